@@ -1,0 +1,127 @@
+"""Whole-workspace checks: reading files, the on-disk cache, and parallel workers.
+
+The cache lives in `.gradsight_cache/` under the project root. An entry is keyed by the file's path and
+content, gradsight's version, the rule-data table and the settings, so any change to one of those
+misses. Entries are written atomically (temp file + rename); a corrupt or unreadable entry is a miss.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pathlib
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from typing import Optional
+
+from .. import __version__
+from ..config import Config
+from ..findings import Finding
+
+CACHE_DIR = ".gradsight_cache"
+PARALLEL_MIN_FILES = 24
+
+
+def _fingerprint(config: Config) -> str:
+    from . import torchdb
+
+    try:
+        table = torchdb.DATA.stat().st_mtime_ns
+    except OSError:
+        table = 0
+    # Rule files change findings too; their mtimes are cheap to read.
+    rules_dir = pathlib.Path(__file__).resolve().parent.parent / "rules"
+    rules = max((p.stat().st_mtime_ns for p in rules_dir.glob("*.py")), default=0)
+    engine = max((p.stat().st_mtime_ns for p in pathlib.Path(__file__).resolve().parent.glob("*.py")), default=0)
+    return f"{__version__}|{table}|{rules}|{engine}|{config!r}"
+
+
+def _key(path: str, data: bytes, fingerprint: str) -> str:
+    h = hashlib.sha256()
+    h.update(fingerprint.encode())
+    h.update(b"\0" + path.encode("utf-8", "surrogateescape") + b"\0")
+    h.update(data)
+    return h.hexdigest()
+
+
+def _analyse_one(path_str: str, config: Config) -> tuple[str, list[dict], list[str]]:
+    from ..cli import read_source
+    from .driver import analyze_source
+
+    path = pathlib.Path(path_str)
+    text, problem = read_source(path)
+    if text is None:
+        return path_str, [], [problem or f"{path}: cannot read"]
+    analysis = analyze_source(text, path_str, config)
+    return path_str, [f.to_json() for f in analysis.findings], list(analysis.problems)
+
+
+def _worker(job: tuple[str, Config]) -> tuple[str, list[dict], list[str]]:
+    return _analyse_one(*job)
+
+
+def check_files(files: list[pathlib.Path], config: Config, *, use_cache: bool = True, jobs: int = 0,
+                root: Optional[pathlib.Path] = None) -> list[tuple[pathlib.Path, list[Finding], list[str]]]:
+    cache_dir = (root or pathlib.Path(".")) / CACHE_DIR
+    fingerprint = _fingerprint(config) if use_cache else ""
+    results: dict[str, tuple[list[dict], list[str]]] = {}
+    keys: dict[str, str] = {}
+    todo: list[str] = []
+    for f in files:
+        p = str(f)
+        if use_cache:
+            try:
+                data = f.read_bytes()
+            except OSError:
+                todo.append(p)
+                continue
+            key = _key(p, data, fingerprint)
+            keys[p] = key
+            entry = cache_dir / key[:2] / f"{key}.json"
+            try:
+                cached = json.loads(entry.read_text(encoding="utf-8"))
+                results[p] = (cached["findings"], cached["problems"])
+                continue
+            except (OSError, ValueError, KeyError, TypeError):
+                pass
+        todo.append(p)
+    workers = jobs if jobs > 0 else (os.cpu_count() or 1)
+    if len(todo) >= PARALLEL_MIN_FILES and workers > 1:
+        try:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                for p, found, problems in pool.map(_worker, [(p, config) for p in todo], chunksize=8):
+                    results[p] = (found, problems)
+        except (OSError, RuntimeError):  # no fork/semaphores available: fall back to one process
+            for p in todo:
+                if p not in results:
+                    _, found, problems = _analyse_one(p, config)
+                    results[p] = (found, problems)
+    else:
+        for p in todo:
+            _, found, problems = _analyse_one(p, config)
+            results[p] = (found, problems)
+    if use_cache:
+        for p in todo:
+            if p in keys and p in results:
+                _write_entry(cache_dir, keys[p], results[p])
+    out = []
+    for f in files:
+        found, problems = results.get(str(f), ([], []))
+        out.append((f, [Finding.from_json(d) for d in found], problems))
+    return out
+
+
+def _write_entry(cache_dir: pathlib.Path, key: str, value: tuple[list[dict], list[str]]) -> None:
+    target = cache_dir / key[:2] / f"{key}.json"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        gitignore = cache_dir / ".gitignore"
+        if not gitignore.exists():
+            gitignore.write_text("*\n", encoding="utf-8")
+        fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump({"findings": value[0], "problems": value[1]}, fh)
+        os.replace(tmp, target)
+    except OSError:
+        pass  # a read-only tree just means no cache

@@ -1,0 +1,219 @@
+"""Entry point: parse, build the module scope, interpret, dispatch events to rules. Never raises on user code."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from typing import Optional
+
+from ..config import Config
+from ..findings import Finding, Severity, sort_key
+from .api import Analysis
+from .events import DeadGradEvent, Event
+from .interp import Interpreter, ModuleScope
+from .report import Reporter, Source
+from .state import State
+from .values import UNKNOWN, ClassInfo, FuncVal
+
+MAX_BYTES = 5_000_000  # beyond this a file is not analysed (a clear message says so)
+MAX_NESTING = 200
+
+
+def build_scope(tree: ast.Module, path: str, source: Source) -> ModuleScope:
+    scope = ModuleScope(path=path, tree=tree, source=source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    scope.imports[alias.asname] = alias.name
+                else:
+                    top = alias.name.split(".")[0]
+                    scope.imports[top] = top
+        elif isinstance(node, ast.ImportFrom):
+            mod = ("." * (node.level or 0)) + (node.module or "")
+            for alias in node.names:
+                if alias.name == "*":
+                    continue
+                sep = "" if mod.endswith(".") or not mod else "."
+                scope.imports[alias.asname or alias.name] = f"{mod}{sep}{alias.name}"
+    for stmt in tree.body:
+        _collect_defs(stmt, scope)
+    # Resolve class bases once every class is known.
+    for info in scope.classes.values():
+        bases = []
+        for b in info.node.bases:
+            if isinstance(b, ast.Name) and b.id in scope.classes:
+                bases.append(scope.classes[b.id])
+            else:
+                bases.append(_static_qual(b, scope) or "?")
+        info.bases = tuple(bases)
+    for info in scope.classes.values():
+        info.is_module = _is_module(info, set())
+    return scope
+
+
+def _collect_defs(stmt: ast.stmt, scope: ModuleScope) -> None:
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        scope.functions[stmt.name] = FuncVal(stmt, None, scope, stmt.name)
+    elif isinstance(stmt, ast.ClassDef):
+        info = ClassInfo(stmt.name, stmt, module=scope)
+        for sub in stmt.body:
+            if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                info.methods[sub.name] = FuncVal(sub, info, scope, f"{stmt.name}.{sub.name}")
+        scope.classes[stmt.name] = info
+    elif isinstance(stmt, (ast.If, ast.Try)):
+        # Definitions under `if TYPE_CHECKING:` / `try: import` guards still define names.
+        for sub in getattr(stmt, "body", []):
+            _collect_defs(sub, scope)
+
+
+def _static_qual(node: ast.AST, scope: ModuleScope) -> Optional[str]:
+    if isinstance(node, ast.Name):
+        return scope.imports.get(node.id, node.id)
+    if isinstance(node, ast.Attribute):
+        base = _static_qual(node.value, scope)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+def _is_module(info: ClassInfo, seen: set) -> bool:
+    if id(info) in seen:
+        return False
+    seen.add(id(info))
+    for b in info.bases:
+        if isinstance(b, ClassInfo):
+            if _is_module(b, seen):
+                return True
+        elif isinstance(b, str) and b.startswith("torch.nn.") and b.rsplit(".", 1)[-1][:1].isupper():
+            return True
+    return False
+
+
+def _nesting_depth(text: str) -> int:
+    depth = best = 0
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+            best = max(best, depth)
+        elif ch in ")]}":
+            depth = max(0, depth - 1)
+    return best
+
+
+def analyze_source(text: str, path: str = "<stdin>", config: Config | None = None, workspace=None) -> Analysis:
+    """Analyse one file's text. Pure apart from `workspace` reads; returns findings, facts and problems."""
+    from ..rules import all_rules
+    from ..rules.gs001_syntax_error import SyntaxErrorRule
+
+    config = config or Config()
+    result = Analysis(path=path)
+    source = Source(text)
+    reporter = Reporter(path, source, config)
+    if len(text) > MAX_BYTES:
+        result.problems.append(f"{path}: {len(text):,} characters is over gradsight's limit of {MAX_BYTES:,}; "
+                               "the file was not analysed")
+        return result
+    if "\x00" in text:
+        result.problems.append(f"{path}: the file contains NUL bytes (binary?); not analysed")
+        return result
+    if _nesting_depth(text) > MAX_NESTING:
+        result.problems.append(f"{path}: brackets nest more than {MAX_NESTING} deep; not analysed")
+        return result
+    try:
+        tree = ast.parse(text, filename=path)
+    except SyntaxError as exc:
+        SyntaxErrorRule.report(exc, reporter)
+        tree = _parse_prefix(text, exc)
+        if tree is None:
+            result.findings = sorted(reporter.findings.values(), key=sort_key)
+            return result
+    except (RecursionError, MemoryError, ValueError) as exc:
+        result.problems.append(f"{path}: cannot parse ({type(exc).__name__}); not analysed")
+        return result
+
+    rules = [r() for r in all_rules() if config.is_enabled(r.code) and r.events]
+
+    def emit(event: Event) -> None:
+        for rule in rules:
+            if isinstance(event, rule.events):
+                try:
+                    rule.check(event, reporter)
+                except Exception as exc:  # noqa: BLE001 - a rule bug must not take the analysis down
+                    result.problems.append(f"internal error in {rule.code} at line "
+                                           f"{getattr(event.node, 'lineno', '?')}: {type(exc).__name__}: {exc}")
+
+    scope = build_scope(tree, path, source)
+    reporter.tree = tree
+    resolver = workspace.resolver(path) if workspace is not None else None
+    interp = Interpreter(scope, emit, resolver)
+    interp.root_path = path
+    old_limit = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(max(old_limit, 10000))
+        state = interp.exec_block(tree.body, State())
+        scope.env = dict(state.env)
+        _analyse_definitions(interp, scope)
+        if interp.backward_seen:
+            for site, (label, created) in interp.grad_leaves.items():
+                if site in interp.reached_sources or site not in interp.cut_sources:
+                    continue
+                emit(DeadGradEvent(_located(site, source), label, created, (interp.cut_sources[site],)))
+    except RecursionError:
+        result.problems.append(f"{path}: code nests too deeply for gradsight; analysis stopped early")
+    except Exception as exc:  # noqa: BLE001 - the analysis must never take the editor down
+        result.problems.append(f"{path}: internal error ({type(exc).__name__}: {exc}); some findings may be missing")
+    finally:
+        sys.setrecursionlimit(old_limit)
+    result.findings = sorted(reporter.findings.values(), key=sort_key)
+    result.facts = sorted(interp.facts.values(), key=lambda f: (f.line, f.column))
+    return result
+
+
+def _located(site: tuple, source: Source) -> ast.AST:
+    node = ast.Pass()
+    node.lineno = site[1]
+    node.col_offset = site[2]
+    line_text = source.line_text(site[1]).encode("utf-8")
+    node.end_lineno = site[1]
+    node.end_col_offset = len(line_text.rstrip())
+    return node
+
+
+def _analyse_definitions(interp: Interpreter, scope: ModuleScope) -> None:
+    """Analyse every function and method on its own, with unknown arguments (so the analysis speaks only
+    where the facts do not depend on the caller)."""
+    base = State()
+    for func in scope.functions.values():
+        interp.run_function(func, None, [], {}, func.node, base)
+    for info in scope.classes.values():
+        self_val = UNKNOWN
+        if info.is_module:
+            self_val = interp.instantiate(info, [], {}, info.node, base)
+        for name, meth in info.methods.items():
+            is_static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in meth.node.decorator_list)
+            interp.run_function(meth, None if is_static else self_val, [], {}, meth.node, base)
+
+
+def _parse_prefix(text: str, exc: SyntaxError) -> Optional[ast.Module]:
+    """Analyse what parses: the lines before the syntax error (mid-typing), dropping a dangling block."""
+    lines = text.splitlines(keepends=True)
+    stop = max(0, (exc.lineno or 1) - 1)
+    # Candidate cut points: just before the error, then earlier top-level statement starts. Bounded tries,
+    # so a syntax error at the end of a 50,000-line file costs a handful of parses, not thousands.
+    candidates = [stop]
+    for i in range(stop - 1, 0, -1):
+        if len(candidates) >= 6:
+            break
+        if lines[i][:1] not in (" ", "\t", "\n", "\r", "#", ")", "]", "}") and lines[i].strip():
+            candidates.append(i)
+    for cut in candidates:
+        try:
+            return ast.parse("".join(lines[:cut]))
+        except SyntaxError:
+            continue
+        except (RecursionError, MemoryError, ValueError):
+            return None
+    return None
+
+
+_ = (Finding, Severity)

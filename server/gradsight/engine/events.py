@@ -1,0 +1,88 @@
+"""Events: the moments the interpreter hands to rules, with the abstract state that matters.
+
+The interpreter emits events only on its reporting pass (after loops reached their fixpoint), so a
+rule sees each program point once, with the state that holds on every iteration.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .values import Fact, ModuleVal, TensorVal, Tri
+
+
+@dataclass(frozen=True)
+class Event:
+    node: ast.AST  # where a finding would stand
+
+
+@dataclass(frozen=True)
+class BackwardEvent(Event):
+    target: TensorVal
+    expr: str  # source text of the tensor backward was called on
+    api: str  # "Tensor.backward" | "torch.autograd.backward" | "torch.autograd.grad"
+    call: ast.Call
+    gradient_given: bool
+    retain_graph: Tri
+    grad_mode: Tri = Tri.YES
+    target_node: Optional[ast.AST] = None
+
+
+@dataclass(frozen=True)
+class CarryEvent(Event):
+    """A loop-carried tensor whose graph a backward later in the same loop frees, fed into this step's graph."""
+
+    value: TensorVal
+    expr: str
+    arg: ast.AST  # the argument expression carrying the stale graph
+
+
+@dataclass(frozen=True)
+class InplaceEvent(Event):
+    target: TensorVal
+    expr: str  # the tensor being modified
+    op: str  # "mul_", "__imul__", "__setitem__", "ReLU(inplace=True)", ...
+    grad_mode: Tri
+    stmt: Optional[ast.AST] = None  # the statement, for rewriting fixes
+    module: Optional[ModuleVal] = None  # the in-place module (nn.ReLU(inplace=True)) when that is the cause
+    via_call: Optional[Fact] = None  # call site when this happens inside a helper
+
+
+@dataclass(frozen=True)
+class NumpyEvent(Event):
+    target: TensorVal
+    expr: str
+    api: str  # "Tensor.numpy" | "numpy.array" ...
+    insert_at: Optional[ast.AST] = None  # the receiver expression, `.detach()` goes after it
+
+
+@dataclass(frozen=True)
+class OptimizerEvent(Event):
+    params: tuple  # ((ast expr, TensorVal), ...)
+    optimizer: str
+
+
+@dataclass(frozen=True)
+class AccumulateEvent(Event):
+    target_expr: str
+    value: TensorVal
+    value_node: ast.AST
+    backward_in_loop: Optional[int]  # line of a backward inside the same loop
+    how: str  # "+=" | "append"
+
+
+@dataclass(frozen=True)
+class DeadGradEvent(Event):
+    """A leaf created with requires_grad=True whose gradient can never arrive: every path to the loss is cut."""
+
+    name: str
+    created: Fact
+    cuts: tuple = field(default=())  # Facts of the cuts
+
+
+@dataclass(frozen=True)
+class GradReadEvent(Event):
+    target: TensorVal
+    expr: str

@@ -1,0 +1,1539 @@
+"""The abstract interpreter: one transfer function per statement and expression kind.
+
+Control flow is interpreted structurally over the stdlib `ast`: statements in order, both branches of
+an `if` joined, loops iterated to a fixpoint (at most `MAX_LOOP_ITERS` rounds, then widened to
+UNKNOWN), `try` handlers entered from the join of the states before and after the body, `with`
+blocks bracketing grad-mode changes. Rules see events only from the *reporting pass*, which runs
+once per program point with the fixpoint state.
+
+Calls to functions and methods defined in the analysed code (and in workspace files) are analysed
+in the caller's context: the callee's body runs with the abstract arguments, memoised by
+(function, arguments, grad mode). That memo table is the function summary cache; a call
+that cannot be resolved returns UNKNOWN, never a guess.
+
+Blind spots (kept deliberately; each would cost precision elsewhere):
+- Aliasing: `a = b; a.mul_(2)` updates only `a`'s abstract value. A view (`v = x[0]`) modified in
+  place is not traced back to `x`. gradsight stays quiet rather than guess.
+- Containers: tensors stored in dicts or lists of unknown shape are UNKNOWN when read back.
+- Library models (`torchvision.models.resnet18()`) are UNKNOWN: their results may or may not require grad.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from . import torchdb as db
+from .api import StateFact
+from .events import (AccumulateEvent, BackwardEvent, CarryEvent, Event, GradReadEvent, InplaceEvent,
+                     NumpyEvent, OptimizerEvent)
+from .report import Source
+from .state import State
+from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, Fact, FuncVal, GradModeCtx, ModuleRef,
+                     ModuleVal, OptimizerVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value)
+
+MAX_LOOP_ITERS = 4
+MAX_CALL_DEPTH = 6
+MAX_FACTS = 20000
+
+
+@dataclass
+class LoopCtx:
+    node: ast.AST
+    entry_keys: frozenset
+    has_backward: Optional[int]
+    breaks: list = field(default_factory=list)
+    continues: list = field(default_factory=list)
+
+
+@dataclass
+class ModuleScope:
+    """One analysed file: its imports, top-level functions and classes."""
+
+    path: str
+    tree: ast.Module
+    source: Source
+    imports: dict = field(default_factory=dict)  # local name -> qualified name
+    functions: dict = field(default_factory=dict)  # name -> FuncVal
+    classes: dict = field(default_factory=dict)  # name -> ClassInfo
+    env: dict = field(default_factory=dict)  # module-level values (as last seen)
+    package: str = ""
+
+
+def _has_backward(node: ast.AST) -> Optional[int]:
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call):
+            f = sub.func
+            if isinstance(f, ast.Attribute) and f.attr in ("backward", "grad") and not (
+                    isinstance(f.value, ast.Name) and f.attr == "grad" and f.value.id not in ("autograd",)):
+                return sub.lineno
+    return None
+
+
+def _const_key(node: ast.AST) -> Optional[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, (str, int)) and not isinstance(node.value, bool):
+        return repr(node.value)
+    return None
+
+
+def key_of(node: ast.AST) -> Optional[str]:
+    """Reference key for a Name / Attribute chain / constant subscript, else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = key_of(node.value)
+        return f"{base}.{node.attr}" if base else None
+    if isinstance(node, ast.Subscript):
+        base = key_of(node.value)
+        k = _const_key(node.slice)
+        return f"{base}[{k}]" if base and k else None
+    return None
+
+
+def kwarg(call: ast.Call, name: str) -> Optional[ast.expr]:
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    return None
+
+
+def const_bool(node: Optional[ast.AST]) -> Optional[bool]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+        return node.value
+    return None
+
+
+class Interpreter:
+    def __init__(self, scope: ModuleScope, emit: Callable[[Event], None], resolve_module=None):
+        self.scope = scope
+        self.src = scope.source
+        self.emit_cb = emit
+        self.resolve_module = resolve_module  # (module name, level, package) -> ModuleScope | None
+        self.reporting = True
+        self.depth = 0
+        self.stack: list = []
+        self.loops: list[LoopCtx] = []
+        self.returns: list[list[Value]] = []
+        self.memo: dict = {}
+        self.facts: dict[tuple, StateFact] = {}
+        # Whole-file bookkeeping for "requires_grad that never flows" (GS202).
+        self.grad_leaves: dict[tuple, tuple[str, Fact]] = {}
+        self.cut_sources: dict[tuple, Fact] = {}
+        self.reached_sources: set = set()
+        self.backward_seen = False
+        self.init_cache: dict = {}
+
+    # ------------------------------------------------------------------ utilities
+    def emit(self, event: Event) -> None:
+        if self.reporting:
+            self.emit_cb(event)
+
+    def fact(self, node: ast.AST, text: str, parent: Optional[Fact] = None) -> Fact:
+        line, col, _, _ = self.src.span(node)
+        return Fact(line, col, text, parent, None if self.scope.path == self.root_path else self.scope.path)
+
+    root_path: str = ""
+
+    def seg(self, node: ast.AST) -> str:
+        s = self.src.segment(node)
+        return s if len(s) <= 60 else s[:57] + "..."
+
+    def site(self, node: ast.AST) -> tuple:
+        return (self.scope.path, getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+
+    def record(self, node: ast.AST, value: Value, transition: bool = False) -> None:
+        if not self.reporting or not isinstance(value, TensorVal) or len(self.facts) >= MAX_FACTS:
+            return
+        if self.scope.path != self.root_path:
+            return
+        span = self.src.span(node)
+        old = self.facts.get(span)
+        if old is not None and not (value.rg is not Tri.MAYBE and "maybe" in old.label):
+            return
+        summary, label, chain = describe(value)
+        self.facts[span] = StateFact(*span, name=self.seg(node), summary=summary, label=label,
+                                     chain=tuple((f.line, f.text) for f in chain),
+                                     transition=transition or self._is_transition(value, span[0]))
+
+    @staticmethod
+    def _is_transition(value: TensorVal, line: int) -> bool:
+        for f in (value.nograd, value.saved, value.freed):
+            if f is not None and f.line == line and f.path is None:
+                return True
+        return value.rg is Tri.YES and value.leaf is Tri.YES and value.origin is not None and value.origin.line == line
+
+    # ------------------------------------------------------------------ statements
+    def exec_block(self, stmts: list[ast.stmt], state: State) -> State:
+        for stmt in stmts:
+            if state.dead:
+                break
+            state = self.exec_stmt(stmt, state)
+        return state
+
+    def exec_stmt(self, stmt: ast.stmt, state: State) -> State:
+        method = getattr(self, "stmt_" + type(stmt).__name__, None)
+        if method is None:
+            return state
+        return method(stmt, state)
+
+    def stmt_Expr(self, stmt: ast.Expr, state: State) -> State:
+        self.eval(stmt.value, state)
+        return state
+
+    def stmt_Assign(self, stmt: ast.Assign, state: State) -> State:
+        value = self.eval(stmt.value, state)
+        for target in stmt.targets:
+            self.assign(target, value, state, stmt)
+        return state
+
+    def stmt_AnnAssign(self, stmt: ast.AnnAssign, state: State) -> State:
+        if stmt.value is not None:
+            self.assign(stmt.target, self.eval(stmt.value, state), state, stmt)
+        return state
+
+    def stmt_AugAssign(self, stmt: ast.AugAssign, state: State) -> State:
+        rhs = self.eval(stmt.value, state)
+        target = stmt.target
+        if isinstance(target, ast.Subscript):
+            base = self.eval(target.value, state)
+            if isinstance(base, TensorVal):
+                self.inplace(target.value, base, f"__setitem__", state, stmt, rhs=[rhs])
+            return state
+        cur = self.eval(target, state) if key_of(target) else UNKNOWN
+        opname = type(stmt.op).__name__
+        if isinstance(cur, TensorVal):
+            dunder = db.INPLACE_DUNDER.get(opname, "__iadd__")
+            self.inplace(target, cur, dunder, state, stmt, rhs=[rhs])
+        elif isinstance(rhs, TensorVal):
+            result = self.tensor_op(f"torch.Tensor.__r{db.BINOP_DUNDER.get(opname, '__add__')[2:]}",
+                                    [(stmt.value, rhs)], stmt, state)
+            self.check_accumulate(stmt, target, rhs, stmt.value, state, "+=")
+            self.assign(target, result, state, stmt)
+        elif isinstance(cur, PyVal) or isinstance(rhs, PyVal):
+            self.assign(target, PyVal(cut=(cur.cut if isinstance(cur, PyVal) else None)
+                                       or (rhs.cut if isinstance(rhs, PyVal) else None)), state, stmt)
+        else:
+            self.assign(target, UNKNOWN, state, stmt)
+        return state
+
+    def check_accumulate(self, stmt, target, value: TensorVal, value_node, state: State, how: str) -> None:
+        if not self.loops or value.rg is not Tri.YES:
+            return
+        loop = self.loops[-1]
+        key = key_of(target)
+        if key is None or key not in loop.entry_keys:
+            return
+        self.emit(AccumulateEvent(stmt, self.seg(target), value, value_node, loop.has_backward, how))
+
+    def stmt_If(self, stmt: ast.If, state: State) -> State:
+        self.eval(stmt.test, state)
+        then = self.exec_block(stmt.body, state.copy())
+        other = self.exec_block(stmt.orelse, state.copy())
+        return then.join(other)
+
+    def stmt_For(self, stmt: ast.For, state: State) -> State:
+        it = self.eval(stmt.iter, state)
+        elem = self.element_of(it)
+
+        def bind(s: State) -> None:
+            self.assign(stmt.target, elem, s, stmt)
+
+        return self.loop(stmt, state, bind, stmt.body, stmt.orelse)
+
+    stmt_AsyncFor = stmt_For
+
+    def stmt_While(self, stmt: ast.While, state: State) -> State:
+        self.eval(stmt.test, state)
+        return self.loop(stmt, state, lambda s: self.eval(stmt.test, s), stmt.body, stmt.orelse)
+
+    def loop(self, node, state: State, bind, body, orelse) -> State:
+        entry = state.copy()
+        ctx = LoopCtx(node, frozenset(state.env), _has_backward(node))
+        was_reporting = self.reporting
+        self.reporting = False
+        head = entry
+        self.loops.append(ctx)
+        try:
+            for _ in range(MAX_LOOP_ITERS):
+                ctx.breaks.clear()
+                ctx.continues.clear()
+                s = head.copy()
+                bind(s)
+                s = self.exec_block(body, s)
+                for c in ctx.continues:
+                    s = s.join(c)
+                new_head = entry.join(s)
+                if new_head.same(head):
+                    break
+                head = new_head
+            else:
+                head = widen(entry, head)
+            self.reporting = was_reporting
+            ctx.breaks.clear()
+            ctx.continues.clear()
+            if was_reporting:
+                s = head.copy()
+                bind(s)
+                self.exec_block(body, s)
+        finally:
+            self.reporting = was_reporting
+            self.loops.pop()
+        out = head.copy()
+        out.dead = False
+        for b in ctx.breaks:
+            out = out.join(b)
+        if orelse:
+            out = self.exec_block(orelse, out)
+        return out
+
+    def stmt_Break(self, stmt, state: State) -> State:
+        if self.loops:
+            self.loops[-1].breaks.append(state.copy())
+        state.dead = True
+        return state
+
+    def stmt_Continue(self, stmt, state: State) -> State:
+        if self.loops:
+            self.loops[-1].continues.append(state.copy())
+        state.dead = True
+        return state
+
+    def stmt_Return(self, stmt: ast.Return, state: State) -> State:
+        value = self.eval(stmt.value, state) if stmt.value is not None else PyVal()
+        if self.returns:
+            self.returns[-1].append(value)
+        state.dead = True
+        return state
+
+    def stmt_Raise(self, stmt, state: State) -> State:
+        if stmt.exc is not None:
+            self.eval(stmt.exc, state)
+        state.dead = True
+        return state
+
+    def stmt_Try(self, stmt: ast.Try, state: State) -> State:
+        body = self.exec_block(stmt.body, state.copy())
+        handler_in = state.join(body) if not body.dead else state.copy()
+        outs = [self.exec_block(stmt.orelse, body.copy()) if stmt.orelse else body]
+        for handler in stmt.handlers:
+            h = handler_in.copy()
+            h.dead = False
+            if handler.name:
+                h.set(handler.name, UNKNOWN)
+            outs.append(self.exec_block(handler.body, h))
+        out = outs[0]
+        for o in outs[1:]:
+            out = out.join(o)
+        if stmt.finalbody:
+            was_dead = out.dead
+            out.dead = False
+            out = self.exec_block(stmt.finalbody, out)
+            out.dead = out.dead or was_dead
+        return out
+
+    stmt_TryStar = stmt_Try
+
+    def stmt_With(self, stmt: ast.With, state: State) -> State:
+        saved = (state.grad, state.grad_why, state.inference)
+        for item in stmt.items:
+            ctx = self.eval(item.context_expr, state)
+            if isinstance(ctx, GradModeCtx):
+                state.grad = ctx.enabled
+                state.grad_why = self.fact(item.context_expr, f"grad mode {'enabled' if ctx.enabled is Tri.YES else 'disabled'} by `{ctx.label}`")
+                state.inference = ctx.inference
+            if item.optional_vars is not None:
+                self.assign(item.optional_vars, UNKNOWN, state, stmt)
+        state = self.exec_block(stmt.body, state)
+        state.grad, state.grad_why, state.inference = saved
+        return state
+
+    stmt_AsyncWith = stmt_With
+
+    def stmt_Match(self, stmt, state: State) -> State:
+        self.eval(stmt.subject, state)
+        out: Optional[State] = None
+        for case in stmt.cases:
+            s = self.exec_block(case.body, state.copy())
+            out = s if out is None else out.join(s)
+        return state.join(out) if out is not None else state
+
+    def stmt_FunctionDef(self, stmt, state: State) -> State:
+        state.set(stmt.name, FuncVal(stmt, None, self.scope, stmt.name))
+        return state
+
+    stmt_AsyncFunctionDef = stmt_FunctionDef
+
+    def stmt_ClassDef(self, stmt, state: State) -> State:
+        info = self.scope.classes.get(stmt.name)
+        if info is not None and info.node is stmt:
+            state.set(stmt.name, ClassVal(info))
+        return state
+
+    def stmt_Delete(self, stmt, state: State) -> State:
+        for t in stmt.targets:
+            k = key_of(t)
+            if k:
+                state.env.pop(k, None)
+        return state
+
+    def stmt_Assert(self, stmt, state: State) -> State:
+        self.eval(stmt.test, state)
+        return state
+
+    def stmt_Expr_Await(self, stmt, state):  # pragma: no cover - placeholder for symmetry
+        return state
+
+    # ------------------------------------------------------------------ assignment
+    def assign(self, target: ast.AST, value: Value, state: State, stmt: ast.AST) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            items: list[Value]
+            n = len(target.elts)
+            if isinstance(value, SeqVal) and len(value.items) == n and not any(isinstance(e, ast.Starred) for e in target.elts):
+                items = list(value.items)
+            else:
+                items = [self.element_of(value)] * n
+            for elt, val in zip(target.elts, items):
+                self.assign(elt, val, state, stmt)
+            return
+        if isinstance(target, ast.Starred):
+            self.assign(target.value, UNKNOWN, state, stmt)
+            return
+        if isinstance(target, ast.Subscript):
+            base = self.eval(target.value, state)
+            self.eval(target.slice, state)
+            if isinstance(base, TensorVal):
+                self.inplace(target.value, base, "__setitem__", state, stmt, rhs=[value])
+                return
+            key = key_of(target)
+            if key:
+                state.set(key, value)
+            return
+        key = key_of(target)
+        if key is None:
+            if isinstance(target, ast.Attribute):
+                self.eval(target.value, state)
+            return
+        state.set(key, value)
+        self.record(target, value)
+
+    def element_of(self, value: Value) -> Value:
+        if isinstance(value, ParamsVal):
+            return TensorVal(rg=Tri.YES, leaf=Tri.YES, param=True, origin=value.origin, is_int=Tri.NO)
+        if isinstance(value, SeqVal) and value.items:
+            out = value.items[0]
+            for v in value.items[1:]:
+                out = out.join(v)
+            return out
+        if isinstance(value, PyVal):
+            return PyVal(cut=value.cut)
+        if isinstance(value, TensorVal):
+            return self_view(value)
+        if isinstance(value, ModuleVal) and value.layers:
+            out = value.layers[0]
+            for v in value.layers[1:]:
+                out = out.join(v)
+            return out
+        return UNKNOWN
+
+    # ------------------------------------------------------------------ expressions
+    def eval(self, node: Optional[ast.AST], state: State) -> Value:
+        if node is None:
+            return UNKNOWN
+        method = getattr(self, "expr_" + type(node).__name__, None)
+        if method is None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.expr):
+                    self.eval(child, state)
+            return UNKNOWN
+        return method(node, state)
+
+    def expr_Constant(self, node, state) -> Value:
+        return PyVal()
+
+    def expr_JoinedStr(self, node, state) -> Value:
+        for v in node.values:
+            self.eval(v, state)
+        return PyVal()
+
+    def expr_FormattedValue(self, node, state) -> Value:
+        self.eval(node.value, state)
+        return PyVal()
+
+    def expr_Name(self, node: ast.Name, state: State) -> Value:
+        val = self.lookup(node.id, state)
+        self.record(node, val)
+        return val
+
+    def lookup(self, name: str, state: State) -> Value:
+        val = state.get(name)
+        if val is not None:
+            return val
+        scope = self.scope
+        if name in scope.env:
+            return scope.env[name]
+        if name in scope.functions:
+            return scope.functions[name]
+        if name in scope.classes:
+            return ClassVal(scope.classes[name])
+        if name in scope.imports:
+            return self.import_value(scope.imports[name])
+        if name in BUILTINS:
+            return ModuleRef("builtins." + name)
+        return UNKNOWN
+
+    def import_value(self, qual: str) -> Value:
+        if qual.startswith("."):
+            return self.workspace_value(qual)
+        if self.resolve_module is not None and not qual.startswith(("torch", "numpy")):
+            val = self.workspace_value(qual)
+            if val is not UNKNOWN:
+                return val
+        return ModuleRef(qual)
+
+    def workspace_value(self, qual: str) -> Value:
+        if self.resolve_module is None:
+            return UNKNOWN
+        mod, _, name = qual.rpartition(".")
+        level = len(qual) - len(qual.lstrip("."))
+        other = self.resolve_module(mod.lstrip("."), level, self.scope)
+        if other is None:
+            return UNKNOWN
+        if name in other.functions:
+            return other.functions[name]
+        if name in other.classes:
+            return ClassVal(other.classes[name])
+        return UNKNOWN
+
+    def expr_Attribute(self, node: ast.Attribute, state: State) -> Value:
+        key = key_of(node)
+        if key is not None and key in state.env:
+            val = state.env[key]
+            self.record(node, val)
+            return val
+        base = self.eval(node.value, state)
+        val = self.attribute(base, node, state)
+        self.record(node, val)
+        return val
+
+    def attribute(self, base: Value, node: ast.Attribute, state: State) -> Value:
+        attr = node.attr
+        if isinstance(base, ModuleRef):
+            return ModuleRef(f"{base.qual}.{attr}")
+        if isinstance(base, TensorVal):
+            if attr == "data":
+                return TensorVal(rg=Tri.NO, leaf=Tri.YES, shape=base.shape, is_int=base.is_int,
+                                 nograd=self.fact(node, "`.data` returns the values without autograd history"),
+                                 origin=base.origin)
+            if attr == "grad":
+                self.emit(GradReadEvent(node, base, self.seg(node.value)))
+                return TensorVal(rg=Tri.NO, leaf=Tri.YES, shape=base.shape, origin=self.fact(node, "a `.grad`"))
+            if attr in ("T", "mT", "H", "mH", "real", "imag"):
+                return self.tensor_op(f"torch.Tensor.{attr}", [(node.value, base)], node, state)
+            if attr in ("shape", "dtype", "device", "requires_grad", "is_leaf", "grad_fn", "ndim", "is_cuda"):
+                return PyVal()
+            return UNKNOWN
+        if isinstance(base, ModuleVal):
+            sub = base.attr(attr)
+            if sub is not None:
+                return sub
+            if base.cls is None and attr in ("weight", "bias") and base.has_params is not Tri.NO:
+                return TensorVal(rg=base.has_params, leaf=Tri.YES, param=True, is_int=Tri.NO,
+                                 origin=self.fact(node, f"parameter `{self.seg(node)}`"))
+            if base.cls is not None:
+                meth = self.find_method(base.cls, attr)
+                if meth is not None:
+                    return BoundMethod(meth, base)
+            return ModuleRef(f"<module-attr>.{attr}") if attr in MODULE_METHODS else UNKNOWN
+        if isinstance(base, (OptimizerVal,)):
+            return UNKNOWN
+        return UNKNOWN
+
+    def find_method(self, info: ClassInfo, name: str) -> Optional[FuncVal]:
+        seen = 0
+        while info is not None and seen < 10:
+            if name in info.methods:
+                return info.methods[name]
+            parent = None
+            for b in info.bases:
+                if isinstance(b, ClassInfo):
+                    parent = b
+                    break
+            info = parent
+            seen += 1
+        return None
+
+    def expr_Subscript(self, node: ast.Subscript, state: State) -> Value:
+        key = key_of(node)
+        if key is not None and key in state.env:
+            self.eval(node.value, state)
+            return state.env[key]
+        base = self.eval(node.value, state)
+        self.eval(node.slice, state)
+        if isinstance(base, TensorVal):
+            val = self.tensor_op("torch.Tensor.__getitem__", [(node.value, base)], node, state)
+            if isinstance(val, TensorVal) and base.shape is not None:
+                val = val.with_(shape=None)
+            return val
+        if isinstance(base, SeqVal):
+            k = node.slice
+            if isinstance(k, ast.Constant) and isinstance(k.value, int) and -len(base.items) <= k.value < len(base.items):
+                return base.items[k.value]
+            return self.element_of(base)
+        if isinstance(base, ModuleVal) and base.layers:
+            k = node.slice
+            if isinstance(k, ast.Constant) and isinstance(k.value, int) and -len(base.layers) <= k.value < len(base.layers):
+                return base.layers[k.value]
+            return UNKNOWN
+        if isinstance(base, PyVal):
+            return PyVal(cut=base.cut)
+        return UNKNOWN
+
+    def expr_Tuple(self, node, state) -> Value:
+        return SeqVal(tuple(self.eval(e, state) for e in node.elts))
+
+    expr_List = expr_Tuple
+
+    def expr_Set(self, node, state) -> Value:
+        for e in node.elts:
+            self.eval(e, state)
+        return UNKNOWN
+
+    def expr_Dict(self, node, state) -> Value:
+        for k in node.keys:
+            if k is not None:
+                self.eval(k, state)
+        for v in node.values:
+            self.eval(v, state)
+        return UNKNOWN
+
+    def expr_BinOp(self, node: ast.BinOp, state: State) -> Value:
+        left = self.eval(node.left, state)
+        right = self.eval(node.right, state)
+        opname = type(node.op).__name__
+        dunder = db.BINOP_DUNDER.get(opname, "__add__")
+        if isinstance(left, TensorVal):
+            return self.tensor_op(f"torch.Tensor.{dunder}", [(node.left, left), (node.right, right)], node, state)
+        if isinstance(right, TensorVal):
+            rdunder = "__r" + dunder[2:]
+            return self.tensor_op(f"torch.Tensor.{rdunder}", [(node.right, right), (node.left, left)], node, state)
+        if isinstance(left, PyVal) and isinstance(right, PyVal):
+            return PyVal(cut=left.cut or right.cut)
+        if isinstance(left, PyVal) and left.cut:
+            return PyVal(cut=left.cut) if not isinstance(right, (TensorVal,)) and right is not UNKNOWN else UNKNOWN
+        return UNKNOWN
+
+    def expr_UnaryOp(self, node: ast.UnaryOp, state: State) -> Value:
+        val = self.eval(node.operand, state)
+        if isinstance(val, TensorVal):
+            if isinstance(node.op, ast.Not):
+                return PyVal()
+            name = {"USub": "__neg__", "UAdd": "__pos__", "Invert": "__invert__"}[type(node.op).__name__]
+            return self.tensor_op(f"torch.Tensor.{name}", [(node.operand, val)], node, state)
+        if isinstance(val, PyVal):
+            return val
+        return UNKNOWN
+
+    def expr_Compare(self, node: ast.Compare, state: State) -> Value:
+        vals = [self.eval(node.left, state)] + [self.eval(c, state) for c in node.comparators]
+        if any(isinstance(v, TensorVal) for v in vals):
+            return TensorVal(rg=Tri.NO, leaf=Tri.YES, is_int=Tri.YES,
+                             nograd=self.fact(node, "a comparison gives a boolean tensor with no gradient"))
+        return PyVal()
+
+    def expr_BoolOp(self, node, state) -> Value:
+        vals = [self.eval(v, state) for v in node.values]
+        out = vals[0]
+        for v in vals[1:]:
+            out = out.join(v)
+        return out
+
+    def expr_IfExp(self, node, state) -> Value:
+        self.eval(node.test, state)
+        return self.eval(node.body, state).join(self.eval(node.orelse, state))
+
+    def expr_NamedExpr(self, node, state) -> Value:
+        val = self.eval(node.value, state)
+        self.assign(node.target, val, state, node)
+        return val
+
+    def expr_Lambda(self, node, state) -> Value:
+        return UNKNOWN
+
+    def expr_Starred(self, node, state) -> Value:
+        self.eval(node.value, state)
+        return UNKNOWN
+
+    def expr_Await(self, node, state) -> Value:
+        return self.eval(node.value, state)
+
+    def _comprehension(self, node, elts: list[ast.AST], state: State) -> Value:
+        s = state.copy()
+        for gen in node.generators:
+            it = self.eval(gen.iter, s)
+            self.assign(gen.target, self.element_of(it), s, node)
+            for cond in gen.ifs:
+                self.eval(cond, s)
+        vals = [self.eval(e, s) for e in elts]
+        if all(isinstance(v, PyVal) for v in vals):
+            cut = next((v.cut for v in vals if v.cut), None)
+            return PyVal(cut=cut)
+        return UNKNOWN
+
+    def expr_ListComp(self, node, state) -> Value:
+        return self._comprehension(node, [node.elt], state)
+
+    expr_SetComp = expr_ListComp
+    expr_GeneratorExp = expr_ListComp
+
+    def expr_DictComp(self, node, state) -> Value:
+        return self._comprehension(node, [node.key, node.value], state)
+
+    # ------------------------------------------------------------------ calls
+    def expr_Call(self, node: ast.Call, state: State) -> Value:
+        func = node.func
+        # Method call on a value: evaluate the receiver once.
+        if isinstance(func, ast.Attribute):
+            recv = self.eval(func.value, state)
+            if isinstance(recv, TensorVal):
+                args = [(a, self.eval(a, state)) for a in node.args]
+                for kw in node.keywords:
+                    self.eval(kw.value, state)
+                val = self.tensor_method(func.attr, func.value, recv, args, node, state)
+                self.record(node, val)
+                return val
+            if isinstance(recv, ModuleVal):
+                return self.module_method(recv, func, node, state)
+            if isinstance(recv, OptimizerVal):
+                for a in node.args:
+                    self.eval(a, state)
+                return PyVal()
+            if isinstance(recv, SeqVal) or (recv is UNKNOWN and func.attr == "append"):
+                if func.attr == "append" and node.args:
+                    val = self.eval(node.args[0], state)
+                    if isinstance(val, TensorVal):
+                        self.check_accumulate(node, func.value, val, node.args[0], state, "append")
+                    return PyVal()
+            if isinstance(recv, PyVal):
+                for a in node.args:
+                    self.eval(a, state)
+                return PyVal(cut=recv.cut)
+            callee = self.attribute(recv, func, state)
+        else:
+            callee = self.eval(func, state)
+        val = self.call_value(callee, node, state)
+        self.record(node, val)
+        return val
+
+    def eval_args(self, node: ast.Call, state: State) -> tuple[list, dict]:
+        args = [(a, self.eval(a, state)) for a in node.args]
+        kwargs = {kw.arg: (kw.value, self.eval(kw.value, state)) for kw in node.keywords if kw.arg}
+        for kw in node.keywords:
+            if kw.arg is None:
+                self.eval(kw.value, state)
+        return args, kwargs
+
+    def call_value(self, callee: Value, node: ast.Call, state: State) -> Value:
+        if isinstance(callee, ModuleRef):
+            return self.call_qualified(callee.qual, node, state)
+        if isinstance(callee, ModuleVal):
+            args, kwargs = self.eval_args(node, state)
+            return self.call_module(callee, args, kwargs, node, state)
+        if isinstance(callee, FuncVal):
+            args, kwargs = self.eval_args(node, state)
+            return self.call_function(callee, None, args, kwargs, node, state)
+        if isinstance(callee, BoundMethod):
+            args, kwargs = self.eval_args(node, state)
+            return self.call_function(callee.func, callee.self_val, args, kwargs, node, state)
+        if isinstance(callee, ClassVal):
+            args, kwargs = self.eval_args(node, state)
+            return self.instantiate(callee.info, args, kwargs, node, state)
+        self.eval_args(node, state)
+        return UNKNOWN
+
+    # ---- torch and library functions by qualified name
+    def call_qualified(self, qual: str, node: ast.Call, state: State) -> Value:
+        short = qual.rsplit(".", 1)[-1]
+        if qual in db.GRAD_MODE:
+            args, _ = self.eval_args(node, state)
+            enabled, inference = db.GRAD_MODE[qual]
+            if qual.endswith("inference_mode") and node.args and const_bool(node.args[0]) is False:
+                enabled, inference = True, False
+            if enabled is None:
+                flag = const_bool(node.args[0]) if node.args else None
+                enabled_t = Tri.of(flag)
+                label = f"{qual.replace('torch.autograd.', 'torch.')}({self.seg(node.args[0]) if node.args else ''})"
+                # As a statement, set_grad_enabled changes the mode from here on.
+                return GradModeCtx(enabled_t, False, label)
+            return GradModeCtx(Tri.of(enabled), inference, f"{qual}()")
+        if qual.startswith("builtins."):
+            return self.call_builtin(short, node, state)
+        args, kwargs = self.eval_args(node, state)
+        if qual in db.BACKWARD_FUNCS:
+            if args:
+                target_node, target = args[0]
+                self.backward(target, target_node, node, state, qual, kwargs)
+            return UNKNOWN if qual.endswith(".grad") else PyVal()
+        if qual in db.NUMPY_FUNCS:
+            if args and isinstance(args[0][1], TensorVal):
+                self.emit(NumpyEvent(node, args[0][1], self.seg(args[0][0]), qual, insert_at=None))
+                return PyVal(cut=self.fact(node, f"`{self.seg(node)}` copied the values into NumPy"))
+            return PyVal(cut=next((v.cut for _, v in args if isinstance(v, PyVal) and v.cut), None))
+        if qual.startswith("numpy.") or qual.startswith("math."):
+            cut = next((v.cut for _, v in args if isinstance(v, PyVal) and v.cut), None)
+            if any(isinstance(v, TensorVal) for _, v in args):
+                return UNKNOWN
+            return PyVal(cut=cut)
+        if qual.startswith("torch.optim.") and short[:1].isupper() and "lr_scheduler" not in qual:
+            if args:
+                self.optimizer(args[0], node, qual)
+            return OptimizerVal(origin=self.fact(node, f"optimizer `{short}`"))
+        if qual == "torch.nn.Parameter" or qual == "torch.nn.parameter.Parameter":
+            rg = Tri.YES
+            if len(args) > 1 or "requires_grad" in kwargs:
+                flag = const_bool((args[1][0] if len(args) > 1 else kwargs["requires_grad"][0]))
+                rg = Tri.of(flag)
+            src = args[0][1] if args else UNKNOWN
+            return self.new_leaf(node, rg, param=True, shape=src.shape if isinstance(src, TensorVal) else None,
+                                 label="nn.Parameter", name_hint=None)
+        if qual.startswith("torch.nn.init."):
+            return args[0][1] if args else UNKNOWN
+        if qual.startswith("torch.nn.utils."):
+            return UNKNOWN
+        if qual.startswith("torch.nn.") and short[:1].isupper() and not qual.startswith("torch.nn.functional"):
+            return self.new_module(qual, args, kwargs, node)
+        if qual.startswith("torch.") and short in db.FACTORIES and qual.count(".") == 1:
+            return self.factory(short, args, kwargs, node, state)
+        if qual == "torch.autograd.Variable":
+            return args[0][1] if args else UNKNOWN
+        if qual in ("torch.utils.checkpoint.checkpoint",):
+            if args:
+                fn = args[0][1]
+                rest = args[1:]
+                if isinstance(fn, (FuncVal, BoundMethod, ModuleVal)):
+                    if isinstance(fn, ModuleVal):
+                        return self.call_module(fn, rest, {}, node, state)
+                    if isinstance(fn, BoundMethod):
+                        return self.call_function(fn.func, fn.self_val, rest, {}, node, state)
+                    return self.call_function(fn, None, rest, {}, node, state)
+            return UNKNOWN
+        if qual.startswith("torch."):
+            return self.torch_function(qual, args, kwargs, node, state)
+        return UNKNOWN
+
+    def call_builtin(self, name: str, node: ast.Call, state: State) -> Value:
+        args, kwargs = self.eval_args(node, state)
+        if name in ("float", "int", "bool", "complex") and args and isinstance(args[0][1], TensorVal):
+            t = args[0][1]
+            return PyVal(cut=self.fact(node, f"`{name}()` turned `{self.seg(args[0][0])}` into a Python number",
+                                       t.origin if t.rg is Tri.YES else None))
+        if name in ("list", "tuple") and args and isinstance(args[0][1], TensorVal):
+            return UNKNOWN
+        if name in ("max", "min", "abs", "sum", "round", "float", "int", "len", "sorted", "list", "tuple", "range",
+                    "enumerate", "zip", "str", "repr", "print", "isinstance", "pow", "divmod", "map", "filter",
+                    "any", "all", "reversed", "dict", "set", "format", "hash", "id", "type"):
+            if name in ("enumerate", "zip", "sum") and any(isinstance(v, (TensorVal, ParamsVal, SeqVal)) for _, v in args):
+                return UNKNOWN
+            if any(isinstance(v, TensorVal) for _, v in args):
+                return UNKNOWN
+            cut = next((v.cut for _, v in args if isinstance(v, PyVal) and v.cut), None)
+            return PyVal(cut=cut)
+        if name == "super":
+            return UNKNOWN
+        return UNKNOWN
+
+    def factory(self, name: str, args, kwargs, node: ast.Call, state: State) -> Value:
+        rg_node = kwargs.get("requires_grad", (None, None))[0]
+        flag = const_bool(rg_node) if rg_node is not None else False
+        rg = Tri.of(flag)
+        is_int = Tri.MAYBE
+        dtype = kwargs.get("dtype", (None, None))[0]
+        if dtype is not None:
+            dname = dtype.attr if isinstance(dtype, ast.Attribute) else (dtype.id if isinstance(dtype, ast.Name) else "")
+            is_int = Tri.YES if dname in db.INT_DTYPES else (Tri.NO if dname in db.FLOAT_DTYPES else Tri.MAYBE)
+        elif name in db.INT_FACTORIES:
+            is_int = Tri.YES
+        elif name in ("randn", "rand", "randn_like", "rand_like", "normal", "linspace", "logspace", "FloatTensor",
+                      "DoubleTensor", "empty", "zeros", "ones", "eye"):
+            is_int = Tri.NO
+        shape = None
+        if name in ("randn", "rand", "zeros", "ones", "empty"):
+            dims = []
+            for a, _ in args:
+                if isinstance(a, ast.Constant) and isinstance(a.value, int):
+                    dims.append(a.value)
+                else:
+                    dims = None
+                    break
+            shape = tuple(dims) if dims is not None else None
+        if name in ("tensor", "as_tensor", "asarray", "from_numpy") and args:
+            src_node, src = args[0]
+            if isinstance(src, TensorVal):
+                result = self.new_leaf(node, rg, shape=src.shape, is_int=src.is_int,
+                                       label=f"torch.{name}()", name_hint=None)
+                if src.rg is not Tri.NO and rg is Tri.NO and state.grad is not Tri.NO:
+                    result = result.with_(nograd=self.fact(
+                        node, f"`torch.{name}({self.seg(src_node)})` copies the values without their history",
+                        src.origin))
+                return result
+            if isinstance(src, PyVal) and src.cut is not None and rg is Tri.NO:
+                return self.new_leaf(node, rg, is_int=is_int, label=f"torch.{name}()", name_hint=None).with_(
+                    nograd=self.fact(node, f"rebuilt by `torch.{name}()` from values that left autograd", src.cut))
+            if isinstance(src, PyVal) and is_int is Tri.MAYBE and isinstance(src_node, (ast.List, ast.Tuple)):
+                floats = any(isinstance(c, ast.Constant) and isinstance(c.value, float) for c in ast.walk(src_node))
+                ints = all(not isinstance(c, ast.Constant) or isinstance(c.value, (int, bool)) for c in ast.walk(src_node))
+                is_int = Tri.NO if floats else (Tri.YES if ints else Tri.MAYBE)
+        if name.endswith("_like") and args and isinstance(args[0][1], TensorVal):
+            shape = args[0][1].shape
+            if is_int is Tri.MAYBE:
+                is_int = args[0][1].is_int
+        return self.new_leaf(node, rg, shape=shape, is_int=is_int, label=f"torch.{name}()", name_hint=None)
+
+    def new_leaf(self, node: ast.AST, rg: Tri, *, param: bool = False, shape=None, is_int: Tri = Tri.MAYBE,
+                 label: str, name_hint) -> TensorVal:
+        origin = self.fact(node, f"created by `{label}`" + (" with requires_grad=True" if rg is Tri.YES and not param else ""))
+        sources: frozenset = frozenset()
+        nograd = None
+        if rg is Tri.YES and not param:
+            site = self.site(node)
+            sources = frozenset({site})
+            self.grad_leaves.setdefault(site, (label, origin))
+        if rg is Tri.NO:
+            nograd = self.fact(node, f"`{self.seg(node)}` was created without requires_grad=True")
+        return TensorVal(rg=rg, leaf=Tri.YES, origin=origin, nograd=nograd, sources=sources, param=param,
+                         inference=False, shape=shape, is_int=is_int)
+
+    def new_module(self, qual: str, args, kwargs, node: ast.Call) -> Value:
+        short = db.module_short(qual)
+        origin = self.fact(node, f"`{self.seg(node)}`")
+        inplace = const_bool(kwargs.get("inplace", (None, None))[0]) is True
+        if short in db.CONTAINERS:
+            layers = tuple(v for _, v in args) if short == "Sequential" else ()
+            if short == "Sequential" and not all(isinstance(v, ModuleVal) for v in layers):
+                layers = ()
+            has = Tri.NO
+            for lay in layers:
+                has = Tri.YES if has is Tri.YES or lay.has_params is Tri.YES else (Tri.MAYBE if lay.has_params is Tri.MAYBE else has)
+            if not layers:
+                has = Tri.MAYBE
+            return ModuleVal(qual, layers=layers if short == "Sequential" else (), has_params=has, origin=origin)
+        if short in db.PARAMLESS_MODULES or short.endswith("Loss"):
+            reduction = None
+            red = kwargs.get("reduction", (None, None))[0]
+            if isinstance(red, ast.Constant) and isinstance(red.value, str):
+                reduction = red.value
+            elif short.endswith("Loss"):
+                reduction = "mean" if red is None else "?"
+            return ModuleVal(qual, inplace=inplace, has_params=Tri.NO, reduction=reduction, origin=origin)
+        has = Tri.YES if short in db.PARAM_MODULES else Tri.MAYBE
+        return ModuleVal(qual, has_params=has, origin=origin)
+
+    def optimizer(self, first: tuple, node: ast.Call, qual: str) -> None:
+        arg_node, val = first
+        if isinstance(val, SeqVal) and isinstance(arg_node, (ast.List, ast.Tuple)):
+            params = tuple((elt, v) for elt, v in zip(arg_node.elts, val.items) if isinstance(v, TensorVal))
+            if params:
+                self.emit(OptimizerEvent(node, params, qual))
+
+    # ---- differentiable ops
+    def torch_function(self, qual: str, args, kwargs, node: ast.Call, state: State) -> Value:
+        short = qual.rsplit(".", 1)[-1]
+        tensor_args = [(n, v) for n, v in args if isinstance(v, TensorVal)]
+        inplace_kw = const_bool(kwargs.get("inplace", (None, None))[0]) is True
+        if (inplace_kw and short in db.INPLACE_CAPABLE_FUNCTIONAL) or (db.is_inplace_name(short) and args):
+            if args and isinstance(args[0][1], TensorVal):
+                return self.inplace(args[0][0], args[0][1], f"{short}" + ("(inplace=True)" if inplace_kw else ""),
+                                    state, node, rhs=[v for _, v in args[1:]])
+            return UNKNOWN
+        if not tensor_args and not any(isinstance(v, (SeqVal,)) for _, v in args):
+            return UNKNOWN
+        # torch.cat / torch.stack take a sequence of tensors.
+        flat = list(args)
+        if args and isinstance(args[0][1], SeqVal):
+            elts = args[0][0].elts if isinstance(args[0][0], (ast.List, ast.Tuple)) else [args[0][0]] * len(args[0][1].items)
+            flat = list(zip(elts, args[0][1].items)) + list(args[1:])
+        result = self.tensor_op(qual, flat, node, state, kwargs=kwargs)
+        if isinstance(result, TensorVal) and "reduction" in kwargs:
+            red = kwargs["reduction"][0]
+            if isinstance(red, ast.Constant) and red.value == "none":
+                result = result.with_(shape=("?",))
+            elif isinstance(red, ast.Constant) and red.value in ("mean", "sum"):
+                result = result.with_(shape=())
+        return result
+
+    def tensor_method(self, name: str, recv_node: ast.AST, recv: TensorVal, args, node: ast.Call,
+                      state: State) -> Value:
+        if name == "backward":
+            kwargs = {kw.arg: (kw.value, None) for kw in node.keywords if kw.arg}
+            self.backward(recv, recv_node, node, state, "Tensor.backward", kwargs, positional=len(args))
+            return PyVal()
+        if name == "detach":
+            for s in recv.sources:
+                self.cut_sources.setdefault(s, self.fact(node, f"`{self.seg(node)}`"))
+            return TensorVal(rg=Tri.NO, leaf=Tri.YES, shape=recv.shape, is_int=recv.is_int, origin=recv.origin,
+                             nograd=self.fact(node, f"detached by `{self.seg(node)}`"))
+        if name in db.CUT_METHODS:
+            if name == "numpy":
+                self.emit(NumpyEvent(node, recv, self.seg(recv_node), "Tensor.numpy", insert_at=recv_node))
+            if recv.rg is not Tri.NO:
+                for s in recv.sources:
+                    self.cut_sources.setdefault(s, self.fact(node, f"`.{name}()` turned the tensor into {db.CUT_METHODS[name]}"))
+            return PyVal(cut=self.fact(node, f"`.{name}()` turned `{self.seg(recv_node)}` into {db.CUT_METHODS[name]}"))
+        if name == "requires_grad_":
+            flag = const_bool(args[0][0]) if args else True
+            key = key_of(recv_node)
+            if recv.leaf is Tri.YES:
+                rg = Tri.of(flag)
+                site = self.site(node)
+                new = recv.with_(rg=rg, nograd=None if rg is not Tri.NO else self.fact(node, "requires_grad_(False)"),
+                                 sources=recv.sources | ({site} if rg is Tri.YES and not recv.param else set()),
+                                 origin=self.fact(node, f"`{self.seg(node)}` made a leaf that requires grad", recv.origin))
+                if rg is Tri.YES and not recv.param:
+                    self.grad_leaves.setdefault(site, ("requires_grad_()", new.origin))
+                if key:
+                    state.set(key, new)
+                return new
+            return recv
+        if name in ("retain_grad", "register_hook", "size", "dim", "numel", "stride", "element_size"):
+            return PyVal() if name in ("size", "dim", "numel", "stride", "element_size") else recv
+        if name == "detach_":
+            new = recv.with_(rg=Tri.NO, leaf=Tri.YES, nograd=self.fact(node, "detached in place by `.detach_()`"))
+            key = key_of(recv_node)
+            if key:
+                state.set(key, new)
+            return new
+        if db.is_inplace_name(name):
+            return self.inplace(recv_node, recv, name, state, node, rhs=[v for _, v in args])
+        if name in db.COPY_METHODS:
+            return self.copy_method(name, recv_node, recv, args, node, state)
+        if name in db.MULTI_VIEW:
+            val = self.tensor_op(f"torch.Tensor.{name}", [(recv_node, recv)] + list(args), node, state)
+            return val
+        return self.tensor_op(f"torch.Tensor.{name}", [(recv_node, recv)] + list(args), node, state)
+
+    def copy_method(self, name, recv_node, recv: TensorVal, args, node: ast.Call, state: State) -> Value:
+        result = self.tensor_op(f"torch.Tensor.{name}", [(recv_node, recv)], node, state)
+        if not isinstance(result, TensorVal):
+            return result
+        if recv.rg is Tri.NO:
+            return result.with_(leaf=Tri.YES)
+        always = name in db.ALWAYS_COPY
+        if name in ("to", "type"):
+            dtype_nodes = [kwarg(node, "dtype")] + [a for a in node.args]
+            for d in dtype_nodes:
+                if isinstance(d, ast.Attribute) and d.attr in ("float64", "double", "float16", "half", "bfloat16",
+                                                               "int64", "long", "int32", "int"):
+                    always = True
+        if always:
+            return result
+        return result.with_(leaf=Tri.MAYBE, rg=recv.rg) if recv.leaf is not Tri.NO else result
+
+    def tensor_op(self, qual: str, args, node: ast.AST, state: State, kwargs=None) -> Value:
+        """A differentiable op: the result's grad state from its inputs, and what it saves for backward."""
+        short = qual.rsplit(".", 1)[-1]
+        tensors = [(n, v) for n, v in args if isinstance(v, TensorVal)]
+        unknown_inputs = any(v is UNKNOWN for _, v in args)
+        nd = db.nondifferentiable(qual)
+        if nd == "no_grad" or short in ("long", "int", "bool", "byte", "short"):
+            return TensorVal(rg=Tri.NO, leaf=Tri.YES, is_int=Tri.YES, origin=self.fact(node, f"`{self.seg(node)}`"),
+                             nograd=self.fact(node, f"`{short}` is not differentiable: its result has no gradient"))
+        if not tensors:
+            return UNKNOWN
+        any_yes = any(v.rg is Tri.YES for _, v in tensors)
+        all_no = all(v.rg is Tri.NO for _, v in tensors) and not unknown_inputs
+        if state.grad is Tri.NO:
+            rg = Tri.NO
+        elif any_yes and state.grad is Tri.YES:
+            rg = Tri.YES
+        elif all_no:
+            rg = Tri.NO
+        else:
+            rg = Tri.MAYBE
+        origin = self.fact(node, f"from `{self.seg(node)}`")
+        nograd = None
+        if rg is Tri.NO:
+            if state.grad is Tri.NO:
+                nograd = self.fact(node, f"computed while grad mode was disabled", state.grad_why)
+            else:
+                cause = next((v.nograd for _, v in tensors if v.nograd is not None), None)
+                nograd = self.fact(node, f"computed only from tensors that do not require grad", cause)
+        segs: frozenset = frozenset()
+        sources: frozenset = frozenset()
+        freed = None
+        freed_sure = True
+        carried = None
+        via = None
+        entry = db.op_entry(qual) if rg is not Tri.NO else None
+        if rg is not Tri.NO:
+            for n, v in tensors:
+                segs |= v.segs
+                sources |= v.sources
+                if v.freed is not None and v.rg is not Tri.NO and v.leaf is not Tri.YES:
+                    freed = freed or v.freed
+                    freed_sure = freed_sure and v.freed_sure
+                    carried = carried or v.carried
+                    via = via or v.via or self.fact(n, self.seg(n))
+                    if self.loops and v.freed.path is None and v.freed.line >= getattr(node, "lineno", 0) \
+                            and self._in_current_loop(v.freed.line) and carried is None:
+                        carried = self.fact(node, f"`{self.seg(n)}` carries the previous iteration's graph into this step")
+                        self.emit(CarryEvent(node, v, self.seg(n), n))
+            if entry is not None and entry.get("saves_any") and rg is Tri.YES:
+                segs = segs | {self.site(node)}
+        saved_out = None
+        if rg is Tri.YES and entry is not None:
+            if entry.get("saves_output"):
+                saved_out = self.fact(node, f"saved for backward by `{_pretty(qual)}`")
+            self.mark_saved_inputs(qual, entry, args, node, state)
+        shape = self.result_shape(short, tensors, args, kwargs)
+        is_int = Tri.NO if any(v.is_int is Tri.NO for _, v in tensors) else (
+            Tri.YES if all(v.is_int is Tri.YES for _, v in tensors) else Tri.MAYBE)
+        if short in ("float", "double", "half", "softmax", "log_softmax", "mean", "sigmoid", "__truediv__", "div"):
+            is_int = Tri.NO
+        inference = any(v.inference for _, v in tensors) and state.inference
+        return TensorVal(rg=rg, leaf=Tri.NO if rg is Tri.YES else (Tri.YES if rg is Tri.NO else Tri.MAYBE),
+                         origin=origin, nograd=nograd, saved=saved_out, freed=freed, freed_sure=freed_sure,
+                         segs=segs, sources=sources, shape=shape, is_int=is_int, inference=inference,
+                         carried=carried, via=via)
+
+    def _in_current_loop(self, line: int) -> bool:
+        loop = self.loops[-1].node
+        return loop.lineno <= line <= (getattr(loop, "end_lineno", None) or loop.lineno)
+
+    def mark_saved_inputs(self, qual: str, entry: dict, args, node: ast.AST, state: State) -> None:
+        saves = entry.get("saves_inputs") or {}
+        rgs = [(v.rg if isinstance(v, TensorVal) else Tri.NO) for _, v in args]
+        for idx_s, triggers in saves.items():
+            try:
+                idx = int(idx_s)
+            except ValueError:
+                continue
+            if idx >= len(args):
+                continue
+            arg_node, val = args[idx]
+            if not isinstance(val, TensorVal):
+                continue
+            if triggers:
+                ok = any(isinstance(t, int) and t < len(rgs) and rgs[t] is Tri.YES for t in triggers)
+            else:
+                ok = any(r is Tri.YES for r in rgs)
+            if not ok:
+                continue
+            key = key_of(arg_node)
+            if key is None or state.get(key) != val:
+                continue
+            state.env[key] = val.with_(saved=self.fact(node, f"saved for backward by `{_pretty(qual)}`"))
+
+    @staticmethod
+    def result_shape(short: str, tensors, args, kwargs) -> Optional[tuple]:
+        if short in db.REDUCTIONS:
+            has_dim = len(args) > 1 or (kwargs and ("dim" in kwargs or "axis" in kwargs))
+            return None if has_dim else ()
+        if short in ("mse_loss", "l1_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
+                     "binary_cross_entropy_with_logits", "smooth_l1_loss", "huber_loss", "kl_div"):
+            return ()
+        shapes = [v.shape for _, v in tensors]
+        if short in db.ELEMENTWISE_UNARY and len(tensors) == 1:
+            return shapes[0]
+        if short in db.ELEMENTWISE_BINARY:
+            known = [s for s in shapes if s is not None]
+            if len(known) == len(shapes) and known:
+                return _broadcast(known)
+            if len(tensors) == 1 and shapes[0] is not None:
+                others_scalar = all(not isinstance(v, TensorVal) for _, v in args[1:])
+                return shapes[0] if others_scalar else None
+        return None
+
+    def inplace(self, target_node: ast.AST, target: TensorVal, op: str, state: State, stmt: ast.AST,
+                rhs=(), module: Optional[ModuleVal] = None) -> Value:
+        self.emit(InplaceEvent(stmt, target, self.seg(target_node), op, state.grad, stmt=stmt, module=module))
+        rg = target.rg
+        extra = [v for v in rhs if isinstance(v, TensorVal)]
+        if state.grad is not Tri.NO and any(v.rg is Tri.YES for v in extra):
+            rg = Tri.YES
+        leaf = target.leaf
+        if state.grad is not Tri.NO and rg is Tri.YES and target.leaf is Tri.YES and not target.param and target.rg is Tri.NO:
+            leaf = Tri.NO
+        new = target.with_(saved=None, rg=rg, leaf=leaf,
+                           sources=target.sources | frozenset().union(*[v.sources for v in extra]) if extra else target.sources)
+        key = key_of(target_node)
+        if key is not None:
+            state.set(key, new)
+        self.record(target_node, new)
+        return new
+
+    # ---- backward
+    def backward(self, target: Value, target_node: ast.AST, call: ast.Call, state: State, api: str,
+                 kwargs: dict, positional: int = 0) -> None:
+        if not isinstance(target, TensorVal):
+            return
+        retain = Tri.NO
+        rnode = kwargs.get("retain_graph", (None, None))[0]
+        cnode = kwargs.get("create_graph", (None, None))[0]
+        if rnode is not None:
+            retain = Tri.of(const_bool(rnode))
+        if cnode is not None and const_bool(cnode) is not False:
+            retain = Tri.YES if retain is Tri.NO else retain
+        if api == "Tensor.backward" and positional >= 2:
+            retain = Tri.MAYBE
+        gradient_given = positional >= 1 or "gradient" in kwargs or "grad_tensors" in kwargs or "grad_outputs" in kwargs
+        if api == "torch.autograd.grad" and len(call.args) >= 3:
+            gradient_given = True
+        self.emit(BackwardEvent(call, target, self.seg(target_node), api, call, gradient_given, retain, state.grad,
+                                target_node))
+        self.backward_seen = True
+        self.reached_sources |= target.sources
+        if target.rg is not Tri.YES or retain is not Tri.NO:
+            return
+        line_fact = self.fact(call, f"`{self.seg(call)}` freed the graph's saved tensors")
+        for key, val in list(state.env.items()):
+            if isinstance(val, TensorVal) and val.segs & target.segs and val.rg is not Tri.NO:
+                state.env[key] = val.with_(freed=line_fact, freed_sure=True, carried=None)
+        key = key_of(target_node)
+        if key and isinstance(state.get(key), TensorVal) and target.segs:
+            state.env[key] = state.env[key].with_(freed=line_fact, freed_sure=True)
+
+    # ---- modules
+    def module_method(self, recv: ModuleVal, func: ast.Attribute, node: ast.Call, state: State) -> Value:
+        name = func.attr
+        if name in ("parameters",):
+            self.eval_args(node, state)
+            return ParamsVal(origin=self.fact(node, f"parameters of `{self.seg(func.value)}`"))
+        if name in ("to", "cuda", "cpu", "float", "double", "half", "train", "eval", "requires_grad_", "zero_grad",
+                    "apply", "share_memory", "type"):
+            args, kwargs = self.eval_args(node, state)
+            if name == "requires_grad_":
+                flag = const_bool(node.args[0]) if node.args else True
+                new = ModuleVal(recv.qual, recv.cls, recv.layers, recv.inplace,
+                                Tri.of(flag) if flag is not None else Tri.MAYBE, recv.reduction, recv.origin, recv.attrs)
+                key = key_of(func.value)
+                if key:
+                    state.set(key, new)
+                return new
+            return recv if name != "zero_grad" else PyVal()
+        if name == "forward":
+            args, kwargs = self.eval_args(node, state)
+            return self.call_module(recv, args, kwargs, node, state)
+        if recv.cls is not None:
+            meth = self.find_method(recv.cls, name)
+            if meth is not None:
+                args, kwargs = self.eval_args(node, state)
+                return self.call_function(meth, recv, args, kwargs, node, state)
+            sub = recv.attr(name)
+            if isinstance(sub, ModuleVal):
+                args, kwargs = self.eval_args(node, state)
+                return self.call_module(sub, args, kwargs, node, state)
+        self.eval_args(node, state)
+        return UNKNOWN
+
+    def call_module(self, mod: ModuleVal, args, kwargs, node: ast.AST, state: State) -> Value:
+        if mod.cls is not None:
+            fwd = self.find_method(mod.cls, "forward")
+            if fwd is None:
+                return UNKNOWN
+            return self.call_function(fwd, mod, args, kwargs, node, state)
+        short = db.module_short(mod.qual)
+        if short == "Sequential" and mod.layers:
+            if not args:
+                return UNKNOWN
+            val: Value = args[0][1]
+            arg_node = args[0][0]
+            for layer in mod.layers:
+                val = self.call_module(layer, [(arg_node, val)], {}, node, state)
+                arg_node = node
+            return val
+        if not args:
+            return UNKNOWN
+        in_node, x = args[0]
+        if not isinstance(x, TensorVal) and x is not UNKNOWN and not isinstance(x, SeqVal):
+            return UNKNOWN
+        if mod.inplace and isinstance(x, TensorVal):
+            self.inplace(in_node, x, f"{short}(inplace=True)", state, node, module=mod)
+            if x.saved is not None and state.grad is not Tri.NO and x.rg is Tri.YES:
+                x = x.with_(saved=None)
+        params = mod.has_params
+        if state.grad is Tri.NO:
+            rg = Tri.NO
+        elif params is Tri.YES:
+            rg = Tri.YES
+        elif isinstance(x, TensorVal):
+            rg = x.rg if params is Tri.NO else (Tri.YES if x.rg is Tri.YES else Tri.MAYBE)
+            if any(isinstance(v, TensorVal) and v.rg is Tri.YES for _, v in args[1:]):
+                rg = Tri.YES
+        else:
+            rg = Tri.MAYBE
+        origin = self.fact(node, f"from `{self.seg(node)}`")
+        tensors = [v for _, v in args if isinstance(v, TensorVal)]
+        nograd = None
+        if rg is Tri.NO:
+            if state.grad is Tri.NO:
+                nograd = self.fact(node, "computed while grad mode was disabled", state.grad_why)
+            else:
+                nograd = self.fact(node, "computed only from tensors that do not require grad",
+                                   next((v.nograd for v in tensors if v.nograd), None))
+        segs = frozenset().union(*[v.segs for v in tensors]) if tensors else frozenset()
+        sources = frozenset().union(*[v.sources for v in tensors]) if tensors else frozenset()
+        freed = next((v.freed for v in tensors if v.freed is not None and v.rg is not Tri.NO and v.leaf is not Tri.YES), None)
+        carried = next((v.carried for v in tensors if v.carried is not None), None)
+        via = None
+        if freed is not None:
+            via_arg = next(((n, v) for n, v in args if isinstance(v, TensorVal) and v.freed is freed), None)
+            if via_arg is not None:
+                via = via_arg[1].via or self.fact(via_arg[0], self.seg(via_arg[0]))
+        if freed is not None and self.loops and freed.path is None and freed.line >= getattr(node, "lineno", 0) \
+                and self._in_current_loop(freed.line) and carried is None:
+            bad = next((n, v) for n, v in args if isinstance(v, TensorVal) and v.freed is freed)
+            carried = self.fact(node, f"`{self.seg(bad[0])}` carries the previous iteration's graph into this step")
+            self.emit(CarryEvent(node, bad[1], self.seg(bad[0]), bad[0]))
+        entry = db.op_entry(mod.qual)
+        saved = None
+        if rg is Tri.YES:
+            if entry is None or entry.get("saves_any", True):
+                segs = segs | {self.site(node)}
+            if entry is not None:
+                if entry.get("saves_output"):
+                    saved = self.fact(node, f"saved for backward by `{short}`")
+                trig_args = list(args)
+                # Modules: input 0 is saved when its weights require grad ("weight" trigger).
+                for idx_s, triggers in (entry.get("saves_inputs") or {}).items():
+                    if not idx_s.isdigit() or int(idx_s) >= len(trig_args):
+                        continue
+                    if triggers and not any((t == "weight" and params is Tri.YES) or (isinstance(t, int) and t < len(trig_args)
+                                                                                       and isinstance(trig_args[t][1], TensorVal)
+                                                                                       and trig_args[t][1].rg is Tri.YES)
+                                            for t in triggers):
+                        continue
+                    a_node, a_val = trig_args[int(idx_s)]
+                    key = key_of(a_node)
+                    if key and isinstance(a_val, TensorVal) and state.get(key) == a_val:
+                        state.env[key] = a_val.with_(saved=self.fact(node, f"saved for backward by `{short}`"))
+        shape = None
+        if mod.reduction is not None:
+            shape = ("?",) if mod.reduction == "none" else (() if mod.reduction in ("mean", "sum") else None)
+        elif short in db.PARAMLESS_MODULES and isinstance(x, TensorVal) and short not in ("Flatten", "Unflatten") \
+                and "Pool" not in short and "Pad" not in short and "Upsample" not in short:
+            shape = x.shape
+        result = TensorVal(rg=rg, leaf=Tri.NO if rg is Tri.YES else (Tri.YES if rg is Tri.NO else Tri.MAYBE),
+                           origin=origin, nograd=nograd, saved=saved, freed=freed, segs=segs, sources=sources,
+                           shape=shape, is_int=Tri.NO, carried=carried, via=via)
+        if short in db.RECURRENT:
+            hidden = result.with_(saved=None, shape=None)
+            return SeqVal((result.with_(shape=None), SeqVal((hidden, hidden)) if short == "LSTM" else hidden))
+        return result
+
+    def instantiate(self, info: ClassInfo, args, kwargs, node: ast.AST, state: State) -> Value:
+        if not info.is_module:
+            return UNKNOWN
+        origin = self.fact(node, f"`{self.seg(node)}`")
+        base = ModuleVal(info.name, cls=info, origin=origin, has_params=Tri.MAYBE)
+        init = self.find_method(info, "__init__")
+        attrs: tuple = ()
+        if init is not None:
+            ck = (id(info), tuple(v for _, v in args))
+            if ck in self.init_cache:
+                attrs = self.init_cache[ck]
+            else:
+                self.init_cache[ck] = ()
+                attrs = self.collect_init_attrs(init, base, args, kwargs, node, state)
+                self.init_cache[ck] = attrs
+        has = Tri.NO
+        for _, v in attrs:
+            if isinstance(v, ModuleVal):
+                if v.has_params is Tri.YES:
+                    has = Tri.YES
+                elif v.has_params is Tri.MAYBE and has is Tri.NO:
+                    has = Tri.MAYBE
+            elif isinstance(v, TensorVal) and v.param:
+                has = Tri.YES
+            elif v is UNKNOWN and has is Tri.NO:
+                has = Tri.MAYBE
+        if not attrs:
+            has = Tri.MAYBE
+        return ModuleVal(info.name, cls=info, origin=origin, has_params=has, attrs=attrs)
+
+    def collect_init_attrs(self, init: FuncVal, self_val: ModuleVal, args, kwargs, node, state) -> tuple:
+        was = self.reporting
+        self.reporting = False
+        try:
+            end = self.run_function(init, self_val, args, kwargs, node, state, want_state=True)
+        finally:
+            self.reporting = was
+        if not isinstance(end, State):
+            return ()
+        out = []
+        for key, val in end.env.items():
+            if key.startswith("self.") and key.count(".") == 1 and "[" not in key:
+                out.append((key[5:], val))
+        return tuple(sorted(out, key=lambda kv: kv[0]))
+
+    # ---- user functions
+    def call_function(self, func: FuncVal, self_val: Optional[Value], args, kwargs, node: ast.AST,
+                      state: State) -> Value:
+        result = self.run_function(func, self_val, args, kwargs, node, state)
+        return result if isinstance(result, Value) else UNKNOWN
+
+    def run_function(self, func: FuncVal, self_val, args, kwargs, node, state: State, want_state: bool = False):
+        if self.depth >= MAX_CALL_DEPTH or any(f is func.node for f in self.stack):
+            return UNKNOWN
+        fn = func.node
+        grad, why, inference = state.grad, state.grad_why, state.inference
+        for dec in fn.decorator_list:
+            target = dec.func if isinstance(dec, ast.Call) else dec
+            q = self.static_qual(target)
+            if q in db.GRAD_MODE:
+                enabled, inf = db.GRAD_MODE[q]
+                if enabled is not None:
+                    grad, inference = Tri.of(enabled), inf
+                    why = self.fact(dec, f"grad mode disabled by the `@{self.seg(dec)}` decorator") if not enabled else None
+            elif q not in ("builtins.staticmethod", "builtins.classmethod", "functools.wraps", "builtins.property") \
+                    and not (q or "").startswith("torch."):
+                return UNKNOWN if not want_state else None
+        arg_vals = [v for _, v in args]
+        kw_vals = {k: v for k, (_, v) in kwargs.items()}
+        memo_key = (id(fn), self_val, tuple(arg_vals), tuple(sorted(kw_vals.items(), key=lambda kv: kv[0])), grad,
+                    inference, self.reporting, want_state)
+        try:
+            hash(memo_key)
+        except TypeError:
+            memo_key = None
+        if memo_key is not None and memo_key in self.memo:
+            return self.memo[memo_key]
+        callee_state = State(grad=grad, grad_why=why, inference=inference)
+        params = fn.args
+        positional = list(params.posonlyargs) + list(params.args)
+        vals = list(arg_vals)
+        if self_val is not None and positional:
+            callee_state.set(positional[0].arg, self_val)
+            positional = positional[1:]
+        for i, p in enumerate(positional):
+            if i < len(vals):
+                callee_state.set(p.arg, vals[i])
+            elif p.arg in kw_vals:
+                callee_state.set(p.arg, kw_vals[p.arg])
+            else:
+                callee_state.set(p.arg, UNKNOWN)
+        for p in params.kwonlyargs:
+            callee_state.set(p.arg, kw_vals.get(p.arg, UNKNOWN))
+        if params.vararg:
+            callee_state.set(params.vararg.arg, UNKNOWN)
+        if params.kwarg:
+            callee_state.set(params.kwarg.arg, UNKNOWN)
+        other_scope = func.module if func.module is not None else self.scope
+        saved_scope, saved_src = self.scope, self.src
+        saved_loops = self.loops
+        self.scope, self.src = other_scope, other_scope.source
+        self.loops = []
+        self.stack.append(fn)
+        self.depth += 1
+        self.returns.append([])
+        try:
+            end = self.exec_block(fn.body, callee_state)
+            rets = self.returns[-1]
+        finally:
+            self.returns.pop()
+            self.depth -= 1
+            self.stack.pop()
+            self.scope, self.src = saved_scope, saved_src
+            self.loops = saved_loops
+        if want_state:
+            result = end
+        else:
+            if not end.dead:
+                rets = rets + [PyVal()]
+            result = rets[0] if rets else UNKNOWN
+            for r in rets[1:]:
+                result = result.join(r)
+            if isinstance(result, TensorVal) and other_scope is not saved_scope:
+                result = relocate(result, other_scope.path)
+        if memo_key is not None:
+            self.memo[memo_key] = result
+        return result
+
+    def static_qual(self, node: ast.AST) -> Optional[str]:
+        if isinstance(node, ast.Name):
+            if node.id in self.scope.imports:
+                return self.scope.imports[node.id]
+            if node.id in BUILTINS:
+                return "builtins." + node.id
+            return node.id
+        if isinstance(node, ast.Attribute):
+            base = self.static_qual(node.value)
+            return f"{base}.{node.attr}" if base else None
+        return None
+
+
+def relocate(val: TensorVal, path: str) -> TensorVal:
+    return val
+
+
+def self_view(value: TensorVal) -> TensorVal:
+    return value.with_(saved=None, shape=None)
+
+
+def widen(entry: State, head: State) -> State:
+    out = head.copy()
+    for key, val in head.env.items():
+        if entry.env.get(key) != val:
+            out.env[key] = UNKNOWN
+    return out
+
+
+def _broadcast(shapes: list[tuple]) -> Optional[tuple]:
+    if any("?" in s for s in shapes):
+        return ("?",) if all(len(s) for s in shapes) else None
+    n = max(len(s) for s in shapes)
+    out = []
+    for i in range(1, n + 1):
+        dims = {s[-i] for s in shapes if len(s) >= i and s[-i] != 1}
+        if len(dims) > 1:
+            return None
+        out.append(dims.pop() if dims else 1)
+    return tuple(reversed(out))
+
+
+def _pretty(qual: str) -> str:
+    short = qual.rsplit(".", 1)[-1]
+    if qual.startswith("torch.Tensor."):
+        sym = {"__mul__": "*", "__rmul__": "*", "__matmul__": "@", "__truediv__": "/", "__rtruediv__": "/",
+               "__pow__": "**", "__getitem__": "indexing"}.get(short)
+        return sym or f".{short}()"
+    if qual.startswith("torch.nn.functional."):
+        return f"F.{short}"
+    return qual
+
+
+def describe(value: TensorVal) -> tuple[str, str, list[Fact]]:
+    """(one-line summary, short inlay label, chain of facts) for a tensor value."""
+    if value.freed is not None and value.rg is not Tri.NO:
+        chain = value.freed.chain()
+        word = "" if value.freed_sure else "maybe "
+        return (f"{word}graph already freed by backward at line {value.freed.line}; another backward through it raises",
+                f"{word}graph freed (L{value.freed.line})", chain)
+    if value.rg is Tri.NO:
+        if value.nograd is not None:
+            chain = value.nograd.chain()
+            root = chain[0]
+            return (f"no gradient: {value.nograd.text} (line {value.nograd.line})"
+                    + (f"; cause: {root.text} (line {root.line})" if root is not value.nograd else ""),
+                    "no grad", chain)
+        return "no gradient: does not require grad", "no grad", []
+    if value.rg is Tri.MAYBE:
+        return "may or may not require grad (depends on values gradsight cannot see)", "grad? (maybe)", []
+    parts = ["requires grad", "leaf" if value.leaf is Tri.YES else ("non-leaf" if value.leaf is Tri.NO else "maybe leaf")]
+    if value.param:
+        parts.append("parameter")
+    if value.origin is not None:
+        parts.append(f"{value.origin.text} (line {value.origin.line})")
+    chain = value.origin.chain() if value.origin else []
+    label = "grad · " + ("leaf" if value.leaf is Tri.YES else "non-leaf")
+    if value.saved is not None:
+        parts.append(f"{value.saved.text} at line {value.saved.line}")
+        label += " · saved"
+        chain = chain + [value.saved]
+    return " · ".join(parts), label, chain
+
+
+BUILTINS = {"float", "int", "bool", "complex", "list", "tuple", "max", "min", "abs", "sum", "round", "len",
+            "sorted", "range", "enumerate", "zip", "str", "repr", "print", "isinstance", "pow", "divmod", "map",
+            "filter", "any", "all", "reversed", "dict", "set", "format", "hash", "id", "type", "super",
+            "staticmethod", "classmethod", "property"}
+MODULE_METHODS = {"parameters", "to", "cuda", "cpu", "train", "eval", "zero_grad", "forward", "requires_grad_"}

@@ -1,0 +1,115 @@
+"""Turning events into findings: positions, suppressions, settings, de-duplication.
+
+`Source` converts the stdlib `ast`'s UTF-8 byte columns into the code-point columns of our contract.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Iterable, Optional
+
+from ..config import Config
+from ..findings import Applicability, Edit, Finding, Fix, Related, Severity
+from .values import Fact
+
+IGNORE_RE = re.compile(r"#\s*gradsight:\s*ignore(?:\[([A-Za-z0-9_,\s-]+)\])?")
+
+
+class Source:
+    def __init__(self, text: str):
+        self.text = text
+        self.lines = text.splitlines(keepends=False) or [""]
+        self._bytes: dict[int, bytes] = {}
+
+    def line_text(self, line: int) -> str:
+        return self.lines[line - 1] if 1 <= line <= len(self.lines) else ""
+
+    def cp_col(self, line: int, byte_col: int) -> int:
+        """1-based code-point column from ast's 0-based UTF-8 byte offset."""
+        text = self.line_text(line)
+        if text.isascii():
+            return min(byte_col, len(text)) + 1
+        raw = self._bytes.get(line)
+        if raw is None:
+            raw = self._bytes[line] = text.encode("utf-8")
+        return len(raw[:byte_col].decode("utf-8", errors="ignore")) + 1
+
+    def span(self, node: ast.AST) -> tuple[int, int, int, int]:
+        line = getattr(node, "lineno", 1)
+        end_line = getattr(node, "end_lineno", None) or line
+        col = self.cp_col(line, getattr(node, "col_offset", 0))
+        end_col = self.cp_col(end_line, getattr(node, "end_col_offset", None) or 0)
+        if end_line == line and end_col < col:
+            end_col = col
+        return line, col, end_line, end_col
+
+    def segment(self, node: ast.AST) -> str:
+        try:
+            seg = ast.get_source_segment(self.text, node)
+        except Exception:  # noqa: BLE001 - positions from odd trees must never crash the analysis
+            seg = None
+        if seg is None:
+            return "<expr>"
+        return seg
+
+    def suppressed(self, line: int, code: str) -> bool:
+        m = IGNORE_RE.search(self.line_text(line))
+        if not m:
+            return False
+        if m.group(1) is None:
+            return True
+        codes = {c.strip().upper() for c in m.group(1).split(",")}
+        return any(code.startswith(c) for c in codes if c)
+
+
+def edit_for(source: Source, node: ast.AST, new_text: str) -> Edit:
+    line, col, end_line, end_col = source.span(node)
+    return Edit(line, col, end_line, end_col, new_text)
+
+
+def insert_after(source: Source, node: ast.AST, text: str) -> Edit:
+    _, _, end_line, end_col = source.span(node)
+    return Edit(end_line, end_col, end_line, end_col, text)
+
+
+class Reporter:
+    """Collects findings for one file. Rules call `add`; settings and suppressions are applied here."""
+
+    def __init__(self, path: str, source: Source, config: Config):
+        self.path = path
+        self.source = source
+        self.config = config
+        self.findings: dict[tuple, Finding] = {}
+        self.tree: Optional[ast.Module] = None  # set by the driver; rules use it to build fixes
+
+    def related(self, facts: Iterable[Optional[Fact]]) -> tuple[Related, ...]:
+        out: list[Related] = []
+        seen: set[tuple[int, str]] = set()
+        for fact in facts:
+            if fact is None or (fact.line, fact.text) in seen:
+                continue
+            seen.add((fact.line, fact.text))
+            out.append(Related(fact.path or self.path, fact.line, fact.column, fact.text))
+        return tuple(out)
+
+    def add(self, rule, node: ast.AST, message: str, *, severity: Severity | None = None,
+            related: Iterable[Optional[Fact]] = (), fix: Fix | None = None,
+            span: tuple[int, int, int, int] | None = None) -> None:
+        code = rule.code
+        if not self.config.is_enabled(code):
+            return
+        line, col, end_line, end_col = span or self.source.span(node)
+        if self.source.suppressed(line, code):
+            return
+        sev = self.config.severity_for(code, severity or rule.severity)
+        key = (code, line, col)
+        previous = self.findings.get(key)
+        if previous is not None and previous.severity.rank >= sev.rank:
+            return
+        self.findings[key] = Finding(self.path, line, col, end_line, end_col, code, rule.name, sev, message,
+                                     self.related(related), fix)
+
+
+def make_fix(title: str, applicability: Applicability, *edits: Edit) -> Fix:
+    return Fix(title, applicability, tuple(edits))

@@ -1,0 +1,217 @@
+"""PyTorch knowledge the analysis needs, without importing torch.
+
+The central table, which ops save which tensors for backward, is generated from torch itself by
+`scripts/gen_optable.py` into `gradsight/data/saved_tensors.json`; a test re-derives it when torch is
+installed so it stays true across torch versions. The small lists below are facts about APIs
+(which calls build tensors, which leave autograd) that do not depend on numerics.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import pathlib
+from typing import Optional
+
+DATA = pathlib.Path(__file__).resolve().parent.parent / "data" / "saved_tensors.json"
+
+FACTORIES = {
+    "randn", "rand", "zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "randint",
+    "randperm", "normal", "tensor", "as_tensor", "from_numpy", "randn_like", "rand_like", "zeros_like",
+    "ones_like", "empty_like", "full_like", "randint_like", "Tensor", "FloatTensor", "LongTensor",
+    "DoubleTensor", "IntTensor", "BoolTensor", "empty_strided", "asarray", "scalar_tensor", "frombuffer",
+}
+INT_FACTORIES = {"randint", "randperm", "LongTensor", "IntTensor", "BoolTensor", "randint_like"}
+INT_DTYPES = {"long", "int", "int64", "int32", "int16", "int8", "uint8", "bool", "short"}
+FLOAT_DTYPES = {"float", "float32", "float64", "double", "half", "float16", "bfloat16", "cfloat", "complex64",
+                "complex128"}
+
+# Tensor methods that take data out of autograd, and what they return.
+CUT_METHODS = {"item": "a Python number", "tolist": "Python lists", "numpy": "a NumPy array"}
+# Methods whose result never requires grad (integer/bool results or index results).
+NO_GRAD_METHODS = {
+    "argmax", "argmin", "argsort", "eq", "ne", "lt", "gt", "le", "ge", "isnan", "isinf", "isfinite",
+    "nonzero", "long", "int", "bool", "byte", "short", "char", "__eq__", "__ne__", "__lt__", "__gt__",
+    "__le__", "__ge__", "__and__", "__or__", "__xor__", "__invert__", "count_nonzero", "bincount",
+    "logical_and", "logical_or", "logical_not", "logical_xor", "equal", "allclose", "isclose",
+    "searchsorted", "bucketize", "unique", "size", "dim", "numel", "stride", "data_ptr", "element_size",
+    "is_contiguous", "get_device", "nelement", "ndimension",
+}
+# Differentiable but with zero gradient almost everywhere: the loss trains nothing through them.
+ZERO_GRAD_METHODS = {"round", "floor", "ceil", "trunc", "sign", "frac_zero"}
+# In-place-looking names that do not modify tensor data the autograd way.
+NOT_INPLACE = {"requires_grad_", "retain_grad", "share_memory_", "register_hook", "apply_", "map_",
+               "pin_memory", "record_stream", "detach_", "resize_", "resize_as_", "set_", "backward"}
+# Methods returning values that change device or dtype: a copy (non-leaf) unless it is a no-op.
+COPY_METHODS = {"to", "cuda", "cpu", "double", "float", "half", "bfloat16", "type", "type_as"}
+ALWAYS_COPY = {"double", "half", "bfloat16", "cuda"}
+VIEW_METHODS = {"view", "view_as", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "flatten",
+                "expand", "expand_as", "narrow", "t", "T", "mT", "select", "unfold", "diagonal",
+                "as_strided", "movedim", "swapaxes", "unflatten", "__getitem__"}
+MULTI_VIEW = {"split", "chunk", "unbind", "tensor_split", "split_with_sizes", "hsplit", "vsplit"}
+REDUCTIONS = {"sum", "mean", "prod", "norm", "std", "var", "logsumexp", "amax", "amin", "max", "min", "median",
+              "nansum", "nanmean", "all", "any", "dot", "vdot"}
+ELEMENTWISE_UNARY = {
+    "exp", "log", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "sqrt", "rsqrt", "abs", "neg", "square",
+    "reciprocal", "erf", "log1p", "expm1", "clamp", "clip", "log2", "log10", "exp2", "softplus", "gelu", "silu",
+    "clone", "contiguous", "__neg__", "__pos__", "__abs__", "pow", "float", "double", "half", "to", "cpu", "cuda",
+    "detach", "sinh", "cosh", "asin", "acos", "atan", "leaky_relu", "elu", "selu", "mish", "hardtanh",
+    "dropout", "softmax", "log_softmax", "normalize", "layer_norm",
+}
+ELEMENTWISE_BINARY = {
+    "add", "sub", "mul", "div", "true_divide", "maximum", "minimum", "atan2", "__add__", "__radd__", "__sub__",
+    "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__", "__pow__", "__rpow__", "where",
+    "subtract", "multiply", "divide",
+}
+BINOP_DUNDER = {
+    "Add": "__add__", "Sub": "__sub__", "Mult": "__mul__", "Div": "__truediv__", "Pow": "__pow__",
+    "MatMult": "__matmul__", "FloorDiv": "__floordiv__", "Mod": "__mod__",
+}
+INPLACE_DUNDER = {
+    "Add": "__iadd__", "Sub": "__isub__", "Mult": "__imul__", "Div": "__itruediv__", "Pow": "__ipow__",
+    "MatMult": "__imatmul__", "FloorDiv": "__ifloordiv__", "Mod": "__imod__",
+}
+INPLACE_TO_OUT = {"__iadd__": "__add__", "__isub__": "__sub__", "__imul__": "__mul__",
+                  "__itruediv__": "__truediv__", "__ipow__": "__pow__", "__imatmul__": "__matmul__"}
+
+PARAMLESS_MODULES = {
+    "ReLU", "ReLU6", "Sigmoid", "Tanh", "GELU", "SiLU", "Mish", "Softmax", "LogSoftmax", "Softmin", "Softplus",
+    "ELU", "CELU", "SELU", "LeakyReLU", "Hardtanh", "Hardswish", "Hardsigmoid", "Hardshrink", "Softshrink",
+    "Tanhshrink", "Softsign", "Threshold", "GLU", "LogSigmoid", "Dropout", "Dropout1d", "Dropout2d",
+    "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "Identity", "Flatten", "Unflatten", "MaxPool1d",
+    "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "Upsample",
+    "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "ChannelShuffle",
+    "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+    "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+    "ReplicationPad3d", "CosineSimilarity", "PairwiseDistance", "Fold", "Unfold", "LPPool1d", "LPPool2d",
+}
+PARAM_MODULES = {
+    "Linear", "Bilinear", "LazyLinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+    "ConvTranspose3d", "Embedding", "EmbeddingBag", "LayerNorm", "GroupNorm", "RMSNorm", "BatchNorm1d",
+    "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RNN", "GRU", "LSTM",
+    "RNNCell", "GRUCell", "LSTMCell", "MultiheadAttention", "Transformer", "TransformerEncoder",
+    "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer", "PReLU",
+}
+RECURRENT = {"RNN": 2, "GRU": 2, "LSTM": 2, "MultiheadAttention": 2}
+CONTAINERS = {"Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"}
+INPLACE_CAPABLE_MODULES = {"ReLU", "ReLU6", "LeakyReLU", "ELU", "CELU", "SELU", "Hardtanh", "Hardswish",
+                           "Hardsigmoid", "SiLU", "Mish", "Threshold", "Dropout", "Dropout1d", "Dropout2d",
+                           "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"}
+INPLACE_CAPABLE_FUNCTIONAL = {"relu", "relu6", "leaky_relu", "elu", "celu", "selu", "hardtanh", "hardswish",
+                              "hardsigmoid", "silu", "mish", "threshold", "dropout", "dropout1d", "dropout2d",
+                              "dropout3d", "alpha_dropout", "rrelu"}
+
+GRAD_MODE = {
+    "torch.no_grad": (False, False),
+    "torch.autograd.no_grad": (False, False),
+    "torch.autograd.grad_mode.no_grad": (False, False),
+    "torch.enable_grad": (True, False),
+    "torch.autograd.enable_grad": (True, False),
+    "torch.inference_mode": (False, True),
+    "torch.autograd.inference_mode": (False, True),
+    "torch.set_grad_enabled": (None, False),
+    "torch.autograd.set_grad_enabled": (None, False),
+}
+
+BACKWARD_FUNCS = {"torch.autograd.backward", "torch.autograd.grad"}
+NUMPY_FUNCS = {"numpy.array", "numpy.asarray", "numpy.asanyarray", "numpy.ascontiguousarray"}
+
+
+# Minimal built-in facts, used where the generated table has no entry (or is missing).
+_BUILTIN_SAVES: dict[str, dict] = {
+    # name: (saves_output, saves_inputs, saves_any)
+}
+for _n in ("sigmoid", "tanh", "exp", "relu", "softmax", "log_softmax", "sqrt", "rsqrt", "exp2", "expm1",
+           "elu", "hardtanh", "threshold"):
+    _BUILTIN_SAVES[_n] = {"saves_output": True, "saves_inputs": {}, "saves_any": True}
+for _n in ("mul", "__mul__", "__rmul__", "matmul", "__matmul__", "mm", "bmm", "multiply"):
+    _BUILTIN_SAVES[_n] = {"saves_output": False, "saves_inputs": {"0": [1], "1": [0]}, "saves_any": True}
+for _n in ("div", "__truediv__", "true_divide", "divide"):
+    _BUILTIN_SAVES[_n] = {"saves_output": False, "saves_inputs": {"0": [1], "1": []}, "saves_any": True}
+for _n in ("log", "sin", "cos", "tan", "abs", "pow", "__pow__", "square", "reciprocal", "erf", "log1p",
+           "clamp", "clip", "gelu", "silu", "leaky_relu", "softplus", "mish", "log2", "log10", "sinh", "cosh",
+           "asin", "acos", "atan", "norm", "prod", "std", "var", "logsumexp", "max", "min", "amax", "amin",
+           "layer_norm", "normalize", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy",
+           "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "gather",
+           "index_select", "embedding", "conv1d", "conv2d", "conv3d", "batch_norm", "group_norm", "dropout",
+           "maximum", "minimum", "where", "atan2", "cosine_similarity", "max_pool2d", "max_pool1d"):
+    _BUILTIN_SAVES.setdefault(_n, {"saves_output": False, "saves_inputs": {"0": []}, "saves_any": True})
+for _n in ("linear", "addmm"):
+    _BUILTIN_SAVES[_n] = {"saves_output": False, "saves_inputs": {"0": [1], "1": [0]}, "saves_any": True}
+for _n in ("add", "sub", "__add__", "__radd__", "__sub__", "__rsub__", "sum", "mean", "view", "reshape",
+           "transpose", "permute", "squeeze", "unsqueeze", "flatten", "expand", "clone", "contiguous", "t",
+           "__neg__", "neg", "cat", "stack", "to", "cpu", "cuda", "float", "double", "__getitem__", "narrow",
+           "split", "chunk", "unbind", "detach", "view_as", "expand_as", "subtract", "flip", "roll", "repeat",
+           "pad", "identity"):
+    _BUILTIN_SAVES[_n] = {"saves_output": False, "saves_inputs": {}, "saves_any": False}
+
+_BUILTIN_MODULES: dict[str, dict] = {
+    "Linear": {"saves_output": False, "saves_inputs": {"0": ["weight"]}, "saves_any": True},
+    "Bilinear": {"saves_output": False, "saves_inputs": {"0": []}, "saves_any": True},
+    "Sigmoid": {"saves_output": True, "saves_inputs": {}, "saves_any": True},
+    "Tanh": {"saves_output": True, "saves_inputs": {}, "saves_any": True},
+    "ReLU": {"saves_output": True, "saves_inputs": {}, "saves_any": True},
+    "Softmax": {"saves_output": True, "saves_inputs": {}, "saves_any": True},
+    "LogSoftmax": {"saves_output": True, "saves_inputs": {}, "saves_any": True},
+    "ELU": {"saves_output": True, "saves_inputs": {}, "saves_any": True},
+    "Identity": {"saves_output": False, "saves_inputs": {}, "saves_any": False},
+    "Flatten": {"saves_output": False, "saves_inputs": {}, "saves_any": False},
+    "Dropout": {"saves_output": False, "saves_inputs": {}, "saves_any": True},
+}
+
+
+@functools.cache
+def _table() -> dict:
+    try:
+        data = json.loads(DATA.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {"ops": {}, "nondifferentiable": {}}
+    if not isinstance(data, dict) or not isinstance(data.get("ops"), dict):
+        return {"ops": {}, "nondifferentiable": {}}
+    data.setdefault("nondifferentiable", {})
+    return data
+
+
+def op_entry(qual: str) -> Optional[dict]:
+    """What `qual` saves for backward, or None when nothing is known (callers then assume it saves nothing)."""
+    table = _table()["ops"]
+    entry = table.get(qual)
+    if entry is not None:
+        return entry
+    short = qual.rsplit(".", 1)[-1]
+    if qual.startswith("torch.nn.") and short[:1].isupper():
+        return _BUILTIN_MODULES.get(short)
+    # torch.X, torch.Tensor.X and torch.nn.functional.X share facts where the generated table lacks one.
+    for alias in (f"torch.{short}", f"torch.Tensor.{short}", f"torch.nn.functional.{short}"):
+        if alias in table:
+            return table[alias]
+    return _BUILTIN_SAVES.get(short)
+
+
+def nondifferentiable(qual: str) -> Optional[str]:
+    """'no_grad' (result never requires grad), 'zero_grad' (gradient is zero), or None."""
+    nd = _table().get("nondifferentiable", {})
+    if qual in nd:
+        return nd[qual]
+    short = qual.rsplit(".", 1)[-1]
+    for alias in (f"torch.{short}", f"torch.Tensor.{short}"):
+        if alias in nd:
+            return nd[alias]
+    if short in NO_GRAD_METHODS:
+        return "no_grad"
+    if short in ZERO_GRAD_METHODS:
+        return "zero_grad"
+    return None
+
+
+def is_inplace_name(name: str) -> bool:
+    if name in NOT_INPLACE:
+        return False
+    if name.startswith("__i") and name.endswith("__") and name not in ("__init__", "__index__", "__iter__"):
+        return True
+    return name.endswith("_") and not name.startswith("_") and not name.endswith("__")
+
+
+def module_short(qual: str) -> str:
+    return qual.rsplit(".", 1)[-1]

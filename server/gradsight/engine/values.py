@@ -1,0 +1,245 @@
+"""The abstract domain: what the interpreter knows about each value.
+
+Lattice, per field: three-valued facts (`Tri`) join to MAYBE when they disagree; facts that explain
+(`Fact`) keep the first known explanation; sets (graph segments, gradient sources) join by union.
+A variable missing on one path is bottom: joining it with a value gives that value.
+Joining values of different kinds gives `UNKNOWN`, the top element, about which nothing is said.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, replace
+from typing import Any, Optional
+
+
+class Tri(enum.Enum):
+    NO = 0
+    YES = 1
+    MAYBE = 2
+
+    def join(self, other: "Tri") -> "Tri":
+        return self if self is other else Tri.MAYBE
+
+    @staticmethod
+    def of(flag: Optional[bool]) -> "Tri":
+        return Tri.MAYBE if flag is None else (Tri.YES if flag else Tri.NO)
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One step of an explanation: what happened at a line. `parent` links to the earlier cause."""
+
+    line: int
+    column: int
+    text: str
+    parent: Optional["Fact"] = None
+    path: Optional[str] = None  # None: the file being analysed
+
+    def chain(self, limit: int = 8) -> list["Fact"]:
+        out: list[Fact] = []
+        node: Optional[Fact] = self
+        while node is not None and len(out) < limit:
+            out.append(node)
+            node = node.parent
+        return list(reversed(out))
+
+
+def _first(a: Optional[Fact], b: Optional[Fact]) -> Optional[Fact]:
+    return a if a is not None else b
+
+
+class Value:
+    """Base of all abstract values."""
+
+    def join(self, other: "Value") -> "Value":
+        if self == other:
+            return self
+        return UNKNOWN
+
+
+@dataclass(frozen=True)
+class UnknownVal(Value):
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN = UnknownVal()
+
+
+@dataclass(frozen=True)
+class TensorVal(Value):
+    rg: Tri = Tri.MAYBE  # requires_grad
+    leaf: Tri = Tri.MAYBE  # True: no grad_fn (created by the user or detached); False: has history
+    origin: Optional[Fact] = None  # where this value was produced
+    nograd: Optional[Fact] = None  # why it does not require grad (detach, no_grad, .tolist() round trip, ...)
+    saved: Optional[Fact] = None  # the op that saved this value for backward
+    freed: Optional[Fact] = None  # a backward that freed part of the graph this value's history runs through
+    freed_sure: bool = True
+    segs: frozenset = frozenset()  # sites of graph nodes in this value's history that hold saved tensors
+    sources: frozenset = frozenset()  # sites of leaves created with requires_grad=True feeding this history
+    param: bool = False  # an nn.Parameter / module parameter
+    inference: bool = False  # created under torch.inference_mode()
+    shape: Optional[tuple] = None  # known shape; () is a scalar
+    is_int: Tri = Tri.MAYBE  # integer dtype
+    carried: Optional[Fact] = None  # the loop-carried assignment that brought a freed graph into this step
+    via: Optional[Fact] = None  # where a freed tensor was used again (its text is that tensor's expression)
+
+    def join(self, other: Value) -> Value:
+        if not isinstance(other, TensorVal):
+            return UNKNOWN
+        if self == other:
+            return self
+        # Prefer the later path's backward (the loop body over the loop entry): it names the nearer cause.
+        freed = _first(other.freed, self.freed)
+        return TensorVal(
+            rg=self.rg.join(other.rg),
+            leaf=self.leaf.join(other.leaf),
+            origin=_first(self.origin, other.origin),
+            nograd=self.nograd if self.nograd is not None and other.nograd is not None else None,
+            saved=_first(self.saved, other.saved),
+            freed=freed,
+            freed_sure=bool(self.freed and other.freed and self.freed_sure and other.freed_sure),
+            segs=self.segs | other.segs,
+            sources=self.sources | other.sources,
+            param=self.param and other.param,
+            inference=self.inference and other.inference,
+            shape=self.shape if self.shape == other.shape else None,
+            is_int=self.is_int.join(other.is_int),
+            carried=_first(self.carried, other.carried),
+            via=_first(self.via, other.via),
+        )
+
+    def with_(self, **changes: Any) -> "TensorVal":
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class PyVal(Value):
+    """Plain Python data (numbers, lists of numbers, numpy arrays). `cut` remembers tensor data that
+    left autograd (`.item()`, `.tolist()`, `.numpy()`), so a later `torch.tensor(...)` can say why."""
+
+    cut: Optional[Fact] = None
+    is_tensor_list: bool = False
+
+    def join(self, other: Value) -> Value:
+        if not isinstance(other, PyVal):
+            return UNKNOWN
+        return PyVal(cut=_first(self.cut, other.cut))
+
+
+@dataclass(frozen=True)
+class ModuleRef(Value):
+    """A qualified name reached through imports: `torch.nn.functional`, `torch.no_grad`."""
+
+    qual: str
+
+
+@dataclass(frozen=True)
+class ModuleVal(Value):
+    """An nn.Module instance: a torch.nn class (`qual`) or a user subclass (`cls`)."""
+
+    qual: str
+    cls: Any = None  # ClassInfo for user-defined modules
+    layers: tuple = ()  # nn.Sequential children, in order
+    inplace: bool = False  # nn.ReLU(inplace=True) and friends
+    has_params: Tri = Tri.YES
+    reduction: Optional[str] = None  # loss modules
+    origin: Optional[Fact] = None
+    attrs: tuple = ()  # (name, Value) pairs from __init__ (user modules)
+
+    def attr(self, name: str) -> Optional[Value]:
+        for key, val in self.attrs:
+            if key == name:
+                return val
+        return None
+
+    def join(self, other: Value) -> Value:
+        if isinstance(other, ModuleVal) and other.qual == self.qual and other.cls is self.cls:
+            return self if self == other else replace(self, has_params=self.has_params.join(other.has_params))
+        return UNKNOWN
+
+
+@dataclass(frozen=True)
+class ParamsVal(Value):
+    """`model.parameters()`: leaf tensors that require grad."""
+
+    origin: Optional[Fact] = None
+
+
+@dataclass(frozen=True)
+class OptimizerVal(Value):
+    origin: Optional[Fact] = None
+
+
+@dataclass(frozen=True)
+class SeqVal(Value):
+    """A tuple or list literal whose items we know (for unpacking and optimizer arguments)."""
+
+    items: tuple = ()
+
+    def join(self, other: Value) -> Value:
+        if isinstance(other, SeqVal) and len(other.items) == len(self.items):
+            return SeqVal(tuple(a.join(b) for a, b in zip(self.items, other.items)))
+        return UNKNOWN
+
+
+@dataclass(frozen=True)
+class FuncVal(Value):
+    node: Any  # ast.FunctionDef
+    owner: Any = None  # ClassInfo for methods
+    module: Any = None  # ModuleScope it was defined in
+    key: str = ""
+
+    def __hash__(self) -> int:
+        return hash(("func", self.key, id(self.node)))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FuncVal) and other.node is self.node
+
+
+@dataclass(frozen=True)
+class BoundMethod(Value):
+    func: FuncVal
+    self_val: Value
+
+
+@dataclass(frozen=True)
+class ClassVal(Value):
+    info: Any  # ClassInfo
+
+    def __hash__(self) -> int:
+        return hash(("class", id(self.info)))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ClassVal) and other.info is self.info
+
+
+@dataclass(frozen=True)
+class GradModeCtx(Value):
+    """`torch.no_grad()`, `torch.enable_grad()`, `torch.inference_mode(...)`, `torch.set_grad_enabled(flag)`."""
+
+    enabled: Tri
+    inference: bool
+    label: str
+
+
+@dataclass
+class ClassInfo:
+    name: str
+    node: Any
+    bases: tuple = ()
+    is_module: bool = False
+    methods: dict = field(default_factory=dict)
+    module: Any = None
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+def join_values(a: Optional[Value], b: Optional[Value]) -> Optional[Value]:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a.join(b)

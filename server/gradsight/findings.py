@@ -1,0 +1,140 @@
+"""The data every front end (CLI, language server, trace) speaks: findings, fixes and edits.
+
+Positions here are 1-based lines and 1-based *code-point* columns, as in the CLI's JSON contract.
+Only `gradsight.lsp.positions` converts them to LSP's 0-based UTF-16 positions.
+
+The JSON shape produced by `Finding.to_json()` is a fixed contract (other tools parse it):
+`path, line, column, end_line, end_column, code, name, severity, message, related, fix`.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFORMATION = "information"
+    HINT = "hint"
+
+    @property
+    def rank(self) -> int:
+        return {"hint": 0, "information": 1, "warning": 2, "error": 3}[self.value]
+
+
+class Applicability(str, enum.Enum):
+    """How far a fix can be trusted (ruff's model)."""
+
+    SAFE = "safe"  # keeps the exact meaning; applied by --fix and "fix all"
+    UNSAFE = "unsafe"  # may change behaviour; the rule's "Fix safety" section says how
+    DISPLAY_ONLY = "display-only"  # shown, never applied automatically
+
+
+@dataclass(frozen=True)
+class Edit:
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    new_text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+            "new_text": self.new_text,
+        }
+
+
+@dataclass(frozen=True)
+class Fix:
+    title: str
+    applicability: Applicability
+    edits: tuple[Edit, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "title": self.title,
+            "applicability": self.applicability.value,
+            "edits": [e.to_json() for e in self.edits],
+        }
+
+
+@dataclass(frozen=True)
+class Related:
+    """A place that explains a finding: the `.detach()`, the op that saved a tensor, the first backward."""
+
+    path: str
+    line: int
+    column: int
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "column": self.column, "message": self.message}
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    code: str
+    name: str
+    severity: Severity
+    message: str
+    related: tuple[Related, ...] = ()
+    fix: Fix | None = None
+    # Extra, non-contract data (e.g. "source": "trace" for findings confirmed by a run).
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+            "code": self.code,
+            "name": self.name,
+            "severity": self.severity.value,
+            "message": self.message,
+            "related": [r.to_json() for r in self.related],
+            "fix": self.fix.to_json() if self.fix else None,
+        }
+        out.update(self.extra)
+        return out
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> "Finding":
+        fix = data.get("fix")
+        known = {"path", "line", "column", "end_line", "end_column", "code", "name", "severity",
+                 "message", "related", "fix"}
+        return Finding(
+            path=data["path"],
+            line=data["line"],
+            column=data["column"],
+            end_line=data["end_line"],
+            end_column=data["end_column"],
+            code=data["code"],
+            name=data["name"],
+            severity=Severity(data["severity"]),
+            message=data["message"],
+            related=tuple(Related(**r) for r in data.get("related", [])),
+            fix=None if not fix else Fix(
+                title=fix["title"],
+                applicability=Applicability(fix["applicability"]),
+                edits=tuple(Edit(**e) for e in fix["edits"]),
+            ),
+            extra={k: v for k, v in data.items() if k not in known},
+        )
+
+
+def sort_key(f: Finding) -> tuple:
+    return (f.path, f.line, f.column, f.code)

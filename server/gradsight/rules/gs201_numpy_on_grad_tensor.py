@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+from ..engine.events import NumpyEvent
+from ..engine.report import insert_after, make_fix
+from ..engine.values import Tri
+from ..findings import Applicability, Severity
+from .base import Invalid, Rule, Valid
+
+
+class NumpyOnGradTensor(Rule):
+    code = "GS201"
+    name = "numpy-on-grad-tensor"
+    severity = Severity.ERROR
+    summary = "`.numpy()` (or `np.array(t)`) on a tensor that requires grad raises; detach it first."
+    events = (NumpyEvent,)
+    what_it_does = ("Flags `t.numpy()`, `np.array(t)` and `np.asarray(t)` where `t` requires grad (a model "
+                    "output, a parameter, anything computed from one).")
+    why_bad = ("PyTorch refuses: `RuntimeError: Can't call numpy() on Tensor that requires grad. Use "
+               "tensor.detach().numpy() instead.` NumPy arrays cannot carry autograd history, so the conversion "
+               "must be explicit about leaving the graph.")
+    example = "pred = net(batch)\nhist = np.histogram(pred.numpy(), bins=3)"
+    use_instead = "pred = net(batch)\nhist = np.histogram(pred.detach().numpy(), bins=3)"
+    fix_safety = ("Safe: `.detach()` returns the same values without history, which is exactly what "
+                  "`.numpy()` needs; the original tensor and its graph are untouched. (A CUDA tensor also needs "
+                  "`.cpu()`; gradsight does not add it because it cannot see the device.)")
+    references = ("https://pytorch.org/docs/stable/generated/torch.Tensor.numpy.html",)
+    valid = (
+        Valid("import torch\nx = torch.randn(3, requires_grad=True)\ny = (x * 2).detach().numpy()\n"),
+        Valid("import torch\nx = torch.randn(3)\ny = (x * 2).numpy()\n"),
+        Valid("import torch\nx = torch.randn(3, requires_grad=True)\nwith torch.no_grad():\n    y = (x * 2).numpy()\n"),
+    )
+    invalid = (
+        Invalid("import torch\nimport torch.nn as nn\nnet = nn.Linear(3, 1)\npred = net(torch.randn(4, 3))\n"
+                "arr = pred.numpy()\n", line=5, runtime="raises: Can't call numpy() on Tensor that requires grad",
+                fixed="import torch\nimport torch.nn as nn\nnet = nn.Linear(3, 1)\npred = net(torch.randn(4, 3))\n"
+                      "arr = pred.detach().numpy()\n"),
+        Invalid("import numpy as np\nimport torch\nw = torch.ones(2, requires_grad=True)\narr = np.array(w * 3)\n",
+                line=4, runtime="raises: Can't call numpy() on Tensor that requires grad"),
+    )
+
+    def check(self, event: NumpyEvent, report) -> None:
+        t = event.target
+        if t.rg is not Tri.YES:
+            return
+        fix = None
+        if event.insert_at is not None:
+            fix = make_fix("Use `.detach().numpy()`", Applicability.SAFE,
+                           insert_after(report.source, event.insert_at, ".detach()"))
+        where = f" ({t.origin.text}, line {t.origin.line})" if t.origin else ""
+        report.add(self, event.node,
+                   f"`{event.expr}` requires grad{where}, so converting it to NumPy raises "
+                   "\"Can't call numpy() on Tensor that requires grad\"; call `.detach()` first.",
+                   related=[t.origin], fix=fix)

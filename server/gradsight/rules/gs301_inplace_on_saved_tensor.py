@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+import ast
+
+from ..engine.events import InplaceEvent
+from ..engine.report import make_fix
+from ..findings import Applicability, Edit, Severity
+from . import _fixes
+from .base import Invalid, Rule, Valid
+
+_MSG = "\"one of the variables needed for gradient computation has been modified by an inplace operation\""
+
+
+class InplaceOnSavedTensor(Rule):
+    code = "GS301"
+    name = "inplace-on-saved-tensor"
+    severity = Severity.WARNING
+    summary = "An in-place op overwrites a tensor that an earlier op saved for backward; backward will raise."
+    events = (InplaceEvent,)
+    what_it_does = ("Flags in-place operations (`x += y`, `x.mul_()`, `x[mask] = v`, `nn.ReLU(inplace=True)`, "
+                    "`F.relu(x, inplace=True)`) on a tensor whose current value an earlier op saved for its "
+                    "backward: `sigmoid`, `tanh`, `exp`, `relu`, `softmax` save their output; `mul` and `matmul` "
+                    "save their inputs when the other operand requires grad. gradsight knows which op saves what "
+                    "from a table derived by running torch (`scripts/gen_optable.py`).")
+    why_bad = ("Backward needs the saved value; the in-place op bumps the tensor's version counter and "
+               f"backward raises {_MSG}. In-place ops are otherwise fine: `y = x * 2; y += 1` is correct because "
+               "multiplying by a Python number saves nothing, and `nn.Linear`'s output is not saved either.")
+    example = "g = torch.sigmoid(self.proj(x))\ng *= 2.0   # sigmoid saved g for its backward\nreturn x * g"
+    use_instead = "g = torch.sigmoid(self.proj(x))\ng = g * 2.0\nreturn x * g"
+    fix_safety = ("Safe for a plain local name: the out-of-place form computes the same values and leaves the "
+                  "saved tensor untouched. Other references to the old tensor (an alias, a list holding it) no "
+                  "longer see the update, which is why gradsight only offers the rewrite for `name op= value` "
+                  "and `name.op_(...)` statements. For `inplace=True` modules and functionals the fix sets "
+                  "`inplace=False`, which changes memory use only.")
+    references = ("https://pytorch.org/docs/stable/notes/autograd.html#in-place-operations-with-autograd",)
+    valid = (
+        Valid("import torch\nx = torch.randn(3, requires_grad=True)\ny = x * 2\ny += 1\ny.sum().backward()\n"),
+        Valid("import torch\nimport torch.nn as nn\nlin = nn.Linear(2, 2)\nh = lin(torch.randn(1, 2))\nh *= 2.0\n"
+              "h.sum().backward()\n"),
+        Valid("import torch.nn as nn\nimport torch\nm = nn.Sequential(nn.Linear(4, 4), nn.ReLU(inplace=True))\n"
+              "m(torch.randn(2, 4)).sum().backward()\n"),
+        Valid("import torch\nx = torch.randn(3, requires_grad=True)\ng = torch.sigmoid(x)\ng = g * 2\n"
+              "g.sum().backward()\n"),
+    )
+    invalid = (
+        Invalid("import torch\nx = torch.randn(3, requires_grad=True)\ng = torch.sigmoid(x)\ng *= 2.0\n"
+                "g.sum().backward()\n", line=4, runtime="raises: modified by an inplace operation",
+                fixed="import torch\nx = torch.randn(3, requires_grad=True)\ng = torch.sigmoid(x)\ng = g * 2.0\n"
+                      "g.sum().backward()\n"),
+        Invalid("import torch\nx = torch.randn(3, requires_grad=True)\ny = torch.exp(x)\ny.add_(1)\n"
+                "y.sum().backward()\n", line=4, runtime="raises: modified by an inplace operation",
+                fixed="import torch\nx = torch.randn(3, requires_grad=True)\ny = torch.exp(x)\ny = y.add(1)\n"
+                      "y.sum().backward()\n"),
+        Invalid("import torch\nimport torch.nn as nn\nm = nn.Sequential(nn.Linear(4, 4), nn.Sigmoid(), "
+                "nn.ReLU(inplace=True))\nm(torch.randn(2, 4)).sum().backward()\n", line=3,
+                runtime="raises: modified by an inplace operation",
+                fixed="import torch\nimport torch.nn as nn\nm = nn.Sequential(nn.Linear(4, 4), nn.Sigmoid(), "
+                      "nn.ReLU(inplace=False))\nm(torch.randn(2, 4)).sum().backward()\n"),
+        Invalid("import torch\nw = torch.randn(3, requires_grad=True)\nx = torch.randn(3)\ny = x * w\nx[0] = 5.0\n"
+                "y.sum().backward()\n", line=5, runtime="raises: modified by an inplace operation"),
+    )
+
+    def check(self, event: InplaceEvent, report) -> None:
+        saved = event.target.saved
+        if saved is None:
+            return
+        fix = None
+        span = None
+        src = report.source
+        if event.module is not None and event.module.origin is not None:
+            origin = event.module.origin
+            text = src.line_text(origin.line)
+            idx = text.find("inplace=True", max(0, origin.column - 1))
+            span = (origin.line, origin.column, origin.line, len(text) + 1)
+            if idx >= 0:
+                col = idx + len("inplace=") + 1
+                fix = make_fix("Use `inplace=False`", Applicability.SAFE,
+                               Edit(origin.line, col, origin.line, col + 4, "False"))
+            what = f"`{event.op}` (line {origin.line})"
+        else:
+            stmt = event.stmt
+            if isinstance(stmt, ast.Call):
+                edit = _fixes.keyword_value(src, stmt, "inplace", "False")
+                if edit is not None:
+                    fix = make_fix("Use `inplace=False`", Applicability.SAFE, edit)
+            elif isinstance(stmt, (ast.AugAssign, ast.Expr)) and isinstance(
+                    getattr(stmt, "target", None) or getattr(getattr(getattr(stmt, "value", None), "func", None), "value", None),
+                    (ast.Name, ast.Attribute)):
+                edit = _fixes.out_of_place(src, stmt)
+                if edit is not None:
+                    fix = make_fix("Rewrite as an out-of-place operation", Applicability.SAFE, edit)
+            elif isinstance(stmt, ast.Call) is False and isinstance(event.node, ast.Call):
+                pass
+            what = f"`{src.segment(event.node)}`" if not isinstance(event.node, ast.Call) or len(src.segment(event.node)) < 60 else f"`{event.op}`"
+        report.add(self, event.node,
+                   f"{what} modifies `{event.expr}` in place, but {saved.text} at line {saved.line}; "
+                   f"backward will raise {_MSG}.", related=[saved], fix=fix, span=span)

@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+import ast
+
+from ..engine.events import InplaceEvent
+from ..engine.report import make_fix
+from ..engine.values import Tri
+from ..findings import Applicability, Severity
+from . import _fixes
+from .base import Invalid, Rule, Valid
+
+
+class InplaceOnLeaf(Rule):
+    code = "GS302"
+    name = "inplace-on-leaf"
+    severity = Severity.ERROR
+    summary = "An in-place op on a leaf tensor that requires grad raises while grad mode is on."
+    events = (InplaceEvent,)
+    what_it_does = ("Flags in-place operations on a leaf tensor that requires grad (a parameter, or a tensor "
+                    "created with `requires_grad=True`) while grad mode is enabled, including through a helper "
+                    "function that modifies its argument.")
+    why_bad = ("PyTorch raises `RuntimeError: a leaf Variable that requires grad is being used in an in-place "
+               "operation.` Autograd cannot record an in-place change to the very tensor it accumulates "
+               "gradients into. Manual parameter updates belong in `with torch.no_grad():`.")
+    example = "w = torch.randn(5, requires_grad=True)\nw -= 0.1 * w.grad"
+    use_instead = "w = torch.randn(5, requires_grad=True)\nwith torch.no_grad():\n    w -= 0.1 * w.grad"
+    fix_safety = ("Unsafe: the offered rewrite (`w = w + amount`) creates a new non-leaf tensor instead of "
+                  "updating the leaf, which avoids the error but means the original leaf is not changed. For "
+                  "parameter updates, wrap the statement in `with torch.no_grad():` instead.")
+    references = ("https://pytorch.org/docs/stable/notes/autograd.html#in-place-operations-with-autograd",)
+    valid = (
+        Valid("import torch\nw = torch.randn(5, requires_grad=True)\nw.sum().backward()\nwith torch.no_grad():\n"
+              "    w -= 0.1 * w.grad\n"),
+        Valid("import torch\nw = torch.randn(5)\nw += 1\n"),
+        Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 2)\nwith torch.no_grad():\n"
+              "    for p in m.parameters():\n        p.mul_(0.5)\n"),
+    )
+    invalid = (
+        Invalid("import torch\nw = torch.randn(5, requires_grad=True)\nw.add_(1)\n", line=3,
+                runtime="raises: a leaf Variable that requires grad is being used in an in-place operation"),
+        Invalid("import torch\nweights = torch.randn(5, requires_grad=True)\n\n\ndef shift(w, amount):\n"
+                "    w += amount\n    return w\n\n\nout = shift(weights, 0.5)\n", line=6,
+                runtime="raises: a leaf Variable that requires grad is being used in an in-place operation",
+                fixed="import torch\nweights = torch.randn(5, requires_grad=True)\n\n\ndef shift(w, amount):\n"
+                      "    w = w + amount\n    return w\n\n\nout = shift(weights, 0.5)\n"),
+        Invalid("import torch.nn as nn\nlayer = nn.Linear(3, 3)\nlayer.weight[0, 0] = 0.0\n", line=3,
+                runtime="raises: a view of a leaf Variable that requires grad is being used in an in-place operation"),
+    )
+
+    def check(self, event: InplaceEvent, report) -> None:
+        t = event.target
+        if not (t.leaf is Tri.YES and t.rg is Tri.YES and event.grad_mode is Tri.YES):
+            return
+        fix = None
+        stmt = event.stmt
+        if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+            edit = _fixes.out_of_place(report.source, stmt)
+            if edit is not None:
+                fix = make_fix("Rewrite out of place (the leaf itself is then not modified)", Applicability.UNSAFE, edit)
+        kind = "a parameter" if t.param else "a leaf tensor that requires grad"
+        where = f" ({t.origin.text}, line {t.origin.line})" if t.origin else ""
+        report.add(self, event.node,
+                   f"`{event.expr}` is {kind}{where}; modifying it in place with grad mode on raises "
+                   "\"a leaf Variable that requires grad is being used in an in-place operation\"; "
+                   "do it under `torch.no_grad()` or out of place.", related=[t.origin], fix=fix)

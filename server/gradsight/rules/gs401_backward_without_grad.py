@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+from ..engine.events import BackwardEvent
+from ..engine.values import Tri
+from ..findings import Severity
+from .base import Invalid, Rule, Valid
+
+
+def root_cause(fact):
+    """The earliest fact in a chain that names a real cause (a detach, a no_grad block, a round trip)."""
+    chain = fact.chain() if fact is not None else []
+    for f in chain:
+        if "computed only from" not in f.text and "computed while" not in f.text:
+            return f
+    return chain[0] if chain else None
+
+
+class BackwardWithoutGrad(Rule):
+    code = "GS401"
+    name = "backward-without-grad"
+    severity = Severity.ERROR
+    summary = "backward() on a tensor with no autograd history raises 'element 0 of tensors does not require grad'."
+    events = (BackwardEvent,)
+    what_it_does = ("Flags `t.backward()`, `torch.autograd.backward(t)` and `torch.autograd.grad(t, ...)` where `t` "
+                    "certainly does not require grad, and names the cause: a `.detach()`, a forward pass under "
+                    "`torch.no_grad()`, a round trip through `.tolist()`/`.item()`/NumPy rebuilt with "
+                    "`torch.tensor()`, or inputs that never required grad.")
+    why_bad = ("PyTorch raises `RuntimeError: element 0 of tensors does not require grad and does not have a "
+               "grad_fn`. Popular explanations blame \"backward twice\" or the target tensor; the real cause is "
+               "always upstream, where the history was cut or never started.")
+    example = "with torch.no_grad():\n    pred = model(x)\nloss = ((pred - y) ** 2).mean()\nloss.backward()"
+    use_instead = "pred = model(x)\nloss = ((pred - y) ** 2).mean()\nloss.backward()"
+    references = ("https://pytorch.org/docs/stable/notes/autograd.html#locally-disabling-gradient-computation",)
+    valid = (
+        Valid("import torch\nx = torch.randn(3, requires_grad=True)\ny = (x * 2).sum()\ny.backward()\n"),
+        Valid("import torch\nx = torch.randn(3, requires_grad=True)\nwith torch.no_grad():\n    s = x * 2\n"
+              "y = (x * s).sum()\ny.backward()\n"),
+        Valid("import torch\n\ndef f(t):\n    return t.sum()\n\nf(torch.randn(3)).detach()\n"),
+    )
+    invalid = (
+        Invalid("import torch\nx = torch.randn(3, requires_grad=True)\nz = (x * 2).detach()\nw = (z + 3).sum()\n"
+                "w.backward()\n", line=5, runtime="raises: element 0 of tensors does not require grad"),
+        Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(3, 1)\nwith torch.no_grad():\n"
+                "    pred = model(torch.randn(4, 3))\nloss = pred.pow(2).mean()\nloss.backward()\n", line=7,
+                runtime="raises: element 0 of tensors does not require grad"),
+        Invalid("import torch\nimport torch.nn as nn\n\n\ndef normalise(t):\n    values = t.tolist()\n"
+                "    return torch.tensor(values) / 2\n\n\nlayer = nn.Linear(4, 3)\n"
+                "loss = normalise(layer(torch.randn(2, 4))).sum()\nloss.backward()\n", line=12,
+                runtime="raises: element 0 of tensors does not require grad"),
+    )
+
+    def check(self, event: BackwardEvent, report) -> None:
+        t = event.target
+        if t.rg is not Tri.NO:
+            return
+        cause = root_cause(t.nograd)
+        why = f": {cause.text} (line {cause.line})" if cause else ""
+        related = [f for f in (t.nograd.chain() if t.nograd is not None else [])
+                   if "computed only from" not in f.text]
+        report.add(self, event.node,
+                   f"`{event.expr}` has no autograd history{why}, so `{event.api.split('.')[-1]}` raises "
+                   "\"element 0 of tensors does not require grad and does not have a grad_fn\".",
+                   related=related)

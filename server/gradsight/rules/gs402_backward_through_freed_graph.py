@@ -1,0 +1,107 @@
+from __future__ import annotations
+
+import ast
+
+from ..engine.events import BackwardEvent, CarryEvent
+from ..engine.report import insert_after, make_fix
+from ..engine.values import Fact, Tri
+from ..findings import Applicability, Severity
+from .base import Invalid, Rule, Valid
+
+_MSG = "\"Trying to backward through the graph a second time\""
+
+
+def _first_use(tree: ast.AST, name: str, after: int, before: int) -> ast.AST | None:
+    """The first call argument `name` between two lines: where the discriminator step consumed `fake`."""
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and after < node.lineno <= before:
+            for arg in node.args:
+                if isinstance(arg, ast.Name) and arg.id == name:
+                    if best is None or (arg.lineno, arg.col_offset) < (best.lineno, best.col_offset):
+                        best = arg
+    return best
+
+
+class BackwardThroughFreedGraph(Rule):
+    code = "GS402"
+    name = "backward-through-freed-graph"
+    severity = Severity.ERROR
+    summary = "A second backward runs through a graph whose saved tensors an earlier backward already freed."
+    events = (BackwardEvent, CarryEvent)
+    what_it_does = ("Flags a backward whose graph shares saved tensors with a graph an earlier backward freed: "
+                    "calling `loss.backward()` twice, a loss built from a tensor (a GAN's `fake`) whose graph an "
+                    "earlier loss already consumed, and hidden state carried across loop iterations without "
+                    "`.detach()`.")
+    why_bad = (f"PyTorch raises `RuntimeError: {_MSG[1:-1]} ...`: backward frees the tensors each op saved "
+               "unless `retain_graph=True`. Adding `retain_graph=True` hides the error but usually keeps memory "
+               "growing; the real fix is to cut the shared part (`.detach()`) or backward once.")
+    example = ("hidden = torch.zeros(1, 2, 8)\nfor chunk in data:\n    out, hidden = rnn(chunk, hidden)\n"
+               "    loss = criterion(out)\n    loss.backward()")
+    use_instead = ("hidden = torch.zeros(1, 2, 8)\nfor chunk in data:\n    out, hidden = rnn(chunk, hidden.detach())\n"
+                   "    loss = criterion(out)\n    loss.backward()")
+    fix_safety = ("Unsafe: `.detach()` stops gradients from flowing into the earlier graph. That is what "
+                  "truncated backpropagation through time and a GAN's discriminator step intend, but it changes "
+                  "which parameters receive gradients, so review it.")
+    references = ("https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html",)
+    valid = (
+        Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nfor _ in range(3):\n"
+              "    loss = m(torch.randn(4, 2)).pow(2).mean()\n    loss.backward()\n"),
+        Valid("import torch\nx = torch.randn(3, requires_grad=True)\ny = (x * 2).sum()\ny.backward()\ny.backward()\n"),
+        Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nloss = m(torch.randn(4, 2)).pow(2).mean()\n"
+              "loss.backward(retain_graph=True)\nloss.backward()\n"),
+    )
+    invalid = (
+        Invalid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nloss = m(torch.randn(4, 2)).pow(2).mean()\n"
+                "loss.backward()\nloss.backward()\n", line=6, runtime="raises: backward through the graph a second time"),
+        Invalid("import torch\nimport torch.nn as nn\nrnn = nn.GRU(4, 8, batch_first=True)\n"
+                "hidden = torch.zeros(1, 2, 8)\nfor step in range(3):\n"
+                "    out, hidden = rnn(torch.randn(2, 5, 4), hidden)\n    loss = out.pow(2).mean()\n"
+                "    loss.backward()\n", line=6, runtime="raises: backward through the graph a second time",
+                fixed="import torch\nimport torch.nn as nn\nrnn = nn.GRU(4, 8, batch_first=True)\n"
+                      "hidden = torch.zeros(1, 2, 8)\nfor step in range(3):\n"
+                      "    out, hidden = rnn(torch.randn(2, 5, 4), hidden.detach())\n    loss = out.pow(2).mean()\n"
+                      "    loss.backward()\n"),
+        Invalid("import torch\nimport torch.nn as nn\nG = nn.Linear(2, 2)\nD = nn.Linear(2, 1)\n"
+                "fake = G(torch.randn(8, 2))\nd_loss = D(fake).mean()\nd_loss.backward()\n"
+                "g_loss = -D(fake).mean()\ng_loss.backward()\n", line=9,
+                runtime="raises: backward through the graph a second time",
+                fixed="import torch\nimport torch.nn as nn\nG = nn.Linear(2, 2)\nD = nn.Linear(2, 1)\n"
+                      "fake = G(torch.randn(8, 2))\nd_loss = D(fake.detach()).mean()\nd_loss.backward()\n"
+                      "g_loss = -D(fake).mean()\ng_loss.backward()\n"),
+    )
+
+    def check(self, event, report) -> None:
+        if isinstance(event, CarryEvent):
+            self._carry(event, report)
+            return
+        t = event.target
+        # retain_graph on *this* call does not help: the earlier backward already freed the buffers.
+        if t.freed is None or t.rg is Tri.NO or t.carried is not None:
+            return
+        freed = t.freed
+        via = t.via
+        fix = None
+        through = ""
+        if via is not None and via.text.isidentifier() and report.tree is not None and via.line > freed.line:
+            through = f" through `{via.text}`"
+            use = _first_use(report.tree, via.text, 0, freed.line)
+            if use is not None:
+                fix = make_fix(f"Detach `{via.text}` where the earlier loss used it", Applicability.UNSAFE,
+                               insert_after(report.source, use, ".detach()"))
+        sev = Severity.ERROR if t.freed_sure else Severity.WARNING
+        report.add(self, event.node,
+                   f"This backward goes{through} into a graph whose saved tensors were already freed by the "
+                   f"backward at line {freed.line}; it raises {_MSG}.", severity=sev,
+                   related=[freed, via and Fact(via.line, via.column, f"`{via.text}` is used again here, after its graph was freed")],
+                   fix=fix)
+
+    def _carry(self, event: CarryEvent, report) -> None:
+        freed = event.value.freed
+        fix = make_fix(f"Detach `{event.expr}` at each step", Applicability.UNSAFE,
+                       insert_after(report.source, event.arg, ".detach()"))
+        report.add(self, event.node,
+                   f"`{event.expr}` carries the previous iteration's graph into this step, and the backward at "
+                   f"line {freed.line} frees that graph, so the next iteration's backward raises {_MSG}; "
+                   f"pass `{event.expr}.detach()`.", severity=Severity.WARNING, related=[freed], fix=fix,
+                   span=report.source.span(event.arg))

@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+import ast
+
+from ..engine.events import AccumulateEvent
+from ..engine.report import insert_after, make_fix
+from ..findings import Applicability, Severity
+from .base import Invalid, Rule, Valid
+
+
+def _backwarded(tree: ast.AST | None, name: str) -> bool:
+    if tree is None:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "backward":
+            base = node.func.value
+            while isinstance(base, (ast.Call, ast.Attribute, ast.Subscript, ast.BinOp)):
+                base = base.func if isinstance(base, ast.Call) else (base.left if isinstance(base, ast.BinOp) else base.value)
+            if isinstance(base, ast.Name) and base.id == name:
+                return True
+    return False
+
+
+class LossAccumulatesGraph(Rule):
+    code = "GS404"
+    name = "loss-accumulates-graph"
+    severity = Severity.WARNING
+    summary = "Summing or collecting loss tensors across iterations keeps every step's graph alive."
+    events = (AccumulateEvent,)
+    what_it_does = ("Flags `total += loss` and `losses.append(loss)` inside a training loop (one that calls "
+                    "backward each iteration) when `loss` still carries its autograd graph and the accumulator "
+                    "outlives the iteration and is never backwarded itself.")
+    why_bad = ("Nothing raises, but the accumulator holds a reference to each step's graph, so memory grows with "
+               "every iteration (on a GPU, until it runs out). Logging needs the number, not the graph.")
+    example = "total_loss = 0\nfor x in data:\n    loss = model(x).mean()\n    loss.backward()\n    total_loss += loss"
+    use_instead = "total_loss = 0\nfor x in data:\n    loss = model(x).mean()\n    loss.backward()\n    total_loss += loss.item()"
+    fix_safety = ("Unsafe: `.item()` turns the accumulator into a Python float (printing shows `0.5`, not "
+                  "`tensor(0.5, grad_fn=...)`) and synchronises with the GPU each step; use `.detach()` instead "
+                  "if you need a tensor.")
+    references = ("https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory",)
+    valid = (
+        Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\ntotal = 0.0\nfor _ in range(3):\n"
+              "    loss = m(torch.randn(4, 2)).pow(2).mean()\n    loss.backward()\n    total += loss.item()\n"),
+        Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\ntotal = 0\nfor _ in range(3):\n"
+              "    total = total + 0\n    total += m(torch.randn(4, 2)).pow(2).mean()\ntotal.backward()\n"),
+    )
+    invalid = (
+        Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(10, 1)\ntotal_loss = 0\nfor step in range(5):\n"
+                "    loss = model(torch.randn(4, 10)).pow(2).mean()\n    loss.backward()\n    total_loss += loss\n",
+                line=8, runtime="silent: total_loss.requires_grad and total_loss.grad_fn is not None",
+                fixed="import torch\nimport torch.nn as nn\nmodel = nn.Linear(10, 1)\ntotal_loss = 0\nfor step in range(5):\n"
+                      "    loss = model(torch.randn(4, 10)).pow(2).mean()\n    loss.backward()\n    total_loss += loss.item()\n"),
+        Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(10, 1)\nlosses = []\nfor step in range(5):\n"
+                "    loss = model(torch.randn(4, 10)).pow(2).mean()\n    loss.backward()\n    losses.append(loss)\n",
+                line=8, runtime="silent: all(l.grad_fn is not None for l in losses)"),
+    )
+
+    def check(self, event: AccumulateEvent, report) -> None:
+        if event.backward_in_loop is None:
+            return
+        name = event.target_expr.split(".")[0].split("[")[0]
+        if _backwarded(report.tree, name):
+            return
+        fix = None
+        if isinstance(event.value_node, (ast.Name, ast.Attribute, ast.Subscript)):
+            fix = make_fix("Accumulate `.item()` (a Python number) instead", Applicability.UNSAFE,
+                           insert_after(report.source, event.value_node, ".item()"))
+        verb = "adds" if event.how == "+=" else "appends"
+        report.add(self, event.node,
+                   f"`{event.target_expr}` {verb} a loss that still carries its graph on every iteration of a loop "
+                   f"that calls backward (line {event.backward_in_loop}), so every step's graph stays in memory; "
+                   "accumulate `loss.item()` or `loss.detach()`.", related=[event.value.origin], fix=fix)
