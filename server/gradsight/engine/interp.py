@@ -172,6 +172,7 @@ class Interpreter:
         return state
 
     def exec_stmt(self, stmt: ast.stmt, state: State) -> State:
+        self.current_stmt = stmt
         method = getattr(self, "stmt_" + type(stmt).__name__, None)
         if method is None:
             return state
@@ -379,9 +380,6 @@ class Interpreter:
 
     def stmt_Assert(self, stmt, state: State) -> State:
         self.eval(stmt.test, state)
-        return state
-
-    def stmt_Expr_Await(self, stmt, state):  # pragma: no cover - placeholder for symmetry
         return state
 
     # ------------------------------------------------------------------ assignment
@@ -1063,7 +1061,7 @@ class Interpreter:
         freed_sure = True
         carried = None
         via = None
-        entry = db.op_entry(qual) if rg is not Tri.NO else None
+        entry = db.op_entry(qual, [isinstance(v, TensorVal) for _, v in args]) if rg is not Tri.NO else None
         if rg is not Tri.NO:
             for n, v in tensors:
                 segs |= v.segs
@@ -1145,7 +1143,10 @@ class Interpreter:
 
     def inplace(self, target_node: ast.AST, target: TensorVal, op: str, state: State, stmt: ast.AST,
                 rhs=(), module: Optional[ModuleVal] = None) -> Value:
-        self.emit(InplaceEvent(stmt, target, self.seg(target_node), op, state.grad, stmt=stmt, module=module))
+        whole = getattr(self, "current_stmt", None)
+        if not (isinstance(whole, ast.Expr) and whole.value is stmt):
+            whole = stmt
+        self.emit(InplaceEvent(stmt, target, self.seg(target_node), op, state.grad, stmt=whole, module=module))
         rg = target.rg
         extra = [v for v in rhs if isinstance(v, TensorVal)]
         if state.grad is not Tri.NO and any(v.rg is Tri.YES for v in extra):
@@ -1297,7 +1298,7 @@ class Interpreter:
                 for idx_s, triggers in (entry.get("saves_inputs") or {}).items():
                     if not idx_s.isdigit() or int(idx_s) >= len(trig_args):
                         continue
-                    if triggers and not any((t == "weight" and params is Tri.YES) or (isinstance(t, int) and t < len(trig_args)
+                    if triggers and not any((isinstance(t, str) and params is Tri.YES) or (isinstance(t, int) and t < len(trig_args)
                                                                                        and isinstance(trig_args[t][1], TensorVal)
                                                                                        and trig_args[t][1].rg is Tri.YES)
                                             for t in triggers):

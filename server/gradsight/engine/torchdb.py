@@ -173,8 +173,22 @@ def _table() -> dict:
     return data
 
 
-def op_entry(qual: str) -> Optional[dict]:
-    """What `qual` saves for backward, or None when nothing is known (callers then assume it saves nothing)."""
+def op_entry(qual: str, tensor_args: Optional[list] = None) -> Optional[dict]:
+    """What `qual` saves for backward, or None when nothing is known (callers then assume it saves nothing).
+
+    `tensor_args[i]` says whether positional argument i is a tensor; the generated table has separate facts
+    for Python-number arguments (`x * 2.0` saves the wrapped scalar, `x + 2.0` saves nothing).
+    """
+    entry = _op_entry(qual)
+    if entry is None or not tensor_args:
+        return entry
+    for idx, sub in (entry.get("when_not_tensor") or {}).items():
+        if idx.isdigit() and int(idx) < len(tensor_args) and not tensor_args[int(idx)]:
+            return sub
+    return entry
+
+
+def _op_entry(qual: str) -> Optional[dict]:
     table = _table()["ops"]
     entry = table.get(qual)
     if entry is not None:

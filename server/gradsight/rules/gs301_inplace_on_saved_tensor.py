@@ -79,19 +79,17 @@ class InplaceOnSavedTensor(Rule):
             what = f"`{event.op}` (line {origin.line})"
         else:
             stmt = event.stmt
-            if isinstance(stmt, ast.Call):
-                edit = _fixes.keyword_value(src, stmt, "inplace", "False")
+            node = event.node
+            if isinstance(node, ast.Call) and any(kw.arg == "inplace" for kw in node.keywords):
+                edit = _fixes.keyword_value(src, node, "inplace", "False")
                 if edit is not None:
                     fix = make_fix("Use `inplace=False`", Applicability.SAFE, edit)
-            elif isinstance(stmt, (ast.AugAssign, ast.Expr)) and isinstance(
-                    getattr(stmt, "target", None) or getattr(getattr(getattr(stmt, "value", None), "func", None), "value", None),
-                    (ast.Name, ast.Attribute)):
+            elif isinstance(stmt, (ast.AugAssign, ast.Expr)):
                 edit = _fixes.out_of_place(src, stmt)
                 if edit is not None:
                     fix = make_fix("Rewrite as an out-of-place operation", Applicability.SAFE, edit)
-            elif isinstance(stmt, ast.Call) is False and isinstance(event.node, ast.Call):
-                pass
-            what = f"`{src.segment(event.node)}`" if not isinstance(event.node, ast.Call) or len(src.segment(event.node)) < 60 else f"`{event.op}`"
+            text = src.segment(node)
+            what = f"`{text}`" if len(text) < 60 and "\n" not in text else f"`{event.op}`"
         report.add(self, event.node,
                    f"{what} modifies `{event.expr}` in place, but {saved.text} at line {saved.line}; "
                    f"backward will raise {_MSG}.", related=[saved], fix=fix, span=span)

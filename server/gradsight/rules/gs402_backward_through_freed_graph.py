@@ -47,7 +47,7 @@ class BackwardThroughFreedGraph(Rule):
     valid = (
         Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nfor _ in range(3):\n"
               "    loss = m(torch.randn(4, 2)).pow(2).mean()\n    loss.backward()\n"),
-        Valid("import torch\nx = torch.randn(3, requires_grad=True)\ny = (x * 2).sum()\ny.backward()\ny.backward()\n"),
+        Valid("import torch\nx = torch.randn(3, requires_grad=True)\ny = (x + 2).sum()\ny.backward()\ny.backward()\n"),
         Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nloss = m(torch.randn(4, 2)).pow(2).mean()\n"
               "loss.backward(retain_graph=True)\nloss.backward()\n"),
     )
