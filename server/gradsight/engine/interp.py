@@ -1071,10 +1071,7 @@ class Interpreter:
                     freed_sure = freed_sure and v.freed_sure
                     carried = carried or v.carried
                     via = via or v.via or self.fact(n, self.seg(n))
-                    if self.loops and v.freed.path is None and v.freed.line >= getattr(node, "lineno", 0) \
-                            and self._in_current_loop(v.freed.line) and carried is None:
-                        carried = self.fact(node, f"`{self.seg(n)}` carries the previous iteration's graph into this step")
-                        self.emit(CarryEvent(node, v, self.seg(n), n))
+            carried = carried or self.carry_check(tensors, node)
             if entry is not None and entry.get("saves_any") and rg is Tri.YES:
                 segs = segs | {self.site(node)}
         saved_out = None
@@ -1092,6 +1089,23 @@ class Interpreter:
                          origin=origin, nograd=nograd, saved=saved_out, freed=freed, freed_sure=freed_sure,
                          segs=segs, sources=sources, shape=shape, is_int=is_int, inference=inference,
                          carried=carried, via=via)
+
+    def carry_check(self, tensors, node: ast.AST) -> Optional[Fact]:
+        """A tensor from an earlier iteration whose graph a backward later in this loop frees, fed into this
+        step's graph: report the carry once (CarryEvent) and mark what is computed from it."""
+        if not self.loops:
+            return None
+        for n, v in tensors:
+            if v.carried is not None:
+                return v.carried
+        for n, v in tensors:
+            f = v.freed
+            if f is None or v.rg is Tri.NO or v.leaf is Tri.YES or f.path is not None:
+                continue
+            if f.line >= getattr(node, "lineno", 0) and self._in_current_loop(f.line):
+                self.emit(CarryEvent(node, v, self.seg(n), n))
+                return self.fact(node, f"`{self.seg(n)}` carries the previous iteration's graph into this step")
+        return None
 
     def _in_current_loop(self, line: int) -> bool:
         loop = self.loops[-1].node
@@ -1280,11 +1294,7 @@ class Interpreter:
             via_arg = next(((n, v) for n, v in args if isinstance(v, TensorVal) and v.freed is freed), None)
             if via_arg is not None:
                 via = via_arg[1].via or self.fact(via_arg[0], self.seg(via_arg[0]))
-        if freed is not None and self.loops and freed.path is None and freed.line >= getattr(node, "lineno", 0) \
-                and self._in_current_loop(freed.line) and carried is None:
-            bad = next((n, v) for n, v in args if isinstance(v, TensorVal) and v.freed is freed)
-            carried = self.fact(node, f"`{self.seg(bad[0])}` carries the previous iteration's graph into this step")
-            self.emit(CarryEvent(node, bad[1], self.seg(bad[0]), bad[0]))
+        carried = carried or self.carry_check([(n, v) for n, v in args if isinstance(v, TensorVal)], node)
         entry = db.op_entry(mod.qual)
         saved = None
         if rg is Tri.YES:
@@ -1369,8 +1379,12 @@ class Interpreter:
     # ---- user functions
     def call_function(self, func: FuncVal, self_val: Optional[Value], args, kwargs, node: ast.AST,
                       state: State) -> Value:
+        tensors = [(n, v) for n, v in list(args) + list(kwargs.values()) if isinstance(v, TensorVal)]
+        carried = self.carry_check(tensors, node)
         result = self.run_function(func, self_val, args, kwargs, node, state)
-        return result if isinstance(result, Value) else UNKNOWN
+        if not isinstance(result, Value):
+            return UNKNOWN
+        return with_carried(result, carried) if carried is not None else result
 
     def run_function(self, func: FuncVal, self_val, args, kwargs, node, state: State, want_state: bool = False):
         if self.depth >= MAX_CALL_DEPTH or any(f is func.node for f in self.stack):
@@ -1460,6 +1474,14 @@ class Interpreter:
             base = self.static_qual(node.value)
             return f"{base}.{node.attr}" if base else None
         return None
+
+
+def with_carried(value: Value, carried: Fact) -> Value:
+    if isinstance(value, TensorVal) and value.freed is not None:
+        return value.with_(carried=carried)
+    if isinstance(value, SeqVal):
+        return SeqVal(tuple(with_carried(v, carried) for v in value.items))
+    return value
 
 
 def relocate(val: TensorVal, path: str) -> TensorVal:
