@@ -28,6 +28,9 @@ class BackwardEvent(Event):
     retain_graph: Tri
     grad_mode: Tri = Tri.YES
     target_node: Optional[ast.AST] = None
+    inputs: tuple = ()  # torch.autograd.grad inputs: ((expr node, Value), ...)
+    create_graph: Tri = Tri.NO
+    allow_unused: Tri = Tri.NO
 
 
 @dataclass(frozen=True)
@@ -86,3 +89,93 @@ class DeadGradEvent(Event):
 class GradReadEvent(Event):
     target: TensorVal
     expr: str
+
+
+@dataclass(frozen=True)
+class GraphCutEvent(Event):
+    """A call that silently copies a tensor's values without its history (`torch.tensor(t)`)."""
+
+    target: TensorVal
+    expr: str
+    api: str
+
+
+@dataclass(frozen=True)
+class InferenceSaveEvent(Event):
+    """An op that must save an inference-mode tensor for backward."""
+
+    target: TensorVal
+    expr: str
+    op: str
+
+
+@dataclass(frozen=True)
+class FactoryEvent(Event):
+    """A tensor made to require grad: a factory with requires_grad=..., `requires_grad_()`, or
+    assignment to `.requires_grad` (or a misspelling of it)."""
+
+    target: TensorVal  # the tensor's state before the change
+    api: str  # "factory" | "requires_grad_" | "attr:requires_grad" | "attr:<typo>"
+    flag: Tri
+    grad_mode: Tri = Tri.YES
+    inference_mode: bool = False
+
+
+@dataclass(frozen=True)
+class ViewInplaceEvent(Event):
+    """An in-place op or `detach_()` on a view with special autograd restrictions."""
+
+    target: TensorVal
+    expr: str
+    op: str
+    grad_mode: Tri
+
+
+@dataclass(frozen=True)
+class OutArgEvent(Event):
+    op: str
+    grad_inputs: tuple  # expressions that require grad
+    grad_mode: Tri
+
+
+@dataclass(frozen=True)
+class LoopEvent(Event):
+    """A loop, once, on the reporting pass (training-loop checks)."""
+
+    in_function: Optional[ast.AST] = None
+
+
+@dataclass(frozen=True)
+class ModuleCallEvent(Event):
+    """A call of a module in eval mode while grad mode is on (GS103)."""
+
+    expr: str
+    result: TensorVal
+    eval_at: Optional[Fact] = None
+
+
+@dataclass(frozen=True)
+class GradModeEvent(Event):
+    """A `with torch.no_grad()` (or inference_mode) entered while grad mode was already off."""
+
+    label: str
+    outer: Optional[Fact] = None
+
+
+@dataclass(frozen=True)
+class ReassignEvent(Event):
+    """`key = value` replacing a tracked value: parameter updates outside no_grad, modules replaced after
+    an optimizer took their parameters."""
+
+    key: str
+    old: object
+    new: object
+    reads_grad: bool = False
+    optimizer_at: Optional[Fact] = None
+
+
+@dataclass(frozen=True)
+class CheckpointEvent(Event):
+    inputs: tuple  # TensorVals passed to the checkpointed function
+    reentrant: Tri
+    grad_mode: Tri

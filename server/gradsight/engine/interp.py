@@ -21,13 +21,14 @@ Blind spots (kept deliberately; each would cost precision elsewhere):
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
 from . import torchdb as db
 from .api import StateFact
-from .events import (AccumulateEvent, BackwardEvent, CarryEvent, Event, GradReadEvent, InplaceEvent,
-                     NumpyEvent, OptimizerEvent)
+from .events import (AccumulateEvent, BackwardEvent, CarryEvent, CheckpointEvent, Event, FactoryEvent,
+                     GradModeEvent, GradReadEvent, GraphCutEvent, InferenceSaveEvent, InplaceEvent, LoopEvent,
+                     ModuleCallEvent, NumpyEvent, OptimizerEvent, OutArgEvent, ReassignEvent, ViewInplaceEvent)
 from .report import Source
 from .state import State
 from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, Fact, FuncVal, GradModeCtx, ModuleRef,
@@ -123,6 +124,7 @@ class Interpreter:
         self.reached_sources: set = set()
         self.backward_seen = False
         self.init_cache: dict = {}
+        self.optimized_modules: dict[str, Fact] = {}  # module key -> where an optimizer took its parameters()
 
     # ------------------------------------------------------------------ utilities
     def emit(self, event: Event) -> None:
@@ -179,7 +181,11 @@ class Interpreter:
         return method(stmt, state)
 
     def stmt_Expr(self, stmt: ast.Expr, state: State) -> State:
-        self.eval(stmt.value, state)
+        val = self.eval(stmt.value, state)
+        if isinstance(val, GradModeCtx) and "set_grad_enabled" in val.label:
+            # `torch.set_grad_enabled(False)` as a statement changes the mode from here on.
+            state.grad = val.enabled
+            state.grad_why = self.fact(stmt.value, f"grad mode set by `{val.label}`")
         return state
 
     def stmt_Assign(self, stmt: ast.Assign, state: State) -> State:
@@ -274,6 +280,7 @@ class Interpreter:
             ctx.breaks.clear()
             ctx.continues.clear()
             if was_reporting:
+                self.emit(LoopEvent(node, self.stack[-1] if self.stack else None))
                 s = head.copy()
                 bind(s)
                 self.exec_block(body, s)
@@ -340,6 +347,8 @@ class Interpreter:
         for item in stmt.items:
             ctx = self.eval(item.context_expr, state)
             if isinstance(ctx, GradModeCtx):
+                if ctx.enabled is Tri.NO and state.grad is Tri.NO and not ctx.inference:
+                    self.emit(GradModeEvent(item.context_expr, ctx.label, state.grad_why))
                 state.grad = ctx.enabled
                 state.grad_why = self.fact(item.context_expr, f"grad mode {'enabled' if ctx.enabled is Tri.YES else 'disabled'} by `{ctx.label}`")
                 state.inference = ctx.inference
@@ -407,13 +416,44 @@ class Interpreter:
             if key:
                 state.set(key, value)
             return
+        if isinstance(target, ast.Attribute) and target.attr in REQUIRES_GRAD_SPELLINGS:
+            base = self.eval(target.value, state)
+            if isinstance(base, TensorVal):
+                self.set_requires_grad_attr(target, base, value, state, stmt)
+                return
         key = key_of(target)
         if key is None:
             if isinstance(target, ast.Attribute):
                 self.eval(target.value, state)
             return
+        old = state.get(key)
+        if old is not None or "." in key:
+            self.check_reassign(key, old, value, state, stmt)
         state.set(key, value)
         self.record(target, value)
+
+    def set_requires_grad_attr(self, target: ast.Attribute, base: TensorVal, value: Value, state: State, stmt) -> None:
+        flag = const_bool(getattr(stmt, "value", None)) if isinstance(stmt, ast.Assign) else None
+        flag_t = Tri.of(flag)
+        self.emit(FactoryEvent(stmt, base, f"attr:{target.attr}", flag_t, state.grad, state.inference))
+        key = key_of(target.value)
+        if target.attr != "requires_grad" or key is None or base.leaf is not Tri.YES:
+            return
+        site = self.site(stmt)
+        new = base.with_(rg=flag_t, nograd=None if flag_t is not Tri.NO else self.fact(stmt, "`requires_grad = False`"),
+                         sources=base.sources | ({site} if flag_t is Tri.YES and not base.param else set()))
+        if flag_t is Tri.YES and not base.param:
+            self.grad_leaves.setdefault(site, ("requires_grad = True", self.fact(stmt, "`requires_grad = True`")))
+        state.set(key, new)
+
+    def check_reassign(self, key: str, old: Optional[Value], new: Value, state: State, stmt) -> None:
+        value_node = getattr(stmt, "value", None)
+        reads_grad = value_node is not None and any(
+            isinstance(n, ast.Attribute) and n.attr == "grad" and key_of(n.value) == key for n in ast.walk(value_node))
+        owner = next((k for k in self.optimized_modules if key.startswith(k + ".")), None)
+        if reads_grad or (owner is not None and isinstance(new, ModuleVal)):
+            self.emit(ReassignEvent(stmt, key, old, new, reads_grad,
+                                    self.optimized_modules.get(owner) if owner else None))
 
     def element_of(self, value: Value) -> Value:
         if isinstance(value, ParamsVal):
@@ -522,9 +562,11 @@ class Interpreter:
             if attr == "data":
                 return TensorVal(rg=Tri.NO, leaf=Tri.YES, shape=base.shape, is_int=base.is_int,
                                  nograd=self.fact(node, "`.data` returns the values without autograd history"),
-                                 origin=base.origin)
+                                 origin=base.origin, saved=base.saved, is_data=True)
             if attr == "grad":
-                self.emit(GradReadEvent(node, base, self.seg(node.value)))
+                if isinstance(getattr(self, "current_stmt", None), ast.Assign) is False or not any(
+                        t is node for t in getattr(self.current_stmt, "targets", ())):
+                    self.emit(GradReadEvent(node, base, self.seg(node.value)))
                 return TensorVal(rg=Tri.NO, leaf=Tri.YES, shape=base.shape, origin=self.fact(node, "a `.grad`"))
             if attr in ("T", "mT", "H", "mH", "real", "imag"):
                 return self.tensor_op(f"torch.Tensor.{attr}", [(node.value, base)], node, state)
@@ -570,8 +612,10 @@ class Interpreter:
         self.eval(node.slice, state)
         if isinstance(base, TensorVal):
             val = self.tensor_op("torch.Tensor.__getitem__", [(node.value, base)], node, state)
-            if isinstance(val, TensorVal) and base.shape is not None:
-                val = val.with_(shape=None)
+            if isinstance(val, TensorVal):
+                # An item of split()/unbind()'s result is one of those views (we model the tuple as one value).
+                val = val.with_(shape=None, multiview=base.multiview or val.multiview,
+                                view=base.view if base.multiview else val.view)
             return val
         if isinstance(base, SeqVal):
             k = node.slice
@@ -736,7 +780,11 @@ class Interpreter:
             return self.call_qualified(callee.qual, node, state)
         if isinstance(callee, ModuleVal):
             args, kwargs = self.eval_args(node, state)
-            return self.call_module(callee, args, kwargs, node, state)
+            result = self.call_module(callee, args, kwargs, node, state)
+            if callee.eval_at is not None and state.grad is Tri.YES and isinstance(result, TensorVal) \
+                    and result.rg is Tri.YES:
+                self.emit(ModuleCallEvent(node, self.seg(node), result, callee.eval_at))
+            return result
         if isinstance(callee, FuncVal):
             args, kwargs = self.eval_args(node, state)
             return self.call_function(callee, None, args, kwargs, node, state)
@@ -768,10 +816,19 @@ class Interpreter:
             return self.call_builtin(short, node, state)
         args, kwargs = self.eval_args(node, state)
         if qual in db.BACKWARD_FUNCS:
-            if args:
-                target_node, target = args[0]
-                self.backward(target, target_node, node, state, qual, kwargs)
-            return UNKNOWN if qual.endswith(".grad") else PyVal()
+            target_node, target = args[0] if args else kwargs.get("outputs", kwargs.get("tensors", (None, UNKNOWN)))
+            inputs: list = []
+            if qual.endswith(".grad"):
+                in_node, in_val = args[1] if len(args) > 1 else kwargs.get("inputs", (None, UNKNOWN))
+                if isinstance(in_val, TensorVal):
+                    inputs = [(in_node, in_val)]
+                elif isinstance(in_val, SeqVal) and isinstance(in_node, (ast.List, ast.Tuple)):
+                    inputs = list(zip(in_node.elts, in_val.items))
+            if target_node is not None:
+                self.backward(target, target_node, node, state, qual, kwargs, inputs=inputs)
+            if not qual.endswith(".grad"):
+                return PyVal()
+            return self.grad_results(node, target, inputs, kwargs, state)
         if qual in db.NUMPY_FUNCS:
             if args and isinstance(args[0][1], TensorVal):
                 self.emit(NumpyEvent(node, args[0][1], self.seg(args[0][0]), qual, insert_at=None))
@@ -783,9 +840,13 @@ class Interpreter:
                 return UNKNOWN
             return PyVal(cut=cut)
         if qual.startswith("torch.optim.") and short[:1].isupper() and "lr_scheduler" not in qual:
+            owner = None
             if args:
                 self.optimizer(args[0], node, qual)
-            return OptimizerVal(origin=self.fact(node, f"optimizer `{short}`"))
+                if isinstance(args[0][1], ParamsVal) and args[0][1].owner:
+                    owner = args[0][1].owner
+                    self.optimized_modules[owner] = self.fact(node, f"`{short}` took the parameters of `{owner}`")
+            return OptimizerVal(origin=self.fact(node, f"optimizer `{short}`"), owner=owner)
         if qual == "torch.nn.Parameter" or qual == "torch.nn.parameter.Parameter":
             rg = Tri.YES
             if len(args) > 1 or "requires_grad" in kwargs:
@@ -805,6 +866,11 @@ class Interpreter:
         if qual == "torch.autograd.Variable":
             return args[0][1] if args else UNKNOWN
         if qual in ("torch.utils.checkpoint.checkpoint",):
+            reentrant_node = kwargs.get("use_reentrant", (None, None))[0]
+            reentrant = Tri.YES if reentrant_node is None else Tri.of(const_bool(reentrant_node))
+            inputs = tuple(v for _, v in args[1:] if isinstance(v, TensorVal))
+            if len(inputs) == len(args[1:]) and inputs:
+                self.emit(CheckpointEvent(node, inputs, reentrant, state.grad))
             if args:
                 fn = args[0][1]
                 rest = args[1:]
@@ -841,6 +907,10 @@ class Interpreter:
         return UNKNOWN
 
     def factory(self, name: str, args, kwargs, node: ast.Call, state: State) -> Value:
+        for typo in REQUIRES_GRAD_SPELLINGS - {"requires_grad"}:
+            if typo in kwargs:
+                self.emit(FactoryEvent(node, TensorVal(), f"kwarg:{typo}", Tri.of(const_bool(kwargs[typo][0])),
+                                       state.grad, state.inference))
         rg_node = kwargs.get("requires_grad", (None, None))[0]
         flag = const_bool(rg_node) if rg_node is not None else False
         rg = Tri.of(flag)
@@ -851,6 +921,11 @@ class Interpreter:
             is_int = Tri.YES if dname in db.INT_DTYPES else (Tri.NO if dname in db.FLOAT_DTYPES else Tri.MAYBE)
         elif name in db.INT_FACTORIES:
             is_int = Tri.YES
+        elif name == "arange" and args:
+            if all(isinstance(a, ast.Constant) and type(a.value) is int for a, _ in args):
+                is_int = Tri.YES
+            elif any(isinstance(a, ast.Constant) and isinstance(a.value, float) for a, _ in args):
+                is_int = Tri.NO
         elif name in ("randn", "rand", "randn_like", "rand_like", "normal", "linspace", "logspace", "FloatTensor",
                       "DoubleTensor", "empty", "zeros", "ones", "eye"):
             is_int = Tri.NO
@@ -866,9 +941,16 @@ class Interpreter:
             shape = tuple(dims) if dims is not None else None
         if name in ("tensor", "as_tensor", "asarray", "from_numpy") and args:
             src_node, src = args[0]
+            if isinstance(src, TensorVal) and name in ("as_tensor", "asarray"):
+                # as_tensor returns its tensor argument itself (history included) unless dtype/device change.
+                if not kwargs:
+                    return src
+                return self.tensor_op("torch.Tensor.to", [(src_node, src)], node, state)
             if isinstance(src, TensorVal):
                 result = self.new_leaf(node, rg, shape=src.shape, is_int=src.is_int,
-                                       label=f"torch.{name}()", name_hint=None)
+                                       label=f"torch.{name}()", name_hint=None, inference=state.inference)
+                if src.rg is Tri.YES and state.grad is not Tri.NO:
+                    self.emit(GraphCutEvent(node, src, self.seg(src_node), f"torch.{name}"))
                 if src.rg is not Tri.NO and rg is Tri.NO and state.grad is not Tri.NO:
                     result = result.with_(nograd=self.fact(
                         node, f"`torch.{name}({self.seg(src_node)})` copies the values without their history",
@@ -885,10 +967,14 @@ class Interpreter:
             shape = args[0][1].shape
             if is_int is Tri.MAYBE:
                 is_int = args[0][1].is_int
-        return self.new_leaf(node, rg, shape=shape, is_int=is_int, label=f"torch.{name}()", name_hint=None)
+        result = self.new_leaf(node, rg, shape=shape, is_int=is_int, label=f"torch.{name}()", name_hint=None,
+                               inference=state.inference)
+        if rg_node is not None and rg is not Tri.NO:
+            self.emit(FactoryEvent(node, result, "factory", rg, state.grad, state.inference))
+        return result
 
     def new_leaf(self, node: ast.AST, rg: Tri, *, param: bool = False, shape=None, is_int: Tri = Tri.MAYBE,
-                 label: str, name_hint) -> TensorVal:
+                 label: str, name_hint, inference: bool = False) -> TensorVal:
         origin = self.fact(node, f"created by `{label}`" + (" with requires_grad=True" if rg is Tri.YES and not param else ""))
         sources: frozenset = frozenset()
         nograd = None
@@ -899,7 +985,7 @@ class Interpreter:
         if rg is Tri.NO:
             nograd = self.fact(node, f"`{self.seg(node)}` was created without requires_grad=True")
         return TensorVal(rg=rg, leaf=Tri.YES, origin=origin, nograd=nograd, sources=sources, param=param,
-                         inference=False, shape=shape, is_int=is_int)
+                         inference=inference, shape=shape, is_int=is_int)
 
     def new_module(self, qual: str, args, kwargs, node: ast.Call) -> Value:
         short = db.module_short(qual)
@@ -943,6 +1029,10 @@ class Interpreter:
                 return self.inplace(args[0][0], args[0][1], f"{short}" + ("(inplace=True)" if inplace_kw else ""),
                                     state, node, rhs=[v for _, v in args[1:]])
             return UNKNOWN
+        if "out" in kwargs and state.grad is not Tri.NO:
+            grads = tuple(self.seg(n) for n, v in tensor_args if v.rg is Tri.YES)
+            if grads:
+                self.emit(OutArgEvent(node, qual, grads, state.grad))
         if not tensor_args and not any(isinstance(v, (SeqVal,)) for _, v in args):
             return UNKNOWN
         # torch.cat / torch.stack take a sequence of tensors.
@@ -979,6 +1069,7 @@ class Interpreter:
             return PyVal(cut=self.fact(node, f"`.{name}()` turned `{self.seg(recv_node)}` into {db.CUT_METHODS[name]}"))
         if name == "requires_grad_":
             flag = const_bool(args[0][0]) if args else True
+            self.emit(FactoryEvent(node, recv, "requires_grad_", Tri.of(flag), state.grad, state.inference))
             key = key_of(recv_node)
             if recv.leaf is Tri.YES:
                 rg = Tri.of(flag)
@@ -992,8 +1083,18 @@ class Interpreter:
                     state.set(key, new)
                 return new
             return recv
-        if name in ("retain_grad", "register_hook", "size", "dim", "numel", "stride", "element_size"):
+        if name == "retain_grad":
+            key = key_of(recv_node)
+            if key and state.get(key) == recv:
+                state.set(key, recv.with_(retains=True))
+            return PyVal()
+        if name in ("register_hook", "size", "dim", "numel", "stride", "element_size"):
             return PyVal() if name in ("size", "dim", "numel", "stride", "element_size") else recv
+        if name == "detach_" and recv.view is not None:
+            self.emit(ViewInplaceEvent(node, recv, self.seg(recv_node), "detach_", state.grad))
+        if name in ("resize_", "resize_as_") and recv.rg is Tri.YES:
+            self.emit(ViewInplaceEvent(node, recv, self.seg(recv_node), name, state.grad))
+            return recv
         if name == "detach_":
             new = recv.with_(rg=Tri.NO, leaf=Tri.YES, nograd=self.fact(node, "detached in place by `.detach_()`"))
             key = key_of(recv_node)
@@ -1084,11 +1185,25 @@ class Interpreter:
             Tri.YES if all(v.is_int is Tri.YES for _, v in tensors) else Tri.MAYBE)
         if short in ("float", "double", "half", "softmax", "log_softmax", "mean", "sigmoid", "__truediv__", "div"):
             is_int = Tri.NO
-        inference = any(v.inference for _, v in tensors) and state.inference
+        zerograd = None
+        if rg is Tri.YES:
+            if nd == "zero_grad":
+                zerograd = self.fact(node, f"`{_pretty(qual)}` has a zero gradient everywhere")
+            else:
+                grad_inputs = [v for _, v in tensors if v.rg is not Tri.NO]
+                if grad_inputs and all(v.zerograd is not None for v in grad_inputs):
+                    zerograd = grad_inputs[0].zerograd
+        view = None
+        multiview = short in db.MULTI_VIEW
+        if multiview or (short in db.VIEW_METHODS and (short != "__getitem__" or _basic_index(node))):
+            view = self.fact(node, f"a view made by `{self.seg(node)}`")
+        nograd_view = view is not None and state.grad is Tri.NO and not state.inference and any(
+            v.rg is Tri.YES for _, v in tensors)
         return TensorVal(rg=rg, leaf=Tri.NO if rg is Tri.YES else (Tri.YES if rg is Tri.NO else Tri.MAYBE),
                          origin=origin, nograd=nograd, saved=saved_out, freed=freed, freed_sure=freed_sure,
-                         segs=segs, sources=sources, shape=shape, is_int=is_int, inference=inference,
-                         carried=carried, via=via)
+                         segs=segs, sources=sources, shape=shape, is_int=is_int, inference=state.inference,
+                         carried=carried, via=via, zerograd=zerograd, view=view, multiview=multiview,
+                         nograd_view=nograd_view)
 
     def carry_check(self, tensors, node: ast.AST) -> Optional[Fact]:
         """A tensor from an earlier iteration whose graph a backward later in this loop frees, fed into this
@@ -1130,6 +1245,8 @@ class Interpreter:
                 ok = any(r is Tri.YES for r in rgs)
             if not ok:
                 continue
+            if val.inference and not state.inference:
+                self.emit(InferenceSaveEvent(node, val, self.seg(arg_node), _pretty(qual)))
             key = key_of(arg_node)
             if key is None or state.get(key) != val:
                 continue
@@ -1161,6 +1278,8 @@ class Interpreter:
         if not (isinstance(whole, ast.Expr) and whole.value is stmt):
             whole = stmt
         self.emit(InplaceEvent(stmt, target, self.seg(target_node), op, state.grad, stmt=whole, module=module))
+        if target.multiview or target.nograd_view:
+            self.emit(ViewInplaceEvent(stmt, target, self.seg(target_node), op, state.grad))
         rg = target.rg
         extra = [v for v in rhs if isinstance(v, TensorVal)]
         if state.grad is not Tri.NO and any(v.rg is Tri.YES for v in extra):
@@ -1177,8 +1296,22 @@ class Interpreter:
         return new
 
     # ---- backward
+    def grad_results(self, node: ast.Call, target: Value, inputs: list, kwargs: dict, state: State) -> Value:
+        """`torch.autograd.grad(...)` returns one gradient per input; without create_graph they have no history."""
+        if not inputs:
+            return UNKNOWN
+        create = Tri.of(const_bool(kwargs["create_graph"][0])) if "create_graph" in kwargs else Tri.NO
+        if create is Tri.NO or state.grad is Tri.NO:
+            why = self.fact(node, "`torch.autograd.grad` without create_graph=True returns gradients with no history")
+            g = TensorVal(rg=Tri.NO, leaf=Tri.YES, nograd=why, origin=why, is_int=Tri.NO)
+        else:
+            rg = Tri.YES if isinstance(target, TensorVal) and target.rg is Tri.YES and create is Tri.YES else Tri.MAYBE
+            g = TensorVal(rg=rg, leaf=Tri.NO if rg is Tri.YES else Tri.MAYBE, is_int=Tri.NO,
+                          origin=self.fact(node, "a gradient computed with create_graph=True"))
+        return SeqVal(tuple(g.with_(shape=v.shape if isinstance(v, TensorVal) else None) for _, v in inputs))
+
     def backward(self, target: Value, target_node: ast.AST, call: ast.Call, state: State, api: str,
-                 kwargs: dict, positional: int = 0) -> None:
+                 kwargs: dict, positional: int = 0, inputs: list | None = None) -> None:
         if not isinstance(target, TensorVal):
             return
         retain = Tri.NO
@@ -1193,8 +1326,13 @@ class Interpreter:
         gradient_given = positional >= 1 or "gradient" in kwargs or "grad_tensors" in kwargs or "grad_outputs" in kwargs
         if api == "torch.autograd.grad" and len(call.args) >= 3:
             gradient_given = True
+        create = Tri.NO if cnode is None else Tri.of(const_bool(cnode))
+        unode = kwargs.get("allow_unused", (None, None))[0]
+        allow_unused = Tri.NO if unode is None else Tri.of(const_bool(unode))
+        if kwargs.get("materialize_grads", (None, None))[0] is not None:
+            allow_unused = Tri.MAYBE
         self.emit(BackwardEvent(call, target, self.seg(target_node), api, call, gradient_given, retain, state.grad,
-                                target_node))
+                                target_node, tuple(inputs or ()), create, allow_unused))
         self.backward_seen = True
         self.reached_sources |= target.sources
         if target.rg is not Tri.YES or retain is not Tri.NO:
@@ -1212,15 +1350,19 @@ class Interpreter:
         name = func.attr
         if name in ("parameters",):
             self.eval_args(node, state)
-            return ParamsVal(origin=self.fact(node, f"parameters of `{self.seg(func.value)}`"))
+            return ParamsVal(origin=self.fact(node, f"parameters of `{self.seg(func.value)}`"), owner=key_of(func.value))
         if name in ("to", "cuda", "cpu", "float", "double", "half", "train", "eval", "requires_grad_", "zero_grad",
                     "apply", "share_memory", "type"):
             args, kwargs = self.eval_args(node, state)
-            if name == "requires_grad_":
-                flag = const_bool(node.args[0]) if node.args else True
-                new = ModuleVal(recv.qual, recv.cls, recv.layers, recv.inplace,
-                                Tri.of(flag) if flag is not None else Tri.MAYBE, recv.reduction, recv.origin, recv.attrs)
-                key = key_of(func.value)
+            key = key_of(func.value)
+            if name in ("requires_grad_", "eval", "train"):
+                if name == "requires_grad_":
+                    flag = const_bool(node.args[0]) if node.args else True
+                    new = replace(recv, has_params=Tri.of(flag) if flag is not None else Tri.MAYBE)
+                elif name == "eval" or (node.args and const_bool(node.args[0]) is False):
+                    new = replace(recv, eval_at=self.fact(node, f"`{self.seg(node)}` switched to evaluation mode"))
+                else:
+                    new = replace(recv, eval_at=None)
                 if key:
                     state.set(key, new)
                 return new
@@ -1314,6 +1456,8 @@ class Interpreter:
                                             for t in triggers):
                         continue
                     a_node, a_val = trig_args[int(idx_s)]
+                    if isinstance(a_val, TensorVal) and a_val.inference and not state.inference:
+                        self.emit(InferenceSaveEvent(node, a_val, self.seg(a_node), short))
                     key = key_of(a_node)
                     if key and isinstance(a_val, TensorVal) and state.get(key) == a_val:
                         state.env[key] = a_val.with_(saved=self.fact(node, f"saved for backward by `{short}`"))
@@ -1323,9 +1467,15 @@ class Interpreter:
         elif short in db.PARAMLESS_MODULES and isinstance(x, TensorVal) and short not in ("Flatten", "Unflatten") \
                 and "Pool" not in short and "Pad" not in short and "Upsample" not in short:
             shape = x.shape
+        zerograd = None
+        if rg is Tri.YES and params is Tri.NO:
+            grad_inputs = [v for v in tensors if v.rg is not Tri.NO]
+            if grad_inputs and all(v.zerograd is not None for v in grad_inputs):
+                zerograd = grad_inputs[0].zerograd
         result = TensorVal(rg=rg, leaf=Tri.NO if rg is Tri.YES else (Tri.YES if rg is Tri.NO else Tri.MAYBE),
                            origin=origin, nograd=nograd, saved=saved, freed=freed, segs=segs, sources=sources,
-                           shape=shape, is_int=Tri.NO, carried=carried, via=via)
+                           shape=shape, is_int=Tri.NO, carried=carried, via=via, zerograd=zerograd,
+                           inference=state.inference)
         if short in db.RECURRENT:
             hidden = result.with_(saved=None, shape=None)
             return SeqVal((result.with_(shape=None), SeqVal((hidden, hidden)) if short == "LSTM" else hidden))
@@ -1476,6 +1626,22 @@ class Interpreter:
         return None
 
 
+def _basic_index(node: ast.AST) -> bool:
+    """`x[0]`, `x[1:3]`, `x[:, None]`, `x[..., 0]` make views; indexing with tensors or lists copies."""
+    if not isinstance(node, ast.Subscript):
+        return False
+    parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    for p in parts:
+        if isinstance(p, ast.Slice):
+            continue
+        if isinstance(p, ast.Constant) and (p.value is None or p.value is Ellipsis or type(p.value) is int):
+            continue
+        if isinstance(p, ast.UnaryOp) and isinstance(p.operand, ast.Constant):
+            continue
+        return False
+    return True
+
+
 def with_carried(value: Value, carried: Fact) -> Value:
     if isinstance(value, TensorVal) and value.freed is not None:
         return value.with_(carried=carried)
@@ -1555,6 +1721,8 @@ def describe(value: TensorVal) -> tuple[str, str, list[Fact]]:
     return " · ".join(parts), label, chain
 
 
+REQUIRES_GRAD_SPELLINGS = {"requires_grad", "require_grad", "requires_grads", "require_grads", "requires_gradient",
+                           "requiresgrad", "required_grad", "requires_grad_"}
 BUILTINS = {"float", "int", "bool", "complex", "list", "tuple", "max", "min", "abs", "sum", "round", "len",
             "sorted", "range", "enumerate", "zip", "str", "repr", "print", "isinstance", "pow", "divmod", "map",
             "filter", "any", "all", "reversed", "dict", "set", "format", "hash", "id", "type", "super",

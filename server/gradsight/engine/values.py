@@ -84,6 +84,12 @@ class TensorVal(Value):
     is_int: Tri = Tri.MAYBE  # integer dtype
     carried: Optional[Fact] = None  # the loop-carried assignment that brought a freed graph into this step
     via: Optional[Fact] = None  # where a freed tensor was used again (its text is that tensor's expression)
+    zerograd: Optional[Fact] = None  # every gradient path runs through an op whose gradient is zero (round, sign)
+    view: Optional[Fact] = None  # a view of another tensor (basic indexing, .view(), .transpose(), ...)
+    multiview: bool = False  # an output of split/chunk/unbind: may not be modified in place
+    nograd_view: bool = False  # a view created under no_grad of a tensor that requires grad
+    is_data: bool = False  # `t.data`: same storage, no autograd tracking
+    retains: bool = False  # retain_grad() was called: `.grad` of this non-leaf is populated
 
     def join(self, other: Value) -> Value:
         if not isinstance(other, TensorVal):
@@ -108,6 +114,12 @@ class TensorVal(Value):
             is_int=self.is_int.join(other.is_int),
             carried=_first(self.carried, other.carried),
             via=_first(self.via, other.via),
+            zerograd=self.zerograd if self.zerograd is not None and other.zerograd is not None else None,
+            view=_first(self.view, other.view),
+            multiview=self.multiview and other.multiview,
+            nograd_view=self.nograd_view and other.nograd_view,
+            is_data=self.is_data and other.is_data,
+            retains=self.retains or other.retains,
         )
 
     def with_(self, **changes: Any) -> "TensorVal":
@@ -147,6 +159,7 @@ class ModuleVal(Value):
     reduction: Optional[str] = None  # loss modules
     origin: Optional[Fact] = None
     attrs: tuple = ()  # (name, Value) pairs from __init__ (user modules)
+    eval_at: Optional[Fact] = None  # `.eval()` was called on it here
 
     def attr(self, name: str) -> Optional[Value]:
         for key, val in self.attrs:
@@ -165,11 +178,13 @@ class ParamsVal(Value):
     """`model.parameters()`: leaf tensors that require grad."""
 
     origin: Optional[Fact] = None
+    owner: Optional[str] = None  # reference key of the module, e.g. "model"
 
 
 @dataclass(frozen=True)
 class OptimizerVal(Value):
     origin: Optional[Fact] = None
+    owner: Optional[str] = None  # module whose parameters() it took
 
 
 @dataclass(frozen=True)

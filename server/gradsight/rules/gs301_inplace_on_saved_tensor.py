@@ -62,8 +62,8 @@ class InplaceOnSavedTensor(Rule):
 
     def check(self, event: InplaceEvent, report) -> None:
         saved = event.target.saved
-        if saved is None:
-            return
+        if saved is None or event.target.is_data:
+            return  # `.data` writes do not bump the version counter: GS204 reports those
         fix = None
         span = None
         src = report.source

@@ -1,0 +1,187 @@
+"""What the engine analyses (a `Snapshot`) and which editor documents show it (`View`s).
+
+A plain file is one snapshot with one view. A notebook is one snapshot (its python cells joined,
+see `notebooks.py`) with one view per cell; engine lines are module lines and `View.offset` turns
+them into cell lines. Snapshots are immutable copies taken on the event loop, so a worker thread
+can analyse one while the editor keeps typing.
+
+The reverse-import map (`ImportGraph`) remembers, for every open document, which module names it
+imports (read from `ast` import statements), so that a change to `pkg/utils.py` re-analyses the
+open documents that import `pkg.utils` (or `utils`, from a sibling).
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+from dataclasses import dataclass, field
+from typing import Iterable
+from urllib.parse import unquote
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+from pygls.workspace import Workspace
+
+from .notebooks import CellMap, join_cells
+
+
+@dataclass(frozen=True)
+class View:
+    """One editor document's share of a snapshot."""
+
+    uri: str
+    version: int
+    text: str
+    offset: int = 0  # engine line = view line + offset
+    line_count: int | None = None  # lines of the module that belong to this view (None: all)
+
+    def owns(self, module_line: int) -> bool:
+        line = module_line - self.offset
+        return line >= 1 and (self.line_count is None or line <= self.line_count)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    key: str  # the text document's uri, or the notebook's
+    path: str  # a file system path when the uri is a file uri, else the uri itself
+    text: str
+    version: int
+    cells: CellMap | None = None
+    views: tuple[View, ...] = ()
+
+    def view(self, uri: str) -> View | None:
+        uri = unquote(uri)
+        for view in self.views:
+            if unquote(view.uri) == uri:
+                return view
+        return None
+
+
+def uri_to_path(uri: str) -> str:
+    if uri.startswith("file:"):
+        try:
+            return to_fs_path(uri) or uri
+        except Exception:  # noqa: BLE001 - a malformed uri is not worth a crash
+            return uri
+    return uri
+
+
+def notebook_of(workspace: Workspace, uri: str) -> types.NotebookDocument | None:
+    return workspace.get_notebook_document(notebook_uri=uri) or workspace.get_notebook_document(cell_uri=uri)
+
+
+def snapshot_of(workspace: Workspace, uri: str) -> Snapshot | None:
+    """The current snapshot holding `uri` (a file, a notebook or one of its cells); None if not open."""
+    notebook = notebook_of(workspace, uri)
+    if notebook is not None:
+        return _notebook_snapshot(workspace, notebook)
+    doc = workspace.text_documents.get(unquote(uri))
+    if doc is None:
+        return None
+    version = doc.version or 0
+    text = doc.source
+    return Snapshot(key=doc.uri, path=uri_to_path(doc.uri), text=text, version=version,
+                    views=(View(uri=doc.uri, version=version, text=text),))
+
+
+def _notebook_snapshot(workspace: Workspace, notebook: types.NotebookDocument) -> Snapshot:
+    cells: list[tuple[str, int, str]] = []
+    for cell in notebook.cells:
+        if cell.kind != types.NotebookCellKind.Code:
+            continue
+        doc = workspace.text_documents.get(unquote(cell.document))
+        if doc is None or (doc.language_id or "python") != "python":
+            continue
+        cells.append((doc.uri, doc.version or 0, doc.source))
+    text, cell_map = join_cells(cells)
+    views = tuple(
+        View(uri=span.uri, version=span.version, text=source, offset=span.first_line - 1, line_count=span.line_count)
+        for span, (_, _, source) in zip(cell_map.cells, cells)
+    )
+    return Snapshot(key=notebook.uri, path=uri_to_path(notebook.uri), text=text, version=notebook.version,
+                    cells=cell_map, views=views)
+
+
+# -- the reverse-import map ------------------------------------------------------------------------
+
+
+def module_names(path: str, roots: Iterable[str]) -> frozenset[str]:
+    """Names other files may import this one by: dotted paths below each root, and the bare stem."""
+    p = pathlib.PurePath(path)
+    if p.suffix not in (".py", ".pyi", ".ipynb"):
+        return frozenset()
+    parts = list(p.with_suffix("").parts)
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    names = {parts[-1]} if parts else set()
+    for root in roots:
+        try:
+            rel = p.with_suffix("").relative_to(root)
+        except ValueError:
+            continue
+        rel_parts = [x for x in rel.parts if x != "__init__"]
+        for start in range(len(rel_parts)):  # "src/pkg/mod.py" is imported as "pkg.mod"
+            names.add(".".join(rel_parts[start:]))
+    return frozenset(n for n in names if n)
+
+
+def imported_modules(text: str, own_package: str | None = None) -> frozenset[str]:
+    """Module names a source imports (every dotted prefix; relative imports resolved when possible)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    found: set[str] = set()
+
+    def add(name: str) -> None:
+        bits = name.split(".")
+        for i in range(1, len(bits) + 1):
+            found.add(".".join(bits[:i]))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                add(alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                # Sibling imports (`from . import utils`, `from .utils import f`) match by bare name.
+                for alias in node.names:
+                    found.add(alias.name)
+                if base:
+                    found.add(base.split(".")[0])
+                    found.add(base)
+                if own_package is not None:
+                    pkg = own_package.split(".")
+                    anchor = pkg[: len(pkg) - (node.level - 1)] if node.level - 1 <= len(pkg) else []
+                    base = ".".join([*anchor, base] if base else anchor)
+                else:
+                    continue
+            if base:
+                add(base)
+                for alias in node.names:
+                    found.add(f"{base}.{alias.name}")
+    return frozenset(found)
+
+
+@dataclass
+class ImportGraph:
+    """Open document key -> (names it is known by, names it imports)."""
+
+    names: dict[str, frozenset[str]] = field(default_factory=dict)
+    imports: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def update(self, key: str, names: frozenset[str], imports: frozenset[str]) -> None:
+        self.names[key] = names
+        self.imports[key] = imports
+
+    def forget(self, key: str) -> None:
+        self.names.pop(key, None)
+        self.imports.pop(key, None)
+
+    def dependents(self, key: str) -> list[str]:
+        """Open documents that import `key`'s module."""
+        names = self.names.get(key, frozenset())
+        if not names:
+            return []
+        return sorted(other for other, imported in self.imports.items() if other != key and names & imported)

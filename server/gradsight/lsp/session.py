@@ -1,0 +1,609 @@
+"""The server's state and the logic behind every handler in `server.py`.
+
+One `Session` per server. It owns the settings (`settings.ConfigResolver`), the analyses
+(`scheduler.AnalysisCache`, one result per open document, computed in worker threads), the
+debounced refreshes, the reverse-import map, trace results, and the choice between pull and push
+diagnostics. Everything here runs on the event loop thread except `_compute`, which runs the pure
+engine on an immutable snapshot.
+
+Diagnostics:
+
+- Pull (the client declares `textDocument.diagnostic`): the client asks; each report carries
+  `resultId = "<uri>@<version>#<config generation>.<dependency epoch>.<trace generation>"`, and a
+  request whose `previousResultId` equals the current one gets an `unchanged` report. When something
+  other than the document's own text changes (settings, a pyproject.toml, a module it imports, a
+  trace), the server sends `workspace/diagnostic/refresh`.
+- Push (anything else): edits are debounced per document (`DEBOUNCE` seconds, none on open); a
+  result is published with its version only if that version is still the document's current one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import pathlib
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from lsprotocol import types
+from pygls.capabilities import get_capability
+
+from .. import engine
+from ..engine import Analysis, StateFact
+from ..findings import Applicability, Finding
+from . import actions, convert
+from .documents import ImportGraph, Snapshot, View, imported_modules, module_names, snapshot_of, uri_to_path
+from .positions import LineIndex, normalize_encoding
+from .scheduler import AnalysisCache, Debouncer, Result, Stamp
+from .settings import (
+    ConfigResolver,
+    parse_editor_settings,
+    settings_from_init,
+    trusted_from_init,
+)
+from . import logs
+
+log = logging.getLogger(__name__)
+
+DEBOUNCE = 0.15  # seconds between the last keystroke and the analysis (push mode)
+DEPENDENT_DELAY = 0.3  # files that import an edited one are re-analysed a little later
+CONFIG_TIMEOUT = 5.0
+
+
+@dataclass
+class TraceState:
+    version: int
+    findings: list[Finding]
+    generation: int
+
+
+@dataclass
+class Current:
+    """A document ready for a request: its snapshot, the view asked about, and the analysis."""
+
+    snapshot: Snapshot
+    view: View
+    stamp: Stamp
+    analysis: Analysis
+    findings: list[Finding] = field(default_factory=list)  # static + trace, module coordinates
+    index: LineIndex | None = None
+
+    def view_findings(self) -> list[Finding]:
+        return [f for f in self.findings if self.view.owns(f.line)]
+
+    def view_facts(self) -> list[StateFact]:
+        return [f for f in self.analysis.facts if self.view.owns(f.line)]
+
+
+class Session:
+    def __init__(self, server) -> None:
+        self.server = server
+        self.resolver = ConfigResolver()
+        self.graph = ImportGraph()
+        self.trusted = True
+        self.pull_mode = False
+        self.encoding = "utf-16"
+        self.capabilities = types.ClientCapabilities()
+        self._init_settings: Any = None
+        self._pushed_settings: Any = None
+        self._versions: dict[str, int] = {}
+        self._epochs: dict[str, int] = {}
+        self._traces: dict[str, TraceState] = {}
+        self._trace_generation = 0
+        self._published: dict[str, set[str]] = {}
+        self._shown: set[str] = set()
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="gradsight-analysis")
+        self.cache = AnalysisCache(self._pool, self._is_current)
+        self.debouncer = Debouncer()
+        self.trace_runs: dict[str, Any] = {}  # key -> threading.Event of a running trace
+
+    # -- capabilities ------------------------------------------------------------------------------
+
+    def supports(self, path: str, default: Any = False) -> Any:
+        return get_capability(self.capabilities, path, default)
+
+    @property
+    def markdown(self) -> bool:
+        formats = self.supports("text_document.hover.content_format", None)
+        return formats is None or types.MarkupKind.Markdown in formats
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    def initialize(self, params: types.InitializeParams) -> None:
+        self.capabilities = params.capabilities
+        self.pull_mode = self.supports("text_document.diagnostic", None) is not None
+        self.encoding = normalize_encoding(self.server.workspace.position_encoding)
+        options = params.initialization_options
+        self.trusted = trusted_from_init(options)
+        self._init_settings = settings_from_init(options)
+        logs.install_client_handler(self.server, asyncio.get_running_loop())
+        self.apply_settings()
+        log.info("gradsight language server: %s diagnostics, %s positions, workspace %strusted",
+                 "pull" if self.pull_mode else "push", self.encoding, "" if self.trusted else "not ")
+
+    async def initialized(self) -> None:
+        await self._register_watchers()
+        if self.supports("workspace.configuration"):
+            await self.reload_settings()
+
+    def shutdown(self) -> None:
+        self.debouncer.cancel_all()
+        for cancel in self.trace_runs.values():
+            cancel.set()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    async def _register_watchers(self) -> None:
+        registrations = []
+        if self.supports("workspace.did_change_watched_files.dynamic_registration"):
+            registrations.append(types.Registration(
+                id="gradsight-pyproject", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                    watchers=[types.FileSystemWatcher(glob_pattern="**/pyproject.toml")])))
+        if self.supports("workspace.did_change_configuration.dynamic_registration"):
+            registrations.append(types.Registration(
+                id="gradsight-configuration", method=types.WORKSPACE_DID_CHANGE_CONFIGURATION,
+                register_options=types.DidChangeConfigurationRegistrationOptions(section="gradsight")))
+        if not registrations:
+            return
+        try:
+            await asyncio.wait_for(self.server.client_register_capability_async(
+                types.RegistrationParams(registrations=registrations)), CONFIG_TIMEOUT)
+        except Exception as exc:  # noqa: BLE001 - a client may refuse; settings still work
+            log.warning("client refused dynamic registration (%s); pyproject.toml changes need a restart", exc)
+
+    # -- settings ----------------------------------------------------------------------------------
+
+    async def reload_settings(self, pushed: Any = None) -> None:
+        """Re-read settings: `workspace/configuration` when the client has it, else what it pushed."""
+        if pushed is not None:
+            self._pushed_settings = pushed.get("gradsight", pushed) if isinstance(pushed, Mapping) else pushed
+        answer = None
+        if self.supports("workspace.configuration"):
+            try:
+                items = await asyncio.wait_for(self.server.workspace_configuration_async(
+                    types.ConfigurationParams(items=[types.ConfigurationItem(section="gradsight")])), CONFIG_TIMEOUT)
+                answer = items[0] if items else None
+            except Exception as exc:  # noqa: BLE001
+                log.warning("workspace/configuration failed (%s); keeping the current settings", exc)
+                return
+        self.apply_settings(answer)
+
+    def apply_settings(self, answer: Any = None) -> None:
+        settings, problems = parse_editor_settings(self._init_settings, self._pushed_settings, answer)
+        for problem in problems:
+            self.show(problem, types.MessageType.Warning)
+        logs.set_level(settings.log_level_number)
+        if settings != self.resolver.settings:
+            self.resolver.update(settings)
+            self.invalidate_all()
+
+    def pyprojects_changed(self, changes: Sequence[types.FileEvent]) -> None:
+        if not any(c.uri.endswith("pyproject.toml") for c in changes):
+            return
+        self._shown = {m for m in self._shown if "pyproject.toml" not in m}
+        self.resolver.pyproject_changed()
+        self.invalidate_all()
+
+    def invalidate_all(self) -> None:
+        """Settings changed: every open document needs new diagnostics and hints."""
+        if self.pull_mode:
+            self._refresh_client_diagnostics()
+        else:
+            for key in list(self._versions):
+                self.schedule(key, 0, cascade=False)
+        if self.supports("workspace.inlay_hint.refresh_support"):
+            self.server.workspace_inlay_hint_refresh(None)
+
+    def _refresh_client_diagnostics(self) -> None:
+        if self.supports("workspace.diagnostics.refresh_support"):
+            self.server.workspace_diagnostic_refresh(None)
+
+    # -- messages ----------------------------------------------------------------------------------
+
+    def show(self, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
+        log.log(logging.WARNING if kind <= types.MessageType.Warning else logging.INFO, "%s", message)
+        self.server.window_show_message(types.ShowMessageParams(type=kind, message=f"gradsight: {message}"))
+
+    def show_once(self, messages: Sequence[str], kind: types.MessageType = types.MessageType.Warning) -> None:
+        for message in messages:
+            if message not in self._shown:
+                self._shown.add(message)
+                self.show(message, kind)
+
+    # -- documents ---------------------------------------------------------------------------------
+
+    def stamp(self, key: str) -> Stamp:
+        return (self._versions.get(key, -1), self.resolver.generation, self._epochs.get(key, 0))
+
+    def _is_current(self, key: str, stamp: Stamp) -> bool:
+        return self.stamp(key) == stamp  # read from worker threads: plain dict/int reads only
+
+    def snapshot(self, uri: str) -> Snapshot | None:
+        return snapshot_of(self.server.workspace, uri)
+
+    def opened(self, uri: str) -> None:
+        self._track(uri, delay=0)
+
+    def changed(self, uri: str) -> None:
+        self._track(uri, delay=DEBOUNCE)
+
+    def _track(self, uri: str, delay: float) -> None:
+        snapshot = self.snapshot(uri)
+        if snapshot is None:
+            return
+        key = snapshot.key
+        self._versions[key] = snapshot.version
+        self._traces.pop(key, None)  # trace results hold until the text changes
+        if key not in self.graph.names:
+            self.graph.update(key, module_names(snapshot.path, self._roots()), frozenset())
+        self.schedule(key, delay, cascade=True)
+
+    def closed(self, key: str, view_uris: Sequence[str] = ()) -> None:
+        self.debouncer.cancel(key)
+        self.cache.forget(key)
+        self.graph.forget(key)
+        self._versions.pop(key, None)
+        self._epochs.pop(key, None)
+        self._traces.pop(key, None)
+        published = self._published.pop(key, set()) | set(view_uris)
+        if not self.pull_mode:
+            for uri in published:
+                self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    def schedule(self, key: str, delay: float, cascade: bool) -> None:
+        self.debouncer.schedule(key, delay, lambda: self._refresh(key, cascade))
+
+    async def _refresh(self, key: str, cascade: bool) -> None:
+        if not self.pull_mode:
+            await self._publish_current(key)
+        if cascade:
+            self._dependents_changed(key)
+
+    def _dependents_changed(self, key: str) -> None:
+        dependents = [k for k in self.graph.dependents(key) if k in self._versions]
+        if not dependents:
+            return
+        log.debug("%s changed; re-analysing %s", key, ", ".join(dependents))
+        for other in dependents:
+            self._epochs[other] = self._epochs.get(other, 0) + 1
+            if not self.pull_mode:
+                self.schedule(other, DEPENDENT_DELAY, cascade=False)
+        if self.pull_mode:
+            self._refresh_client_diagnostics()
+
+    def _roots(self) -> list[str]:
+        roots = []
+        ws = self.server.workspace
+        if ws.root_path:
+            roots.append(ws.root_path)
+        for folder in ws.folders.values():
+            path = uri_to_path(folder.uri)
+            if path not in roots:
+                roots.append(path)
+        return roots
+
+    # -- analysis ----------------------------------------------------------------------------------
+
+    async def _result(self, snapshot: Snapshot) -> tuple[Stamp, Result] | None:
+        key = snapshot.key
+        stamp = self.stamp(key)
+        if stamp[0] != snapshot.version:
+            return None
+        config, problems = self.resolver.config_for(snapshot.path)
+        self.show_once(problems)
+        excluded = self._excluded(snapshot.path, config)
+        package = self._package_of(snapshot.path)
+
+        def compute() -> Result:
+            return _compute(snapshot, config, excluded, package)
+
+        result = await self.cache.get(key, stamp, compute)
+        if result is None:
+            return None
+        self.graph.update(key, self.graph.names.get(key) or module_names(snapshot.path, self._roots()),
+                          result.imports)
+        self.show_once([f"{snapshot.path}: {p}" for p in result.analysis.problems], types.MessageType.Info)
+        return stamp, result
+
+    def _excluded(self, path: str, config) -> bool:
+        if "://" in path or not path.endswith((".py", ".pyi", ".ipynb")):
+            return False
+        p = pathlib.PurePath(path)
+        for root in self._roots():
+            try:
+                rel = p.relative_to(root)
+            except ValueError:
+                continue
+            return config.is_excluded(pathlib.Path(rel))
+        return False
+
+    def _package_of(self, path: str) -> str | None:
+        for root in self._roots():
+            try:
+                rel = pathlib.PurePath(path).relative_to(root)
+            except ValueError:
+                continue
+            return ".".join(rel.parts[:-1]) or None
+        return None
+
+    async def current(self, uri: str) -> Current | None:
+        """The up-to-date analysis for the document `uri` (a file or a notebook cell), or None."""
+        for _ in range(5):
+            snapshot = self.snapshot(uri)
+            if snapshot is None:
+                return None
+            view = snapshot.view(uri)
+            if view is None:
+                return None
+            got = await self._result(snapshot)
+            if got is None:
+                # Outdated while we waited: the editor has moved on; try its newest version.
+                await asyncio.sleep(0)
+                continue
+            stamp, result = got
+            return Current(snapshot=snapshot, view=view, stamp=stamp, analysis=result.analysis,
+                           findings=self._findings(snapshot, result.analysis),
+                           index=LineIndex(view.text, self.encoding))
+        return None
+
+    def _findings(self, snapshot: Snapshot, analysis: Analysis) -> list[Finding]:
+        trace = self._traces.get(snapshot.key)
+        if trace is None or trace.version != snapshot.version:
+            return list(analysis.findings)
+        return convert.merge_trace(analysis.findings, trace.findings)
+
+    # -- diagnostics -------------------------------------------------------------------------------
+
+    async def _publish_current(self, key: str) -> None:
+        snapshot = self.snapshot(key)
+        if snapshot is None:
+            return
+        got = await self._result(snapshot)
+        if got is None:
+            return
+        stamp, result = got
+        # The check and the publish happen with no await in between: nothing can change the
+        # document in the meantime, so a published version is always the current one.
+        if self.stamp(key) != stamp:
+            return
+        current = self.snapshot(key)
+        if current is None or current.version != snapshot.version:
+            return
+        findings = self._findings(snapshot, result.analysis)
+        uris = set()
+        for view in snapshot.views:
+            uris.add(view.uri)
+            self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+                uri=view.uri, version=view.version, diagnostics=self._diagnostics(snapshot, view, findings)))
+        for gone in self._published.get(key, set()) - uris:
+            self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=gone, diagnostics=[]))
+        self._published[key] = uris
+
+    def _diagnostics(self, snapshot: Snapshot, view: View, findings: list[Finding]) -> list[types.Diagnostic]:
+        index = LineIndex(view.text, self.encoding)
+        return [convert.diagnostic(f, view, index, snapshot, self._open_text) for f in findings if view.owns(f.line)]
+
+    def _open_text(self, path: str) -> str | None:
+        for doc in self.server.workspace.text_documents.values():
+            if uri_to_path(doc.uri) == path:
+                return doc.source
+        return None
+
+    def result_id(self, current: Current) -> str:
+        trace = self._traces.get(current.snapshot.key)
+        generation = trace.generation if trace and trace.version == current.snapshot.version else 0
+        version = current.snapshot.version
+        if current.snapshot.cells is not None:
+            version = f"{version}.{current.view.version}"  # type: ignore[assignment]
+        return f"{current.view.uri}@{version}#{current.stamp[1]}.{current.stamp[2]}.{generation}"
+
+    async def pull(self, params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
+        current = await self.current(params.text_document.uri)
+        if current is None:
+            return types.RelatedFullDocumentDiagnosticReport(items=[])
+        result_id = self.result_id(current)
+        if params.previous_result_id == result_id:
+            return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
+        items = self._diagnostics(current.snapshot, current.view, current.findings)
+        return types.RelatedFullDocumentDiagnosticReport(items=items, result_id=result_id)
+
+    # -- hover -------------------------------------------------------------------------------------
+
+    async def hover(self, params: types.HoverParams) -> types.Hover | None:
+        current = await self.current(params.text_document.uri)
+        if current is None:
+            return None
+        point = current.index.from_lsp(params.position)
+        if point is None:
+            return None
+        point = (point[0] + current.view.offset, point[1])
+        module = LineIndex(current.snapshot.text)
+
+        def size(item) -> int:
+            return module.offset_of(item.end_line, item.end_column) - module.offset_of(item.line, item.column)
+
+        def under(item) -> bool:
+            return (item.line, item.column) <= point <= (item.end_line, item.end_column)
+
+        facts = sorted((f for f in current.view_facts() if under(f)), key=size)
+        findings = [f for f in current.view_findings() if under(f)]
+        return convert.hover(facts, findings, current.snapshot, current.view, current.index, self.markdown)
+
+    # -- inlay hints -------------------------------------------------------------------------------
+
+    async def inlay_hints(self, params: types.InlayHintParams) -> list[types.InlayHint]:
+        current = await self.current(params.text_document.uri)
+        if current is None:
+            return []
+        config, _ = self.resolver.config_for(current.snapshot.path)
+        if config.inlay_hints == "off":
+            return []
+        first = params.range.start.line + 1 + current.view.offset
+        last = params.range.end.line + 1 + current.view.offset
+        hints = []
+        for number, fact in enumerate(current.analysis.facts):
+            if not current.view.owns(fact.line) or not first <= fact.end_line <= last:
+                continue
+            if config.inlay_hints == "transitions" and not fact.transition:
+                continue
+            data = {"uri": current.view.uri, "version": current.view.version, "fact": number,
+                    "stamp": list(current.stamp)}
+            hints.append(convert.inlay_hint(fact, current.view, current.index, data))
+        return hints
+
+    def resolve_inlay_hint(self, hint: types.InlayHint) -> types.InlayHint:
+        data = hint.data if isinstance(hint.data, Mapping) else {}
+        snapshot = self.snapshot(str(data.get("uri", "")))
+        if snapshot is None:
+            return hint
+        stamp = self.stamp(snapshot.key)
+        if list(stamp) != data.get("stamp"):
+            return hint
+        result = self.cache.peek(snapshot.key, stamp)
+        number = data.get("fact")
+        if result is None or not isinstance(number, int) or not 0 <= number < len(result.analysis.facts):
+            return hint
+        fact = result.analysis.facts[number]
+        hint.tooltip = convert.inlay_tooltip(fact, snapshot, self.markdown)
+        return hint
+
+    # -- code actions ------------------------------------------------------------------------------
+
+    async def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
+        current = await self.current(params.text_document.uri)
+        if current is None:
+            return []
+        only = params.context.only
+        out: list[types.CodeAction] = []
+        if _wanted(only, types.CodeActionKind.QuickFix):
+            for diag, finding in self._targets(current, params):
+                out.extend(self._quick_fixes(current, diag, finding))
+        if _wanted(only, actions.FIX_ALL_KIND):
+            edit, count = self.fix_all_edit(current)
+            if count:
+                out.append(types.CodeAction(title=f"gradsight: fix all ({count} safe fix{'es' if count > 1 else ''})",
+                                            kind=actions.FIX_ALL_KIND, edit=edit))
+        return out
+
+    def _targets(self, current: Current, params: types.CodeActionParams) -> list[tuple[types.Diagnostic | None, Finding]]:
+        findings = current.view_findings()
+        index, view = current.index, current.view
+        ranges = {id(f): index.range_to_lsp(f.line - view.offset, f.column, f.end_line - view.offset, f.end_column)
+                  for f in findings}
+        targets: list[tuple[types.Diagnostic | None, Finding]] = []
+        for diag in params.context.diagnostics:
+            if diag.source != convert.SOURCE:
+                continue
+            for finding in findings:
+                if finding.code == diag.code and ranges[id(finding)] == diag.range:
+                    fix = actions.fix_from_data(diag.data)
+                    data_version = diag.data.get("version") if isinstance(diag.data, Mapping) else None
+                    if fix is not None and data_version == view.version:
+                        # The fix travels with the diagnostic; read it back (it was computed with it).
+                        finding = Finding(finding.path, finding.line, finding.column, finding.end_line,
+                                          finding.end_column, finding.code, finding.name, finding.severity,
+                                          finding.message, finding.related, fix, finding.extra)
+                    targets.append((diag, finding))
+                    break
+        if targets or params.context.diagnostics:
+            return targets
+        # Clients that send no diagnostics in the context (or none of ours): findings in the range.
+        start, end = params.range.start, params.range.end
+        for finding in findings:
+            r = ranges[id(finding)]
+            if (r.start.line, r.start.character) <= (end.line, end.character) and \
+                    (start.line, start.character) <= (r.end.line, r.end.character):
+                targets.append((None, finding))
+        return targets
+
+    def _quick_fixes(self, current: Current, diag: types.Diagnostic | None, finding: Finding) -> list[types.CodeAction]:
+        view, index = current.view, current.index
+        diagnostics = [diag] if diag is not None else None
+        out = []
+        if finding.fix is not None:
+            edits = convert.text_edits(finding.fix.edits, view, index)
+            out.append(types.CodeAction(
+                title=finding.fix.title, kind=types.CodeActionKind.QuickFix, diagnostics=diagnostics,
+                is_preferred=True if finding.fix.applicability == Applicability.SAFE else None,
+                edit=self._edit(view, edits)))
+        line0 = finding.line - view.offset - 1
+        ignore = actions.ignore_edit(index.line_text(line0), finding.code)
+        if ignore is not None:
+            start, end, text = ignore
+            edit = types.TextEdit(range=index.range_to_lsp(line0 + 1, start, line0 + 1, end), new_text=text)
+            out.append(types.CodeAction(title=f"Ignore {finding.code} on this line", kind=types.CodeActionKind.QuickFix,
+                                        diagnostics=diagnostics, edit=self._edit(view, [edit])))
+        return out
+
+    def _edit(self, view: View, edits: list[types.TextEdit]) -> types.WorkspaceEdit:
+        return convert.workspace_edit(view.uri, view.version, edits,
+                                      bool(self.supports("workspace.workspace_edit.document_changes")))
+
+    def fix_all_edit(self, current: Current) -> tuple[types.WorkspaceEdit | None, int]:
+        view = current.view
+        findings = [actions.shift(f, view.offset) for f in current.view_findings()]
+        new_text, count = actions.fix_all(view.text, findings)
+        replacement = actions.minimal_replacement(view.text, new_text)
+        if not count or replacement is None:
+            return None, 0
+        start, end, text = replacement
+        edit = types.TextEdit(range=types.Range(start=current.index.position_of_offset(start),
+                                                end=current.index.position_of_offset(end)), new_text=text)
+        return self._edit(view, [edit]), count
+
+    async def fix_all_command(self, args: Sequence[Any]) -> dict[str, Any]:
+        arg = args[0] if args and isinstance(args[0], Mapping) else {}
+        uri = arg.get("uri")
+        if not isinstance(uri, str):
+            return {"applied": 0, "error": "gradsight.fixAll needs [{\"uri\": ..., \"version\": ...}]"}
+        current = await self.current(uri)
+        if current is None:
+            return {"applied": 0, "error": f"{uri} is not open"}
+        version = arg.get("version")
+        if version is not None and version != current.view.version:
+            return {"applied": 0, "error": f"{uri} changed (version {current.view.version}, asked for {version})"}
+        edit, count = self.fix_all_edit(current)
+        if edit is None:
+            return {"applied": 0}
+        response = await self.server.workspace_apply_edit_async(
+            types.ApplyWorkspaceEditParams(edit=edit, label="gradsight: fix all"))
+        if not response.applied:
+            return {"applied": 0, "error": response.failure_reason or "the editor refused the edit"}
+        return {"applied": count}
+
+    # -- traces --------------------------------------------------------------------------------------
+
+    def set_trace_findings(self, snapshot: Snapshot, findings: list[Finding]) -> None:
+        """Attach a trace's findings to the version it ran on, then refresh that document."""
+        if self._versions.get(snapshot.key) != snapshot.version:
+            return
+        self._trace_generation += 1
+        self._traces[snapshot.key] = TraceState(snapshot.version, findings, self._trace_generation)
+        if self.pull_mode:
+            self._refresh_client_diagnostics()
+        else:
+            self.schedule(snapshot.key, 0, cascade=False)
+
+
+def _wanted(only: Sequence[str] | None, kind: str) -> bool:
+    if not only:
+        return True
+    return any(kind == o or kind.startswith(f"{o}.") for o in only)
+
+
+def _compute(snapshot: Snapshot, config, excluded: bool, package: str | None) -> Result:
+    """Runs in a worker thread: the pure engine on an immutable snapshot."""
+    if excluded:
+        return Result(Analysis(path=snapshot.path), frozenset())
+    try:
+        analysis = engine.analyze_source(snapshot.text, snapshot.path, config)
+    except Exception:  # noqa: BLE001 - the engine promises not to raise; if it does, stay up
+        log.exception("the analysis of %s failed", snapshot.path)
+        analysis = Analysis(path=snapshot.path, problems=["gradsight hit an internal error analysing this file; "
+                                                          "see the server log"])
+    try:
+        imports = imported_modules(snapshot.text, package)
+    except Exception:  # noqa: BLE001
+        imports = frozenset()
+    return Result(analysis, imports)

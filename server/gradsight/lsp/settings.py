@@ -1,0 +1,181 @@
+"""Editor settings: typed, with defaults, merged over `[tool.gradsight]`, never fatal.
+
+Where settings come from, later ones winning key by key:
+
+1. the defaults of `gradsight.config.Config`;
+2. `[tool.gradsight]` of the pyproject.toml nearest to the document (cached, re-read when the
+   client reports a change to any `pyproject.toml`);
+3. `initializationOptions.settings` sent with `initialize`;
+4. the `gradsight` section answered to `workspace/configuration` (re-read on
+   `workspace/didChangeConfiguration`), or, for clients without `workspace/configuration`, the
+   `gradsight` object pushed in `didChangeConfiguration`.
+
+The VS Code client sends camelCase keys (`inlayHints`, `trace.maxSteps`); `Config.from_mapping`
+reads the kebab-case spelling of `[tool.gradsight]`, so keys are normalised here first.
+
+Keys that only the server or the editor integration uses are taken out before the rest goes to
+`Config.from_mapping`: `logLevel` (off|error|warning|info|debug: what reaches `window/logMessage`
+and stderr), `python` (the interpreter `gradsight.runTrace` runs the script with; default: the
+server's own), and keys that belong to editor extensions (`trace.server`, `interpreter`, `path`,
+`enable`, `importStrategy`, `showNotifications`), which are accepted and ignored.
+
+Trust is *not* a setting a workspace can give itself: only `initializationOptions.trusted` (what
+the VS Code extension computes from `vscode.workspace.isTrusted`) counts. A client that sends no
+`trusted` key is trusted, because most editors have no notion of workspace trust; a client that
+sends `trusted: false` cannot run traces (traces execute the user's code).
+"""
+
+from __future__ import annotations
+
+import logging
+import pathlib
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from ..config import Config, find_pyproject, load_pyproject
+
+LOG_LEVELS = {
+    "off": logging.CRITICAL + 10,
+    "error": logging.ERROR,
+    "warning": logging.WARNING,
+    "info": logging.INFO,
+    "debug": logging.DEBUG,
+}
+DEFAULT_LOG_LEVEL = "info"
+
+# Keys used by editor integrations rather than by the analysis; silently dropped.
+_EDITOR_ONLY = {"interpreter", "path", "enable", "import-strategy", "show-notifications", "server"}
+_SERVER_KEYS = {"log-level", "python", "trusted"}
+_CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
+
+
+def kebab(key: str) -> str:
+    """`maxSteps` -> `max-steps`, `inlay_hints` stays (Config accepts underscores too)."""
+    return _CAMEL.sub(r"-\1", str(key)).lower()
+
+
+def normalize(raw: Any) -> Any:
+    """Normalise setting keys to kebab case: the top level and the `trace` table.
+
+    The `severity` table is left alone: its keys are rule codes, not setting names.
+    """
+    if not isinstance(raw, Mapping):
+        return raw
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        name = kebab(key)
+        if name == "trace" and isinstance(value, Mapping):
+            value = {kebab(k): v for k, v in value.items() if kebab(k) not in _EDITOR_ONLY}
+        out[name] = value
+    return out
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """What the server itself reads from the editor settings."""
+
+    log_level: str = DEFAULT_LOG_LEVEL
+    python: str | None = None
+    # The rest, normalised, for `Config.from_mapping` (may still hold bad values: checked there).
+    analysis: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def log_level_number(self) -> int:
+        return LOG_LEVELS[self.log_level]
+
+
+def parse_editor_settings(*layers: Any) -> tuple[ServerSettings, list[str]]:
+    """Merge settings layers (later wins, key by key; `trace` merged one level deeper)."""
+    problems: list[str] = []
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        if layer is None:
+            continue
+        if not isinstance(layer, Mapping):
+            problems.append(f"gradsight settings must be an object, got {type(layer).__name__}; ignored")
+            continue
+        for key, value in normalize(layer).items():
+            if key == "trace" and isinstance(value, Mapping) and isinstance(merged.get("trace"), Mapping):
+                merged["trace"] = {**merged["trace"], **value}
+            else:
+                merged[key] = value
+
+    log_level = merged.pop("log-level", DEFAULT_LOG_LEVEL)
+    if not isinstance(log_level, str) or log_level.lower() not in LOG_LEVELS:
+        problems.append(f"setting 'logLevel' must be one of {', '.join(LOG_LEVELS)}; got {log_level!r}, "
+                        f"using {DEFAULT_LOG_LEVEL!r}")
+        log_level = DEFAULT_LOG_LEVEL
+    python = merged.pop("python", None)
+    if python is not None and (not isinstance(python, str) or not python.strip()):
+        problems.append(f"setting 'python' must be a path to an interpreter; got {python!r}, using the server's own")
+        python = None
+    merged.pop("trusted", None)  # only initializationOptions.trusted counts; see the module docs
+    for key in _EDITOR_ONLY:
+        merged.pop(key, None)
+    if merged.get("trace") is None:
+        merged.pop("trace", None)
+    # Validate once now, so a bad value is reported when it is set, not at the first analysis.
+    _, config_problems = Config.from_mapping(merged)
+    problems.extend(config_problems)
+    return ServerSettings(log_level=log_level.lower(), python=python or None, analysis=merged), problems
+
+
+def trusted_from_init(options: Any) -> bool:
+    """Trusted unless the client explicitly sends `trusted: false` (see the module docs)."""
+    if isinstance(options, Mapping):
+        return options.get("trusted", True) is not False
+    return True
+
+
+def settings_from_init(options: Any) -> Any:
+    """The settings object inside `initializationOptions` (`{"settings": {...}}`), if any."""
+    if isinstance(options, Mapping):
+        return options.get("settings")
+    return None
+
+
+class ConfigResolver:
+    """Builds the `Config` for a file: editor settings over its nearest `[tool.gradsight]`.
+
+    `generation` changes whenever any input changes; it is part of every diagnostic `resultId`, so a
+    settings change makes the client's cached reports stale.
+    """
+
+    def __init__(self) -> None:
+        self.settings = ServerSettings()
+        self.generation = 0
+        self._pyprojects: dict[pathlib.Path | None, tuple[Config, list[str]]] = {}
+
+    def update(self, settings: ServerSettings) -> None:
+        self.settings = settings
+        self._pyprojects.clear()
+        self.generation += 1
+
+    def pyproject_changed(self) -> None:
+        self._pyprojects.clear()
+        self.generation += 1
+
+    def config_for(self, path: str | None) -> tuple[Config, list[str]]:
+        """The config for a file (problems are per source, so callers can show each once)."""
+        pyproject = _nearest_pyproject(path)
+        if pyproject not in self._pyprojects:
+            base, problems = (Config(), []) if pyproject is None else load_pyproject(pyproject)
+            self._pyprojects[pyproject] = (base, problems)
+        base, problems = self._pyprojects[pyproject]
+        config, editor_problems = Config.from_mapping(self.settings.analysis, base)
+        # The editor layer's problems were already reported by parse_editor_settings.
+        del editor_problems
+        return config, list(problems)
+
+
+def _nearest_pyproject(path: str | None) -> pathlib.Path | None:
+    if not path:
+        return None
+    try:
+        candidate = pathlib.Path(path)
+        if not candidate.is_absolute():
+            return None
+        return find_pyproject(candidate)
+    except OSError:
+        return None

@@ -1,0 +1,164 @@
+"""`gradsight.runTrace`: run the script under the tracer, with progress and cancellation.
+
+The tracer (`gradsight.trace.run_trace`) executes the user's script in a child process. That is
+running the user's code, so it is refused in an untrusted workspace (see `settings.py` for what
+"trusted" means). It runs the file *on disk*, so it is refused while the buffer has unsaved edits:
+trace positions must match the text the diagnostics are shown on.
+
+The command answers when the trace ends. Meanwhile the client sees `$/progress` begin/report/end
+on a server-created token; cancelling that progress sets the `cancel` event `run_trace` polls.
+Trace findings become diagnostics marked "confirmed by trace" on the version that was traced, until
+the text changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+import pathlib
+import threading
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from typing import Any, Mapping, Sequence
+
+from lsprotocol import types
+
+from ..findings import Finding
+
+log = logging.getLogger(__name__)
+
+_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradsight-trace")
+
+
+async def run_trace_command(session, args: Sequence[Any]) -> dict[str, Any]:
+    arg = args[0] if args and isinstance(args[0], Mapping) else {}
+    uri = arg.get("uri")
+    if not isinstance(uri, str):
+        return _refuse(session, "gradsight.runTrace needs [{\"uri\": ...}]")
+    if not session.trusted:
+        return _refuse(session, "this workspace is not trusted, and a trace runs your code. "
+                                "Trust the workspace to run traces.")
+    snapshot = session.snapshot(uri)
+    if snapshot is None:
+        return _refuse(session, f"{uri} is not open")
+    if snapshot.cells is not None or not snapshot.path.endswith(".py") or "://" in snapshot.path:
+        return _refuse(session, "traces run Python scripts saved on disk; this document is not one")
+    try:
+        on_disk = pathlib.Path(snapshot.path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return _refuse(session, f"cannot read {snapshot.path} ({exc})")
+    if on_disk.replace("\r\n", "\n") != snapshot.text.replace("\r\n", "\n"):
+        return _refuse(session, f"save {pathlib.Path(snapshot.path).name} first: the trace runs the file on disk")
+    if snapshot.key in session.trace_runs:
+        return _refuse(session, "a trace of this file is already running")
+    try:
+        from ..trace import run_trace
+    except ImportError as exc:
+        return _refuse(session, f"the tracer is not available in this installation ({exc})")
+
+    config, _ = session.resolver.config_for(snapshot.path)
+    cancel = threading.Event()
+    session.trace_runs[snapshot.key] = cancel
+    progress = await _Progress.start(session, f"Tracing {pathlib.Path(snapshot.path).name}", cancel)
+    try:
+        call = functools.partial(
+            run_trace, snapshot.path, device=config.trace.device, max_steps=config.trace.max_steps,
+            timeout=config.trace.timeout, memory_mb=config.trace.memory_mb,
+            python=session.resolver.settings.python, cwd=_cwd(session, snapshot.path), cancel=cancel)
+        progress.report("running the script")
+        result = await asyncio.get_running_loop().run_in_executor(_pool, call)
+    except Exception as exc:  # noqa: BLE001 - a broken tracer must not take the server down
+        log.exception("trace of %s failed", snapshot.path)
+        progress.end("failed")
+        return _refuse(session, f"the trace failed: {exc}", types.MessageType.Error)
+    finally:
+        session.trace_runs.pop(snapshot.key, None)
+
+    findings = _findings(result, snapshot.path, config)
+    error, stopped = result.get("error"), result.get("stopped")
+    if cancel.is_set():
+        progress.end("cancelled")
+        return {"findings": 0, "cancelled": True, "error": error, "stopped": stopped}
+    summary = f"{len(findings)} finding{'s' if len(findings) != 1 else ''} confirmed"
+    progress.end(summary)
+    session.set_trace_findings(snapshot, findings)
+    if error:
+        session.show(f"trace of {pathlib.Path(snapshot.path).name}: {error}", types.MessageType.Warning)
+    else:
+        session.show(f"trace of {pathlib.Path(snapshot.path).name}: {summary}", types.MessageType.Info)
+    return {"findings": len(findings), "cancelled": False, "error": error, "stopped": stopped}
+
+
+def _findings(result: Mapping[str, Any], path: str, config) -> list[Finding]:
+    out = []
+    for data in result.get("findings") or []:
+        try:
+            finding = Finding.from_json(data)
+        except (KeyError, TypeError, ValueError) as exc:
+            log.warning("ignoring a malformed trace finding %r (%s)", data, exc)
+            continue
+        if not _same_file(finding.path, path) or not config.is_enabled(finding.code):
+            continue
+        finding = replace(finding, path=path, severity=config.severity_for(finding.code, finding.severity),
+                          extra={**finding.extra, "source": "trace"})
+        out.append(finding)
+    return out
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return a == b or os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _cwd(session, path: str) -> str:
+    root = session.server.workspace.root_path
+    if root and pathlib.PurePath(path).is_relative_to(root):
+        return root
+    return str(pathlib.Path(path).parent)
+
+
+def _refuse(session, message: str, kind: types.MessageType = types.MessageType.Warning) -> dict[str, Any]:
+    session.show(message, kind)
+    return {"findings": 0, "error": message}
+
+
+class _Progress:
+    """Server-initiated work-done progress; a no-op for clients without `window.workDoneProgress`."""
+
+    def __init__(self, session, token: str | None) -> None:
+        self._session = session
+        self._token = token
+
+    @classmethod
+    async def start(cls, session, title: str, cancel: threading.Event) -> "_Progress":
+        if not session.supports("window.work_done_progress"):
+            return cls(session, None)
+        token = f"gradsight-trace-{uuid.uuid4()}"
+        progress = session.server.work_done_progress
+        try:
+            await asyncio.wait_for(progress.create_async(token), 5.0)
+        except Exception as exc:  # noqa: BLE001
+            log.warning("the client refused a progress token (%s)", exc)
+            return cls(session, None)
+        progress.begin(token, types.WorkDoneProgressBegin(title=title, cancellable=True, percentage=0))
+        future = progress.tokens.get(token)
+        if future is not None:
+            # pygls cancels this future on `window/workDoneProgress/cancel`.
+            future.add_done_callback(lambda f: cancel.set() if f.cancelled() else None)
+        return cls(session, token)
+
+    def report(self, message: str) -> None:
+        if self._token is not None:
+            self._session.server.work_done_progress.report(
+                self._token, types.WorkDoneProgressReport(message=message, cancellable=True))
+
+    def end(self, message: str) -> None:
+        if self._token is not None:
+            self._session.server.work_done_progress.end(self._token, types.WorkDoneProgressEnd(message=message))
+            self._session.server.work_done_progress.tokens.pop(self._token, None)
+            self._token = None

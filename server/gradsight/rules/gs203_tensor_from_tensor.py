@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+from ..engine.events import GraphCutEvent
+from ..findings import Severity
+from .base import Invalid, Rule, Valid
+
+
+class TensorFromTensor(Rule):
+    code = "GS203"
+    name = "tensor-from-grad-tensor"
+    severity = Severity.WARNING
+    summary = "`torch.tensor(t)` copies a tensor that requires grad without its history: gradients stop here."
+    events = (GraphCutEvent,)
+    what_it_does = ("Flags `torch.tensor(t)` where `t` requires grad, with grad mode on (typically inside a loss "
+                    "or a forward pass).")
+    why_bad = ("The copy is a new leaf with `requires_grad=False`: nothing upstream of it receives a gradient. "
+               "PyTorch only warns (\"To copy construct from a tensor, it is recommended to use "
+               "sourceTensor.detach().clone()...\"), and `torch.tensor([a, b])` built from tensors does not even "
+               "warn. `torch.as_tensor(t)` is different: it returns `t` itself, history included.")
+    example = "scores = model(x)\nloss = torch.tensor(scores).pow(2).mean()"
+    use_instead = "scores = model(x)\nloss = scores.pow(2).mean()"
+    references = ("https://pytorch.org/docs/stable/generated/torch.tensor.html",)
+    valid = (
+        Valid("import torch\nx = torch.randn(3, requires_grad=True)\ny = torch.as_tensor(x * 2)\ny.sum().backward()\n"),
+        Valid("import torch\nx = torch.randn(3, requires_grad=True)\nwith torch.no_grad():\n    y = torch.tensor(x * 2)\n"),
+    )
+    invalid = (
+        Invalid("import torch\nx = torch.randn(3, requires_grad=True)\ny = torch.tensor(x * 2)\n", line=3,
+                runtime="silent: not y.requires_grad"),
+    )
+
+    def check(self, event: GraphCutEvent, report) -> None:
+        origin = event.target.origin
+        report.add(self, event.node,
+                   f"`{event.api}({event.expr})` copies values that require grad"
+                   + (f" ({origin.text}, line {origin.line})" if origin else "")
+                   + " into a new tensor without history, so no gradient flows back through it; use the tensor "
+                   "itself (or `.detach().clone()` if a copy without gradient is intended).", related=[origin])

@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+from ..engine.events import FactoryEvent
+from ..findings import Severity
+from .base import Invalid, Rule, Valid
+
+
+class RequiresGradTypo(Rule):
+    code = "GS208"
+    name = "requires-grad-typo"
+    severity = Severity.ERROR
+    summary = "A misspelling of `requires_grad` (`require_grad`, `requires_grads`...) does nothing or raises."
+    events = (FactoryEvent,)
+    what_it_does = ("Flags `t.require_grad = True` and similar misspelt attribute assignments on tensors, and "
+                    "misspelt keyword arguments to tensor factories (`torch.randn(3, require_grad=True)`).")
+    why_bad = ("As an attribute, the typo silently creates a new Python attribute: the tensor still does not "
+               "require grad, and the error (`element 0 of tensors does not require grad`) appears far away at "
+               "backward. As a keyword, the factory raises `TypeError: ... received an invalid combination of "
+               "arguments`.")
+    example = "w = torch.randn(3)\nw.require_grad = True"
+    use_instead = "w = torch.randn(3)\nw.requires_grad = True"
+    references = ("https://pytorch.org/docs/stable/generated/torch.Tensor.requires_grad.html",)
+    valid = (Valid("import torch\nw = torch.randn(3)\nw.requires_grad = True\n(w * 2).sum().backward()\n"),)
+    invalid = (
+        Invalid("import torch\nw = torch.randn(3)\nw.require_grad = True\n", line=3, runtime="silent: not w.requires_grad"),
+        Invalid("import torch\nw = torch.randn(3, require_grad=True)\n", line=2,
+                runtime="raises: received an invalid combination of arguments"),
+    )
+
+    def check(self, event: FactoryEvent, report) -> None:
+        kind, _, spelling = event.api.partition(":")
+        if kind not in ("attr", "kwarg") or spelling == "requires_grad":
+            return
+        if kind == "attr":
+            msg = (f"`{spelling}` is not `requires_grad`: this only sets a new Python attribute, so the tensor still "
+                   "does not require grad.")
+        else:
+            msg = (f"`{spelling}=` is not a keyword of tensor factories; the call raises \"received an invalid "
+                   "combination of arguments\"; use `requires_grad=`.")
+        report.add(self, event.node, msg)

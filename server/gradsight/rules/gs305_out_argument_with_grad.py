@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+from ..engine.events import OutArgEvent
+from ..engine.values import Tri
+from ..findings import Severity
+from .base import Invalid, Rule, Valid
+
+
+class OutArgumentWithGrad(Rule):
+    code = "GS305"
+    name = "out-argument-with-grad"
+    severity = Severity.ERROR
+    summary = "`out=` arguments do not support autograd when an input requires grad."
+    events = (OutArgEvent,)
+    what_it_does = "Flags `torch.op(..., out=buf)` with grad mode on when an input requires grad."
+    why_bad = ("PyTorch raises `RuntimeError: exp(): functions with out=... arguments don't support automatic "
+               "differentiation, but one of the arguments requires grad.`")
+    example = "torch.exp(x, out=buf)"
+    use_instead = "buf = torch.exp(x)"
+    references = ("https://pytorch.org/docs/stable/notes/autograd.html",)
+    valid = (Valid("import torch\nx = torch.randn(3, requires_grad=True)\nbuf = torch.empty(3)\nwith torch.no_grad():\n"
+                   "    torch.exp(x, out=buf)\n"),)
+    invalid = (
+        Invalid("import torch\nx = torch.randn(3, requires_grad=True)\nbuf = torch.empty(3)\ntorch.exp(x, out=buf)\n",
+                line=4, runtime="raises: functions with out=... arguments don't support automatic differentiation"),
+    )
+
+    def check(self, event: OutArgEvent, report) -> None:
+        if event.grad_mode is not Tri.YES:
+            return
+        report.add(self, event.node,
+                   f"`{event.op.rsplit('.', 1)[-1]}(..., out=...)` cannot record autograd history and `"
+                   f"{event.grad_inputs[0]}` requires grad, so it raises \"functions with out=... arguments don't "
+                   "support automatic differentiation\"; assign the result instead.")

@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+import ast
+
+from ..engine.events import LoopEvent
+from ..findings import Severity
+from .base import Invalid, Rule, Valid
+
+_ZEROING_WORDS = ("zero_grad", "zero_", "set_to_none", "reset", "clear")
+
+
+def _method_calls(node: ast.AST, name: str) -> list[ast.Call]:
+    return [n for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+            and n.func.attr == name]
+
+
+def _zeroes(node: ast.AST, defs: dict, depth: int = 0) -> bool | None:
+    """True if the code zeroes gradients, None if it calls something gradsight cannot see into."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "grad" for t in n.targets):
+            return True
+        if isinstance(n, ast.Call):
+            f = n.func
+            name = f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
+            if any(w in name for w in _ZEROING_WORDS):
+                return True
+            if name in defs and depth < 3:
+                inner = _zeroes(defs[name], defs, depth + 1)
+                if inner is not False:
+                    return inner
+    return False
+
+
+class MissingZeroGrad(Rule):
+    code = "GS503"
+    name = "missing-zero-grad"
+    severity = Severity.WARNING
+    summary = "A training loop calls backward and step but never zeroes gradients: they accumulate across iterations."
+    events = (LoopEvent,)
+    what_it_does = ("Flags a loop that calls `.backward()` and an optimizer's `.step()` but never calls "
+                    "`zero_grad()` (or sets `.grad = None`) anywhere in the loop, including in helpers it calls. "
+                    "Deliberate gradient accumulation (zeroing every k steps inside the loop) is not flagged.")
+    why_bad = ("Nothing raises: backward adds into `.grad`, so each step uses the sum of all gradients so far and "
+               "training diverges or crawls.")
+    example = "for x, y in loader:\n    loss = criterion(model(x), y)\n    loss.backward()\n    optimizer.step()"
+    use_instead = ("for x, y in loader:\n    optimizer.zero_grad()\n    loss = criterion(model(x), y)\n"
+                   "    loss.backward()\n    optimizer.step()")
+    references = ("https://pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html",)
+    valid = (
+        Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+              "for i in range(4):\n    m(torch.randn(3, 2)).pow(2).mean().backward()\n    if i % 2 == 1:\n"
+              "        opt.step()\n        opt.zero_grad()\n"),
+    )
+    invalid = (
+        Invalid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+                "for i in range(3):\n    loss = m(torch.ones(3, 2)).sum()\n    loss.backward()\n    opt.step()\n",
+                line=5, runtime="silent: bool((m.bias.grad == 9).all())"),
+    )
+
+    def check(self, event: LoopEvent, report) -> None:
+        loop = event.node
+        if not _method_calls(loop, "backward") or not _method_calls(loop, "step"):
+            return
+        defs = {}
+        if report.tree is not None:
+            for n in ast.walk(report.tree):
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    defs.setdefault(n.name, n)
+        if _zeroes(loop, defs) is not False:
+            return
+        line, col, _, _ = report.source.span(loop)
+        text = report.source.line_text(line)
+        report.add(self, loop,
+                   "This loop calls `backward()` and `step()` but never zeroes gradients, so every step adds to the "
+                   "gradients of all earlier steps; call `optimizer.zero_grad()` each iteration.",
+                   span=(line, col, line, len(text) + 1))

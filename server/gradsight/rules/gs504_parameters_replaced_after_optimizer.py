@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+from ..engine.events import ReassignEvent
+from ..engine.values import ModuleVal, Tri
+from ..findings import Severity
+from .base import Invalid, Rule, Valid
+
+
+class ParametersReplacedAfterOptimizer(Rule):
+    code = "GS504"
+    name = "module-replaced-after-optimizer"
+    severity = Severity.WARNING
+    summary = "A submodule replaced after the optimizer took `model.parameters()` is never optimized."
+    events = (ReassignEvent,)
+    what_it_does = ("Flags `model.head = nn.Linear(...)` (a new submodule with parameters) after "
+                    "`torch.optim.X(model.parameters())` was built.")
+    why_bad = ("The optimizer holds the old parameter tensors. The new layer gets gradients, but `step()` never "
+               "updates it, silently.")
+    example = "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel.fc = nn.Linear(512, 10)"
+    use_instead = "model.fc = nn.Linear(512, 10)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)"
+    references = ("https://pytorch.org/docs/stable/optim.html",)
+    valid = (Valid("import torch\nimport torch.nn as nn\nmodel = nn.Sequential(nn.Linear(2, 2))\nmodel.head = nn.Linear(2, 1)\n"
+                   "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"),)
+    invalid = (Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Sequential(nn.Linear(2, 2))\n"
+                       "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel.head = nn.Linear(2, 1)\n", line=5,
+                       runtime="silent: all(p is not model.head.weight for g in opt.param_groups for p in g['params'])"),)
+
+    def check(self, event: ReassignEvent, report) -> None:
+        if event.optimizer_at is None or not isinstance(event.new, ModuleVal) or event.new.has_params is not Tri.YES:
+            return
+        report.add(self, event.node,
+                   f"The optimizer built at line {event.optimizer_at.line} holds the old parameters, so the new "
+                   f"`{event.key}` is never updated by `step()`; build the optimizer after replacing layers.",
+                   related=[event.optimizer_at])

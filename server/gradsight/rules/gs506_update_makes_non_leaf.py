@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+from ..engine.events import ReassignEvent
+from ..engine.values import TensorVal, Tri
+from ..findings import Severity
+from .base import Invalid, Rule, Valid
+
+
+class UpdateMakesNonLeaf(Rule):
+    code = "GS506"
+    name = "update-makes-non-leaf"
+    severity = Severity.WARNING
+    summary = "A manual update `w = w - lr * w.grad` outside `no_grad` turns the weight into a non-leaf."
+    events = (ReassignEvent,)
+    what_it_does = ("Flags `w = w - lr * w.grad` (any rebinding of a leaf that requires grad computed from its own "
+                    "`.grad`) with grad mode on.")
+    why_bad = ("The new `w` is a computed tensor with history, not a leaf: the next backward leaves `w.grad` as None "
+               "(with a warning) and the graph grows every step. Update in place under `torch.no_grad()`.")
+    example = "w = w - 0.1 * w.grad"
+    use_instead = "with torch.no_grad():\n    w -= 0.1 * w.grad\nw.grad = None"
+    references = ("https://pytorch.org/tutorials/beginner/examples_autograd/polynomial_autograd.html",)
+    valid = (Valid("import torch\nw = torch.randn(3, requires_grad=True)\n(w * 2).sum().backward()\nwith torch.no_grad():\n"
+                   "    w -= 0.1 * w.grad\n"),)
+    invalid = (Invalid("import torch\nw = torch.randn(3, requires_grad=True)\n(w * 2).sum().backward()\nw = w - 0.1 * w.grad\n",
+                       line=4, runtime="silent: not w.is_leaf"),)
+
+    def check(self, event: ReassignEvent, report) -> None:
+        old, new = event.old, event.new
+        if not (event.reads_grad and isinstance(old, TensorVal) and isinstance(new, TensorVal)):
+            return
+        if old.leaf is not Tri.YES or old.rg is not Tri.YES or new.leaf is not Tri.NO or new.rg is not Tri.YES:
+            return
+        report.add(self, event.node,
+                   f"This rebinds `{event.key}` to a computed tensor (grad mode is on), so it is no longer a leaf: "
+                   f"the next backward leaves `{event.key}.grad` as None; update it in place under `torch.no_grad()`.",
+                   related=[old.origin])

@@ -1,0 +1,1740 @@
+#!/usr/bin/env python3
+"""Child side of `gradsight trace`: run one script under autograd instrumentation.
+
+Usage (the parent builds this command line; people rarely do)::
+
+    python runner.py --result OUT.json [--function NAME] [--device auto|cpu|cuda]
+                     [--max-steps N] [--memory-mb M] -- SCRIPT
+
+It runs in the *user's* interpreter, so it imports only the standard library and torch, never
+gradsight, and it works when this file is copied alone anywhere. The script owns stdout and stderr;
+the result goes, as one JSON object, to the file named by ``--result``.
+
+How it watches autograd (see docs/trace.md for the measured costs):
+
+* a ``TorchFunctionMode`` sees every torch call made from Python. For each one it finds the user's
+  file:line (walking frames outward past torch and library files, cached per code object), tags the
+  output's ``grad_fn`` with that site, remembers where gradient history was cut (``detach``, ``.data``,
+  ``item``, ``tolist``, ``numpy``, ``float()``, ``torch.tensor(t)``, ops under ``no_grad``) and logs
+  in-place writes per storage;
+* ``saved_tensors_hooks`` record which op saved each tensor and its version. Installing hooks turns
+  PyTorch's own version check off, so ``unpack`` re-does it and raises the usual error itself, naming
+  the line that mutated the tensor and the line that saved it;
+* ``torch.autograd.backward``/``grad`` are wrapped to explain failures by their root cause (the line that
+  cut the history, the line that carried a freed graph into a new one) and to notice leaves that a
+  cut left without a gradient; a global optimizer-step hook counts steps for ``--max-steps``.
+
+No tensor data is kept: side tables are keyed by ``id()`` and cleaned by weak references, and the
+few strong references to graph nodes are dropped at the next backward.
+"""
+
+from __future__ import annotations
+
+import argparse
+import builtins
+import collections
+import importlib.util
+import json
+import linecache
+import os
+import runpy
+import signal
+import sys
+import sysconfig
+import traceback
+import weakref
+
+PROTOCOL = 1
+MAX_EVENTS = 2000
+MAX_FINDINGS = 200
+MAX_TEXT = 2000
+TRACE_ERROR = "GradsightTraceError"
+INPUT_MESSAGE = "gradsight trace: the script asked for input(); traces run without stdin"
+
+NAMES = {
+    "GS900": "runtime-error",
+    "GS901": "inplace-on-saved-tensor-confirmed",
+    "GS902": "backward-through-freed-graph-confirmed",
+    "GS903": "backward-without-grad-confirmed",
+    "GS904": "parameter-without-gradient",
+    "GS905": "graph-kept-alive",
+    "GS906": "leaf-inplace-confirmed",
+    "GS907": "numpy-on-grad-tensor-confirmed",
+}
+
+# Op classification flags (computed once per torch callable).
+INPLACE = 1
+CUT = 2  # returns a tensor without history (detach, .data, torch.tensor(t))
+EXIT = 4  # leaves tensor land (item, tolist, numpy, float(), ...)
+CTOR = 8  # builds a tensor from Python data (torch.tensor, as_tensor, from_numpy)
+DEVICE = 16  # moves tensors between devices
+PASS = 32  # getters and bookkeeping: no analysis
+FOREACH = 64  # torch._foreach_*_: mutates a list of tensors
+
+_INPLACE_DUNDERS = {
+    "__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__imod__",
+    "__ipow__", "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__", "__imatmul__",
+}
+_NOT_MUTATING = {"requires_grad_", "share_memory_", "detach_", "retain_grad", "record_stream_",
+                 "_coalesced_", "is_set_to", "__get__"}
+_CUT_NAMES = {"detach", "data", "new_tensor"}
+_EXIT_NAMES = {"item", "tolist", "numpy", "__float__", "__int__", "__index__", "__complex__", "__array__"}
+_CTOR_NAMES = {"tensor", "as_tensor", "from_numpy", "asarray", "new_tensor", "frombuffer"}
+_DEVICE_NAMES = {"to", "cuda", "pin_memory"}
+_GETTER_OPS = {"data", "T", "mT", "H", "mH", "real", "imag"}
+_PASS_NAMES = {"__repr__", "__format__", "__str__", "size", "dim", "numel", "__len__", "backward",
+               "register_hook", "retain_grad", "__hash__", "stride",
+               "is_contiguous", "data_ptr", "element_size", "untyped_storage", "storage", "type",
+               "__reduce_ex__", "__deepcopy__", "__getstate__", "__setstate__", "__array_wrap__",
+               "__contains__", "__iter__", "__bool__", "__dir__", "is_floating_point", "is_complex",
+               "get_device", "nelement", "requires_grad_"}
+
+# Tag kinds, in the order one wins over another when an op mixes inputs.
+K_CREATED, K_NOGRAD, K_CUT, K_REWRAP = 1, 2, 3, 3
+
+
+class _Stop(BaseException):
+    """Raised into the script to end the trace (max steps, timeout, cancel). Not an Exception, so
+    `except Exception` in the script does not swallow it."""
+
+    def __init__(self, reason):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _short(text, limit=60):
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def _source(path, line):
+    if not path or not line:
+        return ""
+    return linecache.getline(path, line).strip()
+
+
+def _columns(path, line):
+    text = linecache.getline(path, line) if path and line else ""
+    text = text.rstrip("\r\n")
+    stripped = text.lstrip()
+    if not stripped:
+        return 1, 1
+    # A trailing comment is part of the line for the editor; end at the code's last character.
+    return len(text) - len(stripped) + 1, len(text.rstrip()) + 1
+
+
+def _carried_name(path, line):
+    """The loop-carried variable on a line like `out, hidden = rnn(x, hidden)`: assigned and also read."""
+    import ast
+
+    src = _source(path, line)
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            stored = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+            value = node.value
+            if value is None:
+                continue
+            read = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+            if isinstance(node, ast.AugAssign):
+                read.update(stored)
+            for name in stored:
+                if name in read:
+                    return name
+    return None
+
+
+def _code(path, line):
+    src = _source(path, line)
+    if "#" in src:
+        src = src.split("#", 1)[0].rstrip() or src
+    return "`%s`" % _short(src, 70) if src else "line %d" % line
+
+
+class Tracer:
+    def __init__(self, torch, script, device, max_steps, map_cuda):
+        self.torch = torch
+        self.Tensor = torch.Tensor
+        self.script = script
+        self.device = device
+        self.max_steps = max_steps
+        self.map_cuda = map_cuda
+        self.main_pid = os.getpid()
+
+        self.findings = []
+        self._finding_keys = set()
+        self.events = {}
+        self.internal_errors = []
+        self.error = None
+        self.stopped = None
+        self.stopping = None  # reason, once a stop was decided
+        self.stop_pending = False
+        self.busy = 0  # >0 while our own hooks run torch code: the mode passes such calls through
+        self.probing = False
+
+        self.opt_steps = 0
+        self.n_backward = 0  # completed backward calls; also the "generation" of graph nodes
+        self.backwards = []  # (path, line, retain) per backward call, by generation
+        self.seq = 0  # orders packs and in-place writes
+
+        self.cur = (None, 0, "")  # site of the op now running: read by the pack hook
+        self.tags = {}  # id(tensor) -> tag; tag = (kind, path, line, op, eid, is_data)
+        self._tag_refs = {}
+        self.cut_events = collections.OrderedDict()  # eid -> dict (bounded)
+        self._next_eid = 0
+        self.recent_exits = collections.deque(maxlen=16)  # (eid, frame id, id(result))
+        self.attached = set()  # eids attached to graphs since the last backward walk
+        self.mutlog = {}  # storage id -> [(path, line, op, seq, via_data)]
+        self.data_mutations = {}  # storage id -> (path, line, op, seq): writes through .data
+        self.leaf_sites = {}  # id(leaf) -> (path, line, op)
+        self.candidates = {}  # id(leaf) -> dict: leaves a cut kept from a gradient (GS904)
+        self.received = weakref.WeakSet()
+        self.gs905 = {}  # (path, line) -> info
+        self.explained = []  # exceptions a finding already explains
+        self.pending_explain = None
+        self.mem = []  # CUDA memory around backward calls
+
+        self._user_code = {}
+        self._finfo = {}
+        self._node_saved_attrs = {}
+        tdir = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+        skip = {tdir, os.path.abspath(__file__)}
+        for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+            try:
+                p = sysconfig.get_paths().get(key)
+            except Exception:
+                p = None
+            if p:
+                skip.add(os.path.abspath(p) + os.sep)
+        try:
+            import site
+
+            for p in list(site.getsitepackages()) + [site.getusersitepackages()]:
+                skip.add(os.path.abspath(p) + os.sep)
+        except Exception:
+            pass
+        self._skip = tuple(sorted(skip))
+
+    # ----------------------------------------------------------------------------------- sites
+    def _is_user(self, filename):
+        if filename == self.script:
+            return True
+        if not filename or filename.startswith("<"):
+            return False
+        absname = os.path.abspath(filename)
+        if absname == self.script:
+            return True
+        return not absname.startswith(self._skip) and absname != os.path.abspath(__file__)
+
+    def site(self, depth=2):
+        """The innermost user frame calling into torch (None if the call came from libraries only)."""
+        f = sys._getframe(depth)
+        cache = self._user_code
+        while f is not None:
+            co = f.f_code
+            u = cache.get(co)
+            if u is None:
+                u = cache[co] = self._is_user(co.co_filename)
+            if u:
+                return f
+            f = f.f_back
+        return None
+
+    def outer_user_lines(self, frame, limit=3):
+        out = []
+        f = frame.f_back if frame is not None else None
+        while f is not None and len(out) < limit:
+            co = f.f_code
+            u = self._user_code.get(co)
+            if u is None:
+                u = self._user_code[co] = self._is_user(co.co_filename)
+            if u:
+                out.append((co.co_filename, f.f_lineno))
+            f = f.f_back
+        return out
+
+    # ---------------------------------------------------------------------------------- output
+    def finding(self, code, path, line, severity, message, related=()):
+        if not path or not line:
+            return
+        key = (code, path, line)
+        if key in self._finding_keys or len(self.findings) >= MAX_FINDINGS:
+            return
+        self._finding_keys.add(key)
+        col, end_col = _columns(path, line)
+        rel = []
+        seen = {(path, line)}
+        for rpath, rline, rmsg in related:
+            if not rpath or not rline or (rpath, rline) in seen:
+                continue
+            seen.add((rpath, rline))
+            rel.append({"path": rpath, "line": rline, "column": _columns(rpath, rline)[0],
+                        "message": _short(rmsg, MAX_TEXT)})
+        self.findings.append({
+            "path": path, "line": line, "column": col, "end_line": line, "end_column": end_col,
+            "code": code, "name": NAMES[code], "severity": severity,
+            "message": _short(message, MAX_TEXT), "related": rel, "fix": None, "source": "trace",
+        })
+
+    def event(self, path, line, kind, op, t=None, extra=None):
+        if path != self.script:
+            return
+        key = (line, kind, op)
+        rec = self.events.get(key)
+        if rec is not None:
+            rec["count"] += 1
+            return
+        if len(self.events) >= MAX_EVENTS:
+            return
+        rec = {"line": line, "kind": kind, "op": op, "shape": None, "dtype": None, "device": None,
+               "requires_grad": None, "is_leaf": None, "grad_fn": None, "version": None, "count": 1}
+        if t is not None:
+            try:
+                rec["shape"] = list(t.shape)
+                rec["dtype"] = str(t.dtype).replace("torch.", "")
+                rec["device"] = str(t.device)
+                rec["requires_grad"] = bool(t.requires_grad)
+                rec["is_leaf"] = bool(t.is_leaf)
+                gf = t.grad_fn
+                rec["grad_fn"] = gf.name() if gf is not None else None
+                rec["version"] = int(t._version)
+            except Exception:
+                pass
+        if extra:
+            rec.update(extra)
+        self.events[key] = rec
+
+    def internal(self, exc):
+        if len(self.internal_errors) < 20:
+            self.internal_errors.append("".join(traceback.format_exception_only(type(exc), exc)).strip())
+
+    # ------------------------------------------------------------------------------------ tags
+    def tag_of(self, t):
+        return self.tags.get(id(t))
+
+    def set_tag(self, t, tag):
+        i = id(t)
+        if i not in self._tag_refs:
+            try:
+                self._tag_refs[i] = weakref.ref(t, self._drop_factory(i))
+            except TypeError:
+                return
+        self.tags[i] = tag
+
+    def _drop_factory(self, i):
+        tags, refs = self.tags, self._tag_refs
+
+        def drop(_ref):
+            tags.pop(i, None)
+            refs.pop(i, None)
+
+        return drop
+
+    def new_cut_event(self, kind, path, line, op, frame, src):
+        """Remember a place where history was cut; src is the tensor that had the history."""
+        self._next_eid += 1
+        eid = self._next_eid
+        ev = {"kind": kind, "path": path, "line": line, "op": op, "gen": self.n_backward,
+              "src_gf": None, "src_leaves": [], "src_site": None}
+        if src is not None:
+            self._remember_source(ev, src)
+        self.cut_events[eid] = ev
+        if len(self.cut_events) > 4096:
+            self.cut_events.popitem(last=False)
+        return eid
+
+    def _remember_source(self, ev, src):
+        try:
+            gf = src.grad_fn
+        except Exception:
+            return
+        if gf is not None:
+            # A strong reference, dropped at the next backward: nodes cannot be weakly referenced.
+            ev["src_gf"] = gf
+            site = gf.metadata.get("gs")
+            if site:
+                ev["src_site"] = site
+        elif src.requires_grad and len(ev["src_leaves"]) < 64:
+            ev["src_leaves"].append(weakref.ref(src))
+
+    # ------------------------------------------------------------------------------ the mode op
+    def classify(self, func):
+        name = getattr(func, "__name__", "") or ""
+        getter = False
+        if name == "__get__":
+            getter = True
+            name = getattr(getattr(func, "__self__", None), "__name__", name) or name
+        flags = 0
+        if getter and name not in _GETTER_OPS:
+            flags |= PASS
+        elif name in _PASS_NAMES:
+            flags |= PASS
+        else:
+            if name in _INPLACE_DUNDERS or (
+                    name.endswith("_") and not name.endswith("__") and name not in _NOT_MUTATING):
+                flags |= INPLACE
+                if name.startswith("_foreach_"):
+                    flags |= FOREACH
+            if name in _CUT_NAMES:
+                flags |= CUT
+            if name in _EXIT_NAMES:
+                flags |= EXIT
+            if name in _CTOR_NAMES:
+                flags |= CTOR
+            if name in _DEVICE_NAMES:
+                flags |= DEVICE
+        info = (name, flags)
+        try:
+            self._finfo[func] = info
+        except TypeError:
+            pass
+        return info
+
+    def on_op(self, func, args, kwargs):
+        if self.busy:
+            return func(*args, **kwargs)
+        if self.stopping is not None:
+            raise _Stop(self.stopping)
+        info = self._finfo.get(func)
+        if info is None:
+            info = self.classify(func)
+        name, flags = info
+        if flags & PASS:
+            return func(*args, **kwargs)
+        frame = self.site(3)
+        if frame is None:
+            path, line = None, 0
+        else:
+            path, line = frame.f_code.co_filename, frame.f_lineno
+        if self.map_cuda and (flags & DEVICE or "device" in kwargs):
+            if name == "cuda" or name == "pin_memory":
+                self.event(path, line, "op", name, args[0] if args else None, {"device": "cpu"})
+                return args[0]
+            args, kwargs = self.map_device_args(name, args, kwargs)
+        self.cur = (path, line, name)
+        if flags & INPLACE or "out" in kwargs or (kwargs.get("inplace") is True):
+            try:
+                self.before_inplace(func, name, flags, args, kwargs, path, line)
+            except Exception as exc:  # our bug must not break the script
+                self.internal(exc)
+        try:
+            out = func(*args, **kwargs)
+        except Exception as exc:
+            try:
+                self.on_op_error(exc, name, args, path, line, frame)
+            except Exception as exc2:
+                self.internal(exc2)
+            raise
+        try:
+            self.after_op(out, name, flags, args, kwargs, path, line, frame)
+        except _Stop:
+            raise
+        except Exception as exc:
+            self.internal(exc)
+        return out
+
+    def map_device_args(self, name, args, kwargs):
+        def conv(d):
+            if isinstance(d, str):
+                return "cpu" if d.startswith("cuda") else d
+            if isinstance(d, self._real_device):
+                return self._real_device("cpu") if d.type == "cuda" else d
+            return d
+
+        if "device" in kwargs:
+            kwargs = dict(kwargs)
+            kwargs["device"] = conv(kwargs["device"])
+        if name == "to" and len(args) > 1:
+            a1 = args[1]
+            if isinstance(a1, int) and not isinstance(a1, bool):
+                args = (args[0], "cpu") + tuple(args[2:])
+            else:
+                args = (args[0], conv(a1)) + tuple(args[2:])
+        return args, kwargs
+
+    def iter_tensors(self, args):
+        T = self.Tensor
+        for a in args:
+            if isinstance(a, T):
+                yield a
+            elif type(a) in (list, tuple):
+                for b in a:
+                    if isinstance(b, T):
+                        yield b
+
+    def before_inplace(self, func, name, flags, args, kwargs, path, line):
+        targets = []
+        T = self.Tensor
+        if "out" in kwargs:
+            o = kwargs["out"]
+            targets.extend(o if isinstance(o, (list, tuple)) else [o])
+        elif flags & FOREACH:
+            if args and isinstance(args[0], (list, tuple)):
+                targets.extend(args[0])
+        elif args:
+            targets.append(args[0])
+        self.seq += 1
+        recorded = False
+        gen = self.n_backward
+        if gen and targets and isinstance(targets[0], T) and targets[0].requires_grad:
+            gf = targets[0].grad_fn
+            s = gf.metadata.get("gs") if gf is not None else None
+            if s is not None and s[3] < gen and s[1] == line and s[0] == path and path:
+                self.note_gs905(path, line, s, targets[0])
+        for t in targets:
+            if not isinstance(t, T):
+                continue
+            try:
+                key = t.untyped_storage()._cdata
+            except Exception:
+                continue
+            tag = self.tags.get(id(t))
+            via_data = bool(tag and tag[5])
+            log = self.mutlog.get(key)
+            if log is None:
+                if len(self.mutlog) > 50000:
+                    self.mutlog.clear()
+                log = self.mutlog[key] = []
+            log.append((path, line, name, self.seq, via_data))
+            if len(log) > 4:
+                del log[0]
+            if via_data:
+                self.data_mutations[key] = (path, line, name, self.seq)
+            if not recorded and not (flags & FOREACH):
+                self.event(path, line, "inplace", name, t)
+                recorded = True
+
+    def after_op(self, out, name, flags, args, kwargs, path, line, frame):
+        T = self.Tensor
+        if flags & EXIT:
+            self.on_exit(out, name, args, path, line, frame)
+            return
+        if isinstance(out, T):
+            outs = (out,)
+        elif type(out) in (tuple, list) and out and isinstance(out[0], T):
+            outs = tuple(o for o in out if isinstance(o, T))
+        else:
+            return
+        first = outs[0]
+        if not (flags & INPLACE):
+            kind = "cut" if flags & CUT and self._src_has_history(args) else "op"
+            self.event(path, line, kind, name, first)
+        if first.requires_grad:
+            self.after_grad_op(outs, name, args, path, line)
+        else:
+            self.after_nograd_op(outs, name, flags, args, kwargs, path, line, frame)
+
+    def _src_has_history(self, args):
+        for t in self.iter_tensors(args):
+            if t.requires_grad or id(t) in self.tags:
+                return True
+        return False
+
+    def after_grad_op(self, outs, name, args, path, line):
+        tags = self.tags
+        gen = self.n_backward
+        cut_eids = None
+        for a in self.iter_tensors(args):
+            if gen and a.requires_grad:
+                gf = a.grad_fn
+                if gf is not None:
+                    s = gf.metadata.get("gs")
+                    if s is not None and s[3] < gen and s[1] == line and s[0] == path and path:
+                        self.note_gs905(path, line, s, a)
+            if tags:
+                tg = tags.get(id(a))
+                if tg is not None and tg[0] >= K_NOGRAD and tg[4] is not None:
+                    if cut_eids is None:
+                        cut_eids = []
+                    cut_eids.append(tg[4])
+        for o in outs:
+            gf = o.grad_fn
+            if gf is None:
+                # A new leaf that requires grad (factory with requires_grad=True, requires_grad_()).
+                if id(o) not in self.leaf_sites and path:
+                    self.leaf_sites[id(o)] = (path, line, name)
+                    try:
+                        weakref.finalize(o, self.leaf_sites.pop, id(o), None)
+                    except TypeError:
+                        pass
+                continue
+            md = gf.metadata
+            if "gs" not in md:
+                md["gs"] = (path, line, name, gen)
+            if cut_eids:
+                prev = md.get("gs_cuts")
+                md["gs_cuts"] = tuple(cut_eids) + (prev or ())
+                self.attached.update(cut_eids)
+
+    def after_nograd_op(self, outs, name, flags, args, kwargs, path, line, frame):
+        torch = self.torch
+        tags = self.tags
+        best = None
+        grad_inputs = []
+        for a in self.iter_tensors(args):
+            tg = tags.get(id(a)) if tags else None
+            if tg is not None and (best is None or tg[0] > best[0]):
+                best = tg
+            if a.requires_grad:
+                grad_inputs.append(a)
+        if flags & CUT and grad_inputs:
+            # detach(), .data, torch.tensor(t): a cut of something that had history.
+            eid = self.new_cut_event("cut", path, line, name, frame, grad_inputs[0])
+            tag = (K_CUT, path, line, name, eid, name == "data")
+        elif flags & CUT and best is not None:
+            tag = best[:5] + (best[5] or name == "data",)
+        elif grad_inputs and not torch.is_grad_enabled():
+            if best is not None and best[1] == K_NOGRAD and best[4] in self.cut_events:
+                ev = self.cut_events[best[4]]
+                for g in grad_inputs[:4]:
+                    self._remember_source(ev, g)
+                tag = best
+            else:
+                eid = self.new_cut_event("nograd", path, line, name, frame, grad_inputs[0])
+                for g in grad_inputs[1:8]:
+                    self._remember_source(self.cut_events[eid], g)
+                tag = (K_NOGRAD, path, line, name, eid, False)
+        elif best is not None:
+            tag = best
+        elif flags & CTOR:
+            tag = self.ctor_tag(args, path, line, name, frame)
+        else:
+            tag = (K_CREATED, path, line, name, None, False)
+        for o in outs:
+            if o.requires_grad:
+                continue
+            self.set_tag(o, tag)
+
+    def ctor_tag(self, args, path, line, name, frame):
+        data = args[0] if args else None
+        fid = id(frame) if frame is not None else None
+        for eid, efid, rid in reversed(self.recent_exits):
+            if (rid is not None and rid == id(data)) or (fid is not None and efid == fid):
+                ev = self.cut_events.get(eid)
+                if ev is not None:
+                    rew = self.new_cut_event("rewrap", path, line, name, frame, None)
+                    rv = self.cut_events[rew]
+                    rv["prior"] = eid
+                    return (K_REWRAP, path, line, name, rew, False)
+        return (K_CREATED, path, line, name, None, False)
+
+    def on_exit(self, out, name, args, path, line, frame):
+        src = args[0] if args and isinstance(args[0], self.Tensor) else None
+        if src is None:
+            return
+        tg = self.tags.get(id(src))
+        if src.requires_grad:
+            eid = self.new_cut_event("cut", path, line, name, frame, src)
+        elif tg is not None and tg[0] >= K_NOGRAD and tg[4] is not None:
+            eid = tg[4]
+        else:
+            return
+        self.event(path, line, "cut", name, src)
+        self.recent_exits.append((eid, id(frame) if frame is not None else None,
+                                  id(out) if isinstance(out, (list, tuple)) or hasattr(out, "__array_interface__") else None))
+
+    def note_gs905(self, path, line, site, tensor):
+        key = (path, line)
+        if key in self.gs905:
+            return
+        first_bw = None
+        for bpath, bline, _retain in self.backwards[site[3]:]:
+            first_bw = (bpath, bline)
+            break
+        self.gs905[key] = {"path": path, "line": line, "backward": first_bw, "gen": self.n_backward}
+
+    # ------------------------------------------------------------------------------ op errors
+    def on_op_error(self, exc, name, args, path, line, frame):
+        msg = str(exc)
+        if "leaf Variable that requires grad is being used in an in-place operation" in msg:
+            related = []
+            t = args[0] if args and isinstance(args[0], self.Tensor) else None
+            if t is not None:
+                ls = self.leaf_sites.get(id(t))
+                if ls:
+                    related.append((ls[0], ls[1], "the leaf tensor was created here with requires_grad=True"))
+            for p, ln in self.outer_user_lines(frame):
+                related.append((p, ln, "called from here"))
+            view = "a view of " if "a view of a leaf" in msg else ""
+            self.finding(
+                "GS906", path, line, "error",
+                "In-place %s at line %d writes into %sa leaf tensor that requires grad, which autograd "
+                "forbids; wrap the update in `with torch.no_grad():` or use an out-of-place op."
+                % (name, line, view), related)
+            self.explained.append(exc)
+        elif "Can't call numpy() on Tensor that requires grad" in msg:
+            related = []
+            t = args[0] if args and isinstance(args[0], self.Tensor) else None
+            gf = t.grad_fn if t is not None else None
+            s = gf.metadata.get("gs") if gf is not None else None
+            if s:
+                related.append((s[0], s[1], "the tensor got its autograd history here (%s)" % s[2]))
+            self.finding(
+                "GS907", path, line, "error",
+                "%s at line %d converts a tensor that requires grad to NumPy; call .detach() first "
+                "(e.g. t.detach().cpu().numpy())." % (_code(path, line), line), related)
+            self.explained.append(exc)
+
+    # ------------------------------------------------------------------- saved tensor hooks
+    def pack(self, t):
+        self.busy += 1
+        try:
+            cur = self.cur
+            try:
+                v = t._version
+            except Exception:
+                return (t, None, cur, 0)
+            self.seq += 1
+            if cur[0] == self.script:
+                self.event(cur[0], cur[1], "saved", cur[2], t)
+            return (t.detach(), v, cur, self.seq)
+        finally:
+            self.busy -= 1
+
+    def unpack(self, packed):
+        t, v, cur, seq = packed
+        if v is None or self.probing:
+            return t
+        self.busy += 1
+        try:
+            now = t._version
+            if now != v:
+                raise self.version_error(t, v, now, cur, seq)
+            if self.data_mutations:
+                self.check_data_mutation(t, cur, seq)
+        finally:
+            self.busy -= 1
+        return t
+
+    def version_error(self, t, v, now, cur, seq):
+        spath, sline, sop = cur
+        mut = None
+        try:
+            for m in self.mutlog.get(t.untyped_storage()._cdata, ()):
+                if m[3] > seq:
+                    mut = m
+                    break
+        except Exception:
+            pass
+        try:
+            desc = "[%s %s]" % (t.type(), list(t.shape))
+        except Exception:
+            desc = "a tensor"
+        where = []
+        if mut is not None:
+            where.append("modified in place by %s at %s:%d" % (mut[2], os.path.basename(mut[0] or "?"), mut[1]))
+        if sline:
+            where.append("saved for backward by %s at %s:%d" % (sop, os.path.basename(spath or "?"), sline))
+        err = RuntimeError(
+            "one of the variables needed for gradient computation has been modified by an inplace "
+            "operation: %s is at version %d; expected version %d instead. (gradsight trace: %s)"
+            % (desc, now, v, "; ".join(where) or "the in-place write was not seen"))
+        if mut is not None and mut[0]:
+            self.finding(
+                "GS901", mut[0], mut[1], "error",
+                "In-place %s at line %d overwrites a tensor that %s at line %d saved for backward, so "
+                "backward fails; use an out-of-place op (e.g. `x = x * 2`) or clone before writing."
+                % (mut[2], mut[1], sop, sline),
+                [(spath, sline, "%s saved this tensor for backward here" % sop)])
+        elif sline:
+            self.finding(
+                "GS901", spath, sline, "error",
+                "A tensor that %s at line %d saved for backward was later modified in place, so backward "
+                "fails; the in-place write happened outside traced Python code." % (sop, sline))
+        self.explained.append(err)
+        return err
+
+    def check_data_mutation(self, t, cur, seq):
+        try:
+            key = t.untyped_storage()._cdata
+        except Exception:
+            return
+        m = self.data_mutations.get(key)
+        if m is None or m[3] <= seq:
+            return
+        spath, sline, sop = cur
+        self.finding(
+            "GS901", m[0], m[1], "warning",
+            "In-place %s through .data at line %d changes a tensor that %s at line %d saved for backward; "
+            "autograd cannot see writes through .data, so the gradient is silently wrong." % (m[2], m[1], sop, sline),
+            [(spath, sline, "%s saved this tensor for backward here" % sop)])
+
+    # --------------------------------------------------------------------- backward wrapper
+    def wrap_backward(self, orig, is_grad):
+        tracer = self
+        torch = self.torch
+
+        def wrapper(*args, **kwargs):
+            if tracer.busy:
+                return orig(*args, **kwargs)
+            with torch._C.DisableTorchFunction():
+                return tracer.on_backward(orig, is_grad, args, kwargs)
+
+        wrapper.__wrapped__ = orig
+        wrapper.__name__ = getattr(orig, "__name__", "backward")
+        wrapper.__doc__ = getattr(orig, "__doc__", None)
+        return wrapper
+
+    def wrap_from_numpy(self, orig):
+        """torch.from_numpy is invisible to function modes; tag its result like torch.tensor's."""
+        tracer = self
+
+        def from_numpy(*args, **kwargs):
+            out = orig(*args, **kwargs)
+            if tracer.busy or tracer.stopping is not None:
+                return out
+            try:
+                frame = tracer.site(2)
+                path, line = (frame.f_code.co_filename, frame.f_lineno) if frame is not None else (None, 0)
+                tracer.set_tag(out, tracer.ctor_tag(args, path, line, "from_numpy", frame))
+                tracer.event(path, line, "op", "from_numpy", out)
+            except Exception as exc:
+                tracer.internal(exc)
+            return out
+
+        from_numpy.__wrapped__ = orig
+        from_numpy.__doc__ = orig.__doc__
+        return from_numpy
+
+    def on_backward(self, orig, is_grad, args, kwargs):
+        if self.stopping is not None:
+            raise _Stop(self.stopping)
+        if self.stop_pending:
+            self.stopping = "max-steps"
+            raise _Stop("max-steps")
+        frame = self.site(3)
+        path, line = (frame.f_code.co_filename, frame.f_lineno) if frame is not None else (None, 0)
+        roots = args[0] if args else kwargs.get("outputs" if is_grad else "tensors")
+        if isinstance(roots, self.Tensor):
+            roots = [roots]
+        roots = [r for r in (roots or ()) if isinstance(r, self.Tensor)]
+        retain = kwargs.get("retain_graph")
+        if retain is None and len(args) > (3 if is_grad else 2):
+            retain = args[3 if is_grad else 2]
+        if retain is None:
+            retain = kwargs.get("create_graph", False) or (len(args) > (4 if is_grad else 3) and bool(args[4 if is_grad else 3]))
+        op = "grad" if is_grad else "backward"
+        self.event(path, line, "backward", op, roots[0] if roots else None)
+
+        self.busy += 1
+        try:
+            nograd = [r for r in roots if not r.requires_grad]
+            if nograd:
+                self.explain_no_grad(nograd[0], frame, path, line, op)
+            walk = self.pre_backward_walk(roots) if (self.attached or self._has_rewrap_leaf(roots)) else None
+        except Exception as exc:
+            self.internal(exc)
+            walk = None
+        finally:
+            self.busy -= 1
+
+        mem_before = self._cuda_mem()
+        gen = self.n_backward
+        self.backwards.append((path, line, bool(retain)))
+        try:
+            result = orig(*args, **kwargs)
+        except RuntimeError as exc:
+            self.busy += 1
+            try:
+                self.on_backward_error(exc, roots, path, line, frame, gen, op)
+            except Exception as exc2:
+                self.internal(exc2)
+            finally:
+                self.busy -= 1
+            self.n_backward += 1
+            raise
+        self.n_backward += 1
+        self.busy += 1
+        try:
+            if mem_before is not None:
+                after = self._cuda_mem()
+                key = (line, "backward", op)
+                if key in self.events and "memory_before_backward" not in self.events[key]:
+                    self.events[key]["memory_before_backward"] = mem_before
+                    self.events[key]["memory_after_backward"] = after
+                self.mem.append((mem_before, after))
+            self.after_backward(walk, path, line, op, frame, roots)
+            for ev in self.cut_events.values():
+                ev["src_gf"] = None  # release graphs kept for GS904
+        except Exception as exc:
+            self.internal(exc)
+        finally:
+            self.busy -= 1
+        self.count_step()
+        return result
+
+    def _cuda_mem(self):
+        if self.device != "cuda":
+            return None
+        try:
+            return int(self.torch.cuda.memory_allocated())
+        except Exception:
+            return None
+
+    def _has_rewrap_leaf(self, roots):
+        for r in roots:
+            if id(r) in self.tags:
+                return True
+        return False
+
+    def count_step(self):
+        if self.max_steps and self.max_steps > 0:
+            if self.opt_steps >= self.max_steps or (self.opt_steps == 0 and self.n_backward >= self.max_steps):
+                self.stop_pending = True
+
+    def steps(self):
+        return self.opt_steps if self.opt_steps else self.n_backward
+
+    def explain_no_grad(self, root, frame, path, line, op):
+        name = self.name_in_frame(frame, root)
+        call = "%s.%s()" % (name, op) if name and op == "backward" else "%s()" % op
+        tag = self.tags.get(id(root))
+        kind = None
+        bw = (path, line, "%s() is called here" % op)
+        msg_bw_tail = "element 0 of tensors does not require grad and does not have a grad_fn"
+        cause = None  # (path, line, description)
+        related = []
+        if tag is not None:
+            kind, tpath, tline, top, eid = tag[0], tag[1], tag[2], tag[3], tag[4]
+            ev = self.cut_events.get(eid) if eid is not None else None
+            if ev is not None and ev["kind"] == "rewrap" and ev.get("prior") in self.cut_events:
+                pv = self.cut_events[ev["prior"]]
+                cause = (pv["path"], pv["line"], "%s at line %d leaves autograd (.%s() returns plain Python/NumPy data)"
+                         % (_code(pv["path"], pv["line"]), pv["line"], pv["op"]))
+                related.append((tpath, tline, "%s rebuilds a tensor from that data, without history" % _code(tpath, tline)))
+            elif ev is not None and ev["kind"] == "rewrap":
+                cause = (tpath, tline, "%s at line %d builds a new tensor from plain data, without history"
+                         % (_code(tpath, tline), tline))
+            elif ev is not None and ev["kind"] == "nograd":
+                cause = (tpath, tline, "%s at line %d runs with gradient tracking disabled (torch.no_grad(), "
+                         "inference_mode or set_grad_enabled(False))" % (_code(tpath, tline), tline))
+            elif ev is not None and ev["kind"] == "cut":
+                cause = (tpath, tline, "%s at line %d cuts the autograd history (.%s())" % (_code(tpath, tline), tline, top))
+            elif kind == K_CREATED:
+                cause = (tpath, tline, "%s at line %d creates a tensor without requires_grad=True, and nothing "
+                         "%s is computed from requires grad" % (_code(tpath, tline), tline,
+                                                                "`%s`" % name if name else "the loss"))
+        subject = name or "the tensor"
+        if cause is not None and cause[1]:
+            started = "never started" if kind == K_CREATED else "was cut"
+            self.finding(
+                "GS903", cause[0], cause[1], "error",
+                "%s, so %s at line %d fails: %s has no grad_fn and does not require grad."
+                % (cause[2][0].upper() + cause[2][1:], call, line, subject),
+                related + [bw])
+            self.finding(
+                "GS903", path, line, "error",
+                "%s fails ('%s'): its autograd history %s at line %d." % (call, msg_bw_tail, started, cause[1]),
+                [(cause[0], cause[1], "history %s here" % ("starts without grad" if kind == K_CREATED else "cut"))]
+                + related)
+        else:
+            self.finding(
+                "GS903", path, line, "error",
+                "%s fails ('%s'): %s has no autograd history; make sure an input requires grad and that nothing "
+                "detaches it." % (call, msg_bw_tail, subject), related)
+        self.pending_explain = ("nograd", line)
+
+    def name_in_frame(self, frame, obj):
+        if frame is None:
+            return None
+        try:
+            for space in (frame.f_locals, frame.f_globals):
+                for k, v in space.items():
+                    if v is obj and not k.startswith("__"):
+                        return k
+        except Exception:
+            pass
+        return None
+
+    def name_for_node(self, frame, node):
+        if frame is None:
+            return None
+        T = self.Tensor
+        try:
+            f = frame
+            while f is not None:
+                for space in (f.f_locals, f.f_globals):
+                    for k, v in space.items():
+                        if isinstance(v, T) and not k.startswith("__") and v.grad_fn is node:
+                            return k
+                        if isinstance(v, (tuple, list)) and len(v) < 8:
+                            for x in v:
+                                if isinstance(x, T) and x.grad_fn is node:
+                                    return k
+                f = f.f_back
+        except Exception:
+            pass
+        return None
+
+    # ------------------------------------------------------------------------- graph walks
+    def pre_backward_walk(self, roots):
+        """Walk the graph about to be backpropagated: reached leaves and cut events attached to it."""
+        reached = set()
+        eids = []
+        rewrap_leaves = []
+        seen = set()
+        stack = []
+        for r in roots:
+            gf = r.grad_fn
+            if gf is not None:
+                stack.append(gf)
+            elif r.requires_grad:
+                reached.add(id(r))
+                if id(r) in self.tags:
+                    rewrap_leaves.append(r)
+        n = 0
+        while stack and n < 50000:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            n += 1
+            var = getattr(node, "variable", None)
+            if var is not None:
+                reached.add(id(var))
+                if id(var) in self.tags:
+                    rewrap_leaves.append(var)
+            try:
+                md = node.metadata
+                cuts = md.get("gs_cuts")
+                if cuts:
+                    eids.extend(cuts)
+            except Exception:
+                pass
+            for nxt, _ in node.next_functions:
+                if nxt is not None:
+                    stack.append(nxt)
+        for leaf in rewrap_leaves:
+            tg = self.tags.get(id(leaf))
+            if tg and tg[4] is not None:
+                eids.append(tg[4])
+        found = set(eids)
+        self.attached -= found
+        if len(self.attached) > 256:
+            self.attached.clear()
+        return {"reached": reached, "eids": list(dict.fromkeys(eids))}
+
+    def source_leaves(self, ev, limit=5000):
+        leaves = []
+        for w in ev.get("src_leaves", ()):
+            t = w()
+            if t is not None:
+                leaves.append(t)
+        gf = ev.get("src_gf")
+        if gf is not None:
+            seen = set()
+            stack = [gf]
+            while stack and len(seen) < limit:
+                node = stack.pop()
+                if id(node) in seen:
+                    continue
+                seen.add(id(node))
+                var = getattr(node, "variable", None)
+                if var is not None:
+                    leaves.append(var)
+                for nxt, _ in node.next_functions:
+                    if nxt is not None:
+                        stack.append(nxt)
+        return leaves
+
+    def after_backward(self, walk, path, line, op, frame, roots):
+        bw_index = len(self.backwards) - 1
+        call = None
+        if walk is not None:
+            for eid in walk["eids"]:
+                ev = self.cut_events.get(eid)
+                if ev is None:
+                    continue
+                root_ev = ev
+                if ev["kind"] == "rewrap" and ev.get("prior") in self.cut_events:
+                    root_ev = self.cut_events[ev["prior"]]
+                for leaf in self.source_leaves(root_ev):
+                    i = id(leaf)
+                    if i in walk["reached"] or i in self.candidates:
+                        continue
+                    try:
+                        if leaf in self.received:
+                            continue
+                    except TypeError:
+                        continue
+                    if call is None:
+                        rname = self.name_in_frame(frame, roots[0]) if roots else None
+                        call = "%s.%s" % (rname, op) if rname and op == "backward" else op
+                    self.candidates[i] = {"ref": weakref.ref(leaf), "event": root_ev,
+                                          "rewrap": ev if ev is not root_ev else None,
+                                          "backward": (path, line, call), "bw_index": bw_index, "name": None}
+        # Which candidates got a gradient from this or an earlier backward?
+        for i, c in list(self.candidates.items()):
+            leaf = c["ref"]()
+            if leaf is None:
+                del self.candidates[i]
+                continue
+            if leaf.grad is not None:
+                self.received.add(leaf)
+                del self.candidates[i]
+            elif c["name"] is None:
+                c["name"] = self.leaf_name(leaf)
+
+    def leaf_name(self, leaf):
+        """A readable name for a leaf: a module parameter path or a variable name in user frames."""
+        nn = self.torch.nn
+        f = self.site(3)
+        try:
+            while f is not None:
+                for space in (f.f_locals, f.f_globals):
+                    for k, v in list(space.items()):
+                        if k.startswith("__"):
+                            continue
+                        if v is leaf:
+                            return k
+                        if isinstance(v, nn.Module):
+                            for pn, p in v.named_parameters():
+                                if p is leaf:
+                                    return "%s.%s" % (k, pn)
+                f = f.f_back
+        except Exception:
+            pass
+        return None
+
+    def on_backward_error(self, exc, roots, path, line, frame, gen, op):
+        msg = str(exc)
+        if any(exc is e for e in self.explained):
+            return
+        if self.pending_explain is not None and self.pending_explain[1] == line and "does not require grad" in msg:
+            self.explained.append(exc)
+            self.pending_explain = None
+            return
+        if "backward through the graph a second time" in msg:
+            self.explain_freed(exc, roots, path, line, frame, op, gen)
+            return
+        # Another backward error: point at where the root came from.
+        related = []
+        for r in roots:
+            gf = r.grad_fn
+            s = gf.metadata.get("gs") if gf is not None else None
+            if s and s[1] != line:
+                related.append((s[0], s[1], "%s (shape %s) was computed here by %s" % (
+                    self.name_in_frame(frame, r) or "the tensor", list(r.shape), s[2])))
+        self._backward_related = related
+
+    def _node_freed(self, node):
+        cls = type(node)
+        attrs = self._node_saved_attrs.get(cls)
+        if attrs is None:
+            attrs = [a for a in dir(node) if a.startswith("_saved_")]
+            if not attrs and hasattr(node, "saved_tensors"):
+                attrs = ["saved_tensors"]
+            self._node_saved_attrs[cls] = attrs
+        self.probing = True
+        try:
+            for a in attrs:
+                try:
+                    getattr(node, a)
+                except RuntimeError as e:
+                    if "second time" in str(e) or "after they have already been freed" in str(e):
+                        return True
+                except Exception:
+                    pass
+        finally:
+            self.probing = False
+        return False
+
+    def explain_freed(self, exc, roots, path, line, frame, op, gen_now):
+        """Find the node of an older graph that this backward reached, and the newer node that reached it.
+
+        The failing backward has already freed the nodes it ran before failing, so freed-ness alone does
+        not tell old from new: nodes carry the backward count at their creation ("gen") in their metadata,
+        and internal nodes of a composite op inherit their parent's gen.
+        """
+        from collections import deque
+
+        queue = deque()
+        for r in roots:
+            if r.grad_fn is not None:
+                queue.append((r.grad_fn, None, None))
+        seen = set()
+        hit = None
+        fallback = None
+        n = 0
+        while queue and n < 50000:
+            node, parent_site, parent_gen = queue.popleft()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            n += 1
+            try:
+                site = node.metadata.get("gs")
+            except Exception:
+                site = None
+            node_gen = site[3] if site else parent_gen
+            if node_gen is not None and node_gen < gen_now:
+                freed = self._freed_below(node)
+                if freed is not None:
+                    hit = (node, site or self._descendant_site(node), parent_site)
+                    break
+                if fallback is None:
+                    fallback = (node, site, parent_site)
+            here = site or parent_site
+            for nxt, _ in node.next_functions:
+                if nxt is not None:
+                    queue.append((nxt, here, node_gen))
+        if hit is None:
+            hit = fallback
+        first_bw = None
+        if hit is not None:
+            node, site, parent_site = hit
+            if site is None:
+                site = self._descendant_site(node)
+            gen = site[3] if site else 0
+            for bpath, bline, retain in self.backwards[gen:-1]:
+                if not retain:
+                    first_bw = (bpath, bline)
+                    break
+        if first_bw is None:
+            for bpath, bline, retain in self.backwards[:-1]:
+                if not retain:
+                    first_bw = (bpath, bline)
+                    break
+        fb_text = ("the backward at line %d" % first_bw[1]) if first_bw else "an earlier backward"
+        rname = self.name_in_frame(frame, roots[0]) if roots else None
+        call = "%s.%s()" % (rname, op) if rname and op == "backward" else "%s()" % op
+        related_fb = [(first_bw[0], first_bw[1], "this earlier backward freed the graph's saved tensors")] if first_bw else []
+        bw_rel = (path, line, "the second backward through the freed graph is here")
+        if hit is None or hit[2] is None:
+            # The root itself belongs to an already backpropagated graph.
+            self.finding(
+                "GS902", path, line, "error",
+                "%s at line %d runs backward again through a graph that %s already freed; pass "
+                "retain_graph=True to the first backward or recompute the loss before calling backward again."
+                % (call, line, fb_text), related_fb)
+        else:
+            node, site, parent_site = hit
+            name = self.name_for_node(frame, node)
+            cpath, cline = (site[0], site[1]) if site else (None, 0)
+            ppath, pline = parent_site[0], parent_site[1]
+            created = [(cpath, cline, "%s was computed here, before %s freed its graph" % (
+                "`%s`" % name if name else "the tensor", fb_text))] if cline else []
+            if cpath == ppath and cline and pline <= cline:
+                # The same code consumes its own output from an earlier iteration: a loop-carried graph.
+                carried = name or _carried_name(ppath, pline)
+                what = "`%s`" % carried if carried else "a tensor"
+                fix = ("`%s = %s.detach()`" % (carried, carried)) if carried else "`.detach()`"
+                self.finding(
+                    "GS902", ppath, pline, "error",
+                    "%s at line %d feeds %s from the previous iteration, whose graph %s already freed, into "
+                    "this iteration's graph, so %s at line %d fails; detach the carried state (%s) before "
+                    "reusing it." % (_code(ppath, pline), pline, what, fb_text, call, line, fix),
+                    related_fb + [bw_rel])
+            else:
+                what = "`%s`" % name if name else "a tensor"
+                self.finding(
+                    "GS902", path, line, "error",
+                    "%s at line %d backpropagates into the graph of %s (built at line %d), which %s already "
+                    "freed; line %d carried it into this graph: detach it there if that part should not "
+                    "learn, or pass retain_graph=True to the first backward." % (
+                        call, line, what, cline, fb_text, pline),
+                    [(ppath, pline, "%s from the freed graph is reused here" % what)] + created + related_fb)
+        self.explained.append(exc)
+
+    def _freed_below(self, node, limit=500):
+        """The first node at or below `node` whose saved tensors were freed, or None."""
+        stack = [node]
+        seen = set()
+        while stack and len(seen) < limit:
+            n = stack.pop()
+            if id(n) in seen:
+                continue
+            seen.add(id(n))
+            if self._node_freed(n):
+                return n
+            for nxt, _ in n.next_functions:
+                if nxt is not None:
+                    stack.append(nxt)
+        return None
+
+    def _descendant_site(self, node):
+        stack = [node]
+        seen = set()
+        while stack and len(seen) < 200:
+            n = stack.pop()
+            if id(n) in seen:
+                continue
+            seen.add(id(n))
+            try:
+                s = n.metadata.get("gs")
+            except Exception:
+                s = None
+            if s:
+                return s
+            for nxt, _ in n.next_functions:
+                if nxt is not None:
+                    stack.append(nxt)
+        return None
+
+    # ---------------------------------------------------------------------------- optimizer
+    def on_step_pre(self, optimizer, args, kwargs):
+        if self.busy:
+            return
+        if self.stopping is not None:
+            raise _Stop(self.stopping)
+        if self.stop_pending:
+            self.stopping = "max-steps"
+            raise _Stop("max-steps")
+
+    def on_step_post(self, optimizer, args, kwargs):
+        if self.busy:
+            return
+        self.opt_steps += 1
+        self.busy += 1
+        try:
+            frame = self.site(2)
+            if frame is not None:
+                self.event(frame.f_code.co_filename, frame.f_lineno, "step", type(optimizer).__name__)
+        finally:
+            self.busy -= 1
+        self.count_step()
+
+    # ----------------------------------------------------------------------------- finalize
+    def finalize(self, exc):
+        # GS905: graphs that keep growing across backward calls, unless a GS902 already explains the line.
+        gs902_lines = {(f["path"], f["line"]) for f in self.findings if f["code"] == "GS902"}
+        for key, info in self.gs905.items():
+            if key in gs902_lines:
+                continue
+            path, line = key
+            related = []
+            if info["backward"]:
+                related.append((info["backward"][0], info["backward"][1],
+                                "backward ran here, yet the graph built before it is kept alive and extended"))
+            self.finding(
+                "GS905", path, line, "warning",
+                "%s at line %d combines a tensor that still carries the autograd graph of an earlier step with "
+                "this step's, so every step's graph stays in memory; accumulate `loss.item()` or "
+                "`loss.detach()` instead." % (_code(path, line), line), related)
+        # GS904: leaves that a cut kept from ever getting a gradient.
+        n_bw = len(self.backwards)
+        groups = collections.OrderedDict()
+        for c in self.candidates.values():
+            leaf = c["ref"]()
+            if leaf is None or leaf.grad is not None:
+                continue
+            if self.stopped is not None and c["bw_index"] >= n_bw - 1:
+                continue  # the stopped script might still have given it a gradient
+            ev = c["event"]
+            groups.setdefault((ev["path"], ev["line"]), []).append(c)
+        for (path, line), cs in groups.items():
+            ev = cs[0]["event"]
+            names = [c["name"] for c in cs if c["name"]]
+            who = ", ".join(names[:4]) + (" and %d more" % (len(cs) - 4) if len(cs) > 4 else "") if names else (
+                "%d tensor%s that require grad" % (len(cs), "s" if len(cs) > 1 else ""))
+            bpath, bline, bop = cs[0]["backward"]
+            related = [(bpath, bline, "%s() here gives %s no gradient" % (bop, who))]
+            if cs[0]["rewrap"]:
+                rw = cs[0]["rewrap"]
+                related.append((rw["path"], rw["line"], "a new tensor without history is built here"))
+            self.finding(
+                "GS904", path, line, "warning",
+                "%s requires grad but never gets a gradient: %s at line %d cuts it out of the graph that %s() at "
+                "line %d backpropagates." % (who, _code(path, line), line, bop, bline),
+                related)
+        # GS900: an exception no finding explains.
+        if exc is not None and self.stopped != "memory" and not any(exc is e for e in self.explained):
+            p, ln = self.exc_user_site(exc)
+            if p:
+                related = list(getattr(self, "_backward_related", []) or [])
+                self.enrich_error(exc, related)
+                self.finding("GS900", p, ln, "error", "%s: %s" % (type(exc).__name__, _short(str(exc), 300)), related)
+
+    def enrich_error(self, exc, related):
+        msg = str(exc)
+        if "non-leaf Tensor" in msg:
+            tb = exc.__traceback__
+            while tb is not None:
+                for v in list(tb.tb_frame.f_locals.values()):
+                    if isinstance(v, self.Tensor) and not v.is_leaf and v.grad_fn is not None:
+                        s = v.grad_fn.metadata.get("gs")
+                        if s:
+                            related.append((s[0], s[1], "this tensor stopped being a leaf here (%s); create it "
+                                                        "on the right device/dtype instead" % s[2]))
+                            return
+                tb = tb.tb_next
+
+    def exc_user_site(self, exc):
+        best = (None, 0)
+        tb = exc.__traceback__
+        while tb is not None:
+            co = tb.tb_frame.f_code
+            u = self._user_code.get(co)
+            if u is None:
+                u = self._user_code[co] = self._is_user(co.co_filename)
+            if u:
+                best = (co.co_filename, tb.tb_lineno)
+            tb = tb.tb_next
+        return best
+
+    def exc_script_line(self, exc):
+        line = None
+        tb = exc.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == self.script:
+                line = tb.tb_lineno
+            tb = tb.tb_next
+        if line is None:
+            line = self.exc_user_site(exc)[1] or None
+        return line
+
+    def result(self):
+        events = sorted(self.events.values(), key=lambda e: (e["line"], e["kind"], e["op"]))
+        findings = sorted(self.findings, key=lambda f: (f["path"], f["line"], f["code"]))
+        return {"findings": findings, "error": self.error, "events": events, "device": self.device,
+                "steps": self.steps(), "stopped": self.stopped, "internal_errors": self.internal_errors}
+
+
+class _DeviceMeta(type):
+    real = None
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, cls.real)
+
+    def __subclasscheck__(cls, sub):
+        return issubclass(sub, cls.real)
+
+
+def _install_cpu_mapping(torch, real):
+    """Map CUDA requests to the CPU: torch.device("cuda"), is_available() and friends."""
+
+    class device(metaclass=_DeviceMeta):  # noqa: N801 - mirrors torch.device
+        def __new__(cls, *args, **kwargs):
+            if args and isinstance(args[0], str) and args[0].startswith("cuda"):
+                return real("cpu")
+            if args and isinstance(args[0], real) and args[0].type == "cuda":
+                return real("cpu")
+            if kwargs.get("type", "").startswith("cuda") if isinstance(kwargs.get("type"), str) else False:
+                return real("cpu")
+            return real(*args, **kwargs)
+
+    _DeviceMeta.real = real
+    torch.device = device
+    cuda = torch.cuda
+    cuda.is_available = lambda: False
+    cuda.device_count = lambda: 0
+    for name in ("synchronize", "empty_cache", "set_device", "manual_seed", "manual_seed_all", "reset_peak_memory_stats"):
+        if hasattr(cuda, name):
+            setattr(cuda, name, lambda *a, **k: None)
+    for name in ("memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved"):
+        if hasattr(cuda, name):
+            setattr(cuda, name, lambda *a, **k: 0)
+    if hasattr(torch, "set_default_device"):
+        orig = torch.set_default_device
+
+        def set_default_device(dev):
+            if (isinstance(dev, str) and dev.startswith("cuda")) or (isinstance(dev, real) and dev.type == "cuda"):
+                dev = "cpu"
+            return orig(dev)
+
+        torch.set_default_device = set_default_device
+
+
+def _write_json(path, obj):
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(obj, fh, ensure_ascii=True, default=str)
+    os.replace(tmp, path)
+
+
+def _error_result(device, etype, message, line=None, stopped=None):
+    return {"findings": [], "error": {"type": etype, "message": message, "line": line}, "events": [],
+            "device": device, "steps": 0, "stopped": stopped, "internal_errors": []}
+
+
+def _set_memory_limit(mb):
+    if not mb or mb <= 0:
+        return
+    try:
+        import resource
+    except ImportError:
+        return
+    # RLIMIT_AS would count the huge address-space reservations of CUDA and the allocator; RLIMIT_DATA
+    # counts private writable memory, which is what a runaway script grows. The parent also polls RSS.
+    limit = int(mb) * 1024 * 1024
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
+    except (ValueError, OSError, AttributeError):
+        pass
+
+
+def _is_memory_error(exc):
+    if isinstance(exc, MemoryError):
+        return True
+    msg = str(exc)
+    return isinstance(exc, RuntimeError) and ("can't allocate memory" in msg or "out of memory" in msg.lower()
+                                               and "CUDA" not in msg)
+
+
+class _Run:
+    """One script's trace inside this process: its tracer, result file and whether it was written."""
+
+    def __init__(self, tracer, result_path, device):
+        self.tracer = tracer
+        self.result_path = result_path
+        self.device = device
+        self.written = False
+
+    def finish(self, exc=None, stopped=None, line=None):
+        if self.written:
+            return
+        self.written = True
+        tracer = self.tracer
+        try:
+            if stopped is not None:
+                tracer.stopped = stopped
+            if exc is not None:
+                tracer.error = {"type": type(exc).__name__, "message": _short(str(exc), MAX_TEXT),
+                                "line": line if line is not None else tracer.exc_script_line(exc)}
+            tracer.busy += 1
+            try:
+                tracer.finalize(exc)
+            except Exception as e2:
+                tracer.internal(e2)
+            _write_json(self.result_path, tracer.result())
+        except BaseException as e3:  # noqa: BLE001 - the parent must get *something*
+            try:
+                _write_json(self.result_path, _error_result(self.device, TRACE_ERROR, "gradsight trace failed: %r" % (e3,)))
+            except BaseException:
+                pass
+
+
+class Instrumentation:
+    """Installs a tracer's function mode, saved-tensor hooks, backward/optimizer/from_numpy wrappers.
+
+    A context manager; also used in-process by bench/trace_overhead.py. On exit everything it patched is
+    restored, in reverse order.
+    """
+
+    def __init__(self, tracer):
+        self.tracer = tracer
+        self._undo = []
+
+    def __enter__(self):
+        tracer = self.tracer
+        torch = tracer.torch
+        from torch.overrides import TorchFunctionMode
+
+        class _Mode(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                return tracer.on_op(func, args, kwargs if kwargs is not None else {})
+
+        def patch(obj, name, value):
+            old = getattr(obj, name)
+            setattr(obj, name, value)
+            self._undo.append(lambda: setattr(obj, name, old))
+
+        patch(torch, "from_numpy", tracer.wrap_from_numpy(torch.from_numpy))
+        patch(torch.autograd, "backward", tracer.wrap_backward(torch.autograd.backward, False))
+        patch(torch.autograd, "grad", tracer.wrap_backward(torch.autograd.grad, True))
+        try:
+            from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+
+            for h in (register_optimizer_step_pre_hook(tracer.on_step_pre),
+                      register_optimizer_step_post_hook(tracer.on_step_post)):
+                self._undo.append(h.remove)
+        except Exception:
+            pass
+        hooks = torch.autograd.graph.saved_tensors_hooks(tracer.pack, tracer.unpack)
+        hooks.__enter__()
+        self._undo.append(lambda: hooks.__exit__(None, None, None))
+        mode = _Mode()
+        mode.__enter__()
+        self._undo.append(lambda: mode.__exit__(None, None, None))
+        return tracer
+
+    def __exit__(self, *exc):
+        while self._undo:
+            try:
+                self._undo.pop()()
+            except Exception as e:  # noqa: BLE001 - restore the rest regardless
+                self.tracer.internal(e)
+        return False
+
+
+def _trace_one(torch, script, result_path, opts, device, state):
+    tracer = Tracer(torch, script, device, opts.max_steps, device == "cpu")
+    tracer._real_device = state["real_device"]
+    run = _Run(tracer, result_path, device)
+    state["run"] = run
+
+    # The script runs as `python script.py` would: its folder first on sys.path.
+    saved_path = list(sys.path)
+    saved_cwd = os.getcwd()
+    sys.path.insert(0, os.path.dirname(script))
+    sys.argv = [script]
+    exc_out = None
+    stopped = None
+    try:
+        with Instrumentation(tracer):
+            if opts.function:
+                _load_function(script, opts.function)()
+            else:
+                runpy.run_path(script, run_name="__main__")
+    except _Stop as s:
+        stopped = s.reason
+    except SystemExit as e:
+        if e.code not in (None, 0):
+            exc_out = e
+    except _MissingFunction as e:
+        run.written = True
+        _write_json(result_path, _error_result(device, TRACE_ERROR, str(e)))
+    except BaseException as e:  # noqa: BLE001 - the script's exception is the trace's result
+        if _is_memory_error(e):
+            stopped = "memory"
+        exc_out = e
+    if stopped == "terminated":
+        stopped = "timeout"  # the parent replaces this with its own reason
+    run.finish(exc_out, stopped)
+    state["run"] = None
+    # Leave the process as the next script (batch mode) expects it.
+    sys.path[:] = saved_path
+    try:
+        os.chdir(saved_cwd)
+    except OSError:
+        pass
+    try:
+        torch.set_grad_enabled(True)
+        torch.autograd.set_detect_anomaly(False)
+    except Exception:
+        pass
+    return stopped
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="gradsight-trace-runner")
+    dest = ap.add_mutually_exclusive_group(required=True)
+    dest.add_argument("--result", help="write the result of the one script here")
+    dest.add_argument("--results-dir", help="batch mode: write the result of the i-th script to DIR/i.json")
+    ap.add_argument("--function", default=None)
+    ap.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    ap.add_argument("--max-steps", type=int, default=20)
+    ap.add_argument("--memory-mb", type=int, default=0)
+    ap.add_argument("scripts", nargs="+")
+    opts = ap.parse_args(argv)
+
+    scripts = [os.path.abspath(s) for s in opts.scripts]
+    if opts.result:
+        if len(scripts) != 1:
+            ap.error("--result takes exactly one script; use --results-dir for several")
+        outputs = [opts.result]
+    else:
+        outputs = [os.path.join(opts.results_dir, "%d.json" % i) for i in range(len(scripts))]
+    main_pid = os.getpid()
+    real_exit = os._exit
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    _set_memory_limit(opts.memory_mb if opts.device != "cuda" else 0)
+
+    def no_input(*_args, **_kwargs):
+        raise EOFError(INPUT_MESSAGE)
+
+    builtins.input = no_input
+
+    def fail_all(message):
+        for out in outputs:
+            _write_json(out, _error_result("none", TRACE_ERROR, message))
+        return 2
+
+    try:
+        import torch
+        from torch.overrides import TorchFunctionMode  # noqa: F401 - fail early on a torch without modes
+    except BaseException as exc:  # noqa: BLE001 - any failure means: no usable torch here
+        return fail_all("torch is not importable in %s (%s: %s); run the trace with an interpreter that has "
+                        "torch (--python)" % (sys.executable, type(exc).__name__, exc))
+    cuda_ok = False
+    try:
+        cuda_ok = bool(torch.cuda.is_available())
+    except Exception:
+        pass
+    if opts.device == "cuda" and not cuda_ok:
+        return fail_all("--device cuda was asked for, but torch.cuda.is_available() is False in %s"
+                        % sys.executable)
+    device = "cuda" if (opts.device == "cuda" or (opts.device == "auto" and cuda_ok)) else "cpu"
+    state = {"run": None, "real_device": torch.device}
+    if device == "cpu":
+        _install_cpu_mapping(torch, state["real_device"])
+
+    def patched_exit(code=0):
+        # os._exit skips every finally block: write the result first (in the traced process only).
+        run = state["run"]
+        if os.getpid() == main_pid and run is not None and not run.written:
+            run.tracer.stopping = run.tracer.stopping or "exited"
+            exc = SystemExit("the script called os._exit(%s)" % (code,)) if code else None
+            f = run.tracer.site(2)
+            run.finish(exc, line=f.f_lineno if f is not None and f.f_code.co_filename == run.tracer.script else None)
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except Exception:
+            pass
+        real_exit(code)
+
+    os._exit = patched_exit
+
+    def on_term(signum, _frame):
+        if os.getpid() != main_pid:
+            real_exit(128 + signum)
+        run = state["run"]
+        state["terminated"] = True
+        if run is not None and run.tracer.stopping is None:
+            run.tracer.stopping = "terminated"
+            raise _Stop("terminated")
+
+    try:
+        signal.signal(signal.SIGTERM, on_term)
+    except (ValueError, OSError):
+        pass
+
+    for script, out in zip(scripts, outputs):
+        if state.get("terminated"):
+            break
+        _trace_one(torch, script, out, opts, device, state)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:
+        pass
+    # Do not wait for threads the script left running, nor run its atexit handlers.
+    real_exit(0)
+
+
+class _MissingFunction(Exception):
+    pass
+
+
+def _load_function(script, name):
+    stem = os.path.splitext(os.path.basename(script))[0]
+    modname = "__gradsight_trace__"
+    stdlib = getattr(sys, "stdlib_module_names", ())
+    if stem.isidentifier() and stem not in sys.modules and stem not in stdlib and stem not in sys.builtin_module_names:
+        modname = stem
+    spec = importlib.util.spec_from_file_location(modname, script)
+    if spec is None or spec.loader is None:
+        raise _MissingFunction("cannot import %s" % script)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[modname] = module
+    spec.loader.exec_module(module)
+    fn = getattr(module, name, None)
+    if fn is None:
+        raise _MissingFunction("no function named %r in %s" % (name, script))
+    if not callable(fn):
+        raise _MissingFunction("%r in %s is not callable" % (name, script))
+    return fn
+
+
+if __name__ == "__main__":
+    sys.exit(main())
