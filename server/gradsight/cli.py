@@ -112,10 +112,10 @@ def discover(paths: Iterable[str], config: Config, root: pathlib.Path, errors: l
             continue
         for dirpath, dirnames, filenames in os.walk(p):
             d = pathlib.Path(dirpath)
-            dirnames[:] = sorted(n for n in dirnames if not config.is_excluded(d / n, root) and not n.startswith("."))
+            dirnames[:] = sorted(n for n in dirnames if not config.is_excluded(d / n, p) and not n.startswith("."))
             for name in sorted(filenames):
                 f = d / name
-                if name.endswith(".py") and not config.is_excluded(f, root) and f.resolve() not in seen:
+                if name.endswith(".py") and not config.is_excluded(f, p) and f.resolve() not in seen:
                     seen.add(f.resolve())
                     files.append(f)
     return files

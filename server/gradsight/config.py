@@ -64,8 +64,11 @@ class Config:
         return self.severity.get(code, default)
 
     def is_excluded(self, path: pathlib.Path, root: pathlib.Path | None = None) -> bool:
-        parts = path.parts
-        rel = str(path.relative_to(root)) if root and path.is_relative_to(root) else str(path)
+        """Patterns match names below `root` (the directory being checked), never the directories above it:
+        checking `.venv/lib/.../site-packages/torch` explicitly must not exclude everything."""
+        rel_path = path.relative_to(root) if root and path.is_relative_to(root) else path
+        parts = rel_path.parts
+        rel = str(rel_path)
         for pat in self.exclude:
             if pat in parts or fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(path.name, pat):
                 return True

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import sys
-from typing import Optional
+from typing import Iterator, Optional
 
 from ..config import Config
 from ..findings import Finding, Severity, sort_key
@@ -21,7 +21,7 @@ MAX_NESTING = 200
 
 def build_scope(tree: ast.Module, path: str, source: Source) -> ModuleScope:
     scope = ModuleScope(path=path, tree=tree, source=source)
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -50,6 +50,18 @@ def build_scope(tree: ast.Module, path: str, source: Source) -> ModuleScope:
     for info in scope.classes.values():
         info.is_module = _is_module(info, set())
     return scope
+
+
+def _statements(body: list) -> "Iterator[ast.stmt]":
+    """Every statement, nested ones included, without descending into expressions (imports are statements)."""
+    stack = list(reversed(body))
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            sub = getattr(stmt, field, None)
+            if sub:
+                stack.extend(reversed(sub))
 
 
 def _collect_defs(stmt: ast.stmt, scope: ModuleScope) -> None:
@@ -89,9 +101,13 @@ def _is_module(info: ClassInfo, seen: set) -> bool:
     return False
 
 
+_NOT_BRACKETS = {c: None for c in range(128) if chr(c) not in "()[]{}"}
+
+
 def _nesting_depth(text: str) -> int:
     depth = best = 0
-    for ch in text:
+    brackets = text.translate(_NOT_BRACKETS) if text.isascii() else "".join(c for c in text if c in "()[]{}")
+    for ch in brackets:
         if ch in "([{":
             depth += 1
             best = max(best, depth)

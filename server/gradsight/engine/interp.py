@@ -803,8 +803,14 @@ class Interpreter:
         if qual in db.GRAD_MODE:
             args, _ = self.eval_args(node, state)
             enabled, inference = db.GRAD_MODE[qual]
-            if qual.endswith("inference_mode") and node.args and const_bool(node.args[0]) is False:
-                enabled, inference = True, False
+            if qual.endswith("inference_mode") and (node.args or node.keywords):
+                mode = node.args[0] if node.args else node.keywords[0].value
+                flag = const_bool(mode)
+                if flag is False:
+                    enabled, inference = True, False
+                elif flag is None:
+                    # `inference_mode(cond)`: gradsight cannot tell, so the mode is unknown.
+                    return GradModeCtx(Tri.MAYBE, False, f"{qual}({self.seg(mode)})")
             if enabled is None:
                 flag = const_bool(node.args[0]) if node.args else None
                 enabled_t = Tri.of(flag)
@@ -881,7 +887,7 @@ class Interpreter:
                         return self.call_function(fn.func, fn.self_val, rest, {}, node, state)
                     return self.call_function(fn, None, rest, {}, node, state)
             return UNKNOWN
-        if qual.startswith("torch."):
+        if _is_tensor_function(qual):
             return self.torch_function(qual, args, kwargs, node, state)
         return UNKNOWN
 
@@ -1624,6 +1630,20 @@ class Interpreter:
             base = self.static_qual(node.value)
             return f"{base}.{node.attr}" if base else None
         return None
+
+
+_OP_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.special.", "torch.fft.")
+
+
+def _is_tensor_function(qual: str) -> bool:
+    """torch functions that compute tensors from tensors. Classes (`torch.distributed.rpc.RRef`) and
+    other namespaces (`torch.cuda.*`, `torch.distributed.*`, `torch.jit.*`) are not modelled: UNKNOWN."""
+    short = qual.rsplit(".", 1)[-1]
+    if not short or short[0].isupper():
+        return False
+    if qual.count(".") == 1 and qual.startswith("torch."):
+        return True
+    return qual.startswith(_OP_NAMESPACES) or db.op_entry(qual) is not None and qual.startswith("torch.")
 
 
 def _basic_index(node: ast.AST) -> bool:

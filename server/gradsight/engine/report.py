@@ -13,13 +13,16 @@ from ..config import Config
 from ..findings import Applicability, Edit, Finding, Fix, Related, Severity
 from .values import Fact
 
+_NEWLINE = re.compile(r"\r\n|\r|\n")
 IGNORE_RE = re.compile(r"#\s*gradsight:\s*ignore(?:\[([A-Za-z0-9_,\s-]+)\])?")
 
 
 class Source:
     def __init__(self, text: str):
         self.text = text
-        self.lines = text.splitlines(keepends=False) or [""]
+        # Split exactly where Python's tokenizer ends lines (str.splitlines also splits on \f, \x1c, \u2028...,
+        # which would shift line numbers against the ast's).
+        self.lines = _NEWLINE.split(text)
         self._bytes: dict[int, bytes] = {}
 
     def line_text(self, line: int) -> str:
@@ -30,10 +33,7 @@ class Source:
         text = self.line_text(line)
         if text.isascii():
             return min(byte_col, len(text)) + 1
-        raw = self._bytes.get(line)
-        if raw is None:
-            raw = self._bytes[line] = text.encode("utf-8")
-        return len(raw[:byte_col].decode("utf-8", errors="ignore")) + 1
+        return len(self._line_bytes(line)[:byte_col].decode("utf-8", errors="ignore")) + 1
 
     def span(self, node: ast.AST) -> tuple[int, int, int, int]:
         line = getattr(node, "lineno", 1)
@@ -44,14 +44,27 @@ class Source:
             end_col = col
         return line, col, end_line, end_col
 
+    def _line_bytes(self, line: int) -> bytes:
+        raw = self._bytes.get(line)
+        if raw is None:
+            raw = self._bytes[line] = self.line_text(line).encode("utf-8")
+        return raw
+
     def segment(self, node: ast.AST) -> str:
+        """The source text of a node (like ast.get_source_segment, without re-splitting the file per call)."""
         try:
-            seg = ast.get_source_segment(self.text, node)
-        except Exception:  # noqa: BLE001 - positions from odd trees must never crash the analysis
-            seg = None
-        if seg is None:
+            line, end_line = node.lineno, node.end_lineno
+            col, end_col = node.col_offset, node.end_col_offset
+        except AttributeError:
             return "<expr>"
-        return seg
+        if end_line is None or end_col is None or not (1 <= line <= end_line <= len(self.lines)):
+            return "<expr>"
+        if line == end_line:
+            return self._line_bytes(line)[col:end_col].decode("utf-8", errors="replace")
+        parts = [self._line_bytes(line)[col:].decode("utf-8", errors="replace")]
+        parts += [self.line_text(n) for n in range(line + 1, end_line)]
+        parts.append(self._line_bytes(end_line)[:end_col].decode("utf-8", errors="replace"))
+        return "\n".join(parts)
 
     def suppressed(self, line: int, code: str) -> bool:
         m = IGNORE_RE.search(self.line_text(line))

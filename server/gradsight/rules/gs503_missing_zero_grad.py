@@ -59,7 +59,15 @@ class MissingZeroGrad(Rule):
 
     def check(self, event: LoopEvent, report) -> None:
         loop = event.node
-        if not _method_calls(loop, "backward") or not _method_calls(loop, "step"):
+        if not _method_calls(loop, "backward"):
+            return
+        # The optimizer must outlive the iteration: one built inside the loop is a fresh optimizer each time.
+        built_inside = {t.id for n in ast.walk(loop) if isinstance(n, ast.Assign) for t in n.targets
+                        if isinstance(t, ast.Name)}
+        steps = [c for c in _method_calls(loop, "step") if isinstance(c.func.value, (ast.Name, ast.Attribute))
+                 and not (isinstance(c.func.value, ast.Name) and c.func.value.id in built_inside)
+                 and "sched" not in ast.unparse(c.func.value).lower()]
+        if not steps:
             return
         defs = {}
         if report.tree is not None:

@@ -395,6 +395,7 @@ class Tracer:
         return info
 
     def on_op(self, func, args, kwargs):
+        # The hot path: runs for every torch call the script makes. Keep it flat and allocation-light.
         if self.busy:
             return func(*args, **kwargs)
         if self.stopping is not None:
@@ -405,32 +406,57 @@ class Tracer:
         name, flags = info
         if flags & PASS:
             return func(*args, **kwargs)
-        frame = self.site(3)
-        if frame is None:
+        f = sys._getframe(2)  # 0: on_op, 1: the mode's __torch_function__, 2: whoever called torch
+        cache = self._user_code
+        while f is not None:
+            co = f.f_code
+            u = cache.get(co)
+            if u is None:
+                u = cache[co] = self._is_user(co.co_filename)
+            if u:
+                break
+            f = f.f_back
+        if f is None:
             path, line = None, 0
         else:
-            path, line = frame.f_code.co_filename, frame.f_lineno
-        if self.map_cuda and (flags & DEVICE or "device" in kwargs):
-            if name == "cuda" or name == "pin_memory":
-                self.event(path, line, "op", name, args[0] if args else None, {"device": "cpu"})
-                return args[0]
-            args, kwargs = self.map_device_args(name, args, kwargs)
+            path, line = f.f_code.co_filename, f.f_lineno
+        if kwargs or flags:
+            if self.map_cuda and (flags & DEVICE or "device" in kwargs):
+                if name == "cuda" or name == "pin_memory":
+                    self.event(path, line, "op", name, args[0] if args else None, {"device": "cpu"})
+                    return args[0]
+                args, kwargs = self.map_device_args(name, args, kwargs)
+            if flags & INPLACE or "out" in kwargs or kwargs.get("inplace") is True:
+                try:
+                    self.before_inplace(func, name, flags, args, kwargs, path, line)
+                except Exception as exc:  # our bug must not break the script
+                    self.internal(exc)
         self.cur = (path, line, name)
-        if flags & INPLACE or "out" in kwargs or (kwargs.get("inplace") is True):
-            try:
-                self.before_inplace(func, name, flags, args, kwargs, path, line)
-            except Exception as exc:  # our bug must not break the script
-                self.internal(exc)
         try:
             out = func(*args, **kwargs)
         except Exception as exc:
             try:
-                self.on_op_error(exc, name, args, path, line, frame)
+                self.on_op_error(exc, name, args, path, line, f)
             except Exception as exc2:
                 self.internal(exc2)
             raise
         try:
-            self.after_op(out, name, flags, args, kwargs, path, line, frame)
+            if flags & EXIT:
+                self.on_exit(out, name, args, path, line, f)
+            elif isinstance(out, self.Tensor):
+                if path == self.script and not flags & INPLACE:
+                    key = (line, "cut" if flags & CUT and self._src_has_history(args) else "op", name)
+                    rec = self.events.get(key)
+                    if rec is None:
+                        self.event(path, line, key[1], name, out)
+                    else:
+                        rec["count"] += 1
+                if out.requires_grad:
+                    self.after_grad_op((out,), name, flags, args, path, line)
+                else:
+                    self.after_nograd_op((out,), name, flags, args, kwargs, path, line, f)
+            elif type(out) in (tuple, list) and out and isinstance(out[0], self.Tensor):
+                self.after_op(out, name, flags, args, kwargs, path, line, f)
         except _Stop:
             raise
         except Exception as exc:
@@ -509,22 +535,15 @@ class Tracer:
                 recorded = True
 
     def after_op(self, out, name, flags, args, kwargs, path, line, frame):
+        """Ops returning several tensors (split, unbind, rnn, ...)."""
         T = self.Tensor
-        if flags & EXIT:
-            self.on_exit(out, name, args, path, line, frame)
-            return
-        if isinstance(out, T):
-            outs = (out,)
-        elif type(out) in (tuple, list) and out and isinstance(out[0], T):
-            outs = tuple(o for o in out if isinstance(o, T))
-        else:
-            return
+        outs = tuple(o for o in out if isinstance(o, T))
         first = outs[0]
         if not (flags & INPLACE):
             kind = "cut" if flags & CUT and self._src_has_history(args) else "op"
             self.event(path, line, kind, name, first)
         if first.requires_grad:
-            self.after_grad_op(outs, name, args, path, line)
+            self.after_grad_op(outs, name, flags, args, path, line)
         else:
             self.after_nograd_op(outs, name, flags, args, kwargs, path, line, frame)
 
@@ -534,28 +553,33 @@ class Tracer:
                 return True
         return False
 
-    def after_grad_op(self, outs, name, args, path, line):
+    def after_grad_op(self, outs, name, flags, args, path, line):
         tags = self.tags
         gen = self.n_backward
         cut_eids = None
-        for a in self.iter_tensors(args):
-            if gen and a.requires_grad:
+        T = self.Tensor
+        for a in args:
+            if not isinstance(a, T):
+                if type(a) in (list, tuple) and a and isinstance(a[0], T):
+                    for b in a:
+                        cut_eids = self._grad_input(b, tags, gen, path, line, cut_eids)
+                continue
+            if gen:
                 gf = a.grad_fn
                 if gf is not None:
                     s = gf.metadata.get("gs")
-                    if s is not None and s[3] < gen and s[1] == line and s[0] == path and path:
+                    if s is not None and s[1] == line and s[3] < gen and s[0] == path and path:
                         self.note_gs905(path, line, s, a)
-            if tags:
-                tg = tags.get(id(a))
-                if tg is not None and tg[0] >= K_NOGRAD and tg[4] is not None:
-                    if cut_eids is None:
-                        cut_eids = []
-                    cut_eids.append(tg[4])
+            tg = tags.get(id(a))
+            if tg is not None and tg[0] >= K_NOGRAD and tg[4] is not None:
+                if cut_eids is None:
+                    cut_eids = []
+                cut_eids.append(tg[4])
         for o in outs:
             gf = o.grad_fn
             if gf is None:
-                # A new leaf that requires grad (factory with requires_grad=True, requires_grad_()).
-                if id(o) not in self.leaf_sites and path:
+                # A new leaf that requires grad (factory with requires_grad=True); not one passed through.
+                if path and not flags & INPLACE and id(o) not in self.leaf_sites and not any(a is o for a in args):
                     self.leaf_sites[id(o)] = (path, line, name)
                     try:
                         weakref.finalize(o, self.leaf_sites.pop, id(o), None)
@@ -569,6 +593,20 @@ class Tracer:
                 prev = md.get("gs_cuts")
                 md["gs_cuts"] = tuple(cut_eids) + (prev or ())
                 self.attached.update(cut_eids)
+
+    def _grad_input(self, a, tags, gen, path, line, cut_eids):
+        if not isinstance(a, self.Tensor):
+            return cut_eids
+        if gen and a.grad_fn is not None:
+            s = a.grad_fn.metadata.get("gs")
+            if s is not None and s[1] == line and s[3] < gen and s[0] == path and path:
+                self.note_gs905(path, line, s, a)
+        tg = tags.get(id(a))
+        if tg is not None and tg[0] >= K_NOGRAD and tg[4] is not None:
+            if cut_eids is None:
+                cut_eids = []
+            cut_eids.append(tg[4])
+        return cut_eids
 
     def after_nograd_op(self, outs, name, flags, args, kwargs, path, line, frame):
         torch = self.torch
