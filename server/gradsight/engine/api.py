@@ -36,3 +36,5 @@ class Analysis:
     facts: list[StateFact] = field(default_factory=list)
     # Plain-language problems the user should see once, e.g. "file too large, analysed the first N lines".
     problems: list[str] = field(default_factory=list)
+    # Workspace files whose definitions this analysis used: path -> sha1 of their text (for caches).
+    dependencies: dict[str, str] = field(default_factory=dict)

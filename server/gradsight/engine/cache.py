@@ -45,27 +45,48 @@ def _key(path: str, data: bytes, fingerprint: str) -> str:
     return h.hexdigest()
 
 
-def _analyse_one(path_str: str, config: Config) -> tuple[str, list[dict], list[str]]:
+_WORKSPACES: dict[str, object] = {}
+
+
+def _workspace(root: Optional[str]):
+    from .workspace import Workspace
+
+    if root is None:
+        return None
+    ws = _WORKSPACES.get(root)
+    if ws is None:
+        ws = _WORKSPACES[root] = Workspace(root)
+    return ws
+
+
+def _analyse_one(path_str: str, config: Config, root: Optional[str] = None) -> tuple[str, list[dict], list[str], dict]:
     from ..cli import read_source
     from .driver import analyze_source
 
     path = pathlib.Path(path_str)
     text, problem = read_source(path)
     if text is None:
-        return path_str, [], [problem or f"{path}: cannot read"]
-    analysis = analyze_source(text, path_str, config)
-    return path_str, [f.to_json() for f in analysis.findings], list(analysis.problems)
+        return path_str, [], [problem or f"{path}: cannot read"], {}
+    analysis = analyze_source(text, path_str, config, workspace=_workspace(root))
+    return path_str, [f.to_json() for f in analysis.findings], list(analysis.problems), analysis.dependencies
 
 
-def _worker(job: tuple[str, Config]) -> tuple[str, list[dict], list[str]]:
+def _worker(job: tuple) -> tuple[str, list[dict], list[str], dict]:
     return _analyse_one(*job)
+
+
+def _deps_fresh(deps: dict) -> bool:
+    from .workspace import Workspace
+
+    return all(Workspace.digest_of(p) == digest for p, digest in deps.items())
 
 
 def check_files(files: list[pathlib.Path], config: Config, *, use_cache: bool = True, jobs: int = 0,
                 root: Optional[pathlib.Path] = None) -> list[tuple[pathlib.Path, list[Finding], list[str]]]:
     cache_dir = (root or pathlib.Path(".")) / CACHE_DIR
     fingerprint = _fingerprint(config) if use_cache else ""
-    results: dict[str, tuple[list[dict], list[str]]] = {}
+    results: dict[str, tuple[list[dict], list[str], dict]] = {}
+    root_s = str((root or pathlib.Path(".")).resolve())
     keys: dict[str, str] = {}
     todo: list[str] = []
     for f in files:
@@ -81,8 +102,10 @@ def check_files(files: list[pathlib.Path], config: Config, *, use_cache: bool = 
             entry = cache_dir / key[:2] / f"{key}.json"
             try:
                 cached = json.loads(entry.read_text(encoding="utf-8"))
-                results[p] = (cached["findings"], cached["problems"])
-                continue
+                deps = cached.get("dependencies", {})
+                if _deps_fresh(deps):
+                    results[p] = (cached["findings"], cached["problems"], deps)
+                    continue
             except (OSError, ValueError, KeyError, TypeError):
                 pass
         todo.append(p)
@@ -90,29 +113,29 @@ def check_files(files: list[pathlib.Path], config: Config, *, use_cache: bool = 
     if len(todo) >= PARALLEL_MIN_FILES and workers > 1:
         try:
             with ProcessPoolExecutor(max_workers=workers) as pool:
-                for p, found, problems in pool.map(_worker, [(p, config) for p in todo], chunksize=8):
-                    results[p] = (found, problems)
+                for p, found, problems, deps in pool.map(_worker, [(p, config, root_s) for p in todo], chunksize=8):
+                    results[p] = (found, problems, deps)
         except (OSError, RuntimeError):  # no fork/semaphores available: fall back to one process
             for p in todo:
                 if p not in results:
-                    _, found, problems = _analyse_one(p, config)
-                    results[p] = (found, problems)
+                    _, found, problems, deps = _analyse_one(p, config, root_s)
+                    results[p] = (found, problems, deps)
     else:
         for p in todo:
-            _, found, problems = _analyse_one(p, config)
-            results[p] = (found, problems)
+            _, found, problems, deps = _analyse_one(p, config, root_s)
+            results[p] = (found, problems, deps)
     if use_cache:
         for p in todo:
             if p in keys and p in results:
                 _write_entry(cache_dir, keys[p], results[p])
     out = []
     for f in files:
-        found, problems = results.get(str(f), ([], []))
+        found, problems, _ = results.get(str(f), ([], [], {}))
         out.append((f, [Finding.from_json(d) for d in found], problems))
     return out
 
 
-def _write_entry(cache_dir: pathlib.Path, key: str, value: tuple[list[dict], list[str]]) -> None:
+def _write_entry(cache_dir: pathlib.Path, key: str, value: tuple[list[dict], list[str], dict]) -> None:
     target = cache_dir / key[:2] / f"{key}.json"
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -121,7 +144,7 @@ def _write_entry(cache_dir: pathlib.Path, key: str, value: tuple[list[dict], lis
             gitignore.write_text("*\n", encoding="utf-8")
         fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({"findings": value[0], "problems": value[1]}, fh)
+            json.dump({"findings": value[0], "problems": value[1], "dependencies": value[2]}, fh)
         os.replace(tmp, target)
     except OSError:
         pass  # a read-only tree just means no cache

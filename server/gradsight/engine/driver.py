@@ -160,7 +160,7 @@ def analyze_source(text: str, path: str = "<stdin>", config: Config | None = Non
 
     scope = build_scope(tree, path, source)
     reporter.tree = tree
-    resolver = workspace.resolver(path) if workspace is not None else None
+    resolver = workspace.resolver(path, result.dependencies) if workspace is not None else None
     interp = Interpreter(scope, emit, resolver)
     interp.root_path = path
     old_limit = sys.getrecursionlimit()

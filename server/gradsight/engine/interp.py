@@ -128,7 +128,8 @@ class Interpreter:
 
     # ------------------------------------------------------------------ utilities
     def emit(self, event: Event) -> None:
-        if self.reporting:
+        # Events inside another workspace file belong to that file's own analysis; here they only shape values.
+        if self.reporting and self.scope.path == self.root_path:
             self.emit_cb(event)
 
     def fact(self, node: ast.AST, text: str, parent: Optional[Fact] = None) -> Fact:

@@ -23,6 +23,13 @@ if TYPE_CHECKING:  # pragma: no cover
 DOCS_BASE = "https://github.com/gradsight/gradsight/blob/main/docs/rules/"
 
 
+def at(fact) -> str:
+    """'line 12', or 'helpers.py line 12' for a fact in another workspace file."""
+    if fact.path:
+        return f"{fact.path.replace(chr(92), '/').rsplit('/', 1)[-1]} line {fact.line}"
+    return f"line {fact.line}"
+
+
 @dataclass(frozen=True)
 class Invalid:
     """Code the rule must flag.

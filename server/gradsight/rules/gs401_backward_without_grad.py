@@ -3,7 +3,7 @@ from __future__ import annotations
 from ..engine.events import BackwardEvent
 from ..engine.values import Tri
 from ..findings import Severity
-from .base import Invalid, Rule, Valid
+from .base import Invalid, Rule, Valid, at
 
 
 def root_cause(fact):
@@ -54,7 +54,7 @@ class BackwardWithoutGrad(Rule):
         if t.rg is not Tri.NO:
             return
         cause = root_cause(t.nograd)
-        why = f": {cause.text} (line {cause.line})" if cause else ""
+        why = f": {cause.text} ({at(cause)})" if cause else ""
         related = [f for f in (t.nograd.chain() if t.nograd is not None else [])
                    if "computed only from" not in f.text]
         report.add(self, event.node,

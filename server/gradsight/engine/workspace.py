@@ -1,0 +1,137 @@
+"""Cross-file resolution: `from .helpers import normalise` and `from mypkg.layers import Gate` find the
+workspace file that defines them, so calls into it are analysed like local ones.
+
+Only the imported file's *definitions* are read (its functions, classes and imports, from the stdlib
+`ast`); its module body is never run, not even abstractly, and nothing is ever imported or executed.
+Parsed files are cached by (path, content hash); an editor passes its unsaved buffers as `overlays`, so
+summaries follow what the user sees. Unresolvable imports stay UNKNOWN.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import pathlib
+import threading
+from typing import Callable, Optional
+
+from .report import Source
+
+MAX_FILE_BYTES = 2_000_000
+
+
+class Workspace:
+    def __init__(self, root: str | pathlib.Path, overlays: Optional[dict[str, str]] = None):
+        self.root = pathlib.Path(root).resolve()
+        self.overlays: dict[str, str] = dict(overlays or {})
+        self._cache: dict[str, tuple[str, object]] = {}
+        self._lock = threading.Lock()
+
+    def set_overlay(self, path: str, text: Optional[str]) -> None:
+        key = str(pathlib.Path(path).resolve())
+        with self._lock:
+            if text is None:
+                self.overlays.pop(key, None)
+            else:
+                self.overlays[key] = text
+
+    def _text(self, path: pathlib.Path) -> Optional[str]:
+        key = str(path)
+        if key in self.overlays:
+            return self.overlays[key]
+        try:
+            if path.stat().st_size > MAX_FILE_BYTES:
+                return None
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    def find(self, module: str, level: int, from_path: str) -> Optional[pathlib.Path]:
+        parts = [p for p in module.split(".") if p]
+        if level > 0:
+            base = pathlib.Path(from_path).resolve().parent
+            for _ in range(level - 1):
+                base = base.parent
+            bases = [base]
+        else:
+            bases = [self.root, self.root / "src"]
+        for base in bases:
+            target = base.joinpath(*parts) if parts else base
+            for candidate in (target.with_suffix(".py") if parts else None, target / "__init__.py"):
+                if candidate is not None and candidate.is_file():
+                    try:
+                        candidate.resolve().relative_to(self.root)
+                    except ValueError:
+                        if level == 0:
+                            continue  # absolute imports resolve only inside the workspace
+                    return candidate.resolve()
+        return None
+
+    def scope_for(self, path: pathlib.Path):
+        from .driver import build_scope
+
+        text = self._text(path)
+        if text is None:
+            return None
+        digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+        key = str(path)
+        with self._lock:
+            cached = self._cache.get(key)
+            if cached is not None and cached[0] == digest:
+                return cached[1]
+        try:
+            tree = ast.parse(text, filename=key)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        scope = build_scope(tree, key, Source(text))
+        with self._lock:
+            self._cache[key] = (digest, scope)
+        return scope
+
+    def resolver(self, from_path: str, used: Optional[dict] = None) -> Callable:
+        """A resolve(module, level, from_scope) function; every file it reads is recorded in `used`
+        (path -> sha1 of the text), so caches can tell when an imported file changed."""
+        def resolve(module: str, level: int, from_scope) -> object:
+            origin = getattr(from_scope, "path", from_path) or from_path
+            found = self.find(module, level, origin)
+            if found is None or str(found) == str(pathlib.Path(from_path).resolve()):
+                return None
+            scope = self.scope_for(found)
+            if used is not None and scope is not None:
+                used[str(found)] = self._cache[str(found)][0]
+            return scope
+
+        return resolve
+
+    @staticmethod
+    def digest_of(path: str) -> Optional[str]:
+        try:
+            return hashlib.sha1(pathlib.Path(path).read_text(encoding="utf-8").encode("utf-8", "surrogatepass")).hexdigest()
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    def importers_of(self, path: str, candidates: dict[str, str]) -> list[str]:
+        """Which of `candidates` (path -> text, e.g. open documents) import the module at `path`."""
+        target = pathlib.Path(path).resolve()
+        out = []
+        for other, text in candidates.items():
+            if str(pathlib.Path(other).resolve()) == str(target):
+                continue
+            try:
+                tree = ast.parse(text)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom):
+                    if self.find(node.module or "", node.level or 0, other) == target:
+                        out.append(other)
+                        break
+                    if any(self.find(f"{node.module or ''}.{a.name}".strip("."), node.level or 0, other) == target
+                           for a in node.names):
+                        out.append(other)
+                        break
+                elif isinstance(node, ast.Import):
+                    if any(self.find(a.name, 0, other) == target for a in node.names):
+                        out.append(other)
+                        break
+        return out

@@ -1,0 +1,61 @@
+"""Cross-file analysis: calls into workspace modules are analysed; caches notice when those files change."""
+
+import subprocess
+import sys
+
+from gradsight.engine import analyze_source
+from gradsight.engine.workspace import Workspace
+
+HELPER_CUT = "import torch\n\n\ndef normalise(t):\n    values = t.tolist()\n    return torch.tensor(values) / 2\n"
+HELPER_OK = "import torch\n\n\ndef normalise(t):\n    return t / 2\n"
+MAIN = ("import torch\nimport torch.nn as nn\nfrom pkg.helpers import normalise\n\nlayer = nn.Linear(4, 3)\n"
+        "loss = normalise(layer(torch.randn(2, 4))).sum()\nloss.backward()\n")
+
+
+def make(tmp_path, helper):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "helpers.py").write_text(helper)
+    (tmp_path / "train.py").write_text(MAIN)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
+
+
+def test_helper_in_other_file_names_the_cut(tmp_path):
+    make(tmp_path, HELPER_CUT)
+    ws = Workspace(tmp_path)
+    a = analyze_source(MAIN, str(tmp_path / "train.py"), workspace=ws)
+    f = next(f for f in a.findings if f.code == "GS401")
+    assert f.line == 7 and "helpers.py line 5" in f.message
+    assert any(r.path.endswith("helpers.py") and r.line == 5 for r in f.related)
+    assert str((tmp_path / "pkg" / "helpers.py").resolve()) in a.dependencies
+
+
+def test_without_workspace_the_call_is_unknown_and_quiet(tmp_path):
+    make(tmp_path, HELPER_CUT)
+    assert not analyze_source(MAIN, str(tmp_path / "train.py")).findings
+
+
+def test_relative_import_and_overlay(tmp_path):
+    make(tmp_path, HELPER_OK)
+    rel = MAIN.replace("from pkg.helpers import", "from .helpers import")
+    (tmp_path / "pkg" / "train.py").write_text(rel)
+    ws = Workspace(tmp_path)
+    assert not analyze_source(rel, str(tmp_path / "pkg" / "train.py"), workspace=ws).findings
+    ws.set_overlay(str(tmp_path / "pkg" / "helpers.py"), HELPER_CUT)  # an unsaved editor buffer
+    assert [f.code for f in analyze_source(rel, str(tmp_path / "pkg" / "train.py"), workspace=ws).findings] == ["GS401"]
+
+
+def test_findings_inside_imported_file_are_not_reported_here(tmp_path):
+    make(tmp_path, "import torch\n\n\ndef f(t):\n    t.add_(1)\n    return t\n")
+    main = "import torch\nfrom pkg.helpers import f\nw = torch.ones(3, requires_grad=True)\nf(w)\n"
+    a = analyze_source(main, str(tmp_path / "train.py"), workspace=Workspace(tmp_path))
+    assert all(f.path.endswith("train.py") for f in a.findings)
+
+
+def test_cli_cache_notices_changed_import(tmp_path):
+    make(tmp_path, HELPER_CUT)
+    run = lambda: subprocess.run([sys.executable, "-m", "gradsight", "check", "train.py"], cwd=tmp_path,
+                                 capture_output=True, text=True)
+    assert run().returncode == 1
+    (tmp_path / "pkg" / "helpers.py").write_text(HELPER_OK)
+    assert run().returncode == 0
