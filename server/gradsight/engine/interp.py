@@ -145,7 +145,8 @@ class Interpreter:
     def site(self, node: ast.AST) -> tuple:
         return (self.scope.path, getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
 
-    def record(self, node: ast.AST, value: Value, transition: bool = False) -> None:
+    def record(self, node: ast.AST, value: Value, transition: bool = False, summary: Optional[str] = None,
+               label: Optional[str] = None) -> None:
         if not self.reporting or not isinstance(value, TensorVal) or len(self.facts) >= MAX_FACTS:
             return
         if self.scope.path != self.root_path:
@@ -154,16 +155,22 @@ class Interpreter:
         old = self.facts.get(span)
         if old is not None and not (value.rg is not Tri.MAYBE and "maybe" in old.label):
             return
-        summary, label, chain = describe(value)
-        self.facts[span] = StateFact(*span, name=self.seg(node), summary=summary, label=label,
+        auto_summary, auto_label, chain = describe(value)
+        self.facts[span] = StateFact(*span, name=self.seg(node), summary=summary or auto_summary,
+                                     label=label or auto_label,
                                      chain=tuple((f.line, f.text) for f in chain),
                                      transition=transition or self._is_transition(value, span[0]))
 
     @staticmethod
     def _is_transition(value: TensorVal, line: int) -> bool:
+        if value.gained and value.origin is not None and value.origin.line == line:
+            return True
         for f in (value.nograd, value.saved, value.freed):
-            if f is not None and f.line == line and f.path is None:
-                return True
+            if f is None or f.line != line or f.path is not None:
+                continue
+            if "was created without" in f.text or f.text.startswith("computed only from"):
+                continue
+            return True
         return value.rg is Tri.YES and value.leaf is Tri.YES and value.origin is not None and value.origin.line == line
 
     # ------------------------------------------------------------------ statements
@@ -782,6 +789,10 @@ class Interpreter:
         if isinstance(callee, ModuleVal):
             args, kwargs = self.eval_args(node, state)
             result = self.call_module(callee, args, kwargs, node, state)
+            if isinstance(result, TensorVal) and result.rg is Tri.YES and not result.gained and all(
+                    v.rg is Tri.NO for _, v in args if isinstance(v, TensorVal)) and any(
+                    isinstance(v, TensorVal) for _, v in args):
+                result = result.with_(gained=True)
             if callee.eval_at is not None and state.grad is Tri.YES and isinstance(result, TensorVal) \
                     and result.rg is Tri.YES:
                 self.emit(ModuleCallEvent(node, self.seg(node), result, callee.eval_at))
@@ -1345,6 +1356,10 @@ class Interpreter:
         if target.rg is not Tri.YES or retain is not Tri.NO:
             return
         line_fact = self.fact(call, f"`{self.seg(call)}` freed the graph's saved tensors")
+        self.record(call, target.with_(freed=line_fact), transition=True,
+                    summary="backward consumes this graph here: its saved tensors are freed, so another backward "
+                            "through any part of it raises (unless retain_graph=True)",
+                    label="graph freed")
         for key, val in list(state.env.items()):
             if isinstance(val, TensorVal) and val.segs & target.segs and val.rg is not Tri.NO:
                 state.env[key] = val.with_(freed=line_fact, freed_sure=True, carried=None)
@@ -1482,7 +1497,8 @@ class Interpreter:
         result = TensorVal(rg=rg, leaf=Tri.NO if rg is Tri.YES else (Tri.YES if rg is Tri.NO else Tri.MAYBE),
                            origin=origin, nograd=nograd, saved=saved, freed=freed, segs=segs, sources=sources,
                            shape=shape, is_int=Tri.NO, carried=carried, via=via, zerograd=zerograd,
-                           inference=state.inference)
+                           inference=state.inference,
+                           gained=rg is Tri.YES and params is Tri.YES and all(v.rg is Tri.NO for v in tensors))
         if short in db.RECURRENT:
             hidden = result.with_(saved=None, shape=None)
             return SeqVal((result.with_(shape=None), SeqVal((hidden, hidden)) if short == "LSTM" else hidden))

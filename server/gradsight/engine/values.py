@@ -90,6 +90,7 @@ class TensorVal(Value):
     nograd_view: bool = False  # a view created under no_grad of a tensor that requires grad
     is_data: bool = False  # `t.data`: same storage, no autograd tracking
     retains: bool = False  # retain_grad() was called: `.grad` of this non-leaf is populated
+    gained: bool = False  # history starts here (a module's parameters met inputs without grad); for inlay hints
 
     def join(self, other: Value) -> Value:
         if not isinstance(other, TensorVal):
@@ -120,6 +121,7 @@ class TensorVal(Value):
             nograd_view=self.nograd_view and other.nograd_view,
             is_data=self.is_data and other.is_data,
             retains=self.retains or other.retains,
+            gained=self.gained and other.gained,
         )
 
     def with_(self, **changes: Any) -> "TensorVal":
