@@ -40,6 +40,7 @@ class CarryEvent(Event):
     value: TensorVal
     expr: str
     arg: ast.AST  # the argument expression carrying the stale graph
+    is_tuple: bool = False  # the argument is a tuple of tensors, e.g. an LSTM's (h, c)
 
 
 @dataclass(frozen=True)

@@ -422,6 +422,8 @@ class Interpreter:
                 return
             key = key_of(target)
             if key:
+                if isinstance(base, ModuleVal):
+                    self.check_reassign(key, state.get(key), value, state, stmt)
                 state.set(key, value)
             return
         if isinstance(target, ast.Attribute) and target.attr in REQUIRES_GRAD_SPELLINGS:
@@ -458,7 +460,7 @@ class Interpreter:
         value_node = getattr(stmt, "value", None)
         reads_grad = value_node is not None and any(
             isinstance(n, ast.Attribute) and n.attr == "grad" and key_of(n.value) == key for n in ast.walk(value_node))
-        owner = next((k for k in self.optimized_modules if key.startswith(k + ".")), None)
+        owner = next((k for k in self.optimized_modules if key.startswith((k + ".", k + "["))), None)
         if reads_grad or (owner is not None and isinstance(new, ModuleVal)):
             self.emit(ReassignEvent(stmt, key, old, new, reads_grad,
                                     self.optimized_modules.get(owner) if owner else None))
@@ -974,6 +976,16 @@ class Interpreter:
                         node, f"`torch.{name}({self.seg(src_node)})` copies the values without their history",
                         src.origin))
                 return result
+            if isinstance(src, SeqVal):
+                inner = flat_tensors([(src_node, src)])
+                grads = [(n, v) for n, v in inner if v.rg is Tri.YES]
+                if grads and state.grad is not Tri.NO:
+                    self.emit(GraphCutEvent(node, grads[0][1], self.seg(src_node), f"torch.{name}"))
+                if not inner and all(isinstance(v, PyVal) for v in src.items):
+                    cut = next((v.cut for v in src.items if v.cut), None)
+                    src = PyVal(cut=cut)
+            if isinstance(src, PyVal) and src.cut is not None and rg is not Tri.NO and rg_node is not None:
+                self.emit(FactoryEvent(node, TensorVal(nograd=src.cut), "rewrap", rg, state.grad, state.inference))
             if isinstance(src, PyVal) and src.cut is not None and rg is Tri.NO:
                 return self.new_leaf(node, rg, is_int=is_int, label=f"torch.{name}()", name_hint=None).with_(
                     nograd=self.fact(node, f"rebuilt by `torch.{name}()` from values that left autograd", src.cut))
@@ -1190,7 +1202,7 @@ class Interpreter:
                     freed_sure = freed_sure and v.freed_sure
                     carried = carried or v.carried
                     via = via or v.via or self.fact(n, self.seg(n))
-            carried = carried or self.carry_check(tensors, node)
+            carried = carried or self.carry_check(tensors, node, state)
             if entry is not None and entry.get("saves_any") and rg is Tri.YES:
                 segs = segs | {self.site(node)}
         saved_out = None
@@ -1198,6 +1210,7 @@ class Interpreter:
             if entry.get("saves_output"):
                 saved_out = self.fact(node, f"saved for backward by `{_pretty(qual)}`")
             self.mark_saved_inputs(qual, entry, args, node, state)
+        saved_seg = self.site(node) if saved_out is not None else None
         shape = self.result_shape(short, tensors, args, kwargs)
         is_int = Tri.NO if any(v.is_int is Tri.NO for _, v in tensors) else (
             Tri.YES if all(v.is_int is Tri.YES for _, v in tensors) else Tri.MAYBE)
@@ -1221,9 +1234,9 @@ class Interpreter:
                          origin=origin, nograd=nograd, saved=saved_out, freed=freed, freed_sure=freed_sure,
                          segs=segs, sources=sources, shape=shape, is_int=is_int, inference=state.inference,
                          carried=carried, via=via, zerograd=zerograd, view=view, multiview=multiview,
-                         nograd_view=nograd_view)
+                         nograd_view=nograd_view, saved_seg=saved_seg)
 
-    def carry_check(self, tensors, node: ast.AST) -> Optional[Fact]:
+    def carry_check(self, tensors, node: ast.AST, state: Optional[State] = None) -> Optional[Fact]:
         """A tensor from an earlier iteration whose graph a backward later in this loop frees, fed into this
         step's graph: report the carry once (CarryEvent) and mark what is computed from it."""
         if not self.loops:
@@ -1236,7 +1249,9 @@ class Interpreter:
             if f is None or v.rg is Tri.NO or v.leaf is Tri.YES or f.path is not None:
                 continue
             if f.line >= getattr(node, "lineno", 0) and self._in_current_loop(f.line):
-                self.emit(CarryEvent(node, v, self.seg(n), n))
+                key = key_of(n)
+                is_tuple = state is not None and key is not None and isinstance(state.get(key), SeqVal)
+                self.emit(CarryEvent(node, v, self.seg(n), n, is_tuple))
                 return self.fact(node, f"`{self.seg(n)}` carries the previous iteration's graph into this step")
         return None
 
@@ -1268,7 +1283,8 @@ class Interpreter:
             key = key_of(arg_node)
             if key is None or state.get(key) != val:
                 continue
-            state.env[key] = val.with_(saved=self.fact(node, f"saved for backward by `{_pretty(qual)}`"))
+            state.env[key] = val.with_(saved=self.fact(node, f"saved for backward by `{_pretty(qual)}`"),
+                                       saved_seg=self.site(node))
 
     @staticmethod
     def result_shape(short: str, tensors, args, kwargs) -> Optional[tuple]:
@@ -1324,8 +1340,10 @@ class Interpreter:
             g = TensorVal(rg=Tri.NO, leaf=Tri.YES, nograd=why, origin=why, is_int=Tri.NO)
         else:
             rg = Tri.YES if isinstance(target, TensorVal) and target.rg is Tri.YES and create is Tri.YES else Tri.MAYBE
+            src = target if isinstance(target, TensorVal) else TensorVal()
             g = TensorVal(rg=rg, leaf=Tri.NO if rg is Tri.YES else Tri.MAYBE, is_int=Tri.NO,
-                          origin=self.fact(node, "a gradient computed with create_graph=True"))
+                          origin=self.fact(node, "a gradient computed with create_graph=True"),
+                          sources=src.sources, segs=src.segs)
         return SeqVal(tuple(g.with_(shape=v.shape if isinstance(v, TensorVal) else None) for _, v in inputs))
 
     def backward(self, target: Value, target_node: ast.AST, call: ast.Call, state: State, api: str,
@@ -1360,9 +1378,16 @@ class Interpreter:
                     summary="backward consumes this graph here: its saved tensors are freed, so another backward "
                             "through any part of it raises (unless retain_graph=True)",
                     label="graph freed")
+        def consume(val: TensorVal) -> TensorVal:
+            if val.saved is not None and val.saved_seg is not None and val.saved_seg in target.segs:
+                # The graph that saved this value is gone: modifying it in place is harmless now.
+                val = val.with_(saved=None, saved_seg=None)
+            if val.segs & target.segs and val.rg is not Tri.NO:
+                val = val.with_(freed=line_fact, freed_sure=True, carried=None)
+            return val
+
         for key, val in list(state.env.items()):
-            if isinstance(val, TensorVal) and val.segs & target.segs and val.rg is not Tri.NO:
-                state.env[key] = val.with_(freed=line_fact, freed_sure=True, carried=None)
+            state.env[key] = map_tensors(val, consume)
         key = key_of(target_node)
         if key and isinstance(state.get(key), TensorVal) and target.segs:
             state.env[key] = state.env[key].with_(freed=line_fact, freed_sure=True)
@@ -1436,12 +1461,13 @@ class Interpreter:
             rg = Tri.YES
         elif isinstance(x, TensorVal):
             rg = x.rg if params is Tri.NO else (Tri.YES if x.rg is Tri.YES else Tri.MAYBE)
-            if any(isinstance(v, TensorVal) and v.rg is Tri.YES for _, v in args[1:]):
+            if any(v.rg is Tri.YES for _, v in flat_tensors(args[1:])):
                 rg = Tri.YES
         else:
             rg = Tri.MAYBE
         origin = self.fact(node, f"from `{self.seg(node)}`")
-        tensors = [v for _, v in args if isinstance(v, TensorVal)]
+        pairs = flat_tensors(args)
+        tensors = [v for _, v in pairs]
         nograd = None
         if rg is Tri.NO:
             if state.grad is Tri.NO:
@@ -1455,10 +1481,10 @@ class Interpreter:
         carried = next((v.carried for v in tensors if v.carried is not None), None)
         via = None
         if freed is not None:
-            via_arg = next(((n, v) for n, v in args if isinstance(v, TensorVal) and v.freed is freed), None)
+            via_arg = next(((n, v) for n, v in pairs if v.freed is freed), None)
             if via_arg is not None:
                 via = via_arg[1].via or self.fact(via_arg[0], self.seg(via_arg[0]))
-        carried = carried or self.carry_check([(n, v) for n, v in args if isinstance(v, TensorVal)], node)
+        carried = carried or self.carry_check(pairs, node, state)
         entry = db.op_entry(mod.qual)
         saved = None
         if rg is Tri.YES:
@@ -1467,6 +1493,8 @@ class Interpreter:
             if entry is not None:
                 if entry.get("saves_output"):
                     saved = self.fact(node, f"saved for backward by `{short}`")
+                    if not (entry is None or entry.get("saves_any", True)):
+                        segs = segs | {self.site(node)}
                 trig_args = list(args)
                 # Modules: input 0 is saved when its weights require grad ("weight" trigger).
                 for idx_s, triggers in (entry.get("saves_inputs") or {}).items():
@@ -1482,7 +1510,8 @@ class Interpreter:
                         self.emit(InferenceSaveEvent(node, a_val, self.seg(a_node), short))
                     key = key_of(a_node)
                     if key and isinstance(a_val, TensorVal) and state.get(key) == a_val:
-                        state.env[key] = a_val.with_(saved=self.fact(node, f"saved for backward by `{short}`"))
+                        state.env[key] = a_val.with_(saved=self.fact(node, f"saved for backward by `{short}`"),
+                                                     saved_seg=self.site(node))
         shape = None
         if mod.reduction is not None:
             shape = ("?",) if mod.reduction == "none" else (() if mod.reduction in ("mean", "sum") else None)
@@ -1497,7 +1526,7 @@ class Interpreter:
         result = TensorVal(rg=rg, leaf=Tri.NO if rg is Tri.YES else (Tri.YES if rg is Tri.NO else Tri.MAYBE),
                            origin=origin, nograd=nograd, saved=saved, freed=freed, segs=segs, sources=sources,
                            shape=shape, is_int=Tri.NO, carried=carried, via=via, zerograd=zerograd,
-                           inference=state.inference,
+                           inference=state.inference, saved_seg=self.site(node) if saved is not None else None,
                            gained=rg is Tri.YES and params is Tri.YES and all(v.rg is Tri.NO for v in tensors))
         if short in db.RECURRENT:
             hidden = result.with_(saved=None, shape=None)
@@ -1552,8 +1581,7 @@ class Interpreter:
     # ---- user functions
     def call_function(self, func: FuncVal, self_val: Optional[Value], args, kwargs, node: ast.AST,
                       state: State) -> Value:
-        tensors = [(n, v) for n, v in list(args) + list(kwargs.values()) if isinstance(v, TensorVal)]
-        carried = self.carry_check(tensors, node)
+        carried = self.carry_check(flat_tensors(list(args) + list(kwargs.values())), node, state)
         result = self.run_function(func, self_val, args, kwargs, node, state)
         if not isinstance(result, Value):
             return UNKNOWN
@@ -1677,6 +1705,27 @@ def _basic_index(node: ast.AST) -> bool:
             continue
         return False
     return True
+
+
+def map_tensors(value: Value, fn) -> Value:
+    if isinstance(value, TensorVal):
+        return fn(value)
+    if isinstance(value, SeqVal):
+        items = tuple(map_tensors(v, fn) for v in value.items)
+        return value if items == value.items else SeqVal(items)
+    return value
+
+
+def flat_tensors(args) -> list:
+    """(node, TensorVal) pairs from call arguments, looking inside tuples such as an LSTM's `(h, c)`."""
+    out = []
+    for n, v in args:
+        if isinstance(v, TensorVal):
+            out.append((n, v))
+        elif isinstance(v, SeqVal):
+            elts = n.elts if isinstance(n, (ast.Tuple, ast.List)) and len(n.elts) == len(v.items) else [n] * len(v.items)
+            out.extend(flat_tensors(list(zip(elts, v.items))))
+    return out
 
 
 def with_carried(value: Value, carried: Fact) -> Value:

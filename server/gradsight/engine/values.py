@@ -90,6 +90,7 @@ class TensorVal(Value):
     nograd_view: bool = False  # a view created under no_grad of a tensor that requires grad
     is_data: bool = False  # `t.data`: same storage, no autograd tracking
     retains: bool = False  # retain_grad() was called: `.grad` of this non-leaf is populated
+    saved_seg: Optional[tuple] = None  # graph segment (op site) of the op that saved it
     gained: bool = False  # history starts here (a module's parameters met inputs without grad); for inlay hints
 
     def join(self, other: Value) -> Value:

@@ -100,15 +100,23 @@ def _owner(snapshot: Snapshot, line: int) -> View | None:
     return None
 
 
+def confirms(traced: Finding, static: Finding) -> bool:
+    """Whether a trace finding confirms a static one: same line, and the same rule (the tracer
+    reports `GS9xx <static-name>-confirmed` for what a static rule predicted, or the same code)."""
+    if traced.line != static.line or traced.path != static.path:
+        return False
+    return traced.code == static.code or traced.name == f"{static.name}-confirmed"
+
+
 def merge_trace(static: Sequence[Finding], traced: Sequence[Finding]) -> list[Finding]:
-    """Static findings plus the trace's: a static finding the trace confirms (same code and line) is
-    replaced by the trace's version, keeping the static fix when the trace has none."""
+    """Static findings plus the trace's. A static finding the trace confirms keeps its code, range and
+    fix and is marked as traced; a trace finding that confirms nothing static is added as it is."""
     out = list(static)
     for t in traced:
         for i, s in enumerate(out):
-            if s.code == t.code and s.line == t.line and not is_trace(s):
+            if confirms(t, s) and not is_trace(s):
                 out[i] = Finding(s.path, s.line, s.column, s.end_line, s.end_column, s.code, s.name, s.severity,
-                                 s.message, s.related + t.related, s.fix or t.fix, {**s.extra, "source": "trace"})
+                                 s.message, s.related, s.fix or t.fix, {**s.extra, "source": "trace"})
                 break
         else:
             out.append(t)

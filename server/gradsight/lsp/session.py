@@ -175,6 +175,7 @@ class Session:
             self.show(problem, types.MessageType.Warning)
         logs.set_level(settings.log_level_number)
         if settings != self.resolver.settings:
+            log.debug("settings: %s", settings)
             self.resolver.update(settings)
             self.invalidate_all()
 
@@ -376,6 +377,7 @@ class Session:
             uris.add(view.uri)
             self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
                 uri=view.uri, version=view.version, diagnostics=self._diagnostics(snapshot, view, findings)))
+        log.debug("published diagnostics for %s version %s", key, snapshot.version)
         for gone in self._published.get(key, set()) - uris:
             self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=gone, diagnostics=[]))
         self._published[key] = uris

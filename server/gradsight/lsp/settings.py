@@ -10,6 +10,10 @@ Where settings come from, later ones winning key by key:
    `workspace/didChangeConfiguration`), or, for clients without `workspace/configuration`, the
    `gradsight` object pushed in `didChangeConfiguration`.
 
+Editor values equal to the built-in defaults (an empty `select`, `inlayHints: "transitions"`, ...)
+do not override `[tool.gradsight]`: clients such as the VS Code extension send every setting, set or
+not, and a project's pyproject.toml must not be hidden by defaults nobody chose.
+
 The VS Code client sends camelCase keys (`inlayHints`, `trace.maxSteps`); `Config.from_mapping`
 reads the kebab-case spelling of `[tool.gradsight]`, so keys are normalised here first.
 
@@ -45,7 +49,7 @@ LOG_LEVELS = {
 DEFAULT_LOG_LEVEL = "info"
 
 # Keys used by editor integrations rather than by the analysis; silently dropped.
-_EDITOR_ONLY = {"interpreter", "path", "enable", "import-strategy", "show-notifications", "server"}
+_EDITOR_ONLY = {"interpreter", "path", "args", "enable", "import-strategy", "show-notifications", "server"}
 _SERVER_KEYS = {"log-level", "python", "trusted"}
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
 
@@ -163,10 +167,40 @@ class ConfigResolver:
             base, problems = (Config(), []) if pyproject is None else load_pyproject(pyproject)
             self._pyprojects[pyproject] = (base, problems)
         base, problems = self._pyprojects[pyproject]
-        config, editor_problems = Config.from_mapping(self.settings.analysis, base)
+        config, editor_problems = Config.from_mapping(drop_defaults(self.settings.analysis), base)
         # The editor layer's problems were already reported by parse_editor_settings.
         del editor_problems
         return config, list(problems)
+
+
+def drop_defaults(analysis: Mapping[str, Any]) -> dict[str, Any]:
+    """The editor settings that differ from the built-in defaults (see the module docs)."""
+    defaults = Config()
+    default_values: dict[str, Any] = {
+        "select": list(defaults.select), "ignore": list(defaults.ignore), "exclude": list(defaults.exclude),
+        "extend-exclude": [], "severity": {}, "inlay-hints": defaults.inlay_hints, "inlay_hints": defaults.inlay_hints,
+    }
+    trace_defaults = {"timeout": defaults.trace.timeout, "max-steps": defaults.trace.max_steps,
+                      "device": defaults.trace.device, "memory-mb": defaults.trace.memory_mb}
+    out: dict[str, Any] = {}
+    for key, value in analysis.items():
+        if key == "trace" and isinstance(value, Mapping):
+            trace = {k: v for k, v in value.items() if not (k in trace_defaults and v == trace_defaults[k])}
+            if trace:
+                out[key] = trace
+        elif key in default_values and _same(value, default_values[key]):
+            continue
+        else:
+            out[key] = value
+    return out
+
+
+def _same(value: Any, default: Any) -> bool:
+    if isinstance(default, list) and isinstance(value, (list, tuple)):
+        return list(value) == default
+    if isinstance(default, dict) and isinstance(value, Mapping):
+        return dict(value) == default
+    return value == default
 
 
 def _nearest_pyproject(path: str | None) -> pathlib.Path | None:

@@ -85,11 +85,20 @@ async def run_trace_command(session, args: Sequence[Any]) -> dict[str, Any]:
     summary = f"{len(findings)} finding{'s' if len(findings) != 1 else ''} confirmed"
     progress.end(summary)
     session.set_trace_findings(snapshot, findings)
-    if error:
-        session.show(f"trace of {pathlib.Path(snapshot.path).name}: {error}", types.MessageType.Warning)
+    name = pathlib.Path(snapshot.path).name
+    if isinstance(error, Mapping) and error.get("type") == "TRACE_ERROR":
+        session.show(f"the trace of {name} could not run: {error.get('message')}", types.MessageType.Warning)
     else:
-        session.show(f"trace of {pathlib.Path(snapshot.path).name}: {summary}", types.MessageType.Info)
+        ending = f"; the script stopped with {_describe(error)}" if error else ""
+        session.show(f"trace of {name}: {summary}{ending}", types.MessageType.Info)
     return {"findings": len(findings), "cancelled": False, "error": error, "stopped": stopped}
+
+
+def _describe(error: Any) -> str:
+    if not isinstance(error, Mapping):
+        return str(error)
+    where = f" at line {error['line']}" if error.get("line") else ""
+    return f"{error.get('type', 'an error')}: {error.get('message', '')}{where}"
 
 
 def _findings(result: Mapping[str, Any], path: str, config) -> list[Finding]:

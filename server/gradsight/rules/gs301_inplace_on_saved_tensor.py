@@ -4,6 +4,7 @@ import ast
 
 from ..engine.events import InplaceEvent
 from ..engine.report import make_fix
+from ..engine.values import Tri
 from ..findings import Applicability, Edit, Severity
 from . import _fixes
 from .base import Invalid, Rule, Valid
@@ -64,6 +65,8 @@ class InplaceOnSavedTensor(Rule):
         saved = event.target.saved
         if saved is None or event.target.is_data:
             return  # `.data` writes do not bump the version counter: GS204 reports those
+        if event.target.leaf is Tri.YES and event.target.rg is Tri.YES and event.grad_mode is not Tri.NO:
+            return  # PyTorch raises the leaf error first (GS302)
         fix = None
         span = None
         src = report.source
@@ -84,7 +87,8 @@ class InplaceOnSavedTensor(Rule):
                 edit = _fixes.keyword_value(src, node, "inplace", "False")
                 if edit is not None:
                     fix = make_fix("Use `inplace=False`", Applicability.SAFE, edit)
-            elif isinstance(stmt, (ast.AugAssign, ast.Expr)):
+            elif isinstance(stmt, (ast.AugAssign, ast.Expr)) and event.target.leaf is not Tri.YES:
+                # Never rewrite a leaf out of place: `w = w - lr * w.grad` would stop being a leaf.
                 edit = _fixes.out_of_place(src, stmt)
                 if edit is not None:
                     fix = make_fix("Rewrite as an out-of-place operation", Applicability.SAFE, edit)

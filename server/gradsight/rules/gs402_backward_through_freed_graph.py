@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 
 from ..engine.events import BackwardEvent, CarryEvent
-from ..engine.report import insert_after, make_fix
+from ..engine.report import edit_for, insert_after, make_fix
 from ..engine.values import Fact, Tri
 from ..findings import Applicability, Severity
 from .base import Invalid, Rule, Valid
@@ -98,10 +98,16 @@ class BackwardThroughFreedGraph(Rule):
 
     def _carry(self, event: CarryEvent, report) -> None:
         freed = event.value.freed
-        fix = make_fix(f"Detach `{event.expr}` at each step", Applicability.UNSAFE,
-                       insert_after(report.source, event.arg, ".detach()"))
+        if event.is_tuple:
+            detached = f"tuple(t.detach() for t in {event.expr})"
+            fix = make_fix(f"Detach every tensor of `{event.expr}` at each step", Applicability.UNSAFE,
+                           edit_for(report.source, event.arg, detached))
+        else:
+            detached = f"{event.expr}.detach()"
+            fix = make_fix(f"Detach `{event.expr}` at each step", Applicability.UNSAFE,
+                           insert_after(report.source, event.arg, ".detach()"))
         report.add(self, event.node,
                    f"`{event.expr}` carries the previous iteration's graph into this step, and the backward at "
                    f"line {freed.line} frees that graph, so the next iteration's backward raises {_MSG}; "
-                   f"pass `{event.expr}.detach()`.", severity=Severity.WARNING, related=[freed], fix=fix,
+                   f"pass `{detached}`.", severity=Severity.WARNING, related=[freed], fix=fix,
                    span=report.source.span(event.arg))

@@ -29,6 +29,8 @@ class GradInputUnused(Rule):
         t = event.target
         if event.api != "torch.autograd.grad" or t.rg is not Tri.YES or event.allow_unused is not Tri.NO:
             return
+        if not t.sources:
+            return  # gradsight does not know what feeds the output: stay quiet
         for index, (node, val) in enumerate(event.inputs):
             if not isinstance(val, TensorVal) or val.leaf is not Tri.YES or val.rg is not Tri.YES or not val.sources:
                 continue

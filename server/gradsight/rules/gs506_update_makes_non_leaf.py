@@ -21,16 +21,25 @@ class UpdateMakesNonLeaf(Rule):
     references = ("https://pytorch.org/tutorials/beginner/examples_autograd/polynomial_autograd.html",)
     valid = (Valid("import torch\nw = torch.randn(3, requires_grad=True)\n(w * 2).sum().backward()\nwith torch.no_grad():\n"
                    "    w -= 0.1 * w.grad\n"),)
-    invalid = (Invalid("import torch\nw = torch.randn(3, requires_grad=True)\n(w * 2).sum().backward()\nw = w - 0.1 * w.grad\n",
-                       line=4, runtime="silent: not w.is_leaf"),)
+    invalid = (
+        Invalid("import torch\nw = torch.randn(3, requires_grad=True)\n(w * 2).sum().backward()\nw = w - 0.1 * w.grad\n",
+                line=4, runtime="silent: not w.is_leaf"),
+        Invalid("import torch\nw = torch.randn(3, requires_grad=True)\n(w * 2).sum().backward()\nwith torch.no_grad():\n"
+                "    w = w - 0.1 * w.grad\n", line=5, runtime="silent: not w.requires_grad"),
+    )
 
     def check(self, event: ReassignEvent, report) -> None:
         old, new = event.old, event.new
         if not (event.reads_grad and isinstance(old, TensorVal) and isinstance(new, TensorVal)):
             return
-        if old.leaf is not Tri.YES or old.rg is not Tri.YES or new.leaf is not Tri.NO or new.rg is not Tri.YES:
+        if old.leaf is not Tri.YES or old.rg is not Tri.YES or old.param:
             return
-        report.add(self, event.node,
-                   f"This rebinds `{event.key}` to a computed tensor (grad mode is on), so it is no longer a leaf: "
-                   f"the next backward leaves `{event.key}.grad` as None; update it in place under `torch.no_grad()`.",
-                   related=[old.origin])
+        if new.leaf is Tri.NO and new.rg is Tri.YES:
+            msg = (f"This rebinds `{event.key}` to a computed tensor (grad mode is on), so it is no longer a leaf: "
+                   f"the next backward leaves `{event.key}.grad` as None; update it in place under `torch.no_grad()`.")
+        elif new.rg is Tri.NO and new.nograd is not None and "grad mode was disabled" in new.nograd.text:
+            msg = (f"Under no_grad this rebinds `{event.key}` to a new tensor that does not require grad, so the "
+                   f"next backward never reaches it; update it in place (`{event.key} -= ...`).")
+        else:
+            return
+        report.add(self, event.node, msg, related=[old.origin])

@@ -87,7 +87,8 @@ _PASS_NAMES = {"__repr__", "__format__", "__str__", "size", "dim", "numel", "__l
                "is_contiguous", "data_ptr", "element_size", "untyped_storage", "storage", "type",
                "__reduce_ex__", "__deepcopy__", "__getstate__", "__setstate__", "__array_wrap__",
                "__contains__", "__iter__", "__bool__", "__dir__", "is_floating_point", "is_complex",
-               "get_device", "nelement", "requires_grad_"}
+               "get_device", "nelement", "requires_grad_", "__set__", "_set_grad_enabled",
+               "_record_function_enter_new", "_record_function_exit._RecordFunction", "is_grad_enabled"}
 
 # Tag kinds, in the order one wins over another when an op mixes inputs.
 K_CREATED, K_NOGRAD, K_CUT, K_REWRAP = 1, 2, 3, 3
@@ -182,6 +183,8 @@ class Tracer:
         self.seq = 0  # orders packs and in-place writes
 
         self.cur = (None, 0, "")  # site of the op now running: read by the pack hook
+        self.step_line = -1  # user line and frame id of the optimizer.step() call in progress
+        self.step_frame = None
         self.tags = {}  # id(tensor) -> tag; tag = (kind, path, line, op, eid, is_data)
         self._tag_refs = {}
         self.cut_events = collections.OrderedDict()  # eid -> dict (bounded)
@@ -420,6 +423,15 @@ class Tracer:
             path, line = None, 0
         else:
             path, line = f.f_code.co_filename, f.f_lineno
+            if line == self.step_line and id(f) == self.step_frame:
+                # Inside optimizer.step(): only in-place writes matter (a step between a forward and
+                # its backward changes saved parameters). Skip the rest: it is most of a small step's ops.
+                if flags & INPLACE:
+                    try:
+                        self.log_step_write(name, flags, args, path, line)
+                    except Exception as exc:
+                        self.internal(exc)
+                return func(*args, **kwargs)
         if kwargs or flags:
             if self.map_cuda and (flags & DEVICE or "device" in kwargs):
                 if name == "cuda" or name == "pin_memory":
@@ -491,6 +503,20 @@ class Tracer:
                 for b in a:
                     if isinstance(b, T):
                         yield b
+
+    def log_step_write(self, name, flags, args, path, line):
+        T = self.Tensor
+        targets = args[0] if flags & FOREACH and args and isinstance(args[0], (list, tuple)) else args[:1]
+        self.seq += 1
+        for t in targets:
+            if isinstance(t, T) and t.requires_grad:
+                key = t.untyped_storage()._cdata
+                log = self.mutlog.get(key)
+                if log is None:
+                    log = self.mutlog[key] = []
+                log.append((path, line, name, self.seq, False))
+                if len(log) > 4:
+                    del log[0]
 
     def before_inplace(self, func, name, flags, args, kwargs, path, line):
         targets = []
@@ -1322,8 +1348,12 @@ class Tracer:
         if self.stop_pending:
             self.stopping = "max-steps"
             raise _Stop("max-steps")
+        frame = self.site(2)
+        if frame is not None:
+            self.step_line, self.step_frame = frame.f_lineno, id(frame)
 
     def on_step_post(self, optimizer, args, kwargs):
+        self.step_line, self.step_frame = -1, None
         if self.busy:
             return
         self.opt_steps += 1

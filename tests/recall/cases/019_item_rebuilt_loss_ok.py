@@ -1,0 +1,15 @@
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+model = nn.Linear(4, 2)
+criterion = nn.CrossEntropyLoss()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(6, 4)
+label = torch.tensor([0, 1, 1, 0, 1, 0])
+output = model(x)
+loss = criterion(output, label)
+loss_value = loss.item()
+opt.zero_grad()
+loss.backward()
+opt.step()

@@ -1,0 +1,11 @@
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+model = nn.Linear(3, 1)
+x = torch.randn(4, 3)
+target = torch.randn(4)
+scores = model(x).squeeze(1).tolist()  # root cause: Python floats carry no graph
+pred = torch.tensor(scores)
+loss = (pred - target).pow(2).mean()
+loss.backward()
