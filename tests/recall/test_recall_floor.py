@@ -18,7 +18,7 @@ MANIFEST = json.loads((HERE / "manifest.json").read_text(encoding="utf-8"))
 RANK = {"hint": 0, "information": 1, "warning": 2, "error": 3}
 
 # Hits measured at the end of building the corpus (recall = RECALL_FLOOR / len(MANIFEST)).
-RECALL_FLOOR = 38
+RECALL_FLOOR = 42
 
 # Counterparts that gradsight keeps quiet on (no warning or error). The two counterparts missing from this
 # list are known false alarms, documented in docs/recall.md: 013 (GS301 on a manual SGD update under
@@ -36,6 +36,7 @@ QUIET_COUNTERPARTS = [
     "010_iadd_on_branch_input_ok.py",
     "011_slice_assign_of_own_product_ok.py",
     "012_inplace_on_chunk_output_ok.py",
+    "013_manual_sgd_without_no_grad_ok.py",
     "014_param_row_assign_ok.py",
     "015_manual_sgd_rebinds_weight_ok.py",
     "016_no_grad_forward_then_backward_ok.py",
@@ -62,6 +63,7 @@ QUIET_COUNTERPARTS = [
     "037_inference_mode_tensor_in_training_ok.py",
     "038_autograd_grad_unused_input_ok.py",
     "039_autograd_grad_input_without_grad_ok.py",
+    "040_higher_order_without_create_graph_ok.py",
     "041_missing_zero_grad_ok.py",
     "042_optimizer_before_layer_replaced_ok.py",
     "043_checkpoint_no_grad_input_ok.py",
