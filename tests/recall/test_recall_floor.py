@@ -20,9 +20,9 @@ RANK = {"hint": 0, "information": 1, "warning": 2, "error": 3}
 # Hits measured at the end of building the corpus (recall = RECALL_FLOOR / len(MANIFEST)).
 RECALL_FLOOR = 42
 
-# Counterparts that gradsight keeps quiet on (no warning or error). The two counterparts missing from this
-# list are known false alarms, documented in docs/recall.md: 013 (GS301 on a manual SGD update under
-# no_grad after backward) and 040 (GS407 on a second derivative taken with create_graph=True).
+# Counterparts that gradsight keeps quiet on (no warning or error): all of them. The two false alarms the
+# corpus first exposed (013: GS301 on a manual SGD update under no_grad after backward; 040: GS407 on a
+# second derivative taken with create_graph=True) are fixed and guarded here.
 QUIET_COUNTERPARTS = [
     "001_backward_twice_ok.py",
     "002_two_losses_shared_graph_ok.py",
