@@ -1021,6 +1021,10 @@ class Interpreter:
         short = db.module_short(qual)
         origin = self.fact(node, f"`{self.seg(node)}`")
         inplace = const_bool(kwargs.get("inplace", (None, None))[0]) is True
+        if inplace and "Dropout" in short:
+            p_node = args[0][0] if args else kwargs.get("p", (None, None))[0]
+            if isinstance(p_node, ast.Constant) and p_node.value == 0:
+                inplace = False  # dropout with p=0 never writes
         if short in db.CONTAINERS:
             layers = tuple(v for _, v in args) if short == "Sequential" else ()
             if short == "Sequential" and not all(isinstance(v, ModuleVal) for v in layers):

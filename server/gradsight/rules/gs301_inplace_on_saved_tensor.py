@@ -94,6 +94,10 @@ class InplaceOnSavedTensor(Rule):
                     fix = make_fix("Rewrite as an out-of-place operation", Applicability.SAFE, edit)
             text = src.segment(node)
             what = f"`{text}`" if len(text) < 60 and "\n" not in text else f"`{event.op}`"
+        when = ""
+        if "Dropout" in event.op or "dropout" in event.op:
+            # Dropout only writes when it is active: training mode with p > 0.
+            when = " when dropout is active (training mode, p > 0)"
         report.add(self, event.node,
                    f"{what} modifies `{event.expr}` in place, but {saved.text} at line {saved.line}; "
-                   f"backward will raise {_MSG}.", related=[saved], fix=fix, span=span)
+                   f"backward will raise {_MSG}{when}.", related=[saved], fix=fix, span=span)
