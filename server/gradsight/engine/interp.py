@@ -856,7 +856,13 @@ class Interpreter:
             return PyVal(cut=next((v.cut for _, v in args if isinstance(v, PyVal) and v.cut), None))
         if qual.startswith("numpy.") or qual.startswith("math."):
             cut = next((v.cut for _, v in args if isinstance(v, PyVal) and v.cut), None)
-            if any(isinstance(v, TensorVal) for _, v in args):
+            tensor_args = [(n, v) for n, v in args if isinstance(v, TensorVal)]
+            if qual.startswith("numpy.") and tensor_args:
+                # NumPy functions convert tensor arguments with __array__, which is `.numpy()`.
+                n, v = tensor_args[0]
+                self.emit(NumpyEvent(node, v, self.seg(n), qual, insert_at=n if isinstance(n, (ast.Name, ast.Attribute)) else None))
+                return PyVal(cut=self.fact(node, f"`{self.seg(node)}` converted the tensor to NumPy"))
+            if tensor_args:
                 return UNKNOWN
             return PyVal(cut=cut)
         if qual.startswith("torch.optim.") and short[:1].isupper() and "lr_scheduler" not in qual:
@@ -1234,11 +1240,14 @@ class Interpreter:
             view = self.fact(node, f"a view made by `{self.seg(node)}`")
         nograd_view = view is not None and state.grad is Tri.NO and not state.inference and any(
             v.rg is Tri.YES for _, v in tensors)
+        base = tensors[0][1]
+        leaf_view = view is not None and rg is Tri.YES and (
+            (base.leaf is Tri.YES and base.rg is Tri.YES) or base.leaf_view)
         return TensorVal(rg=rg, leaf=Tri.NO if rg is Tri.YES else (Tri.YES if rg is Tri.NO else Tri.MAYBE),
                          origin=origin, nograd=nograd, saved=saved_out, freed=freed, freed_sure=freed_sure,
                          segs=segs, sources=sources, shape=shape, is_int=is_int, inference=state.inference,
                          carried=carried, via=via, zerograd=zerograd, view=view, multiview=multiview,
-                         nograd_view=nograd_view, saved_seg=saved_seg)
+                         nograd_view=nograd_view, saved_seg=saved_seg, leaf_view=leaf_view)
 
     def carry_check(self, tensors, node: ast.AST, state: Optional[State] = None) -> Optional[Fact]:
         """A tensor from an earlier iteration whose graph a backward later in this loop frees, fed into this

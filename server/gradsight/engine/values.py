@@ -90,6 +90,7 @@ class TensorVal(Value):
     nograd_view: bool = False  # a view created under no_grad of a tensor that requires grad
     is_data: bool = False  # `t.data`: same storage, no autograd tracking
     retains: bool = False  # retain_grad() was called: `.grad` of this non-leaf is populated
+    leaf_view: bool = False  # a view of a leaf that requires grad (in-place on it raises)
     saved_seg: Optional[tuple] = None  # graph segment (op site) of the op that saved it
     gained: bool = False  # history starts here (a module's parameters met inputs without grad); for inlay hints
 
@@ -123,6 +124,7 @@ class TensorVal(Value):
             is_data=self.is_data and other.is_data,
             retains=self.retains or other.retains,
             gained=self.gained and other.gained,
+            leaf_view=self.leaf_view and other.leaf_view,
         )
 
     def with_(self, **changes: Any) -> "TensorVal":

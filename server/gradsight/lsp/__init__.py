@@ -17,6 +17,7 @@ Only this package imports pygls and lsprotocol. The modules:
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 
 
@@ -24,14 +25,18 @@ def main(argv: list[str] | None = None) -> int:
     """Serve LSP on stdin/stdout until the client says `exit`. Returns the process exit code."""
     parser = argparse.ArgumentParser(prog="gradsight lsp", description="Run the gradsight language server on stdio.")
     parser.add_argument("--stdio", action="store_true", help="accepted for compatibility; stdio is the only transport")
-    parser.add_argument("--log-level", choices=["off", "error", "warning", "info", "debug"], default=None,
+    parser.add_argument("--log-level", default=None, metavar="{off,error,warning,info,debug}",
                         help="initial log level (the logLevel setting overrides it)")
     args = parser.parse_args(argv)
 
     from . import logs
-    from .settings import LOG_LEVELS
+    from .settings import DEFAULT_LOG_LEVEL, LOG_LEVELS
 
-    logs.setup_stderr(LOG_LEVELS[args.log_level or "info"])
+    level = (args.log_level or DEFAULT_LOG_LEVEL).lower()
+    logs.setup_stderr(LOG_LEVELS.get(level, LOG_LEVELS[DEFAULT_LOG_LEVEL]))
+    if level not in LOG_LEVELS:
+        logging.getLogger("gradsight.lsp").warning("unknown --log-level %r; using %r", args.log_level,
+                                                   DEFAULT_LOG_LEVEL)
     # The protocol owns the real stdout; anything else that prints goes to stderr.
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr
@@ -40,4 +45,28 @@ def main(argv: list[str] | None = None) -> int:
 
     server = create_server()
     server.start_io(stdin, stdout)
-    return 0 if getattr(server.protocol, "_shutdown", False) else 1
+    server.session.shutdown()  # also when the client vanished without `shutdown`
+    code = 0 if getattr(server.protocol, "_shutdown", False) else 1
+    _exit_if_stuck(code, stdout)
+    return code
+
+
+def _exit_if_stuck(code: int, stdout) -> None:
+    """After `exit`, do not let a runaway analysis thread keep the process alive (the interpreter
+    joins worker threads at exit): give them two seconds, then leave without them."""
+    import os
+    import threading
+    import time
+
+    deadline = time.monotonic() + 2.0
+    workers = [t for t in threading.enumerate() if t.name.startswith("gradsight-") and t.is_alive()]
+    for thread in workers:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    if any(t.is_alive() for t in workers):
+        logging.getLogger("gradsight.lsp").warning("an analysis is still running; exiting without it")
+        for stream in (stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001
+                pass
+        os._exit(code)

@@ -59,17 +59,20 @@ def minimal_replacement(old: str, new: str) -> tuple[int, int, str] | None:
     start = 0
     while start < limit and old[start] == new[start]:
         start += 1
-    if 0 < start and old[start - 1:start + 1] == "\r\n" or (0 < start < len(new) and new[start - 1:start + 1] == "\r\n"):
+    if _splits_crlf(old, start) or _splits_crlf(new, start):
         start -= 1
     suffix = 0
     while suffix < limit - start and old[len(old) - 1 - suffix] == new[len(new) - 1 - suffix]:
         suffix += 1
     end_old, end_new = len(old) - suffix, len(new) - suffix
-    while (0 < end_old < len(old) and old[end_old - 1:end_old + 1] == "\r\n") or (
-            0 < end_new < len(new) and new[end_new - 1:end_new + 1] == "\r\n"):
+    while _splits_crlf(old, end_old) or _splits_crlf(new, end_new):
         end_old += 1
         end_new += 1
     return start, end_old, new[start:end_new]
+
+
+def _splits_crlf(text: str, i: int) -> bool:
+    return 0 < i < len(text) and text[i - 1] == "\r" and text[i] == "\n"
 
 
 def ignore_edit(line_text: str, code: str) -> tuple[int, int, str] | None:

@@ -7,7 +7,7 @@ notebook cells).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
 from lsprotocol import types
 from pygls.uris import from_fs_path
@@ -75,8 +75,8 @@ def diagnostic_data(finding: Finding, version: int) -> dict[str, Any]:
     }
 
 
-def _related(path: str, line: int, column: int, message: str, view: View, index: LineIndex,
-             snapshot: Snapshot, resolve_text: Callable[[str], str | None] | None) -> types.DiagnosticRelatedInformation:
+def _related(path: str, line: int, column: int, message: str, view: View, index: LineIndex, snapshot: Snapshot,
+             resolve_text: Callable[[str], str | None] | None) -> types.DiagnosticRelatedInformation:
     if path == snapshot.path:
         target = view if view.owns(line) else _owner(snapshot, line) or view
         target_index = index if target is view else LineIndex(target.text, index.encoding)
@@ -121,14 +121,6 @@ def merge_trace(static: Sequence[Finding], traced: Sequence[Finding]) -> list[Fi
         else:
             out.append(t)
     return out
-
-
-def findings_for_view(findings: Iterable[Finding], view: View) -> list[Finding]:
-    return [f for f in findings if view.owns(f.line)]
-
-
-def facts_for_view(facts: Iterable[StateFact], view: View) -> list[StateFact]:
-    return [f for f in facts if view.owns(f.line)]
 
 
 # -- edits -----------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import pathlib
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Any, Iterable
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -76,12 +76,17 @@ def snapshot_of(workspace: Workspace, uri: str) -> Snapshot | None:
     if notebook is not None:
         return _notebook_snapshot(workspace, notebook)
     doc = workspace.text_documents.get(unquote(uri))
-    if doc is None:
+    if doc is None or not _is_python(doc.uri, doc.language_id):
         return None
     version = doc.version or 0
     text = doc.source
     return Snapshot(key=doc.uri, path=uri_to_path(doc.uri), text=text, version=version,
                     views=(View(uri=doc.uri, version=version, text=text),))
+
+
+def _is_python(uri: str, language_id: str | None) -> bool:
+    """Python documents only: the client may send others (a server configured for every file type)."""
+    return language_id in (None, "", "python") or unquote(uri).endswith((".py", ".pyi"))
 
 
 def _notebook_snapshot(workspace: Workspace, notebook: types.NotebookDocument) -> Snapshot:
@@ -96,7 +101,7 @@ def _notebook_snapshot(workspace: Workspace, notebook: types.NotebookDocument) -
     text, cell_map = join_cells(cells)
     views = tuple(
         View(uri=span.uri, version=span.version, text=source, offset=span.first_line - 1, line_count=span.line_count)
-        for span, (_, _, source) in zip(cell_map.cells, cells)
+        for span, (_, _, source) in zip(cell_map.cells, cells, strict=True)
     )
     return Snapshot(key=notebook.uri, path=uri_to_path(notebook.uri), text=text, version=notebook.version,
                     cells=cell_map, views=views)
@@ -185,3 +190,70 @@ class ImportGraph:
         if not names:
             return []
         return sorted(other for other, imported in self.imports.items() if other != key and names & imported)
+
+
+# -- the engine's view of the workspace -------------------------------------------------------------
+
+
+class EngineWorkspaces:
+    """The engine's `Workspace` objects (cross-file resolution), one per root, fed with open buffers.
+
+    The engine reads imported files through a `gradsight.engine.workspace.Workspace`; an open
+    document's unsaved text is given to it as an overlay, so a call into `utils.py` is analysed as the
+    user sees `utils.py`, saved or not. A file's root is the workspace folder holding it, else the
+    folder of its nearest pyproject.toml, else its own folder.
+    """
+
+    def __init__(self) -> None:
+        self._by_root: dict[str, Any] = {}
+        self._overlays: dict[str, str] = {}
+
+    def for_path(self, path: str, roots: Iterable[str]) -> Any | None:
+        if "://" in path or not pathlib.PurePath(path).is_absolute():
+            return None
+        try:
+            from ..engine.workspace import Workspace
+        except ImportError:  # an engine without cross-file resolution
+            return None
+        root = self._root_of(path, roots)
+        ws = self._by_root.get(root)
+        if ws is None:
+            ws = self._by_root[root] = Workspace(root)
+            for overlay_path, text in self._overlays.items():
+                ws.set_overlay(overlay_path, text)
+        return ws
+
+    def set_text(self, path: str, text: str | None) -> None:
+        """Record (or, with None, drop) an open buffer's text for every root."""
+        if "://" in path or not pathlib.PurePath(path).is_absolute() or not path.endswith((".py", ".pyi")):
+            return
+        if text is None:
+            self._overlays.pop(path, None)
+        else:
+            self._overlays[path] = text
+        for ws in self._by_root.values():
+            ws.set_overlay(path, text)
+
+    @staticmethod
+    def _root_of(path: str, roots: Iterable[str]) -> str:
+        p = pathlib.PurePath(path)
+        inside = [r for r in roots if p.is_relative_to(r)]
+        if inside:
+            return max(inside, key=len)
+        from ..config import find_pyproject
+
+        try:
+            pyproject = find_pyproject(pathlib.Path(path))
+        except OSError:
+            pyproject = None
+        return str(pyproject.parent if pyproject else p.parent)
+
+
+def resolved(path: str) -> str:
+    """The resolved form of a file path (how the engine names dependencies)."""
+    if "://" in path:
+        return path
+    try:
+        return str(pathlib.Path(path).resolve())
+    except (OSError, RuntimeError):
+        return path

@@ -172,8 +172,3 @@ def _bisect_right(values: list[int], x: int) -> int:
         else:
             lo = mid + 1
     return lo
-
-
-def contains(start: tuple[int, int], end: tuple[int, int], point: tuple[int, int]) -> bool:
-    """Whether an engine (line, column) point lies in [start, end] (end inclusive, for cursors after a name)."""
-    return start <= point <= end

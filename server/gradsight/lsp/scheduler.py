@@ -38,7 +38,7 @@ class AnalysisCache:
         self._executor = executor
         self._is_current = is_current
         self._done: dict[str, tuple[Stamp, Result]] = {}
-        self._running: dict[str, tuple[Stamp, asyncio.Future]] = {}
+        self._running: dict[tuple[str, Stamp], asyncio.Future] = {}
 
     def peek(self, key: str, stamp: Stamp) -> Result | None:
         done = self._done.get(key)
@@ -46,31 +46,33 @@ class AnalysisCache:
 
     def forget(self, key: str) -> None:
         self._done.pop(key, None)
-        self._running.pop(key, None)
+        for running in [k for k in self._running if k[0] == key]:
+            del self._running[running]
 
     async def get(self, key: str, stamp: Stamp, compute: Callable[[], Result]) -> Result | None:
         """The result for `stamp`, computing it in a worker thread if needed; None if outdated meanwhile."""
         if (hit := self.peek(key, stamp)) is not None:
             return hit
-        running = self._running.get(key)
-        if running is None or running[0] != stamp:
+        if not self._is_current(key, stamp):
+            return None
+        future = self._running.get((key, stamp))
+        if future is None:
             loop = asyncio.get_running_loop()
             future = loop.run_in_executor(self._executor, self._job, key, stamp, compute)
-            running = (stamp, future)
-            self._running[key] = running
+            self._running[(key, stamp)] = future
             future.add_done_callback(lambda f, k=key, s=stamp: self._finished(k, s, f))
         # Shield: a cancelled caller (a superseded debounce, a cancelled request) must not cancel
         # the shared job other callers may be waiting on.
-        return await asyncio.shield(running[1])
+        return await asyncio.shield(future)
 
     def _job(self, key: str, stamp: Stamp, compute: Callable[[], Result]) -> Result | None:
         if not self._is_current(key, stamp):
-            return None
+            return None  # superseded while it waited for a worker: skip the work
         return compute()
 
     def _finished(self, key: str, stamp: Stamp, future: asyncio.Future) -> None:
-        if self._running.get(key, (None,))[0] == stamp:
-            del self._running[key]
+        if self._running.get((key, stamp)) is future:
+            del self._running[(key, stamp)]
         if future.cancelled() or future.exception() is not None:
             if not future.cancelled():
                 log.error("analysis of %s failed", key, exc_info=future.exception())

@@ -93,7 +93,7 @@ def create_server() -> GradsightServer:
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     @guarded()
     def did_change_watched_files(ls: GradsightServer, params: types.DidChangeWatchedFilesParams) -> None:
-        ls.session.pyprojects_changed(params.changes)
+        ls.session.files_changed(params.changes)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     @guarded()
@@ -143,9 +143,9 @@ def create_server() -> GradsightServer:
         return await ls.session.inlay_hints(params)
 
     @server.feature(types.INLAY_HINT_RESOLVE)
-    def inlay_hint_resolve(ls: GradsightServer, hint: types.InlayHint):
+    async def inlay_hint_resolve(ls: GradsightServer, hint: types.InlayHint):
         try:
-            return ls.session.resolve_inlay_hint(hint)
+            return await ls.session.resolve_inlay_hint(hint)
         except Exception:  # noqa: BLE001 - resolve must answer with the hint it was given
             log.exception("inlayHint/resolve failed")
             return hint

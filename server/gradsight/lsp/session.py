@@ -2,9 +2,11 @@
 
 One `Session` per server. It owns the settings (`settings.ConfigResolver`), the analyses
 (`scheduler.AnalysisCache`, one result per open document, computed in worker threads), the
-debounced refreshes, the reverse-import map, trace results, and the choice between pull and push
-diagnostics. Everything here runs on the event loop thread except `_compute`, which runs the pure
-engine on an immutable snapshot.
+debounced refreshes, which open documents depend on which (the reverse-import map, and the files each
+analysis actually read), trace results, and the choice between pull and push diagnostics.
+Everything here runs on the event loop thread except `_compute`, which runs the engine on an
+immutable snapshot; the engine is pure apart from reading imported files through its `Workspace`,
+to which the open buffers are given as overlays (`documents.EngineWorkspaces`).
 
 Diagnostics:
 
@@ -33,7 +35,17 @@ from .. import engine
 from ..engine import Analysis, StateFact
 from ..findings import Applicability, Finding
 from . import actions, convert
-from .documents import ImportGraph, Snapshot, View, imported_modules, module_names, snapshot_of, uri_to_path
+from .documents import (
+    EngineWorkspaces,
+    ImportGraph,
+    Snapshot,
+    View,
+    imported_modules,
+    module_names,
+    resolved,
+    snapshot_of,
+    uri_to_path,
+)
 from .positions import LineIndex, normalize_encoding
 from .scheduler import AnalysisCache, Debouncer, Result, Stamp
 from .settings import (
@@ -49,6 +61,13 @@ log = logging.getLogger(__name__)
 DEBOUNCE = 0.15  # seconds between the last keystroke and the analysis (push mode)
 DEPENDENT_DELAY = 0.3  # files that import an edited one are re-analysed a little later
 CONFIG_TIMEOUT = 5.0
+# Seconds a request or a publish waits for one analysis. The engine is fast; this only bounds a
+# runaway one, so that no request can hang. The late result is still cached when it arrives.
+ANALYSIS_TIMEOUT = 20.0
+
+
+class AnalysisTimeout(Exception):
+    pass
 
 
 @dataclass
@@ -94,9 +113,13 @@ class Session:
         self._published: dict[str, set[str]] = {}
         self._shown: set[str] = set()
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="gradsight-analysis")
+        self.trace_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradsight-trace")
         self.cache = AnalysisCache(self._pool, self._is_current)
         self.debouncer = Debouncer()
         self.trace_runs: dict[str, Any] = {}  # key -> threading.Event of a running trace
+        self.engine_workspaces = EngineWorkspaces()
+        self._dependencies: dict[str, frozenset[str]] = {}  # key -> resolved paths its analysis read
+        self._ready = False
 
     # -- capabilities ------------------------------------------------------------------------------
 
@@ -123,23 +146,29 @@ class Session:
                  "pull" if self.pull_mode else "push", self.encoding, "" if self.trusted else "not ")
 
     async def initialized(self) -> None:
+        self._ready = True
         await self._register_watchers()
         if self.supports("workspace.configuration"):
             await self.reload_settings()
 
     def shutdown(self) -> None:
+        """Stop background work (idempotent): pending refreshes, queued analyses, running traces."""
         self.debouncer.cancel_all()
         for cancel in self.trace_runs.values():
             cancel.set()
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self.trace_pool.shutdown(wait=False, cancel_futures=True)
 
     async def _register_watchers(self) -> None:
         registrations = []
         if self.supports("workspace.did_change_watched_files.dynamic_registration"):
             registrations.append(types.Registration(
                 id="gradsight-pyproject", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                register_options=types.DidChangeWatchedFilesRegistrationOptions(
-                    watchers=[types.FileSystemWatcher(glob_pattern="**/pyproject.toml")])))
+                register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=[
+                    types.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
+                    # Saved files other documents import (a `git checkout`, another editor).
+                    types.FileSystemWatcher(glob_pattern="**/*.py",
+                                            kind=types.WatchKind.Change | types.WatchKind.Delete)])))
         if self.supports("workspace.did_change_configuration.dynamic_registration"):
             registrations.append(types.Registration(
                 id="gradsight-configuration", method=types.WORKSPACE_DID_CHANGE_CONFIGURATION,
@@ -174,20 +203,30 @@ class Session:
         for problem in problems:
             self.show(problem, types.MessageType.Warning)
         logs.set_level(settings.log_level_number)
-        if settings != self.resolver.settings:
+        if not self.resolver.same_effect(settings):
             log.debug("settings: %s", settings)
             self.resolver.update(settings)
             self.invalidate_all()
+        else:
+            self.resolver.settings = settings  # e.g. only logLevel changed: analyses stay valid
 
-    def pyprojects_changed(self, changes: Sequence[types.FileEvent]) -> None:
-        if not any(c.uri.endswith("pyproject.toml") for c in changes):
+    def files_changed(self, changes: Sequence[types.FileEvent]) -> None:
+        """Watched files changed on disk: a pyproject.toml (all settings), or modules others import."""
+        if any(c.uri.endswith("pyproject.toml") for c in changes):
+            self._shown = {m for m in self._shown if "pyproject.toml" not in m}
+            self.resolver.pyproject_changed()
+            self.invalidate_all()
             return
-        self._shown = {m for m in self._shown if "pyproject.toml" not in m}
-        self.resolver.pyproject_changed()
-        self.invalidate_all()
+        changed = {resolved(uri_to_path(c.uri)) for c in changes if c.uri.endswith(".py")}
+        open_paths = {resolved(uri_to_path(key)) for key in self._versions}
+        stale = [k for k, deps in self._dependencies.items() if deps & (changed - open_paths)]
+        if stale:
+            self._bump(stale)
 
     def invalidate_all(self) -> None:
         """Settings changed: every open document needs new diagnostics and hints."""
+        if not self._ready or not self._versions:
+            return  # nothing to refresh yet (and no requests to the client before `initialized`)
         if self.pull_mode:
             self._refresh_client_diagnostics()
         else:
@@ -235,6 +274,8 @@ class Session:
             return
         key = snapshot.key
         self._versions[key] = snapshot.version
+        if snapshot.cells is None:
+            self.engine_workspaces.set_text(snapshot.path, snapshot.text)
         self._traces.pop(key, None)  # trace results hold until the text changes
         if key not in self.graph.names:
             self.graph.update(key, module_names(snapshot.path, self._roots()), frozenset())
@@ -247,6 +288,8 @@ class Session:
         self._versions.pop(key, None)
         self._epochs.pop(key, None)
         self._traces.pop(key, None)
+        self._dependencies.pop(key, None)
+        self.engine_workspaces.set_text(uri_to_path(key), None)
         published = self._published.pop(key, set()) | set(view_uris)
         if not self.pull_mode:
             for uri in published:
@@ -262,11 +305,17 @@ class Session:
             self._dependents_changed(key)
 
     def _dependents_changed(self, key: str) -> None:
-        dependents = [k for k in self.graph.dependents(key) if k in self._versions]
+        path = resolved(uri_to_path(key))
+        by_engine = [k for k, deps in self._dependencies.items() if path in deps and k != key]
+        dependents = sorted({k for k in [*self.graph.dependents(key), *by_engine] if k in self._versions})
         if not dependents:
             return
         log.debug("%s changed; re-analysing %s", key, ", ".join(dependents))
-        for other in dependents:
+        self._bump(dependents)
+
+    def _bump(self, keys: Sequence[str]) -> None:
+        """Something these documents depend on changed: analyse them again (their text did not)."""
+        for other in keys:
             self._epochs[other] = self._epochs.get(other, 0) + 1
             if not self.pull_mode:
                 self.schedule(other, DEPENDENT_DELAY, cascade=False)
@@ -286,7 +335,9 @@ class Session:
 
     # -- analysis ----------------------------------------------------------------------------------
 
-    async def _result(self, snapshot: Snapshot) -> tuple[Stamp, Result] | None:
+    async def _result(self, snapshot: Snapshot, request: bool = True) -> tuple[Stamp, Result] | None:
+        """The analysis of `snapshot`; None if it became outdated meanwhile. For a request, raises
+        AnalysisTimeout after ANALYSIS_TIMEOUT seconds; background work waits as long as it takes."""
         key = snapshot.key
         stamp = self.stamp(key)
         if stamp[0] != snapshot.version:
@@ -295,15 +346,24 @@ class Session:
         self.show_once(problems)
         excluded = self._excluded(snapshot.path, config)
         package = self._package_of(snapshot.path)
+        workspace = None
+        if snapshot.cells is None:  # notebooks are not importable; their imports resolve from disk
+            workspace = self.engine_workspaces.for_path(snapshot.path, self._roots())
 
         def compute() -> Result:
-            return _compute(snapshot, config, excluded, package)
+            return _compute(snapshot, config, excluded, package, workspace)
 
-        result = await self.cache.get(key, stamp, compute)
+        try:
+            timeout = ANALYSIS_TIMEOUT if request else None
+            result = await asyncio.wait_for(self.cache.get(key, stamp, compute), timeout)
+        except asyncio.TimeoutError:
+            log.warning("the analysis of %s took longer than %s s; answering without it", snapshot.path, timeout)
+            raise AnalysisTimeout(snapshot.path) from None
         if result is None:
             return None
         self.graph.update(key, self.graph.names.get(key) or module_names(snapshot.path, self._roots()),
                           result.imports)
+        self._dependencies[key] = frozenset(getattr(result.analysis, "dependencies", None) or ())
         self.show_once([f"{snapshot.path}: {p}" for p in result.analysis.problems], types.MessageType.Info)
         return stamp, result
 
@@ -337,7 +397,10 @@ class Session:
             view = snapshot.view(uri)
             if view is None:
                 return None
-            got = await self._result(snapshot)
+            try:
+                got = await self._result(snapshot)
+            except AnalysisTimeout:
+                return None
             if got is None:
                 # Outdated while we waited: the editor has moved on; try its newest version.
                 await asyncio.sleep(0)
@@ -360,7 +423,8 @@ class Session:
         snapshot = self.snapshot(key)
         if snapshot is None:
             return
-        got = await self._result(snapshot)
+        # A background task (cancelled when superseded), so it may wait for a slow analysis.
+        got = await self._result(snapshot, request=False)
         if got is None:
             return
         stamp, result = got
@@ -449,25 +513,27 @@ class Session:
                 continue
             if config.inlay_hints == "transitions" and not fact.transition:
                 continue
-            data = {"uri": current.view.uri, "version": current.view.version, "fact": number,
-                    "stamp": list(current.stamp)}
+            data = {"uri": current.view.uri, "version": current.view.version, "fact": number}
             hints.append(convert.inlay_hint(fact, current.view, current.index, data))
         return hints
 
-    def resolve_inlay_hint(self, hint: types.InlayHint) -> types.InlayHint:
+    async def resolve_inlay_hint(self, hint: types.InlayHint) -> types.InlayHint:
+        """Fill in the tooltip, if the hint still describes the same fact of the same text."""
         data = hint.data if isinstance(hint.data, Mapping) else {}
-        snapshot = self.snapshot(str(data.get("uri", "")))
-        if snapshot is None:
+        uri, number = data.get("uri"), data.get("fact")
+        if not isinstance(uri, str) or not isinstance(number, int):
             return hint
-        stamp = self.stamp(snapshot.key)
-        if list(stamp) != data.get("stamp"):
+        current = await self.current(uri)
+        if current is None or data.get("version") != current.view.version:
             return hint
-        result = self.cache.peek(snapshot.key, stamp)
-        number = data.get("fact")
-        if result is None or not isinstance(number, int) or not 0 <= number < len(result.analysis.facts):
+        facts = current.analysis.facts
+        if not 0 <= number < len(facts):
             return hint
-        fact = result.analysis.facts[number]
-        hint.tooltip = convert.inlay_tooltip(fact, snapshot, self.markdown)
+        fact = facts[number]
+        position = current.index.to_lsp(fact.end_line - current.view.offset, fact.end_column)
+        if fact.label != hint.label or position != hint.position:
+            return hint  # the analysis changed under the hint (settings, an imported file)
+        hint.tooltip = convert.inlay_tooltip(fact, current.snapshot, self.markdown)
         return hint
 
     # -- code actions ------------------------------------------------------------------------------
@@ -488,7 +554,8 @@ class Session:
                                             kind=actions.FIX_ALL_KIND, edit=edit))
         return out
 
-    def _targets(self, current: Current, params: types.CodeActionParams) -> list[tuple[types.Diagnostic | None, Finding]]:
+    def _targets(self, current: Current,
+                 params: types.CodeActionParams) -> list[tuple[types.Diagnostic | None, Finding]]:
         findings = current.view_findings()
         index, view = current.index, current.view
         ranges = {id(f): index.range_to_lsp(f.line - view.offset, f.column, f.end_line - view.offset, f.end_column)
@@ -523,7 +590,8 @@ class Session:
         view, index = current.view, current.index
         diagnostics = [diag] if diag is not None else None
         out = []
-        if finding.fix is not None:
+        # Display-only fixes are suggestions (the hover shows them), never edits an action would apply.
+        if finding.fix is not None and finding.fix.applicability != Applicability.DISPLAY_ONLY:
             edits = convert.text_edits(finding.fix.edits, view, index)
             out.append(types.CodeAction(
                 title=finding.fix.title, kind=types.CodeActionKind.QuickFix, diagnostics=diagnostics,
@@ -594,12 +662,12 @@ def _wanted(only: Sequence[str] | None, kind: str) -> bool:
     return any(kind == o or kind.startswith(f"{o}.") for o in only)
 
 
-def _compute(snapshot: Snapshot, config, excluded: bool, package: str | None) -> Result:
+def _compute(snapshot: Snapshot, config, excluded: bool, package: str | None, workspace=None) -> Result:
     """Runs in a worker thread: the pure engine on an immutable snapshot."""
     if excluded:
         return Result(Analysis(path=snapshot.path), frozenset())
     try:
-        analysis = engine.analyze_source(snapshot.text, snapshot.path, config)
+        analysis = engine.analyze_source(snapshot.text, snapshot.path, config, workspace=workspace)
     except Exception:  # noqa: BLE001 - the engine promises not to raise; if it does, stay up
         log.exception("the analysis of %s failed", snapshot.path)
         analysis = Analysis(path=snapshot.path, problems=["gradsight hit an internal error analysing this file; "

@@ -156,6 +156,10 @@ class ConfigResolver:
         self._pyprojects.clear()
         self.generation += 1
 
+    def same_effect(self, settings: ServerSettings) -> bool:
+        """Whether `settings` would analyse exactly as the current ones (log level, python aside)."""
+        return drop_defaults(settings.analysis) == drop_defaults(self.settings.analysis)
+
     def pyproject_changed(self) -> None:
         self._pyprojects.clear()
         self.generation += 1

@@ -20,7 +20,6 @@ import os
 import pathlib
 import threading
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
@@ -29,9 +28,6 @@ from lsprotocol import types
 from ..findings import Finding
 
 log = logging.getLogger(__name__)
-
-_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradsight-trace")
-
 
 async def run_trace_command(session, args: Sequence[Any]) -> dict[str, Any]:
     arg = args[0] if args and isinstance(args[0], Mapping) else {}
@@ -69,7 +65,7 @@ async def run_trace_command(session, args: Sequence[Any]) -> dict[str, Any]:
             timeout=config.trace.timeout, memory_mb=config.trace.memory_mb,
             python=session.resolver.settings.python, cwd=_cwd(session, snapshot.path), cancel=cancel)
         progress.report("running the script")
-        result = await asyncio.get_running_loop().run_in_executor(_pool, call)
+        result = await asyncio.get_running_loop().run_in_executor(session.trace_pool, call)
     except Exception as exc:  # noqa: BLE001 - a broken tracer must not take the server down
         log.exception("trace of %s failed", snapshot.path)
         progress.end("failed")

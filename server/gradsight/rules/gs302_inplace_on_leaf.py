@@ -43,13 +43,24 @@ class InplaceOnLeaf(Rule):
                 runtime="raises: a leaf Variable that requires grad is being used in an in-place operation",
                 fixed="import torch\nweights = torch.randn(5, requires_grad=True)\n\n\ndef shift(w, amount):\n"
                       "    w = w + amount\n    return w\n\n\nout = shift(weights, 0.5)\n"),
+        Invalid("import torch\nw = torch.randn(4, requires_grad=True)\nw[:2].mul_(2)\n", line=3,
+                runtime="raises: a view of a leaf Variable that requires grad is being used in an in-place operation"),
         Invalid("import torch.nn as nn\nlayer = nn.Linear(3, 3)\nlayer.weight[0, 0] = 0.0\n", line=3,
                 runtime="raises: a view of a leaf Variable that requires grad is being used in an in-place operation"),
     )
 
     def check(self, event: InplaceEvent, report) -> None:
         t = event.target
-        if not (t.leaf is Tri.YES and t.rg is Tri.YES and event.grad_mode is Tri.YES):
+        if event.grad_mode is not Tri.YES:
+            return
+        if t.leaf_view and t.rg is Tri.YES and not t.multiview:  # split outputs raise their own error (GS303)
+            where = f" ({t.view.text}, line {t.view.line})" if t.view else ""
+            report.add(self, event.node,
+                       f"`{event.expr}` is a view of a leaf tensor that requires grad{where}; modifying it in place "
+                       "with grad mode on raises \"a view of a leaf Variable that requires grad is being used in an "
+                       "in-place operation\"; do it under `torch.no_grad()`.", related=[t.view])
+            return
+        if not (t.leaf is Tri.YES and t.rg is Tri.YES):
             return
         fix = None
         stmt = event.stmt

@@ -318,11 +318,11 @@ def exit_code(result: dict) -> int:
     err = result.get("error")
     if err and err.get("type") == TRACE_ERROR:
         return 2
-    if result.get("findings") or err:
+    if result.get("findings"):
         return 1
     if result.get("stopped") in ("timeout", "memory", "cancelled", "output-limit"):
-        return 2
-    return 0
+        return 2  # the run was cut short and found nothing: no verdict
+    return 1 if err else 0
 
 
 _STOPPED_TEXT = {
@@ -343,12 +343,12 @@ def format_text(result: dict) -> str:
         for r in f.get("related") or ():
             lines.append(f"    {r['path']}:{r['line']}:{r['column']}: {r['message']}")
     err = result.get("error")
+    if err and err.get("type") == TRACE_ERROR:
+        lines.append(f"gradsight trace: {err.get('message')}")
+        return "\n".join(lines) + "\n"
     if err:
-        if err.get("type") == TRACE_ERROR:
-            lines.append(f"gradsight trace: {err.get('message')}")
-        else:
-            where = f" at line {err['line']}" if err.get("line") else ""
-            lines.append(f"the script raised {err.get('type')}{where}: {err.get('message')}")
+        where = f" at line {err['line']}" if err.get("line") else ""
+        lines.append(f"the script raised {err.get('type')}{where}: {err.get('message')}")
     n = len(result.get("findings") or ())
     summary = (f"traced on {result.get('device')}: {result.get('steps', 0)} step(s), "
                f"{n} finding{'s' if n != 1 else ''}")

@@ -120,7 +120,7 @@ def _columns(path, line):
     stripped = text.lstrip()
     if not stripped:
         return 1, 1
-    # A trailing comment is part of the line for the editor; end at the code's last character.
+    # Columns are 1-based code points; the range covers the line without its indentation.
     return len(text) - len(stripped) + 1, len(text.rstrip()) + 1
 
 
@@ -160,6 +160,7 @@ class Tracer:
     def __init__(self, torch, script, device, max_steps, map_cuda):
         self.torch = torch
         self.Tensor = torch.Tensor
+        self._real_device = torch.device
         self.script = script
         self.device = device
         self.max_steps = max_steps
@@ -185,6 +186,7 @@ class Tracer:
         self.cur = (None, 0, "")  # site of the op now running: read by the pack hook
         self.step_line = -1  # user line and frame id of the optimizer.step() call in progress
         self.step_frame = None
+        self.step_label = "optimizer.step()"
         self.tags = {}  # id(tensor) -> tag; tag = (kind, path, line, op, eid, is_data)
         self._tag_refs = {}
         self.cut_events = collections.OrderedDict()  # eid -> dict (bounded)
@@ -195,7 +197,7 @@ class Tracer:
         self.data_mutations = {}  # storage id -> (path, line, op, seq): writes through .data
         self.leaf_sites = {}  # id(leaf) -> (path, line, op)
         self.candidates = {}  # id(leaf) -> dict: leaves a cut kept from a gradient (GS904)
-        self.received = weakref.WeakSet()
+        self.received = {}  # id(leaf) -> weakref, leaves seen with a gradient (no WeakSet: tensors' == is elementwise)
         self.gs905 = {}  # (path, line) -> info
         self.explained = []  # exceptions a finding already explains
         self.pending_explain = None
@@ -246,6 +248,21 @@ class Tracer:
                 return f
             f = f.f_back
         return None
+
+    def user_chain(self, frame, limit=24):
+        """(code, line) of the user frames from `frame` outward."""
+        out = []
+        f = frame
+        cache = self._user_code
+        while f is not None and len(out) < limit:
+            co = f.f_code
+            u = cache.get(co)
+            if u is None:
+                u = cache[co] = self._is_user(co.co_filename)
+            if u:
+                out.append((co, f.f_lineno))
+            f = f.f_back
+        return tuple(out)
 
     def outer_user_lines(self, frame, limit=3):
         out = []
@@ -311,14 +328,18 @@ class Tracer:
             rec.update(extra)
         self.events[key] = rec
 
+    def explain(self, exc):
+        """Mark an exception as explained by a finding (no GS900 for it). Keeps the last few only: an
+        exception holds its traceback's frames, and with them the script's tensors."""
+        self.explained.append(exc)
+        if len(self.explained) > 20:
+            del self.explained[0]
+
     def internal(self, exc):
         if len(self.internal_errors) < 20:
             self.internal_errors.append("".join(traceback.format_exception_only(type(exc), exc)).strip())
 
     # ------------------------------------------------------------------------------------ tags
-    def tag_of(self, t):
-        return self.tags.get(id(t))
-
     def set_tag(self, t, tag):
         i = id(t)
         if i not in self._tag_refs:
@@ -440,7 +461,8 @@ class Tracer:
                 args, kwargs = self.map_device_args(name, args, kwargs)
             if flags & INPLACE or "out" in kwargs or kwargs.get("inplace") is True:
                 try:
-                    self.before_inplace(func, name, flags, args, kwargs, path, line)
+                    self.before_inplace(func, name if flags & INPLACE else (
+                        name + ("(inplace=True)" if "out" not in kwargs else "(out=...)")), flags, args, kwargs, path, line)
                 except Exception as exc:  # our bug must not break the script
                     self.internal(exc)
         self.cur = (path, line, name)
@@ -464,7 +486,7 @@ class Tracer:
                     else:
                         rec["count"] += 1
                 if out.requires_grad:
-                    self.after_grad_op((out,), name, flags, args, path, line)
+                    self.after_grad_op((out,), name, flags, args, path, line, f)
                 else:
                     self.after_nograd_op((out,), name, flags, args, kwargs, path, line, f)
             elif type(out) in (tuple, list) and out and isinstance(out[0], self.Tensor):
@@ -514,7 +536,7 @@ class Tracer:
                 log = self.mutlog.get(key)
                 if log is None:
                     log = self.mutlog[key] = []
-                log.append((path, line, name, self.seq, False))
+                log.append((path, line, self.step_label, self.seq, False))
                 if len(log) > 4:
                     del log[0]
 
@@ -569,7 +591,7 @@ class Tracer:
             kind = "cut" if flags & CUT and self._src_has_history(args) else "op"
             self.event(path, line, kind, name, first)
         if first.requires_grad:
-            self.after_grad_op(outs, name, flags, args, path, line)
+            self.after_grad_op(outs, name, flags, args, path, line, frame)
         else:
             self.after_nograd_op(outs, name, flags, args, kwargs, path, line, frame)
 
@@ -579,10 +601,11 @@ class Tracer:
                 return True
         return False
 
-    def after_grad_op(self, outs, name, flags, args, path, line):
+    def after_grad_op(self, outs, name, flags, args, path, line, frame):
         tags = self.tags
         gen = self.n_backward
         cut_eids = None
+        older = False  # does the op consume a graph built before the last backward?
         T = self.Tensor
         for a in args:
             if not isinstance(a, T):
@@ -594,8 +617,10 @@ class Tracer:
                 gf = a.grad_fn
                 if gf is not None:
                     s = gf.metadata.get("gs")
-                    if s is not None and s[1] == line and s[3] < gen and s[0] == path and path:
-                        self.note_gs905(path, line, s, a)
+                    if s is not None and s[3] < gen:
+                        older = True
+                        if s[1] == line and s[0] == path and path:
+                            self.note_gs905(path, line, s, a)
             tg = tags.get(id(a))
             if tg is not None and tg[0] >= K_NOGRAD and tg[4] is not None:
                 if cut_eids is None:
@@ -604,6 +629,11 @@ class Tracer:
         for o in outs:
             gf = o.grad_fn
             if gf is None:
+                if flags & CTOR:
+                    # torch.tensor(x.item(), requires_grad=True): a new leaf rebuilt from cut data.
+                    tag = self.ctor_tag(args, path, line, name, frame)
+                    if tag[4] is not None:
+                        self.set_tag(o, tag)
                 # A new leaf that requires grad (factory with requires_grad=True); not one passed through.
                 if path and not flags & INPLACE and id(o) not in self.leaf_sites and not any(a is o for a in args):
                     self.leaf_sites[id(o)] = (path, line, name)
@@ -615,6 +645,10 @@ class Tracer:
             md = gf.metadata
             if "gs" not in md:
                 md["gs"] = (path, line, name, gen)
+                if older and frame is not None:
+                    # Rare in correct code, and what GS902 needs: the user call chain, to name the line in
+                    # the loop that carried the old graph (not only the line inside a model's forward).
+                    md["gs_chain"] = self.user_chain(frame)
             if cut_eids:
                 prev = md.get("gs_cuts")
                 md["gs_cuts"] = tuple(cut_eids) + (prev or ())
@@ -676,8 +710,9 @@ class Tracer:
     def ctor_tag(self, args, path, line, name, frame):
         data = args[0] if args else None
         fid = id(frame) if frame is not None else None
-        for eid, efid, rid in reversed(self.recent_exits):
-            if (rid is not None and rid == id(data)) or (fid is not None and efid == fid):
+        for eid, efid, rid, eline in reversed(self.recent_exits):
+            # The same object, or nearby code in the same frame (`v = t.tolist()` ... `torch.tensor(v)`).
+            if (rid is not None and rid == id(data)) or (fid is not None and efid == fid and 0 <= line - eline <= 10):
                 ev = self.cut_events.get(eid)
                 if ev is not None:
                     rew = self.new_cut_event("rewrap", path, line, name, frame, None)
@@ -698,8 +733,8 @@ class Tracer:
         else:
             return
         self.event(path, line, "cut", name, src)
-        self.recent_exits.append((eid, id(frame) if frame is not None else None,
-                                  id(out) if isinstance(out, (list, tuple)) or hasattr(out, "__array_interface__") else None))
+        keep_id = isinstance(out, (list, tuple)) or hasattr(out, "__array_interface__")
+        self.recent_exits.append((eid, id(frame) if frame is not None else None, id(out) if keep_id else None, line))
 
     def note_gs905(self, path, line, site, tensor):
         key = (path, line)
@@ -729,7 +764,7 @@ class Tracer:
                 "In-place %s at line %d writes into %sa leaf tensor that requires grad, which autograd "
                 "forbids; wrap the update in `with torch.no_grad():` or use an out-of-place op."
                 % (name, line, view), related)
-            self.explained.append(exc)
+            self.explain(exc)
         elif "Can't call numpy() on Tensor that requires grad" in msg:
             related = []
             t = args[0] if args and isinstance(args[0], self.Tensor) else None
@@ -741,7 +776,7 @@ class Tracer:
                 "GS907", path, line, "error",
                 "%s at line %d converts a tensor that requires grad to NumPy; call .detach() first "
                 "(e.g. t.detach().cpu().numpy())." % (_code(path, line), line), related)
-            self.explained.append(exc)
+            self.explain(exc)
 
     # ------------------------------------------------------------------- saved tensor hooks
     def pack(self, t):
@@ -797,7 +832,14 @@ class Tracer:
             "one of the variables needed for gradient computation has been modified by an inplace "
             "operation: %s is at version %d; expected version %d instead. (gradsight trace: %s)"
             % (desc, now, v, "; ".join(where) or "the in-place write was not seen"))
-        if mut is not None and mut[0]:
+        if mut is not None and mut[0] and mut[2].endswith(".step()"):
+            self.finding(
+                "GS901", mut[0], mut[1], "error",
+                "%s at line %d updates parameters in place that %s at line %d saved for backward, so the later "
+                "backward fails; call backward before the optimizer step, or redo the forward after it."
+                % (mut[2], mut[1], sop, sline),
+                [(spath, sline, "%s saved the parameter for backward here" % sop)])
+        elif mut is not None and mut[0]:
             self.finding(
                 "GS901", mut[0], mut[1], "error",
                 "In-place %s at line %d overwrites a tensor that %s at line %d saved for backward, so "
@@ -809,7 +851,7 @@ class Tracer:
                 "GS901", spath, sline, "error",
                 "A tensor that %s at line %d saved for backward was later modified in place, so backward "
                 "fails; the in-place write happened outside traced Python code." % (sop, sline))
-        self.explained.append(err)
+        self.explain(err)
         return err
 
     def check_data_mutation(self, t, cur, seq):
@@ -1118,13 +1160,16 @@ class Tracer:
                     root_ev = self.cut_events[ev["prior"]]
                 for leaf in self.source_leaves(root_ev):
                     i = id(leaf)
-                    if i in walk["reached"] or i in self.candidates:
+                    if i in walk["reached"]:
                         continue
-                    try:
-                        if leaf in self.received:
-                            continue
-                    except TypeError:
+                    old = self.candidates.get(i)
+                    if old is not None and old["ref"]() is leaf:
                         continue
+                    r = self.received.get(i)
+                    if r is not None and r() is leaf:
+                        continue
+                    if len(self.candidates) > 10000:
+                        break
                     if call is None:
                         rname = self.name_in_frame(frame, roots[0]) if roots else None
                         call = "%s.%s" % (rname, op) if rname and op == "backward" else op
@@ -1135,10 +1180,9 @@ class Tracer:
         for i, c in list(self.candidates.items()):
             leaf = c["ref"]()
             if leaf is None:
-                del self.candidates[i]
-                continue
+                continue  # died without a gradient: still reported at the end
             if leaf.grad is not None:
-                self.received.add(leaf)
+                self.received[i] = c["ref"]
                 del self.candidates[i]
             elif c["name"] is None:
                 c["name"] = self.leaf_name(leaf)
@@ -1169,7 +1213,7 @@ class Tracer:
         if any(exc is e for e in self.explained):
             return
         if self.pending_explain is not None and self.pending_explain[1] == line and "does not require grad" in msg:
-            self.explained.append(exc)
+            self.explain(exc)
             self.pending_explain = None
             return
         if "backward through the graph a second time" in msg:
@@ -1219,13 +1263,13 @@ class Tracer:
         queue = deque()
         for r in roots:
             if r.grad_fn is not None:
-                queue.append((r.grad_fn, None, None))
+                queue.append((r.grad_fn, None, None, None))
         seen = set()
         hit = None
         fallback = None
         n = 0
         while queue and n < 50000:
-            node, parent_site, parent_gen = queue.popleft()
+            node, parent_site, parent_gen, parent_chain = queue.popleft()
             if id(node) in seen:
                 continue
             seen.add(id(node))
@@ -1238,19 +1282,25 @@ class Tracer:
             if node_gen is not None and node_gen < gen_now:
                 freed = self._freed_below(node)
                 if freed is not None:
-                    hit = (node, site or self._descendant_site(node), parent_site)
+                    hit = (node, site or self._descendant_site(node), parent_site, parent_chain)
                     break
                 if fallback is None:
-                    fallback = (node, site, parent_site)
+                    fallback = (node, site, parent_site, parent_chain)
             here = site or parent_site
+            chain = parent_chain
+            if site:
+                try:
+                    chain = node.metadata.get("gs_chain")
+                except Exception:
+                    chain = None
             for nxt, _ in node.next_functions:
                 if nxt is not None:
-                    queue.append((nxt, here, node_gen))
+                    queue.append((nxt, here, node_gen, chain))
         if hit is None:
             hit = fallback
         first_bw = None
         if hit is not None:
-            node, site, parent_site = hit
+            node, site, parent_site, _chain = hit
             if site is None:
                 site = self._descendant_site(node)
             gen = site[3] if site else 0
@@ -1276,15 +1326,27 @@ class Tracer:
                 "retain_graph=True to the first backward or recompute the loss before calling backward again."
                 % (call, line, fb_text), related_fb)
         else:
-            node, site, parent_site = hit
+            node, site, parent_site, chain = hit
             name = self.name_for_node(frame, node)
             cpath, cline = (site[0], site[1]) if site else (None, 0)
             ppath, pline = parent_site[0], parent_site[1]
+            # Where, in the code that calls backward, the old graph came in (e.g. `out, h = model(x, h)`),
+            # when the consuming op ran deeper, inside a model's forward.
+            outer = None
+            if chain and frame is not None:
+                for co, ln in chain[1:]:
+                    if co is frame.f_code:
+                        outer = (co.co_filename, ln)
+                        break
             created = [(cpath, cline, "%s was computed here, before %s freed its graph" % (
                 "`%s`" % name if name else "the tensor", fb_text))] if cline else []
             if cpath == ppath and cline and pline <= cline:
                 # The same code consumes its own output from an earlier iteration: a loop-carried graph.
-                carried = name or _carried_name(ppath, pline)
+                inner = []
+                if outer is not None:
+                    inner = [(ppath, pline, "inside the call, %s uses the old graph" % _code(ppath, pline))]
+                    ppath, pline = outer
+                carried = _carried_name(ppath, pline) or name
                 what = "`%s`" % carried if carried else "a tensor"
                 fix = ("`%s = %s.detach()`" % (carried, carried)) if carried else "`.detach()`"
                 self.finding(
@@ -1292,9 +1354,12 @@ class Tracer:
                     "%s at line %d feeds %s from the previous iteration, whose graph %s already freed, into "
                     "this iteration's graph, so %s at line %d fails; detach the carried state (%s) before "
                     "reusing it." % (_code(ppath, pline), pline, what, fb_text, call, line, fix),
-                    related_fb + [bw_rel])
+                    related_fb + [bw_rel] + inner)
             else:
                 what = "`%s`" % name if name else "a tensor"
+                if outer is not None and outer[1] != pline:
+                    created.append((ppath, pline, "inside the call, %s uses it" % _code(ppath, pline)))
+                    ppath, pline = outer
                 self.finding(
                     "GS902", path, line, "error",
                     "%s at line %d backpropagates into the graph of %s (built at line %d), which %s already "
@@ -1302,7 +1367,7 @@ class Tracer:
                     "learn, or pass retain_graph=True to the first backward." % (
                         call, line, what, cline, fb_text, pline),
                     [(ppath, pline, "%s from the freed graph is reused here" % what)] + created + related_fb)
-        self.explained.append(exc)
+        self.explain(exc)
 
     def _freed_below(self, node, limit=500):
         """The first node at or below `node` whose saved tensors were freed, or None."""
@@ -1351,6 +1416,12 @@ class Tracer:
         frame = self.site(2)
         if frame is not None:
             self.step_line, self.step_frame = frame.f_lineno, id(frame)
+            self.busy += 1
+            try:
+                oname = self.name_in_frame(frame, optimizer) or type(optimizer).__name__
+            finally:
+                self.busy -= 1
+            self.step_label = "%s.step()" % oname
 
     def on_step_post(self, optimizer, args, kwargs):
         self.step_line, self.step_frame = -1, None
@@ -1369,7 +1440,11 @@ class Tracer:
     # ----------------------------------------------------------------------------- finalize
     def finalize(self, exc):
         # GS905: graphs that keep growing across backward calls, unless a GS902 already explains the line.
-        gs902_lines = {(f["path"], f["line"]) for f in self.findings if f["code"] == "GS902"}
+        gs902_lines = set()
+        for f in self.findings:
+            if f["code"] == "GS902":
+                gs902_lines.add((f["path"], f["line"]))
+                gs902_lines.update((r["path"], r["line"]) for r in f["related"])
         for key, info in self.gs905.items():
             if key in gs902_lines:
                 continue
@@ -1388,7 +1463,7 @@ class Tracer:
         groups = collections.OrderedDict()
         for c in self.candidates.values():
             leaf = c["ref"]()
-            if leaf is None or leaf.grad is not None:
+            if leaf is not None and leaf.grad is not None:
                 continue
             if self.stopped is not None and c["bw_index"] >= n_bw - 1:
                 continue  # the stopped script might still have given it a gradient
@@ -1418,6 +1493,16 @@ class Tracer:
                 self.finding("GS900", p, ln, "error", "%s: %s" % (type(exc).__name__, _short(str(exc), 300)), related)
 
     def enrich_error(self, exc, related):
+        # The user frames the exception passed through, outermost last: where the failing call came from.
+        frames = []
+        tb = exc.__traceback__
+        while tb is not None:
+            co = tb.tb_frame.f_code
+            if self._user_code.get(co, False) or self._is_user(co.co_filename):
+                frames.append((co.co_filename, tb.tb_lineno))
+            tb = tb.tb_next
+        for p, ln in reversed(frames[:-1][-3:]):
+            related.append((p, ln, "called from here"))
         msg = str(exc)
         if "non-leaf Tensor" in msg:
             tb = exc.__traceback__
@@ -1665,6 +1750,7 @@ def _trace_one(torch, script, result_path, opts, device, state):
         exc_out = e
     if stopped == "terminated":
         stopped = "timeout"  # the parent replaces this with its own reason
+    tracer.stopping = tracer.stopping or "finished"  # a late SIGTERM must not interrupt the write
     run.finish(exc_out, stopped)
     state["run"] = None
     # Leave the process as the next script (batch mode) expects it.
