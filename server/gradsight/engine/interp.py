@@ -857,7 +857,7 @@ class Interpreter:
         if qual.startswith("numpy.") or qual.startswith("math."):
             cut = next((v.cut for _, v in args if isinstance(v, PyVal) and v.cut), None)
             tensor_args = [(n, v) for n, v in args if isinstance(v, TensorVal)]
-            if qual.startswith("numpy.") and tensor_args:
+            if qual.startswith("numpy.") and tensor_args and qual.rsplit(".", 1)[-1] not in db.NUMPY_METHOD_DISPATCH:
                 # NumPy functions convert tensor arguments with __array__, which is `.numpy()`.
                 n, v = tensor_args[0]
                 self.emit(NumpyEvent(node, v, self.seg(n), qual, insert_at=n if isinstance(n, (ast.Name, ast.Attribute)) else None))

@@ -115,6 +115,10 @@ GRAD_MODE = {
 }
 
 BACKWARD_FUNCS = {"torch.autograd.backward", "torch.autograd.grad"}
+# NumPy functions that call the argument's own method (`t.mean(axis=...)`) instead of converting it: on a
+# tensor they fail with a TypeError about `axis`/`dim`, not the numpy() error (checked under torch 2.13).
+NUMPY_METHOD_DISPATCH = {"mean", "sum", "max", "min", "std", "var", "prod", "amax", "amin", "any", "all", "ptp",
+                         "array_equal", "size", "shape", "ndim"}
 NUMPY_FUNCS = {"numpy.array", "numpy.asarray", "numpy.asanyarray", "numpy.ascontiguousarray"}
 
 

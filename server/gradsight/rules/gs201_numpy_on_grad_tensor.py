@@ -36,10 +36,10 @@ class NumpyOnGradTensor(Rule):
                       "arr = pred.detach().numpy()\n"),
         Invalid("import numpy as np\nimport torch\nw = torch.ones(2, requires_grad=True)\narr = np.array(w * 3)\n",
                 line=4, runtime="raises: Can't call numpy() on Tensor that requires grad"),
-        Invalid("import numpy as np\nimport torch\nw = torch.ones(2, requires_grad=True)\ny = w * 3\nm = np.mean(y)\n",
+        Invalid("import numpy as np\nimport torch\nw = torch.ones(2, requires_grad=True)\ny = w * 3\nm = np.exp(y)\n",
                 line=5, runtime="raises: Can't call numpy() on Tensor that requires grad",
                 fixed="import numpy as np\nimport torch\nw = torch.ones(2, requires_grad=True)\ny = w * 3\n"
-                      "m = np.mean(y.detach())\n"),
+                      "m = np.exp(y.detach())\n"),
     )
 
     def check(self, event: NumpyEvent, report) -> None:
