@@ -56,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     lsp = sub.add_parser("lsp", help="start the language server on stdio")
     lsp.add_argument("--log-level", default=None)
+    lsp.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (the default and only transport)")
 
     trace = sub.add_parser("trace", help="run a script under autograd instrumentation")
     try:

@@ -19,17 +19,25 @@ class State:
     grad_why: Optional[Fact] = None  # the `torch.no_grad()` / `set_grad_enabled(False)` that disabled it
     inference: bool = False
     dead: bool = False  # after return/raise/break/continue: this path contributes nothing to joins
+    # Keys with a `.` or `[` (attributes and items): the only ones a rebinding has to forget. Kept apart so
+    # `set` does not scan the whole environment (module scopes hold hundreds of names).
+    compound: set = field(default_factory=set)
 
     def copy(self) -> "State":
-        return State(dict(self.env), self.grad, self.grad_why, self.inference, self.dead)
+        return State(dict(self.env), self.grad, self.grad_why, self.inference, self.dead, set(self.compound))
 
     def get(self, key: str) -> Optional[Value]:
         return self.env.get(key)
 
     def set(self, key: str, value: Value) -> None:
-        prefix_dot, prefix_sub = key + ".", key + "["
-        for k in [k for k in self.env if k.startswith(prefix_dot) or k.startswith(prefix_sub)]:
-            del self.env[k]
+        if self.compound:
+            prefix_dot, prefix_sub = key + ".", key + "["
+            stale = [k for k in self.compound if k.startswith(prefix_dot) or k.startswith(prefix_sub)]
+            for k in stale:
+                self.env.pop(k, None)
+                self.compound.discard(k)
+        if "." in key or "[" in key:
+            self.compound.add(key)
         self.env[key] = value
 
     def join(self, other: "State") -> "State":
@@ -43,7 +51,8 @@ class State:
             if val is not None:
                 env[key] = val
         grad = self.grad.join(other.grad)
-        return State(env, grad, self.grad_why or other.grad_why, self.inference and other.inference)
+        compound = {k for k in (self.compound | other.compound) if k in env}
+        return State(env, grad, self.grad_why or other.grad_why, self.inference and other.inference, False, compound)
 
     def same(self, other: "State") -> bool:
         return self.dead == other.dead and self.grad == other.grad and self.env == other.env

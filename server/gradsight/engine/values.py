@@ -9,7 +9,7 @@ Joining values of different kinds gives `UNKNOWN`, the top element, about which 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Optional
 
 
@@ -36,6 +36,9 @@ class Fact:
     parent: Optional["Fact"] = None
     path: Optional[str] = None  # None: the file being analysed
 
+    def __hash__(self) -> int:
+        return _cached_hash(self)
+
     def chain(self, limit: int = 8) -> list["Fact"]:
         out: list[Fact] = []
         node: Optional[Fact] = self
@@ -43,6 +46,15 @@ class Fact:
             out.append(node)
             node = node.parent
         return list(reversed(out))
+
+
+def _cached_hash(obj: Any) -> int:
+    """Frozen values are hashed often (memo keys of call summaries) and hold long fact chains: hash once."""
+    h = obj.__dict__.get("_hash")
+    if h is None:
+        h = hash(tuple(getattr(obj, f.name) for f in fields(obj)))
+        object.__setattr__(obj, "_hash", h)
+    return h
 
 
 def _first(a: Optional[Fact], b: Optional[Fact]) -> Optional[Fact]:
@@ -129,6 +141,9 @@ class TensorVal(Value):
 
     def with_(self, **changes: Any) -> "TensorVal":
         return replace(self, **changes)
+
+    def __hash__(self) -> int:
+        return _cached_hash(self)
 
 
 @dataclass(frozen=True)

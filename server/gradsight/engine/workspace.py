@@ -37,8 +37,9 @@ class Workspace:
 
     def _text(self, path: pathlib.Path) -> Optional[str]:
         key = str(path)
-        if key in self.overlays:
-            return self.overlays[key]
+        overlay = self.overlays.get(key)  # .get: the editor may close the buffer while we read
+        if overlay is not None:
+            return overlay
         try:
             if path.stat().st_size > MAX_FILE_BYTES:
                 return None

@@ -201,7 +201,7 @@ class Tracer:
         self.gs905 = {}  # (path, line) -> info
         self.explained = []  # exceptions a finding already explains
         self.pending_explain = None
-        self.mem = []  # CUDA memory around backward calls
+        self._holding = []  # cut events holding graph nodes until the next backward
 
         self._user_code = {}
         self._finfo = {}
@@ -363,7 +363,7 @@ class Tracer:
         self._next_eid += 1
         eid = self._next_eid
         ev = {"kind": kind, "path": path, "line": line, "op": op, "gen": self.n_backward,
-              "src_gf": None, "src_leaves": [], "src_site": None}
+              "src_gfs": [], "src_leaves": [], "src_site": None}
         if src is not None:
             self._remember_source(ev, src)
         self.cut_events[eid] = ev
@@ -377,10 +377,13 @@ class Tracer:
         except Exception:
             return
         if gf is not None:
-            # A strong reference, dropped at the next backward: nodes cannot be weakly referenced.
-            ev["src_gf"] = gf
+            # Strong references, dropped at the next backward: nodes cannot be weakly referenced.
+            if len(ev["src_gfs"]) < 8 and not any(g is gf for g in ev["src_gfs"]):
+                if not ev["src_gfs"]:
+                    self._holding.append(ev)
+                ev["src_gfs"].append(gf)
             site = gf.metadata.get("gs")
-            if site:
+            if site and ev["src_site"] is None:
                 ev["src_site"] = site
         elif src.requires_grad and len(ev["src_leaves"]) < 64:
             ev["src_leaves"].append(weakref.ref(src))
@@ -611,7 +614,8 @@ class Tracer:
             if not isinstance(a, T):
                 if type(a) in (list, tuple) and a and isinstance(a[0], T):
                     for b in a:
-                        cut_eids = self._grad_input(b, tags, gen, path, line, cut_eids)
+                        cut_eids, old = self._grad_input(b, tags, gen, path, line, cut_eids)
+                        older = older or old
                 continue
             if gen:
                 gf = a.grad_fn
@@ -655,18 +659,22 @@ class Tracer:
                 self.attached.update(cut_eids)
 
     def _grad_input(self, a, tags, gen, path, line, cut_eids):
+        """after_grad_op's per-input work, for tensors inside a list argument (torch.cat, stack)."""
+        older = False
         if not isinstance(a, self.Tensor):
-            return cut_eids
+            return cut_eids, older
         if gen and a.grad_fn is not None:
             s = a.grad_fn.metadata.get("gs")
-            if s is not None and s[1] == line and s[3] < gen and s[0] == path and path:
-                self.note_gs905(path, line, s, a)
+            if s is not None and s[3] < gen:
+                older = True
+                if s[1] == line and s[0] == path and path:
+                    self.note_gs905(path, line, s, a)
         tg = tags.get(id(a))
         if tg is not None and tg[0] >= K_NOGRAD and tg[4] is not None:
             if cut_eids is None:
                 cut_eids = []
             cut_eids.append(tg[4])
-        return cut_eids
+        return cut_eids, older
 
     def after_nograd_op(self, outs, name, flags, args, kwargs, path, line, frame):
         torch = self.torch
@@ -686,7 +694,7 @@ class Tracer:
         elif flags & CUT and best is not None:
             tag = best[:5] + (best[5] or name == "data",)
         elif grad_inputs and not torch.is_grad_enabled():
-            if best is not None and best[1] == K_NOGRAD and best[4] in self.cut_events:
+            if best is not None and best[0] == K_NOGRAD and best[4] in self.cut_events:
                 ev = self.cut_events[best[4]]
                 for g in grad_inputs[:4]:
                     self._remember_source(ev, g)
@@ -962,10 +970,10 @@ class Tracer:
                 if key in self.events and "memory_before_backward" not in self.events[key]:
                     self.events[key]["memory_before_backward"] = mem_before
                     self.events[key]["memory_after_backward"] = after
-                self.mem.append((mem_before, after))
             self.after_backward(walk, path, line, op, frame, roots)
-            for ev in self.cut_events.values():
-                ev["src_gf"] = None  # release graphs kept for GS904
+            for ev in self._holding:
+                ev["src_gfs"] = []  # release the graphs kept for GS904
+            self._holding = []
         except Exception as exc:
             self.internal(exc)
         finally:
@@ -1130,10 +1138,10 @@ class Tracer:
             t = w()
             if t is not None:
                 leaves.append(t)
-        gf = ev.get("src_gf")
-        if gf is not None:
+        gfs = ev.get("src_gfs")
+        if gfs:
             seen = set()
-            stack = [gf]
+            stack = list(gfs)
             while stack and len(seen) < limit:
                 node = stack.pop()
                 if id(node) in seen:
@@ -1479,10 +1487,15 @@ class Tracer:
             if cs[0]["rewrap"]:
                 rw = cs[0]["rewrap"]
                 related.append((rw["path"], rw["line"], "a new tensor without history is built here"))
+            plural = len(cs) > 1
+            # Computing features under no_grad is usually deliberate (a frozen backbone): say so quietly.
+            severity = "information" if ev["kind"] == "nograd" else "warning"
             self.finding(
-                "GS904", path, line, "warning",
-                "%s requires grad but never gets a gradient: %s at line %d cuts it out of the graph that %s() at "
-                "line %d backpropagates." % (who, _code(path, line), line, bop, bline),
+                "GS904", path, line, severity,
+                "%s require%s grad but never get%s a gradient: %s at line %d cuts %s out of the graph that "
+                "%s() at line %d backpropagates; if that is intended, freeze %s with requires_grad_(False)."
+                % (who, "" if plural else "s", "" if plural else "s", _code(path, line), line,
+                   "them" if plural else "it", bop, bline, "them" if plural else "it"),
                 related)
         # GS900: an exception no finding explains.
         if exc is not None and self.stopped != "memory" and not any(exc is e for e in self.explained):
@@ -1791,7 +1804,6 @@ def main(argv=None):
 
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
-    _set_memory_limit(opts.memory_mb if opts.device != "cuda" else 0)
 
     def no_input(*_args, **_kwargs):
         raise EOFError(INPUT_MESSAGE)
@@ -1818,6 +1830,9 @@ def main(argv=None):
         return fail_all("--device cuda was asked for, but torch.cuda.is_available() is False in %s"
                         % sys.executable)
     device = "cuda" if (opts.device == "cuda" or (opts.device == "auto" and cuda_ok)) else "cpu"
+    if device == "cpu":
+        # Not on CUDA runs: the driver's own mappings would count; there only the parent's RSS poll applies.
+        _set_memory_limit(opts.memory_mb)
     state = {"run": None, "real_device": torch.device}
     if device == "cpu":
         _install_cpu_mapping(torch, state["real_device"])

@@ -1,0 +1,35 @@
+;;; gradsight_eglot.el --- Headless Emacs + eglot 1.9 driving the gradsight language server -*- lexical-binding: t -*-
+;; Env: GS_PY (python with gradsight installed), GS_FILE (a .py file), GS_LINE / GS_COL (1-based line,
+;; 0-based column of the hover).  Prints DIAG / HOVER lines; exits 1 on failure.
+;; `emacs -Q` skips Debian's site-lisp, so the elpa directories are added to `load-path' by hand.
+(dolist (d (file-expand-wildcards "/usr/share/emacs/site-lisp/elpa/*")) (add-to-list 'load-path d))
+(require 'eglot)
+(require 'flymake)
+(setq eglot-sync-connect t)
+(let* ((py (or (getenv "GS_PY") "python3"))
+       (file (getenv "GS_FILE"))
+       (dir (file-name-directory file))
+       (line (string-to-number (or (getenv "GS_LINE") "1")))
+       (col (string-to-number (or (getenv "GS_COL") "0"))))
+  (find-file file)
+  (python-mode)
+  (flymake-mode 1)
+  ;; eglot 1.9 takes a list of modes and needs a project: a transient one for a folder without VCS.
+  (eglot '(python-mode) (cons 'transient dir) 'eglot-lsp-server (list py "-m" "gradsight" "lsp") "python")
+  (let ((deadline (+ (float-time) 30)) diags)
+    (while (and (null (setq diags (flymake-diagnostics))) (< (float-time) deadline))
+      (flymake-start)
+      (accept-process-output nil 0.2))
+    (unless diags (princ "FAIL: no diagnostics\n") (kill-emacs 1))
+    (dolist (d diags)
+      (princ (format "DIAG line=%d type=%s msg=%s\n" (line-number-at-pos (flymake-diagnostic-beg d))
+                     (flymake-diagnostic-type d) (flymake-diagnostic-text d)))))
+  (goto-char (point-min))
+  (forward-line (1- line))
+  (forward-char col)
+  (let ((res (jsonrpc-request (eglot--current-server-or-lose) :textDocument/hover
+                              (eglot--TextDocumentPositionParams))))
+    (unless res (princ "FAIL: no hover\n") (kill-emacs 1))
+    (princ (format "HOVER %s\n" (replace-regexp-in-string "\n" " | " (plist-get (plist-get res :contents) :value)))))
+  (eglot-shutdown (eglot--current-server-or-lose))
+  (kill-emacs 0))

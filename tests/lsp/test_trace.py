@@ -1,0 +1,123 @@
+"""gradsight.runTrace: trust, unsaved buffers, progress, cancellation, and "confirmed by trace"."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+
+import pytest
+from lsprotocol import types
+
+from lsp_helpers import NUMPY_CASE, capabilities, lsp, write
+
+
+def run_trace(client, uri):
+    return client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="gradsight.runTrace", arguments=[{"uri": uri}]))
+
+
+async def test_untrusted_workspace_refuses(ws):
+    path, uri = write(ws, "case.py", NUMPY_CASE)
+    async with lsp(ws, caps=capabilities("visual-studio-code"), init_options={"trusted": False}) as client:
+        client.open(uri, NUMPY_CASE)
+        result = await run_trace(client, uri)
+        assert result["findings"] == 0 and "not trusted" in result["error"]
+        assert any("not trusted" in m.message for m in client.messages)
+        assert not client.progress_reports
+
+
+async def test_trace_confirms_findings_until_the_text_changes(ws):
+    path, uri = write(ws, "case.py", NUMPY_CASE)
+    async with lsp(ws, caps=capabilities("neovim@v0.7")) as client:
+        client.open(uri, NUMPY_CASE)
+        before = await client.diagnostics_for(uri, 1)
+        assert not any("confirmed by trace" in d.message for d in before)
+        seen = len(client.published)
+        result = await run_trace(client, uri)
+        assert result["findings"] == 2 and not result["error"] and not result["cancelled"]
+        await client.wait_for(lambda: len(client.published) > seen, what="diagnostics after the trace")
+        diags = client.published[-1].diagnostics
+        (confirmed,) = [d for d in diags if d.code == "GS999"]
+        assert confirmed.message.endswith("(confirmed by trace)") and confirmed.data["source"] == "trace"
+        assert confirmed.data["fix"] is not None  # the static fix is kept
+        (extra,) = [d for d in diags if d.code == "GS998"]
+        assert extra.severity == types.DiagnosticSeverity.Error and extra.data["source"] == "trace"
+        assert [d for d in diags if d.code == "GS201"][0].data["source"] == "static"
+
+        (token, reports), = client.progress_reports.items()
+        assert isinstance(reports[0], types.WorkDoneProgressBegin) and reports[0].cancellable
+        assert isinstance(reports[-1], types.WorkDoneProgressEnd) and "2 findings" in reports[-1].message
+
+        client.replace_all(uri, NUMPY_CASE + "\n", 2)
+        diags = await client.diagnostics_for(uri, 2)
+        assert not any("confirmed by trace" in d.message for d in diags)
+        assert "GS998" not in {d.code for d in diags}
+
+
+async def test_unsaved_changes_and_notebooks_are_refused(ws):
+    path, uri = write(ws, "case.py", NUMPY_CASE)
+    async with lsp(ws, caps=capabilities("neovim@v0.7")) as client:
+        client.open(uri, NUMPY_CASE + "x = 1\n")
+        result = await run_trace(client, uri)
+        assert "save case.py first" in result["error"]
+        result = await run_trace(client, uri.replace("case.py", "missing.py"))
+        assert "not open" in result["error"]
+        result = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="gradsight.runTrace", arguments=[]))
+        assert "needs" in result["error"]
+
+
+async def test_cancelling_the_progress_cancels_the_trace(ws):
+    text = "# stub: slow-trace\n" + NUMPY_CASE
+    path, uri = write(ws, "slow.py", text)
+    async with lsp(ws, caps=capabilities("visual-studio-code", pull=True)) as client:
+        client.open(uri, text)
+        pending = asyncio.ensure_future(run_trace(client, uri))
+        token = await client.wait_for(
+            lambda: next((t for t, r in client.progress_reports.items() if r), None), what="progress begin")
+        client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+        result = await asyncio.wait_for(pending, 5)
+        assert result["cancelled"] is True
+        assert isinstance(client.progress_reports[token][-1], types.WorkDoneProgressEnd)
+        report = await client.text_document_diagnostic_async(types.DocumentDiagnosticParams(
+            text_document=types.TextDocumentIdentifier(uri=uri)))
+        assert not any("confirmed by trace" in d.message for d in report.items)
+
+
+async def test_pull_clients_are_told_to_refresh_after_a_trace(ws):
+    path, uri = write(ws, "case.py", NUMPY_CASE)
+    async with lsp(ws, caps=capabilities("visual-studio-code", pull=True)) as client:
+        client.open(uri, NUMPY_CASE)
+        first = await client.text_document_diagnostic_async(types.DocumentDiagnosticParams(
+            text_document=types.TextDocumentIdentifier(uri=uri)))
+        refreshes = client.diagnostic_refresh_count
+        await run_trace(client, uri)
+        await client.wait_for(lambda: client.diagnostic_refresh_count > refreshes, what="refresh")
+        second = await client.text_document_diagnostic_async(types.DocumentDiagnosticParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), previous_result_id=first.result_id))
+        assert second.kind == "full" and any("confirmed by trace" in d.message for d in second.items)
+
+
+def _real_tracer() -> bool:
+    try:
+        from gradsight.trace import run_trace  # noqa: F401
+    except ImportError:
+        return False
+    return importlib.util.find_spec("torch") is not None
+
+
+@pytest.mark.torch
+@pytest.mark.slow
+@pytest.mark.skipif(not _real_tracer(), reason="needs gradsight.trace.run_trace and torch")
+async def test_real_trace_confirms_the_numpy_finding(ws):
+    path, uri = write(ws, "case.py", NUMPY_CASE)
+    async with lsp(ws, caps=capabilities("neovim@v0.7"), stub=False,
+                   init_options={"settings": {"trace": {"device": "cpu", "timeout": 120}}}) as client:
+        client.open(uri, NUMPY_CASE)
+        await client.diagnostics_for(uri, 1)
+        seen = len(client.published)
+        result = await asyncio.wait_for(run_trace(client, uri), 180)
+        assert result["findings"] >= 1, result
+        await client.wait_for(lambda: len(client.published) > seen, what="diagnostics after the trace")
+        (numpy,) = [d for d in client.published[-1].diagnostics if d.code == "GS201"]
+        assert numpy.message.endswith("(confirmed by trace)") and numpy.data["source"] == "trace"
