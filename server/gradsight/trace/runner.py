@@ -687,8 +687,8 @@ class Tracer:
                 best = tg
             if a.requires_grad:
                 grad_inputs.append(a)
-        if flags & CUT and grad_inputs:
-            # detach(), .data, torch.tensor(t): a cut of something that had history.
+        if flags & (CUT | CTOR) and grad_inputs:
+            # detach(), .data, torch.tensor(t), torch.tensor([a, b]): a cut of something that had history.
             eid = self.new_cut_event("cut", path, line, name, frame, grad_inputs[0])
             tag = (K_CUT, path, line, name, eid, name == "data")
         elif flags & CUT and best is not None:
@@ -1027,7 +1027,8 @@ class Tracer:
                 cause = (tpath, tline, "%s at line %d runs with gradient tracking disabled (torch.no_grad(), "
                          "inference_mode or set_grad_enabled(False))" % (_code(tpath, tline), tline))
             elif ev is not None and ev["kind"] == "cut":
-                cause = (tpath, tline, "%s at line %d cuts the autograd history (.%s())" % (_code(tpath, tline), tline, top))
+                how = ("torch.%s() copies values, not history" % top) if top in _CTOR_NAMES else ".%s()" % top
+                cause = (tpath, tline, "%s at line %d cuts the autograd history (%s)" % (_code(tpath, tline), tline, how))
             elif kind == K_CREATED:
                 cause = (tpath, tline, "%s at line %d creates a tensor without requires_grad=True, and nothing "
                          "%s is computed from requires grad" % (_code(tpath, tline), tline,

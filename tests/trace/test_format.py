@@ -1,0 +1,64 @@
+"""The parent side's pure parts: text formatting, exit codes, argument checks (no torch needed)."""
+
+from __future__ import annotations
+
+import argparse
+
+from gradsight.trace import TRACE_ERROR, exit_code, format_text, run_trace
+from gradsight.trace import cli as trace_cli
+
+FINDING = {
+    "path": "/p/train.py", "line": 14, "column": 5, "end_line": 14, "end_column": 40, "code": "GS902",
+    "name": "backward-through-freed-graph-confirmed", "severity": "error",
+    "message": "`out, hidden = rnn(chunk, hidden)` at line 14 feeds `hidden` ...",
+    "related": [{"path": "/p/train.py", "line": 17, "column": 5, "message": "first backward"}],
+    "fix": None, "source": "trace",
+}
+
+
+def result(**kw):
+    base = {"findings": [], "error": None, "events": [], "device": "cpu", "steps": 3, "stopped": None}
+    base.update(kw)
+    return base
+
+
+def test_exit_codes():
+    assert exit_code(result()) == 0
+    assert exit_code(result(stopped="max-steps")) == 0
+    assert exit_code(result(findings=[FINDING])) == 1
+    assert exit_code(result(error={"type": "RuntimeError", "message": "x", "line": 3})) == 1
+    assert exit_code(result(stopped="timeout")) == 2
+    assert exit_code(result(findings=[FINDING], stopped="timeout")) == 1
+    assert exit_code(result(error={"type": TRACE_ERROR, "message": "no torch", "line": None})) == 2
+
+
+def test_format_text():
+    text = format_text(result(findings=[FINDING], stopped="max-steps",
+                              error={"type": "RuntimeError", "message": "Trying to backward", "line": 17}))
+    lines = text.splitlines()
+    assert lines[0] == ("/p/train.py:14:5: error GS902 [backward-through-freed-graph-confirmed] "
+                        "`out, hidden = rnn(chunk, hidden)` at line 14 feeds `hidden` ...")
+    assert lines[1] == "    /p/train.py:17:5: first backward"
+    assert lines[2] == "the script raised RuntimeError at line 17: Trying to backward"
+    assert lines[3].startswith("traced on cpu: 3 step(s), 1 finding;")
+    assert "gradsight trace: no torch" in format_text(result(error={"type": TRACE_ERROR, "message": "no torch",
+                                                                     "line": None}))
+
+
+def test_missing_file_and_bad_device(tmp_path):
+    r = run_trace(str(tmp_path / "nope.py"))
+    assert r["error"]["type"] == TRACE_ERROR and exit_code(r) == 2
+    r = run_trace(str(tmp_path / "nope.py"), device="tpu")
+    assert r["error"]["type"] == TRACE_ERROR
+
+
+def test_arguments():
+    parser = argparse.ArgumentParser()
+    trace_cli.add_arguments(parser)
+    args = parser.parse_args(["f.py", "--function", "main", "--device", "cpu", "--max-steps", "5",
+                              "--timeout", "9.5", "--memory-mb", "512", "--output-format", "json"])
+    assert (args.file, args.function, args.device, args.max_steps, args.timeout, args.memory_mb,
+            args.output_format) == ("f.py", "main", "cpu", 5, 9.5, 512, "json")
+    defaults = parser.parse_args(["f.py"])
+    assert (defaults.device, defaults.max_steps, defaults.timeout, defaults.memory_mb,
+            defaults.output_format, defaults.python) == ("auto", 20, 60.0, 4096, "text", None)

@@ -1,0 +1,77 @@
+"""Fixture scripts in tests/trace/scripts: each says what it expects in its first line."""
+
+from __future__ import annotations
+
+import pytest
+
+from trace_helpers import RANK, SCRIPTS
+
+pytestmark = pytest.mark.torch
+
+
+def warnings_of(result):
+    return [(f["code"], f["line"], f["severity"]) for f in result["findings"] if RANK[f["severity"]] >= 2]
+
+
+def test_inplace_relu_after_sigmoid(script_traces):
+    r = script_traces["relu_inplace_after_sigmoid.py"]
+    assert warnings_of(r) == [("GS901", 9, "error")]
+    assert r["findings"][0]["related"][0]["line"] == 8
+    assert r["error"]["line"] == 10 and "modified by an inplace operation" in r["error"]["message"]
+
+
+def test_optimizer_step_between_forward_and_backward(script_traces):
+    r = script_traces["step_before_backward.py"]
+    assert warnings_of(r) == [("GS901", 14, "error")]
+    assert "opt_d.step()" in r["findings"][0]["message"]
+
+
+def test_data_write_to_saved_tensor_is_silent_but_reported(script_traces):
+    r = script_traces["data_inplace_silent.py"]
+    assert r["error"] is None  # PyTorch itself says nothing here
+    assert warnings_of(r) == [("GS901", 8, "warning")]
+
+
+def test_item_rewrap_reports_parameters_without_gradient(script_traces):
+    r = script_traces["item_rewrap.py"]
+    assert warnings_of(r) == [("GS904", 12, "warning")]
+    assert "model.weight" in r["findings"][0]["message"]
+
+
+def test_detach_in_forward_reports_cut_parameters(script_traces):
+    r = script_traces["detach_in_forward.py"]
+    assert warnings_of(r) == [("GS904", 15, "warning")]
+    assert "net.body.weight" in r["findings"][0]["message"]
+    assert r["findings"][0]["related"][0]["line"] == 25
+
+
+@pytest.mark.parametrize("name", ["gan_correct.py", "rnn_truncated_bptt.py", "grads_unchanged.py",
+                                  "cuda_targeted.py", "advanced_clean.py"])
+def test_correct_code_is_clean(script_traces, name):
+    r = script_traces[name]
+    assert r["error"] is None, r["error"]
+    assert r["findings"] == []
+
+
+def test_max_steps_stops_an_endless_loop(script_traces):
+    r = script_traces["loop_forever_training.py"]
+    assert r["stopped"] == "max-steps" and r["steps"] == 3 and r["error"] is None
+
+
+def test_cuda_code_runs_on_cpu(script_traces):
+    r = script_traces["cuda_targeted.py"]
+    assert r["device"] == "cpu" and r["steps"] == 3
+    devices = {e["device"] for e in r["events"] if e["device"]}
+    assert devices == {"cpu"}
+
+
+def test_frozen_features_are_only_information(script_traces):
+    r = script_traces["frozen_features.py"]
+    assert warnings_of(r) == []
+    assert [(f["code"], f["line"], f["severity"]) for f in r["findings"]] == [("GS904", 13, "information")]
+
+
+def test_torch_tensor_of_grad_tensors_cuts_history(script_traces):
+    r = script_traces["tensor_copy_construct.py"]
+    assert warnings_of(r) == [("GS903", 7, "error"), ("GS903", 8, "error")]
+    assert "torch.tensor() copies values" in r["findings"][0]["message"]

@@ -1,0 +1,27 @@
+"""Constants and loaders shared by the trace tests (a unique module name: `conftest` is ambiguous)."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SCRIPTS = pathlib.Path(__file__).resolve().parent / "scripts"
+SEED = ROOT.parent / "shared" / "seed-cases"
+TRUTH = SEED / "truth.json"
+FINDING_KEYS = {"path", "line", "column", "end_line", "end_column", "code", "name", "severity", "message",
+                "related", "fix", "source"}
+RESULT_KEYS = {"findings", "error", "events", "device", "steps", "stopped"}
+RANK = {"hint": 0, "information": 1, "warning": 2, "error": 3}
+SCRIPT_BATCH = [
+    "relu_inplace_after_sigmoid.py", "step_before_backward.py", "data_inplace_silent.py", "item_rewrap.py",
+    "detach_in_forward.py", "gan_correct.py", "rnn_truncated_bptt.py", "grads_unchanged.py",
+    "loop_forever_training.py", "cuda_targeted.py", "advanced_clean.py", "frozen_features.py",
+    "tensor_copy_construct.py",
+]
+
+
+def load_truth() -> list[dict]:
+    if not TRUTH.exists():
+        return []
+    return json.loads(TRUTH.read_text(encoding="utf-8"))
