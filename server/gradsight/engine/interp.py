@@ -147,6 +147,9 @@ class Interpreter:
 
     def record(self, node: ast.AST, value: Value, transition: bool = False, summary: Optional[str] = None,
                label: Optional[str] = None) -> None:
+        """Remember what is known about `node` for hovers and inlay hints. A *transition* (an inlay hint in the
+        default mode) is marked only on a statement's whole value (`pred = net(batch)`, `loss.backward()`),
+        never on a sub-expression or an assignment target, so one statement gets at most one hint."""
         if not self.reporting or not isinstance(value, TensorVal) or len(self.facts) >= MAX_FACTS:
             return
         if self.scope.path != self.root_path:
@@ -159,7 +162,9 @@ class Interpreter:
         self.facts[span] = StateFact(*span, name=self.seg(node), summary=summary or auto_summary,
                                      label=label or auto_label,
                                      chain=tuple((f.line, f.text) for f in chain),
-                                     transition=transition or self._is_transition(value, span[0]))
+                                     transition=transition or (
+                                         getattr(getattr(self, "current_stmt", None), "value", None) is node
+                                         and self._is_transition(value, span[0])))
 
     @staticmethod
     def _is_transition(value: TensorVal, line: int) -> bool:

@@ -184,6 +184,16 @@ def _launch(scripts, function, device, max_steps, timeout, memory_mb, python, wo
         env.setdefault("PYTHONIOENCODING", "utf-8:backslashreplace")
         env["GRADSIGHT_TRACE"] = "1"
         env.pop("PYTHONINSPECT", None)
+        # The VS Code extension puts its bundled libraries first on PYTHONPATH for the *server*; the user's
+        # script must see the user's own packages, so drop that entry (named by GRADSIGHT_BUNDLED_LIBS).
+        bundled = env.pop("GRADSIGHT_BUNDLED_LIBS", None)
+        if bundled and env.get("PYTHONPATH"):
+            keep = [p for p in env["PYTHONPATH"].split(os.pathsep)
+                    if p and os.path.normcase(os.path.abspath(p)) != os.path.normcase(os.path.abspath(bundled))]
+            if keep:
+                env["PYTHONPATH"] = os.pathsep.join(keep)
+            else:
+                env.pop("PYTHONPATH")
         outputs = [os.path.join(outdir, f"{i}.json") for i in range(len(scripts))]
         return _supervise(cmd, env, workdir, outputs, timeout, memory_mb, cancel, python)
     finally:
