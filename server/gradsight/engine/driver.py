@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import ast
+import hashlib
+import re
 import sys
+from collections import OrderedDict
 from typing import Iterator, Optional
 
 from ..config import Config
@@ -168,7 +171,7 @@ def analyze_source(text: str, path: str = "<stdin>", config: Config | None = Non
         sys.setrecursionlimit(max(old_limit, 10000))
         state = interp.exec_block(tree.body, State())
         scope.env = dict(state.env)
-        _analyse_definitions(interp, scope)
+        _analyse_definitions(interp, scope, reporter, f"{path}\0{config!r}", resolver is not None)
         if interp.backward_seen:
             for site, (label, created) in interp.grad_leaves.items():
                 if site in interp.reached_sources or site not in interp.cut_sources:
@@ -195,19 +198,130 @@ def _located(site: tuple, source: Source) -> ast.AST:
     return node
 
 
-def _analyse_definitions(interp: Interpreter, scope: ModuleScope) -> None:
-    """Analyse every function and method on its own, with unknown arguments (so the analysis speaks only
-    where the facts do not depend on the caller)."""
-    base = State()
+# Results of analysing one function on its own, reused across analyses of the same file while the user
+# types: key -> (findings, facts, grad leaves, cuts, reached sources, saw backward). See `_definition_key`.
+_DEF_CACHE: "OrderedDict[str, tuple]" = OrderedDict()
+_DEF_CACHE_MAX = 8192
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _definition_keys(scope: ModuleScope, source: Source, salt: str) -> dict[int, str]:
+    """A cache key per function and method: its own source, the source of every definition it can reach by
+    name (functions, classes, methods called as attributes; transitively), its class's source, the
+    module-level code outside definitions, the file's path and the settings (`salt`). An edit inside one
+    function therefore changes the keys of that function and of what can reach it, and nothing else.
+    Names are read from the source text (comments and strings included): more invalidation, never less."""
+    lines = source.lines
+
+    def text(node: ast.AST) -> str:
+        start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])  # decorators matter
+        return "\n".join(lines[start - 1:node.end_lineno])
+
+    # Positions are part of the key: cached findings and facts carry absolute lines.
+    top_level = "\n".join(f"{st.lineno}:{text(st)}" for st in scope.tree.body
+                          if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
+    module_hash = hashlib.sha1((salt + "\0" + top_level).encode("utf-8", "surrogatepass")).hexdigest()
+    nodes: dict[int, tuple[str, set]] = {}  # id -> (hash of its text, identifiers it mentions)
+    by_name: dict[str, list[int]] = {}
+
+    def add(name: str, node: ast.AST) -> None:
+        body = text(node)
+        digest = hashlib.sha1(f"{node.lineno}:{body}".encode("utf-8", "surrogatepass")).hexdigest()
+        nodes[id(node)] = (digest, set(_IDENT.findall(body)))
+        by_name.setdefault(name, []).append(id(node))
+
+    for name, func in scope.functions.items():
+        add(name, func.node)
+    for name, info in scope.classes.items():
+        add(name, info.node)
+        for mname, meth in info.methods.items():
+            add(mname, meth.node)
+
+    edges = {nid: {t for name in idents if name in by_name for t in by_name[name]}
+             for nid, (_, idents) in nodes.items()}
+
+    def closure_hash(start: int, owner: Optional[int]) -> str:
+        seen: set[int] = set()
+        todo = [start] + ([owner] if owner is not None else [])
+        while todo:
+            nid = todo.pop()
+            if nid in seen:
+                continue
+            seen.add(nid)
+            todo.extend(edges[nid] - seen)
+        digest = "".join(sorted(nodes[n][0] for n in seen)) + module_hash
+        return hashlib.sha1(digest.encode()).hexdigest()
+
+    keys: dict[int, str] = {}
     for func in scope.functions.values():
-        interp.run_function(func, None, [], {}, func.node, base)
+        keys[id(func.node)] = closure_hash(id(func.node), None)
+    for info in scope.classes.values():
+        for meth in info.methods.values():
+            keys[id(meth.node)] = closure_hash(id(meth.node), id(info.node))
+    return keys
+
+
+def _analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Reporter, salt: str,
+                         workspace_used: bool) -> None:
+    """Analyse every function and method on its own, with unknown arguments (so the analysis speaks only
+    where the facts do not depend on the caller). Each one's results are cached by `_definition_keys`, so
+    re-analysing a file after a one-character edit redoes only the edited function and its callers."""
+    base = State()
+    keys = {} if workspace_used else _definition_keys(scope, scope.source, salt)
+
+    def run(func, self_val) -> None:
+        key = keys.get(id(func.node))
+        cached = _DEF_CACHE.get(key) if key else None
+        if cached is not None:
+            _DEF_CACHE.move_to_end(key)
+            findings, facts, leaves, cuts, reached, saw = cached
+            for k, f in findings:
+                prev = reporter.findings.get(k)
+                if prev is None or prev.severity.rank < f.severity.rank:
+                    reporter.findings[k] = f
+            for k, f in facts:
+                interp.facts.setdefault(k, f)
+            for k, v in leaves:
+                interp.grad_leaves.setdefault(k, v)
+            for k, v in cuts:
+                interp.cut_sources.setdefault(k, v)
+            interp.reached_sources |= reached
+            interp.backward_seen = interp.backward_seen or saw
+            return
+        before_findings = dict(reporter.findings)
+        before_facts = set(interp.facts)
+        before_leaves, before_cuts = set(interp.grad_leaves), set(interp.cut_sources)
+        before_reached = set(interp.reached_sources)
+        saw_before = interp.backward_seen
+        interp.backward_seen = False
+        interp.run_function(func, self_val, [], {}, func.node, base)
+        saw = interp.backward_seen
+        interp.backward_seen = saw_before or saw
+        if not key:
+            return
+        delta = (
+            tuple((k, f) for k, f in reporter.findings.items() if before_findings.get(k) is not f),
+            tuple((k, f) for k, f in interp.facts.items() if k not in before_facts),
+            tuple((k, v) for k, v in interp.grad_leaves.items() if k not in before_leaves),
+            tuple((k, v) for k, v in interp.cut_sources.items() if k not in before_cuts),
+            frozenset(interp.reached_sources - before_reached),
+            saw,
+        )
+        _DEF_CACHE[key] = delta
+        if len(_DEF_CACHE) > _DEF_CACHE_MAX:
+            _DEF_CACHE.popitem(last=False)
+
+    for func in scope.functions.values():
+        run(func, None)
     for info in scope.classes.values():
         self_val = UNKNOWN
         if info.is_module:
             self_val = interp.instantiate(info, [], {}, info.node, base)
         for name, meth in info.methods.items():
             is_static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in meth.node.decorator_list)
-            interp.run_function(meth, None if is_static else self_val, [], {}, meth.node, base)
+            run(meth, None if is_static else self_val)
 
 
 def _parse_prefix(text: str, exc: SyntaxError) -> Optional[ast.Module]:
