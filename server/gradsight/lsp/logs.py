@@ -1,4 +1,5 @@
-"""Logging: stderr always, `window/logMessage` once the client is connected; stdout never.
+"""Logging: stderr until the client is connected, then `window/logMessage` (stderr keeps errors only, so
+editors that show both do not print every line twice); stdout never.
 
 stdout is the LSP channel. `main()` keeps the real stdout for the protocol and points `sys.stdout`
 at stderr, so a stray `print` anywhere (a user's `conftest`, a library) cannot corrupt it.
@@ -76,4 +77,15 @@ def install_client_handler(server, loop: asyncio.AbstractEventLoop) -> ClientLog
             logger.removeHandler(handler)
     handler = ClientLogHandler(server, loop)
     logger.addHandler(handler)
+    # From now on the client shows our log; stderr (which VS Code labels [error]) keeps only errors.
+    if not any(isinstance(h, _ErrorsToStderr) for h in logger.handlers):
+        errors = _ErrorsToStderr()
+        errors.setLevel(logging.ERROR)
+        errors.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        logger.addHandler(errors)
+    logger.propagate = False
     return handler
+
+
+class _ErrorsToStderr(logging.StreamHandler):
+    pass
