@@ -66,3 +66,14 @@ def test_decorator_change_is_seen():
             "    loss = (x * 2).sum()\n    loss.backward()\n")
     assert [f.code for f in analyze_source(base, "d.py").findings] == ["GS401"]
     assert not analyze_source(base.replace("@torch.no_grad()", "@torch.enable_grad()"), "d.py").findings
+
+
+def test_methods_of_one_class_are_analysed_separately():
+    """Regression: methods of one class reach the same definitions; each still gets its own analysis."""
+    src = ("import torch\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
+           "        super().__init__()\n        self.fc = nn.Linear(2, 2)\n\n    def a(self, x):\n"
+           "        g = torch.sigmoid(self.fc(x))\n        g *= 2\n        return g\n\n    def b(self, x):\n"
+           "        h = torch.exp(self.fc(x))\n        h += 1\n        return h\n")
+    driver._DEF_CACHE.clear()
+    lines = sorted(f.line for f in analyze_source(src, "m.py").findings if f.code == "GS301")
+    assert lines == [12, 17]

@@ -251,7 +251,8 @@ def _definition_keys(scope: ModuleScope, source: Source, salt: str) -> dict[int,
                 continue
             seen.add(nid)
             todo.extend(edges[nid] - seen)
-        digest = "".join(sorted(nodes[n][0] for n in seen)) + module_hash
+        # The definition itself comes first: methods of one class reach the same set of definitions.
+        digest = nodes[start][0] + "|" + "".join(sorted(nodes[n][0] for n in seen)) + module_hash
         return hashlib.sha1(digest.encode()).hexdigest()
 
     keys: dict[int, str] = {}
