@@ -59,3 +59,20 @@ def test_cli_cache_notices_changed_import(tmp_path):
     assert run().returncode == 1
     (tmp_path / "pkg" / "helpers.py").write_text(HELPER_OK)
     assert run().returncode == 0
+
+
+def test_definition_cache_sees_helper_edits(tmp_path):
+    """Functions that call into an imported helper are re-analysed when the helper's text changes."""
+    from gradsight.engine import driver
+
+    make(tmp_path, HELPER_OK)
+    main = ("import torch\nimport torch.nn as nn\nfrom pkg.helpers import normalise\n\n\ndef train():\n"
+            "    layer = nn.Linear(4, 3)\n    loss = normalise(layer(torch.randn(2, 4))).sum()\n    loss.backward()\n")
+    ws = Workspace(tmp_path)
+    path = str(tmp_path / "train.py")
+    assert not analyze_source(main, path, workspace=ws).findings
+    ws.set_overlay(str(tmp_path / "pkg" / "helpers.py"), HELPER_CUT)
+    assert [f.code for f in analyze_source(main, path, workspace=ws).findings] == ["GS401"]
+    ws.set_overlay(str(tmp_path / "pkg" / "helpers.py"), HELPER_OK)
+    assert not analyze_source(main, path, workspace=ws).findings
+    assert driver._DEF_CACHE

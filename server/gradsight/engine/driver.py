@@ -171,7 +171,10 @@ def analyze_source(text: str, path: str = "<stdin>", config: Config | None = Non
         sys.setrecursionlimit(max(old_limit, 10000))
         state = interp.exec_block(tree.body, State())
         scope.env = dict(state.env)
-        _analyse_definitions(interp, scope, reporter, f"{path}\0{config!r}", resolver is not None)
+        salt = f"{path}\0{config!r}"
+        if workspace is not None:
+            salt += "\0" + _import_digests(workspace, scope, path)
+        _analyse_definitions(interp, scope, reporter, salt)
         if interp.backward_seen:
             for site, (label, created) in interp.grad_leaves.items():
                 if site in interp.reached_sources or site not in interp.cut_sources:
@@ -264,13 +267,37 @@ def _definition_keys(scope: ModuleScope, source: Source, salt: str) -> dict[int,
     return keys
 
 
-def _analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Reporter, salt: str,
-                         workspace_used: bool) -> None:
+def _import_digests(workspace, scope: ModuleScope, path: str, depth: int = 2) -> str:
+    """Digests of the workspace files this file imports (and what those import, `depth` levels): part of the
+    definition-cache key, so a change to an imported helper is seen."""
+    out: list[str] = []
+    seen: set[str] = set()
+    frontier = [(scope, path)]
+    for _ in range(depth):
+        nxt = []
+        for sc, origin in frontier:
+            for qual in sorted(set(sc.imports.values())):
+                level = len(qual) - len(qual.lstrip("."))
+                for module in {qual.lstrip("."), qual.lstrip(".").rpartition(".")[0]}:
+                    found = workspace.find(module, level, origin)
+                    if found is None or str(found) in seen:
+                        continue
+                    seen.add(str(found))
+                    other = workspace.scope_for(found)
+                    digest = workspace.cached_digest(found)
+                    out.append(f"{found}:{digest}")
+                    if other is not None:
+                        nxt.append((other, str(found)))
+        frontier = nxt
+    return "|".join(sorted(out))
+
+
+def _analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Reporter, salt: str) -> None:
     """Analyse every function and method on its own, with unknown arguments (so the analysis speaks only
     where the facts do not depend on the caller). Each one's results are cached by `_definition_keys`, so
     re-analysing a file after a one-character edit redoes only the edited function and its callers."""
     base = State()
-    keys = {} if workspace_used else _definition_keys(scope, scope.source, salt)
+    keys = _definition_keys(scope, scope.source, salt)
 
     def run(func, self_val) -> None:
         key = keys.get(id(func.node))

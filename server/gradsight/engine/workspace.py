@@ -25,6 +25,8 @@ class Workspace:
         self.root = pathlib.Path(root).resolve()
         self.overlays: dict[str, str] = dict(overlays or {})
         self._cache: dict[str, tuple[str, object]] = {}
+        self._disk: dict[str, tuple[tuple[int, int], str]] = {}
+        self._digests: dict[int, tuple[str, str]] = {}  # id(text) -> (text, sha1): texts are reused objects
         self._lock = threading.Lock()
 
     def set_overlay(self, path: str, text: Optional[str]) -> None:
@@ -41,9 +43,19 @@ class Workspace:
         if overlay is not None:
             return overlay
         try:
-            if path.stat().st_size > MAX_FILE_BYTES:
+            st = path.stat()
+            if st.st_size > MAX_FILE_BYTES:
                 return None
-            return path.read_text(encoding="utf-8")
+            # Files on disk are re-read only when their size or mtime changes (analyses run per keystroke).
+            stamp = (st.st_mtime_ns, st.st_size)
+            with self._lock:
+                hit = self._disk.get(key)
+            if hit is not None and hit[0] == stamp:
+                return hit[1]
+            text = path.read_text(encoding="utf-8")
+            with self._lock:
+                self._disk[key] = (stamp, text)
+            return text
         except (OSError, UnicodeDecodeError):
             return None
 
@@ -74,7 +86,14 @@ class Workspace:
         text = self._text(path)
         if text is None:
             return None
-        digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+        known = self._digests.get(id(text))
+        if known is not None and known[0] is text:
+            digest = known[1]
+        else:
+            digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+            self._digests[id(text)] = (text, digest)
+            if len(self._digests) > 4096:
+                self._digests.clear()
         key = str(path)
         with self._lock:
             cached = self._cache.get(key)
@@ -103,6 +122,12 @@ class Workspace:
             return scope
 
         return resolve
+
+    def cached_digest(self, path: pathlib.Path) -> Optional[str]:
+        """The digest of the text `scope_for` last parsed for `path` (call `scope_for` first)."""
+        with self._lock:
+            entry = self._cache.get(str(path))
+        return entry[0] if entry else None
 
     @staticmethod
     def digest_of(path: str) -> Optional[str]:
