@@ -38,3 +38,5 @@ class Analysis:
     problems: list[str] = field(default_factory=list)
     # Workspace files whose definitions this analysis used: path -> sha1 of their text (for caches).
     dependencies: dict[str, str] = field(default_factory=dict)
+    # The file's import statements as ("import" | "from", module, level, names), for the editor's import graph.
+    imports: tuple = ()

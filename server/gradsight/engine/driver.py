@@ -24,7 +24,12 @@ MAX_NESTING = 200
 
 def build_scope(tree: ast.Module, path: str, source: Source) -> ModuleScope:
     scope = ModuleScope(path=path, tree=tree, source=source)
+    records = []
     for node in _statements(tree.body):
+        if isinstance(node, ast.Import):
+            records.append(("import", "", 0, tuple(a.name for a in node.names)))
+        elif isinstance(node, ast.ImportFrom):
+            records.append(("from", node.module or "", node.level or 0, tuple(a.name for a in node.names)))
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -39,6 +44,7 @@ def build_scope(tree: ast.Module, path: str, source: Source) -> ModuleScope:
                     continue
                 sep = "" if mod.endswith(".") or not mod else "."
                 scope.imports[alias.asname or alias.name] = f"{mod}{sep}{alias.name}"
+    scope.import_records = tuple(records)
     for stmt in tree.body:
         _collect_defs(stmt, scope)
     # Resolve class bases once every class is known.
@@ -162,6 +168,7 @@ def analyze_source(text: str, path: str = "<stdin>", config: Config | None = Non
                                            f"{getattr(event.node, 'lineno', '?')}: {type(exc).__name__}: {exc}")
 
     scope = build_scope(tree, path, source)
+    result.imports = scope.import_records
     reporter.tree = tree
     resolver = workspace.resolver(path, result.dependencies) if workspace is not None else None
     interp = Interpreter(scope, emit, resolver)
@@ -204,7 +211,7 @@ def _located(site: tuple, source: Source) -> ast.AST:
 # Results of analysing one function on its own, reused across analyses of the same file while the user
 # types: key -> (findings, facts, grad leaves, cuts, reached sources, saw backward). See `_definition_key`.
 _DEF_CACHE: "OrderedDict[str, tuple]" = OrderedDict()
-_DEF_CACHE_MAX = 8192
+_DEF_CACHE_MAX = 3000  # bounded: each entry holds a function's findings and hover facts
 
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -59,6 +59,7 @@ class ModuleScope:
     functions: dict = field(default_factory=dict)  # name -> FuncVal
     classes: dict = field(default_factory=dict)  # name -> ClassInfo
     env: dict = field(default_factory=dict)  # module-level values (as last seen)
+    import_records: tuple = ()  # ("import" | "from", module, level, names) per import statement
     package: str = ""
 
 

@@ -130,12 +130,21 @@ def module_names(path: str, roots: Iterable[str]) -> frozenset[str]:
     return frozenset(n for n in names if n)
 
 
-def imported_modules(text: str, own_package: str | None = None) -> frozenset[str]:
-    """Module names a source imports (every dotted prefix; relative imports resolved when possible)."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return frozenset()
+def imported_modules(text: str, own_package: str | None = None, records=None) -> frozenset[str]:
+    """Module names a source imports (every dotted prefix; relative imports resolved when possible).
+
+    `records` are the engine's `Analysis.imports` (the import statements it already parsed); given them,
+    the text is not parsed a second time on every keystroke.
+    """
+    if records is not None:
+        nodes = [ast.Import(names=[ast.alias(name=n) for n in names]) if kind == "import" else
+                 ast.ImportFrom(module=module or None, names=[ast.alias(name=n) for n in names], level=level)
+                 for kind, module, level, names in records]
+    else:
+        try:
+            nodes = list(ast.walk(ast.parse(text)))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return frozenset()
     found: set[str] = set()
 
     def add(name: str) -> None:
@@ -143,7 +152,7 @@ def imported_modules(text: str, own_package: str | None = None) -> frozenset[str
         for i in range(1, len(bits) + 1):
             found.add(".".join(bits[:i]))
 
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 add(alias.name)

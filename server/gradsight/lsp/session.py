@@ -673,7 +673,7 @@ def _compute(snapshot: Snapshot, config, excluded: bool, package: str | None, wo
         analysis = Analysis(path=snapshot.path, problems=["gradsight hit an internal error analysing this file; "
                                                           "see the server log"])
     try:
-        imports = imported_modules(snapshot.text, package)
+        imports = imported_modules(snapshot.text, package, records=analysis.imports or None)
     except Exception:  # noqa: BLE001
         imports = frozenset()
     return Result(analysis, imports)
