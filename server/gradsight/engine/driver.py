@@ -245,7 +245,16 @@ def _definition_keys(scope: ModuleScope, source: Source, salt: str) -> dict[int,
     for name, func in scope.functions.items():
         add(name, func.node)
     for name, info in scope.classes.items():
-        add(name, info.node)
+        # A class stands for its header, its class-level statements and `__init__` (which makes `self`'s
+        # attributes); its other methods are separate definitions, reached by name. So an edit in one
+        # method does not invalidate every other method of the class.
+        skeleton = [text(st) for st in info.node.body
+                    if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)) or st.name == "__init__"]
+        header = lines[info.node.lineno - 1] if 0 < info.node.lineno <= len(lines) else ""
+        body = f"{info.node.lineno}:{header}\n" + "\n".join(skeleton)
+        digest = hashlib.sha1(body.encode("utf-8", "surrogatepass")).hexdigest()
+        nodes[id(info.node)] = (digest, set(_IDENT.findall(body)))
+        by_name.setdefault(name, []).append(id(info.node))
         for mname, meth in info.methods.items():
             add(mname, meth.node)
 

@@ -13,11 +13,13 @@ import ast
 import hashlib
 import pathlib
 import threading
+import time
 from typing import Callable, Optional
 
 from .report import Source
 
 MAX_FILE_BYTES = 2_000_000
+FIND_TTL = 2.0  # seconds an import resolution is trusted
 
 
 class Workspace:
@@ -26,11 +28,13 @@ class Workspace:
         self.overlays: dict[str, str] = dict(overlays or {})
         self._cache: dict[str, tuple[str, object]] = {}
         self._disk: dict[str, tuple[tuple[int, int], str]] = {}
+        self._found: dict[tuple, tuple[Optional[pathlib.Path], float]] = {}
         self._digests: dict[int, tuple[str, str]] = {}  # id(text) -> (text, sha1): texts are reused objects
         self._lock = threading.Lock()
 
     def set_overlay(self, path: str, text: Optional[str]) -> None:
         key = str(pathlib.Path(path).resolve())
+        self._found.clear()  # a buffer opened or closed may make an import resolvable
         with self._lock:
             if text is None:
                 self.overlays.pop(key, None)
@@ -60,6 +64,19 @@ class Workspace:
             return None
 
     def find(self, module: str, level: int, from_path: str) -> Optional[pathlib.Path]:
+        """The workspace file `module` names (relative to `from_path` when `level` > 0), or None. Answers are
+        kept for a couple of seconds: an analysis asks about the same imports many times, and files appear
+        or vanish far more slowly than keystrokes."""
+        key = (module, level, from_path if level else "")
+        now = time.monotonic()
+        hit = self._found.get(key)
+        if hit is not None and now - hit[1] < FIND_TTL:
+            return hit[0]
+        found = self._find(module, level, from_path)
+        self._found[key] = (found, now)
+        return found
+
+    def _find(self, module: str, level: int, from_path: str) -> Optional[pathlib.Path]:
         parts = [p for p in module.split(".") if p]
         if level > 0:
             base = pathlib.Path(from_path).resolve().parent
