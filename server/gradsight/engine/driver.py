@@ -211,7 +211,7 @@ def _located(site: tuple, source: Source) -> ast.AST:
 # Results of analysing one function on its own, reused across analyses of the same file while the user
 # types: key -> (findings, facts, grad leaves, cuts, reached sources, saw backward). See `_definition_key`.
 _DEF_CACHE: "OrderedDict[str, tuple]" = OrderedDict()
-_DEF_CACHE_MAX = 3000  # bounded: each entry holds a function's findings and hover facts
+_DEF_CACHE_MAX = 1500  # bounded: each entry holds a function's findings and hover facts
 
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
