@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import pathlib
+import stat
 import sys
 from typing import Iterable, Sequence
 
@@ -69,6 +70,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Messages echo user identifiers and paths: never die on a console that cannot encode them.
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError):
+            pass
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -128,6 +135,8 @@ def read_source(path: pathlib.Path) -> tuple[str | None, str | None]:
     import tokenize
 
     try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            return None, f"{path}: not a regular file (a pipe or device?); skipped"
         raw = path.read_bytes()
     except OSError as exc:
         return None, f"{path}: cannot read ({exc.strerror or exc})"

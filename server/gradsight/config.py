@@ -180,7 +180,10 @@ def load_pyproject(path: pathlib.Path, base: Config | None = None) -> tuple[Conf
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         return base or Config(), [f"{path}: cannot read [tool.gradsight] ({exc}); using defaults"]
-    table = data.get("tool", {}).get("gradsight")
+    tool = data.get("tool", {})
+    if not isinstance(tool, Mapping):
+        return base or Config(), [f"{path}: `tool` is not a table, so there is no [tool.gradsight]; using defaults"]
+    table = tool.get("gradsight")
     if table is None:
         return base or Config(), []
     cfg, problems = Config.from_mapping(table, base)

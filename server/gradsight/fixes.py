@@ -6,23 +6,29 @@ Edits use 1-based lines and code-point columns; `end` is exclusive. Overlapping 
 
 from __future__ import annotations
 
+import re
+
 from typing import Iterable
 
 from .findings import Applicability, Edit, Finding
 
 
+_NEWLINE = re.compile(r"\r\n|\r|\n")  # where Python (and LSP) end lines; old-Mac "\r" files included
+
+
 def _offsets(text: str) -> list[int]:
-    starts = [0]
-    for i, ch in enumerate(text):
-        if ch == "\n":
-            starts.append(i + 1)
-    return starts
+    return [0] + [m.end() for m in _NEWLINE.finditer(text)]
 
 
 def _index(starts: list[int], text: str, line: int, column: int) -> int:
     line = max(1, min(line, len(starts)))
     base = starts[line - 1]
-    end = starts[line] - 1 if line < len(starts) else len(text)
+    if line < len(starts):
+        end = starts[line] - 1
+        if end > base and text[end - 1] == "\r" and text[end] == "\n":
+            end -= 1  # the line's content stops before "\r\n"
+    else:
+        end = len(text)
     return min(base + max(column - 1, 0), end)
 
 
