@@ -8,11 +8,26 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures"
 
 
+# Bugs found by the reliability suite that are not fixed yet. Each stays a real test (it runs, and XPASS
+# shows when it is fixed); the reason says what is wrong. Listed in docs/reliability.md, "Known issues".
+KNOWN_ISSUES = {
+    "test_server_survives_an_absurd_content_length":
+        "pygls's reader raises OverflowError on an absurd Content-Length and the read loop ends",
+    "test_server_answers_requests_with_invalid_params":
+        "pygls drops requests whose params fail to structure without sending an error response",
+    "test_server_document_follows_lsp_line_ends_and_clamping":
+        "pygls's text document splits lines on more characters than LSP's \\n, \\r\\n and \\r",
+}
+
+
 def pytest_collection_modifyitems(config, items):
     has_torch = importlib.util.find_spec("torch") is not None
     for item in items:
         if "torch" in item.keywords and not has_torch:
             item.add_marker(pytest.mark.skip(reason="torch is not installed"))
+        reason = KNOWN_ISSUES.get(item.originalname if hasattr(item, "originalname") else item.name)
+        if reason:
+            item.add_marker(pytest.mark.xfail(reason=f"known issue: {reason}", strict=False))
 
 
 @pytest.fixture
