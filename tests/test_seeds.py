@@ -126,48 +126,21 @@ def test_dead_requires_grad_is_information():
     assert f.line == 13 and f.severity.value == "information" and "line 7" in f.message
 
 
-RUNNER = r"""
-import json, runpy, sys, traceback, warnings, io, contextlib
-warnings.simplefilter("ignore")
-out = []
-for path, probe in json.load(sys.stdin):
-    res = {"raised": None, "line": None, "probe": None}
-    ns = {}
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):
-            ns = runpy.run_path(path, run_name="__main__")
-    except BaseException as exc:
-        tb = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == path]
-        res["raised"] = {"type": type(exc).__name__, "message": str(exc)}
-        res["line"] = tb[-1].lineno if tb else None
-    if probe:
-        try:
-            res["probe"] = bool(eval(probe, ns))
-        except Exception as exc:
-            res["probe"] = repr(exc)
-    out.append(res)
-print("RESULT" + json.dumps(out))
-"""
 
 
 @pytest.mark.torch
 def test_truth_holds_under_torch():
     """Every seed case really does what truth.json says (ground truth comes from running PyTorch)."""
-    import subprocess
-    import sys
+    from torch_runner import run_scripts
 
     jobs = [(str(HERE / pathlib.Path(c["file"]).name), c["probe"]) for c in CASES]
-    proc = subprocess.run([sys.executable, "-c", RUNNER], input=json.dumps(jobs), capture_output=True, text=True,
-                          timeout=600, cwd=HERE)
-    lines = [l for l in proc.stdout.splitlines() if l.startswith("RESULT")]
-    assert lines, proc.stderr[-3000:]
     problems = []
-    for case, got in zip(CASES, json.loads(lines[-1][len("RESULT"):])):
+    for case, got in zip(CASES, run_scripts(jobs, cwd=str(HERE))):
         want = case["raises"]
         if want is None and got["raised"] and not case.get("raises_caught"):
             problems.append(f"{case['file']}: raised {got['raised']}")
         if want is not None and not case.get("raises_caught"):
-            if not got["raised"] or want["message_contains"] not in got["raised"]["message"] or got["line"] != want["line"]:
+            if not got["raised"] or want["message_contains"] not in got["message"] or got["line"] != want["line"]:
                 problems.append(f"{case['file']}: expected {want}, got {got}")
         if case["probe"] and got["probe"] is not True:
             problems.append(f"{case['file']}: probe {case['probe']} gave {got['probe']}")

@@ -4,12 +4,10 @@ Each example in tests/truth_page/ either raises (the documented message, at the 
 to the end and makes its probe true. All examples run in one child process, each in a fresh namespace.
 """
 
-import json
 import pathlib
-import subprocess
-import sys
 
 import pytest
+from torch_runner import run_scripts
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 HERE = ROOT / "tests" / "truth_page"
@@ -55,30 +53,6 @@ EXAMPLES = {
         "runs", "any('Converting a tensor with requires_grad=True to a scalar' in m for m in messages)"),
 }
 
-RUNNER = r"""
-import contextlib, io, json, sys, traceback, warnings
-warnings.simplefilter("ignore")
-out = []
-for path, probe in json.load(sys.stdin):
-    res = {"raised": None, "line": None, "probe": None}
-    ns = {"__name__": "__main__", "__file__": path}
-    try:
-        with open(path, encoding="utf-8") as fh:
-            code = compile(fh.read(), path, "exec")
-        with contextlib.redirect_stdout(io.StringIO()):
-            exec(code, ns)
-    except BaseException as exc:
-        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == path]
-        res["raised"] = type(exc).__name__ + ": " + str(exc)
-        res["line"] = frames[-1].lineno if frames else None
-    if probe:
-        try:
-            res["probe"] = bool(eval(probe, ns))
-        except Exception as exc:
-            res["probe"] = "probe failed: " + repr(exc)
-    out.append(res)
-print("RESULT" + json.dumps(out))
-"""
 
 
 def test_every_example_is_listed_and_on_the_page():
@@ -93,12 +67,8 @@ def test_every_example_is_listed_and_on_the_page():
 def test_examples_behave_as_the_page_says():
     names = sorted(EXAMPLES)
     jobs = [(str(HERE / n), EXAMPLES[n][1] if EXAMPLES[n][0] == "runs" else None) for n in names]
-    proc = subprocess.run([sys.executable, "-c", RUNNER], input=json.dumps(jobs), capture_output=True, text=True,
-                          timeout=300, cwd=HERE)
-    line = [l for l in proc.stdout.splitlines() if l.startswith("RESULT")]
-    assert line, proc.stderr[-3000:]
     problems = []
-    for name, got in zip(names, json.loads(line[-1][len("RESULT"):])):
+    for name, got in zip(names, run_scripts(jobs, cwd=str(HERE), timeout=300)):
         want = EXAMPLES[name]
         if want[0] == "raises":
             if not got["raised"] or want[1] not in got["raised"] or got["line"] != want[2]:

@@ -7,40 +7,15 @@ exec'd in a fresh namespace under its real path, so traceback line numbers are t
 
 import json
 import pathlib
-import subprocess
-import sys
 
 import pytest
+from torch_runner import run_scripts
 
 pytestmark = pytest.mark.torch
 
 HERE = pathlib.Path(__file__).resolve().parent
 MANIFEST = json.loads((HERE / "manifest.json").read_text(encoding="utf-8"))
 
-RUNNER = r"""
-import contextlib, io, json, sys, traceback, warnings
-warnings.simplefilter("ignore")
-out = []
-for path, probe in json.load(sys.stdin):
-    res = {"raised": None, "line": None, "probe": None}
-    ns = {"__name__": "__main__", "__file__": path}
-    try:
-        with open(path, encoding="utf-8") as fh:
-            code = compile(fh.read(), path, "exec")
-        with contextlib.redirect_stdout(io.StringIO()):
-            exec(code, ns)
-    except BaseException as exc:
-        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == path]
-        res["raised"] = type(exc).__name__ + ": " + str(exc)
-        res["line"] = frames[-1].lineno if frames else None
-    if probe:
-        try:
-            res["probe"] = bool(eval(probe, ns))
-        except Exception as exc:
-            res["probe"] = "probe failed: " + repr(exc)
-    out.append(res)
-print("RESULT" + json.dumps(out))
-"""
 
 
 def _probe(case):
@@ -55,11 +30,7 @@ def results():
         jobs.append((str(HERE / case["file"]), _probe(case)))
         # The probe also runs on the counterpart: a probe that is true there would not tell the bug apart.
         jobs.append((str(HERE / case["ok_file"]), _probe(case)))
-    proc = subprocess.run([sys.executable, "-c", RUNNER], input=json.dumps(jobs), capture_output=True, text=True,
-                          timeout=300, cwd=HERE)
-    line = [l for l in proc.stdout.splitlines() if l.startswith("RESULT")]
-    assert line, proc.stderr[-3000:]
-    got = json.loads(line[-1][len("RESULT"):])
+    got = run_scripts(jobs, cwd=str(HERE), timeout=300)
     return [(case, got[2 * i], got[2 * i + 1]) for i, case in enumerate(MANIFEST)]
 
 

@@ -219,7 +219,7 @@ class Interpreter:
         if isinstance(target, ast.Subscript):
             base = self.eval(target.value, state)
             if isinstance(base, TensorVal):
-                self.inplace(target.value, base, f"__setitem__", state, stmt, rhs=[rhs])
+                self.inplace(target.value, base, "__setitem__", state, stmt, rhs=[rhs])
             return state
         cur = self.eval(target, state) if key_of(target) else UNKNOWN
         opname = type(stmt.op).__name__
@@ -1198,10 +1198,10 @@ class Interpreter:
         nograd = None
         if rg is Tri.NO:
             if state.grad is Tri.NO:
-                nograd = self.fact(node, f"computed while grad mode was disabled", state.grad_why)
+                nograd = self.fact(node, "computed while grad mode was disabled", state.grad_why)
             else:
                 cause = next((v.nograd for _, v in tensors if v.nograd is not None), None)
-                nograd = self.fact(node, f"computed only from tensors that do not require grad", cause)
+                nograd = self.fact(node, "computed only from tensors that do not require grad", cause)
         segs: frozenset = frozenset()
         sources: frozenset = frozenset()
         freed = None
