@@ -28,9 +28,13 @@ export async function resolveLaunch(extensionPath: string): Promise<ServerLaunch
   const folder = vscode.workspace.workspaceFolders?.[0];
   const settings = launchSettings(folder);
   const bundledLibs = path.join(extensionPath, "bundled", "libs");
-  const env: NodeJS.ProcessEnv = { ...process.env, PYTHONUNBUFFERED: "1" };
+  // Security: `python -m` puts the working directory first on sys.path, so a workspace file named like a
+  // module Python imports at start-up (json.py, contextlib.py...) would run in the server. Start it in the
+  // extension's own directory, with PYTHONSAFEPATH (Python 3.11+) on top. The server finds the workspace
+  // from the LSP initialize request, not from its working directory.
+  const env: NodeJS.ProcessEnv = { ...process.env, PYTHONUNBUFFERED: "1", PYTHONSAFEPATH: "1" };
   // No `transport`: stdio without the `--stdio` flag vscode-languageclient would append.
-  const options = { env, cwd: folder?.uri.fsPath };
+  const options = { env, cwd: extensionPath };
 
   if (settings.path.length > 0) {
     const [command, ...args] = [...settings.path, ...settings.args];

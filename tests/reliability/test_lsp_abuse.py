@@ -94,6 +94,9 @@ def test_malformed_stream_then_normal_work(tmp_path):
                 client.send_raw(raw)
             unknown = await client.request("gradsight/noSuchMethod", {"x": 1}, timeout=30)
             assert unknown.get("error", {}).get("code") == -32601  # MethodNotFound
+            odd = await client.request("textDocument/hover", {"textDocument": {"uri": 5},
+                                                              "position": {"line": 0, "character": 0}}, timeout=30)
+            assert "result" in odd or "error" in odd
             uri = (tmp_path / "a.py").as_uri()
             client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
                                                                     "text": gs_lsp.UNICODE_DOC}})

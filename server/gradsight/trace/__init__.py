@@ -187,6 +187,8 @@ def _launch(scripts, function, device, max_steps, timeout, memory_mb, python, wo
         # The VS Code extension puts its bundled libraries first on PYTHONPATH for the *server*; the user's
         # script must see the user's own packages, so drop that entry (named by GRADSIGHT_BUNDLED_LIBS).
         bundled = env.pop("GRADSIGHT_BUNDLED_LIBS", None)
+        if bundled:
+            env.pop("PYTHONSAFEPATH", None)  # set by the extension for the server only
         if bundled and env.get("PYTHONPATH"):
             keep = [p for p in env["PYTHONPATH"].split(os.pathsep)
                     if p and os.path.normcase(os.path.abspath(p)) != os.path.normcase(os.path.abspath(bundled))]
