@@ -10,7 +10,7 @@ from collections import OrderedDict
 from typing import Iterator, Optional
 
 from ..config import Config
-from ..findings import Finding, Severity, sort_key
+from ..findings import sort_key
 from .api import Analysis
 from .events import DeadGradEvent, Event
 from .interp import Interpreter, ModuleScope
@@ -446,5 +446,3 @@ def _parse_prefix(text: str, exc: SyntaxError) -> Optional[ast.Module]:
             return None
     return None
 
-
-_ = (Finding, Severity)

@@ -1677,8 +1677,6 @@ class Interpreter:
             result = rets[0] if rets else UNKNOWN
             for r in rets[1:]:
                 result = result.join(r)
-            if isinstance(result, TensorVal) and other_scope is not saved_scope:
-                result = relocate(result, other_scope.path)
         if memo_key is not None:
             self.memo[memo_key] = result
         return result
@@ -1753,10 +1751,6 @@ def with_carried(value: Value, carried: Fact) -> Value:
     if isinstance(value, SeqVal):
         return SeqVal(tuple(with_carried(v, carried) for v in value.items))
     return value
-
-
-def relocate(val: TensorVal, path: str) -> TensorVal:
-    return val
 
 
 def self_view(value: TensorVal) -> TensorVal:
