@@ -611,25 +611,11 @@ class Tracer:
         older = False  # does the op consume a graph built before the last backward?
         T = self.Tensor
         for a in args:
-            if not isinstance(a, T):
-                if type(a) in (list, tuple) and a and isinstance(a[0], T):
-                    for b in a:
-                        cut_eids, old = self._grad_input(b, tags, gen, path, line, cut_eids)
-                        older = older or old
-                continue
-            if gen:
-                gf = a.grad_fn
-                if gf is not None:
-                    s = gf.metadata.get("gs")
-                    if s is not None and s[3] < gen:
-                        older = True
-                        if s[1] == line and s[0] == path and path:
-                            self.note_gs905(path, line, s, a)
-            tg = tags.get(id(a))
-            if tg is not None and tg[0] >= K_NOGRAD and tg[4] is not None:
-                if cut_eids is None:
-                    cut_eids = []
-                cut_eids.append(tg[4])
+            # Tensors directly, or inside a list argument (torch.cat, stack).
+            inputs = a if type(a) in (list, tuple) and a and isinstance(a[0], T) else (a,)
+            for b in inputs:
+                cut_eids, old = self._grad_input(b, tags, gen, path, line, cut_eids)
+                older = older or old
         for o in outs:
             gf = o.grad_fn
             if gf is None:
@@ -659,7 +645,8 @@ class Tracer:
                 self.attached.update(cut_eids)
 
     def _grad_input(self, a, tags, gen, path, line, cut_eids):
-        """after_grad_op's per-input work, for tensors inside a list argument (torch.cat, stack)."""
+        """after_grad_op's per-input work: is `a` from a graph built before the last backward, and did a
+        graph cut produce it?"""
         older = False
         if not isinstance(a, self.Tensor):
             return cut_eids, older
