@@ -10,14 +10,7 @@ FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures"
 
 # Bugs found by the reliability suite that are not fixed yet. Each stays a real test (it runs, and XPASS
 # shows when it is fixed); the reason says what is wrong. Listed in docs/reliability.md, "Known issues".
-KNOWN_ISSUES = {
-    "test_server_survives_an_absurd_content_length":
-        "pygls's reader raises OverflowError on an absurd Content-Length and the read loop ends",
-    "test_server_answers_requests_with_invalid_params":
-        "pygls drops requests whose params fail to structure without sending an error response",
-    "test_server_document_follows_lsp_line_ends_and_clamping":
-        "pygls's text document splits lines on more characters than LSP's \\n, \\r\\n and \\r",
-}
+KNOWN_ISSUES: dict[str, str] = {}
 
 
 def pytest_collection_modifyitems(config, items):

@@ -7,9 +7,10 @@ equal what `analyze_source` finds in the client's copy (positions converted to U
 it returns lies inside the client's text. Documents mix emoji (surrogate pairs in UTF-16), CJK, combining
 characters, ZWJ sequences, tabs and "\\n", "\\r\\n" and "\\r" line endings.
 
-Edits at out-of-range positions are sent too; where the LSP specification leaves the result open the
-client re-sends the full text before comparing (test_regressions.py pins down the cases the spec does
-define). Skipped if `python -m gradsight lsp --help` fails (the server is still being built).
+Edits at out-of-range positions are sent too. Lines past the end and characters past a line's end have a
+meaning (the end of the document, the end of the line) and the server's copy must follow them; where the
+LSP specification leaves the result open (a position inside a surrogate pair) the client re-sends the full
+text before comparing. Skipped if `python -m gradsight lsp --help` fails (the server is still being built).
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ def report(session: gs_lsp.AbuseSession) -> str:
 def test_abuse_pull_diagnostics(tmp_path):
     session = run_session(tmp_path, seed=1122, n_ops=int(2500 * scale()))
     assert not session.failures, report(session)
+    # Malformed traffic and changes to documents that are not open go to the log, never to error pop-ups.
+    assert session.stats["error popups (window/showMessage type 1)"] == 0, session.client.shown_messages()[:5]
+    assert session.client.malformed_responses == []
     assert session.stats["messages sent"] >= 2000 * min(1.0, scale())
     assert session.stats["checkpoint"] >= 3
     for what in ("didChange", "didChange(out of range)", "textDocument/hover", "textDocument/inlayHint",

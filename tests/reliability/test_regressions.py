@@ -260,6 +260,62 @@ def test_server_answers_requests_with_invalid_params(tmp_path, params):
     _run(session())
 
 
+@needs_server
+def test_server_answers_unreadable_messages_with_json_rpc_errors(tmp_path):
+    # pygls logged a body that is not JSON (or JSON that is not a message) with a traceback, showed it as an
+    # "Error in server" pop-up and answered nothing. JSON-RPC says: a parse error (-32700) or an invalid
+    # request (-32600), with id null when the id cannot be read; a notification is never answered.
+    async def session():
+        client = gs_lsp.RawLspClient(stderr_path=str(tmp_path / "stderr.txt"))
+        await client.start()
+        try:
+            await gs_lsp.initialize(client, tmp_path)
+            for body in (b"{not json", b"\xff\xfe", b"[1,2]", b"{}"):
+                client.send_raw(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            client.send_raw(b"Content-Length: -1\r\n\r\nContent-Length: 1e9\r\n\r\n")
+            client.notify("textDocument/didOpen", {"textDocument": {"uri": 5}})  # bad params, a notification
+            answer = await client.request("gradsight/noSuchMethod", None, timeout=20)
+            assert answer["error"]["code"] == -32601
+            assert [r["error"]["code"] for r in client.null_id_responses] == [-32700, -32700, -32600, -32600]
+            assert client.malformed_responses == []
+            assert not [n for n in client.of_method("window/showMessage") if n["params"]["type"] == 1]
+            assert await client.stop() == 0
+        finally:
+            await client.kill()
+
+    _run(session())
+
+
+@needs_server
+def test_server_logs_but_does_not_pop_up_changes_to_documents_that_are_not_open(tmp_path):
+    # A didChange for a document that was never opened raised KeyError in pygls's workspace, which pygls showed
+    # as an error pop-up ("Error in server: KeyError: 'file:///...'"), 84 of them in a 2,500-operation run.
+    async def session():
+        client = gs_lsp.RawLspClient(cmd=[*gs_lsp.SERVER_CMD, "--log-level", "info"],
+                                     stderr_path=str(tmp_path / "stderr.txt"))
+        await client.start()
+        try:
+            await gs_lsp.initialize(client, tmp_path)
+            uri = (tmp_path / "never-opened.py").as_uri()
+            client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 3},
+                                                     "contentChanges": [{"text": "x = 1\n"}]})
+            client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 4}, "contentChanges": [
+                {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": "y"}]})
+            client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+            client.notify("notebookDocument/didChange", {
+                "notebookDocument": {"uri": (tmp_path / "nb.ipynb").as_uri(), "version": 2}, "change": {}})
+            answer = await client.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})
+            assert answer["result"]["items"] == []  # still not open: nothing was made up from the change
+            assert client.of_method("window/showMessage") == []
+            logged = " ".join(n["params"]["message"] for n in client.of_method("window/logMessage"))
+            assert "never-opened.py, which is not open" in logged and "nb.ipynb, which is not open" in logged
+            assert await client.stop() == 0
+        finally:
+            await client.kill()
+
+    _run(session())
+
+
 # Each case: (initial text, position of an empty-range insert, inserted text). The expected document is what
 # the LSP specification says: lines end only at "\n", "\r\n" and "\r"; a character past the end of its line
 # means the end of that line. pygls 2's TextDocument splits lines with str.splitlines() and clamps columns to

@@ -18,11 +18,108 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 from urllib.parse import unquote
 
+import logging
+import re
+
 from lsprotocol import types
 from pygls.uris import to_fs_path
-from pygls.workspace import Workspace
+from pygls.workspace import TextDocument, Workspace
 
 from .notebooks import CellMap, join_cells
+from .positions import code_points_before, normalize_encoding
+
+log = logging.getLogger(__name__)
+
+_LINE_SPLIT = re.compile(r"(\r\n|\r|\n)")
+
+
+# -- the editor's documents -------------------------------------------------------------------------
+
+
+class LspTextDocument(TextDocument):
+    """pygls's TextDocument with the LSP's idea of lines and of out-of-range positions.
+
+    pygls splits lines with `str.splitlines()`, so a form feed, `\v`, `\x1c`-`\x1e`, `\x85`, U+2028 or
+    U+2029 ends a line for it but not for the editor, and every later edit lands on the wrong line. It
+    also clamps a character past a line's end to one before the end on the last line, and to after the
+    line break (between `\r` and `\n` in CRLF files) elsewhere. Here, as the specification says:
+
+    - lines end at `\n`, `\r\n` and `\r` only;
+    - a character past the end of its line means the end of that line (before its line break);
+    - a line past the end of the document means the end of the document;
+    - columns are counted in the negotiated position encoding (UTF-16 by default); a column inside a
+      surrogate pair (or a UTF-8 sequence) means the start of that character, as in `positions.LineIndex`;
+    - a range whose end comes before its start is read as the range between the two positions.
+    """
+
+    def __init__(self, *args, encoding: object = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.encoding = normalize_encoding(encoding)
+
+    @property
+    def lines(self) -> tuple[str, ...]:
+        """The lines with their line breaks; a text ending in a line break has an empty last line."""
+        parts = _LINE_SPLIT.split(self.source)
+        return tuple(parts[i] + (parts[i + 1] if i + 1 < len(parts) else "") for i in range(0, len(parts), 2))
+
+    def offset_of(self, position: types.Position, parts: list[str] | None = None) -> int:
+        """Code-point offset into `source` of an LSP position, clamped the way the specification says."""
+        text = self.source
+        if parts is None:
+            parts = _LINE_SPLIT.split(text)
+        line = max(position.line, 0)
+        if 2 * line >= len(parts):
+            return len(text)
+        start = sum(map(len, parts[: 2 * line]))
+        return start + code_points_before(parts[2 * line], position.character, self.encoding)
+
+    def offset_at_position(self, client_position: types.Position) -> int:
+        return self.offset_of(client_position)
+
+    def _apply_incremental_change(self, change: types.TextDocumentContentChangePartial) -> None:
+        text = self.source
+        parts = _LINE_SPLIT.split(text)
+        a = self.offset_of(change.range.start, parts)
+        b = self.offset_of(change.range.end, parts)
+        if b < a:
+            a, b = b, a
+        self._source = text[:a] + change.text + text[b:]
+
+
+class LspWorkspace(Workspace):
+    """pygls's Workspace holding `LspTextDocument`s, and forgiving about documents that are not open.
+
+    pygls raises KeyError for a `didChange` of a document (or a notebook) that was never opened, which it
+    then shows the user as an error pop-up; here it is a line in the log, and the change is ignored.
+    """
+
+    @classmethod
+    def replacing(cls, other: Workspace, sync_kind: types.TextDocumentSyncKind) -> "LspWorkspace":
+        return cls(other.root_uri, sync_kind, list(other.folders.values()), other.position_encoding)
+
+    def _create_text_document(self, doc_uri: str, source: str | None = None, version: int | None = None,
+                              language_id: str | None = None) -> TextDocument:
+        return LspTextDocument(doc_uri, source=source, version=version, language_id=language_id,
+                               sync_kind=self._sync_kind, position_codec=self.position_codec,
+                               encoding=self.position_encoding)
+
+    def update_text_document(self, text_doc: types.VersionedTextDocumentIdentifier,
+                             change: types.TextDocumentContentChangeEvent) -> None:
+        if unquote(text_doc.uri) not in self.text_documents:
+            log.warning("ignored a change to %s, which is not open", text_doc.uri)
+            return
+        super().update_text_document(text_doc, change)
+
+    def remove_text_document(self, doc_uri: str) -> None:
+        if unquote(doc_uri) not in self.text_documents:
+            log.info("ignored closing %s, which is not open", doc_uri)
+        super().remove_text_document(doc_uri)
+
+    def update_notebook_document(self, params: types.DidChangeNotebookDocumentParams) -> None:
+        if self.get_notebook_document(notebook_uri=params.notebook_document.uri) is None:
+            log.warning("ignored a change to notebook %s, which is not open", params.notebook_document.uri)
+            return
+        super().update_notebook_document(params)
 
 
 @dataclass(frozen=True)

@@ -10,13 +10,17 @@ import asyncio
 import functools
 import inspect
 import logging
-from typing import Any, Callable
+import sys
+import threading
+from typing import Any, BinaryIO, Callable
 
 from lsprotocol import types
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
 from . import actions
+from .protocol import GradsightProtocol, StdinReader, serve
 from .session import Session
 from .tracing import run_trace_command
 
@@ -35,8 +39,28 @@ NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
 class GradsightServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("gradsight", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
-                         notebook_document_sync=NOTEBOOK_SYNC)
+                         notebook_document_sync=NOTEBOOK_SYNC, protocol_cls=GradsightProtocol)
         self.session = Session(self)
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve on stdio with gradsight's reader (`protocol.serve`) instead of pygls's."""
+        self._stop_event = threading.Event()
+        reader = StdinReader(stdin or sys.stdin.buffer, self.thread_pool)
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(serve(self._stop_event, reader, self.protocol))
+        except BrokenPipeError:
+            log.warning("the connection to the client is lost; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """pygls shows every error outside a request as an error pop-up (`window/showMessage`): a change to a
+        document that is not open, a notification it could not read. Those are the client's mistakes, and
+        our own handlers log their errors themselves (`guarded`); the log is the place for them."""
+        log.warning("%s: %s", getattr(source, "__name__", source), error)
 
 
 def guarded(default: Any = None) -> Callable:
