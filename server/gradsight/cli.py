@@ -31,7 +31,7 @@ def _codes(value: str) -> list[str]:
     return [v.strip().upper() for v in value.split(",") if v.strip()]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(with_trace: bool = True) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gradsight", description="Autograd hints for PyTorch.")
     parser.add_argument("--version", action="version", version=f"gradsight {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -61,6 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     trace = sub.add_parser("trace", help="run a script under autograd instrumentation")
     try:
+        if not with_trace:  # `gradsight lsp` starts faster without importing the tracer's front end
+            raise ImportError
         from .trace import cli as trace_cli
 
         trace_cli.add_arguments(trace)
@@ -76,7 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(errors="backslashreplace")
         except (AttributeError, ValueError):
             pass
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(with_trace=argv[:1] != ["lsp"])
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
