@@ -48,6 +48,7 @@ def test_warm_equals_cold(path):
     for edited in edits(text, rng):
         warm = snapshot(analyze_source(edited, str(path)))
         driver._DEF_CACHE.clear()
+        driver._FILE_CACHE.clear()
         cold = snapshot(analyze_source(edited, str(path)))
         assert warm == cold
         analyze_source(text, str(path))
@@ -77,3 +78,97 @@ def test_methods_of_one_class_are_analysed_separately():
     driver._DEF_CACHE.clear()
     lines = sorted(f.line for f in analyze_source(src, "m.py").findings if f.code == "GS301")
     assert lines == [12, 17]
+
+
+def warm_and_cold(before: str, after: str, path: str, workspace=None):
+    """`after` analysed right after `before` (warm caches) and alone (every in-process cache emptied)."""
+    full = lambda a: (snapshot(a), a.problems, sorted(a.dependencies))  # noqa: E731
+    analyze_source(before, path, workspace=workspace)
+    warm = full(analyze_source(after, path, workspace=workspace))
+    driver._DEF_CACHE.clear()
+    driver._FILE_CACHE.clear()
+    cold = full(analyze_source(after, path, workspace=workspace))
+    return warm, cold
+
+
+NET = ("import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+       "        super().__init__()\n        self.fc = nn.Linear(2, 2)\n\n    def forward(self, x):\n"
+       "        return self.fc(x)\n\n\n")
+
+
+def test_edit_in_forward_reaches_callers_of_the_module():
+    """Regression: `net(x)` runs `Net.forward` without naming it; a name-based key missed the edit."""
+    before = NET + ("def train():\n    net = Net()\n    x = torch.randn(3, 2)\n    loss = net(x).sum()\n"
+                    "    loss.backward()\n")
+    after = before.replace("return self.fc(x)", "return self.fc(x).detach()")
+    warm, cold = warm_and_cold(before, after, "fwd.py")
+    assert warm == cold
+    assert [f["code"] for f in warm[0][0]] == ["GS401"]
+
+
+def test_edit_reaching_module_level_values():
+    """A module-level `model = Net()` is used by a function: editing Net changes what the function sees."""
+    before = NET + ("model = Net()\n\n\ndef train():\n    x = torch.randn(3, 2)\n    loss = model(x).sum()\n"
+                    "    loss.backward()\n")
+    for after in (before.replace("return self.fc(x)", "return self.fc(x).detach()"),
+                  before.replace("class Net(nn.Module):", "class Net:")):
+        warm, cold = warm_and_cold(before, after, "modlevel.py")
+        assert warm == cold
+
+
+def test_rule_reading_the_whole_file_is_not_cached_across_edits():
+    """GS103 asks whether the *file* calls backward anywhere: an edit in another function changes its answer."""
+    before = ("import torch\nimport torch.nn as nn\n\n\ndef evaluate():\n    model = nn.Linear(2, 2)\n"
+              "    model.eval()\n    out = model(torch.randn(1, 2))\n    return out\n\n\n"
+              "def other(loss):\n    return loss\n")
+    after = before.replace("    return loss\n", "    loss.backward()\n")
+    warm, cold = warm_and_cold(before, after, "evalonly.py")
+    assert warm == cold
+    assert "GS103" not in [f["code"] for f in warm[0][0]]
+    warm, cold = warm_and_cold(after, before, "evalonly.py")
+    assert warm == cold
+
+
+def test_results_do_not_depend_on_analysis_order():
+    """Each definition is analysed in isolation: state one function leaves (instances, optimizers) must not
+    change another's results, or cached and fresh results would differ."""
+    src = ("import torch\nimport torch.nn as nn\n\n\ndef a():\n    model = nn.Linear(2, 2)\n"
+           "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    return opt\n\n\n"
+           "def b():\n    model = nn.Linear(2, 2)\n    model.weight = nn.Parameter(torch.zeros(2, 2))\n"
+           "    return model\n")
+    for after in (src.replace("lr=0.1", "lr=0.2"), src.replace("zeros(2, 2)", "ones(2, 2)")):
+        warm, cold = warm_and_cold(src, after, "order.py")
+        assert warm == cold
+
+
+def test_workspace_dependencies_survive_cached_definitions(tmp_path):
+    from gradsight.engine.workspace import Workspace
+
+    (tmp_path / "helpers.py").write_text("def double(t):\n    return t * 2\n")
+    main = ("import torch\nfrom helpers import double\n\n\ndef train():\n    x = torch.randn(3, requires_grad=True)\n"
+            "    loss = double(x).sum()\n    loss.backward()\n\n\ndef other():\n    return 1\n")
+    path = str(tmp_path / "train.py")
+    ws = Workspace(tmp_path)
+    warm, cold = warm_and_cold(main, main.replace("return 1", "return 2"), path, workspace=ws)
+    assert warm == cold
+    assert any(p.endswith("helpers.py") for p in warm[2])
+
+
+@pytest.mark.parametrize("path", EXAMPLES + SEEDS, ids=lambda p: p.name)
+def test_same_line_count_edits_warm_equals_cold(path):
+    """Edits that keep the number of lines take the incremental parse; results must still equal cold ones."""
+    text = path.read_text()
+    rng = random.Random("same-lines" + path.name)
+    lines = text.split("\n")
+    analyze_source(text, str(path))
+    for _ in range(6):
+        i = rng.randrange(len(lines))
+        edited = list(lines)
+        edited[i] = rng.choice([edited[i] + " ", edited[i].replace("(", "( ", 1), edited[i].replace(".detach()", ""),
+                                edited[i].replace("no_grad", "enable_grad"), "# " + edited[i]])
+        new = "\n".join(edited)
+        warm = snapshot(analyze_source(new, str(path)))
+        driver._DEF_CACHE.clear()
+        driver._FILE_CACHE.clear()
+        assert warm == snapshot(analyze_source(new, str(path)))
+        analyze_source(text, str(path))

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ast
+import bisect
 import hashlib
-import re
+import pathlib
 import sys
+import threading
 from collections import OrderedDict
 from typing import Iterator, Optional
 
@@ -14,9 +16,10 @@ from ..findings import sort_key
 from .api import Analysis
 from .events import DeadGradEvent, Event
 from .interp import Interpreter, ModuleScope
-from .report import Reporter, Source
+from .report import Reporter, Source, split_lines
 from .state import State
-from .values import UNKNOWN, ClassInfo, FuncVal
+from .values import (UNKNOWN, ClassInfo, ClassVal, FuncVal, GradModeCtx, ModuleRef, OptimizerVal, ParamsVal,
+                     PyVal, SeqVal, TensorVal, UnknownVal)
 
 MAX_BYTES = 5_000_000  # beyond this a file is not analysed (a clear message says so)
 MAX_NESTING = 200
@@ -126,14 +129,17 @@ def _nesting_depth(text: str) -> int:
 
 
 def analyze_source(text: str, path: str = "<stdin>", config: Config | None = None, workspace=None) -> Analysis:
-    """Analyse one file's text. Pure apart from `workspace` reads; returns findings, facts and problems."""
+    """Analyse one file's text. Pure apart from `workspace` reads; returns findings, facts and problems.
+
+    Re-analysing a new version of a file analysed recently is incremental but exact: the result is what
+    analysing the text from scratch gives (`tests/test_incremental.py`, `tests/test_speed_incremental_parse.py`).
+    An edit inside one top-level statement re-parses only that statement (`_reparse`), and every definition
+    whose analysis did not run edited code keeps its cached results (`_analyse_definitions`)."""
     from ..rules import all_rules
     from ..rules.gs001_syntax_error import SyntaxErrorRule
 
     config = config or Config()
     result = Analysis(path=path)
-    source = Source(text)
-    reporter = Reporter(path, source, config)
     if len(text) > MAX_BYTES:
         result.problems.append(f"{path}: {len(text):,} characters is over gradsight's limit of {MAX_BYTES:,}; "
                                "the file was not analysed")
@@ -144,17 +150,28 @@ def analyze_source(text: str, path: str = "<stdin>", config: Config | None = Non
     if _nesting_depth(text) > MAX_NESTING:
         result.problems.append(f"{path}: brackets nest more than {MAX_NESTING} deep; not analysed")
         return result
-    try:
-        tree = ast.parse(text, filename=path)
-    except SyntaxError as exc:
-        SyntaxErrorRule.report(exc, reporter)
-        tree = _parse_prefix(text, exc)
-        if tree is None:
-            result.findings = sorted(reporter.findings.values(), key=sort_key)
+    lines = split_lines(text)
+    source = Source(text, lines)
+    reporter = Reporter(path, source, config)
+    previous = _file_state(path)
+    tree = _reparse(previous, text, lines) if previous is not None else None
+    if tree is None:
+        try:
+            tree = ast.parse(text, filename=path)
+        except SyntaxError as exc:
+            SyntaxErrorRule.report(exc, reporter)
+            tree = _parse_prefix(text, exc)
+            if tree is None:
+                result.findings = sorted(reporter.findings.values(), key=sort_key)
+                return result
+            memo: dict = {}  # a prefix's tree is not remembered as this text's tree
+        except (RecursionError, MemoryError, ValueError) as exc:
+            result.problems.append(f"{path}: cannot parse ({type(exc).__name__}); not analysed")
             return result
-    except (RecursionError, MemoryError, ValueError) as exc:
-        result.problems.append(f"{path}: cannot parse ({type(exc).__name__}); not analysed")
-        return result
+        else:
+            memo = _remember(path, text, lines, tree, previous)
+    else:
+        memo = _remember(path, text, lines, tree, previous)
 
     rules = [r() for r in all_rules() if config.is_enabled(r.code) and r.events]
 
@@ -170,18 +187,22 @@ def analyze_source(text: str, path: str = "<stdin>", config: Config | None = Non
     scope = build_scope(tree, path, source)
     result.imports = scope.import_records
     reporter.tree = tree
-    resolver = workspace.resolver(path, result.dependencies) if workspace is not None else None
-    interp = Interpreter(scope, emit, resolver)
+    used = _RecordingDict()
+    resolver = workspace.resolver(path, used) if workspace is not None else None
+    interp = _TrackingInterpreter(scope, emit, resolver)
     interp.root_path = path
+    interp.home = scope
     old_limit = sys.getrecursionlimit()
     try:
         sys.setrecursionlimit(max(old_limit, 10000))
-        state = interp.exec_block(tree.body, State())
-        scope.env = dict(state.env)
         salt = f"{path}\0{config!r}"
         if workspace is not None:
             salt += "\0" + _import_digests(workspace, scope, path)
-        _analyse_definitions(interp, scope, reporter, salt)
+        digests = _Digests(scope, lines, text, memo)
+        shape_key = hashlib.sha1(f"{salt}\0{digests.shape()}".encode("utf-8", "surrogatepass")).hexdigest()
+        module_deps = _run_module(interp, scope, reporter, digests, shape_key, used)
+        module_key = hashlib.sha1(f"{shape_key}\0{module_deps!r}".encode("utf-8", "surrogatepass")).hexdigest()
+        _analyse_definitions(interp, scope, reporter, module_key, digests, used)
         if interp.backward_seen:
             for site, (label, created) in interp.grad_leaves.items():
                 if site in interp.reached_sources or site not in interp.cut_sources:
@@ -193,9 +214,131 @@ def analyze_source(text: str, path: str = "<stdin>", config: Config | None = Non
         result.problems.append(f"{path}: internal error ({type(exc).__name__}: {exc}); some findings may be missing")
     finally:
         sys.setrecursionlimit(old_limit)
+    result.dependencies = dict(used)
     result.findings = sorted(reporter.findings.values(), key=sort_key)
     result.facts = sorted(interp.facts.values(), key=lambda f: (f.line, f.column))
     return result
+
+
+class _TrackingInterpreter(Interpreter):
+    """The interpreter, recording which of this file's functions an analysis ran (`track`): a cached result
+    stays valid while the text of every function it ran is unchanged (see `_analyse_definitions`)."""
+
+    track: Optional[set] = None
+    home: Optional[ModuleScope] = None  # the analysed file's scope (functions of imported files are not tracked)
+
+    def run_function(self, func, *args, **kwargs):
+        if self.track is not None and func.module is self.home:
+            self.track.add(func.node)
+        return super().run_function(func, *args, **kwargs)
+
+
+# ---------------------------------------------------------------- incremental parsing
+
+# The last analysed version of recently analysed files: path -> _FileState. Bounded by entries and by text size
+# (a parsed 5,000-line file holds ~8 MiB of syntax tree).
+_FILE_CACHE: "OrderedDict[str, _FileState]" = OrderedDict()
+_FILE_CACHE_MAX = 3
+_FILE_CACHE_MAX_CHARS = 800_000
+_FILE_LOCK = threading.Lock()
+
+
+class _FileState:
+    __slots__ = ("text", "lines", "tree", "starts", "digests")
+
+    def __init__(self, text: str, lines: list, tree: ast.Module, digests: dict):
+        self.text, self.lines, self.tree = text, lines, tree
+        self.starts = [_first_line(st) for st in tree.body]  # each top-level statement's first line
+        self.digests = digests  # node -> digest of its text and position (see `_Digests`)
+
+
+def _first_line(node: ast.AST) -> int:
+    decorators = getattr(node, "decorator_list", None)
+    return min([node.lineno] + [d.lineno for d in decorators]) if decorators else node.lineno
+
+
+def _file_state(path: str) -> Optional[_FileState]:
+    with _FILE_LOCK:
+        state = _FILE_CACHE.get(path)
+        if state is not None:
+            _FILE_CACHE.move_to_end(path)
+        return state
+
+
+def _remember(path: str, text: str, lines: list, tree: ast.Module, previous: Optional[_FileState]) -> dict:
+    """Keep this version as the file's latest; returns the digest memo to use (shared with the previous version:
+    nodes the incremental parse reused keep their digests)."""
+    digests = previous.digests if previous is not None else {}
+    if path.startswith("<"):
+        return digests  # "<stdin>" and friends: no identity across calls
+    with _FILE_LOCK:
+        _FILE_CACHE[path] = _FileState(text, lines, tree, digests)
+        _FILE_CACHE.move_to_end(path)
+        total = sum(len(s.text) for s in _FILE_CACHE.values())
+        while len(_FILE_CACHE) > 1 and (len(_FILE_CACHE) > _FILE_CACHE_MAX or total > _FILE_CACHE_MAX_CHARS):
+            _, dropped = _FILE_CACHE.popitem(last=False)
+            total -= len(dropped.text)
+    return digests
+
+
+def _boundary_ok(body: list, starts: list, lines: list, k: int) -> bool:
+    """Does top-level statement `k` start a fresh logical line at column 0 (so the text before it parses on its
+    own and the text from it on does too)? Not after a backslash continuation, not sharing a line (`a; b`)."""
+    if k == 0:
+        return True
+    if k >= len(body):
+        return True
+    start = starts[k]
+    if body[k - 1].end_lineno >= start or start < 2:
+        return False
+    first = lines[start - 1]
+    stmt = body[k]
+    if getattr(stmt, "decorator_list", None):
+        if not first.startswith("@"):
+            return False
+    elif stmt.col_offset != 0 or not first[:1] or first[:1].isspace():
+        return False
+    return not lines[start - 2].endswith("\\")
+
+
+def _reparse(previous: _FileState, text: str, lines: list) -> Optional[ast.Module]:
+    """The syntax tree of `text`, re-parsing only the top-level statements an edit touched and reusing the
+    previous version's other statements (shared, never mutated); None where that is not certain to equal
+    `ast.parse(text)`: a different number of lines, an edit across an unusual statement boundary, or a
+    changed region that does not parse on its own."""
+    old = previous.lines
+    n = len(lines)
+    if len(old) != n or "barry_as_FLUFL" in text:
+        return None
+    body, starts = previous.tree.body, previous.starts
+    if previous.text == text:
+        return previous.tree
+    a = 0
+    while a < n and old[a] == lines[a]:
+        a += 1
+    if a == n:
+        return previous.tree  # only line endings differ: same tree
+    b = n - 1
+    while b > a and old[b] == lines[b]:
+        b -= 1
+    if not body:
+        return None
+    # Changed lines are a+1 .. b+1 (1-based). The chunk runs from the start of the first statement touched
+    # (line 1 for the first) to the line before the next untouched statement (the end of the file for the last).
+    i = max(0, bisect.bisect_right(starts, a + 1) - 1)
+    j = max(0, bisect.bisect_right(starts, b + 1) - 1)
+    if not (_boundary_ok(body, starts, old, i) and _boundary_ok(body, starts, old, j + 1)):
+        return None
+    first = starts[i] if i > 0 else 1
+    last = starts[j + 1] - 1 if j + 1 < len(body) else n
+    if j + 1 < len(body) and lines[last - 1].endswith("\\"):
+        return None
+    chunk = "\n" * (first - 1) + "\n".join(lines[first - 1:last]) + ("\n" if last < n else "")
+    try:
+        part = ast.parse(chunk)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return ast.Module(body=body[:i] + part.body + body[j + 1:], type_ignores=[])
 
 
 def _located(site: tuple, source: Source) -> ast.AST:
@@ -208,140 +351,172 @@ def _located(site: tuple, source: Source) -> ast.AST:
     return node
 
 
-# Results of analysing one function on its own, reused across analyses of the same file while the user
-# types: key -> (findings, facts, grad leaves, cuts, reached sources, saw backward). See `_definition_key`.
+# Results of analysing one function on its own, reused across analyses while the user types:
+# key -> (dependencies, whole-text digest or None, delta). See `_analyse_definitions`.
 _DEF_CACHE: "OrderedDict[str, tuple]" = OrderedDict()
-_DEF_CACHE_MAX = 1500  # bounded: each entry holds a function's findings and hover facts
+_DEF_CACHE_MAX = 4000  # bounded: each entry holds a function's findings and hover facts
 
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+def _cache_put(key: str, entry: tuple) -> None:
+    """Store in `_DEF_CACHE` and evict the oldest entries. Analyses run in several threads (the language
+    server's workers): each step is atomic, and a key another thread evicted meanwhile is not an error."""
+    _DEF_CACHE[key] = entry
+    _cache_touch(key)
+    while len(_DEF_CACHE) > _DEF_CACHE_MAX:
+        try:
+            _DEF_CACHE.popitem(last=False)
+        except KeyError:
+            break
 
 
-def _definition_keys(scope: ModuleScope, source: Source, salt: str) -> dict[int, str]:
-    """A cache key per function and method: its own source, the source of every definition it can reach by
-    name (functions, classes, methods called as attributes; transitively), its class's source, the
-    module-level code outside definitions, the file's path and the settings (`salt`). An edit inside one
-    function therefore changes the keys of that function and of what can reach it, and nothing else.
-    Names are read from the source text (comments and strings included): more invalidation, never less."""
-    lines = source.lines
+def _cache_touch(key: str) -> None:
+    try:
+        _DEF_CACHE.move_to_end(key)
+    except KeyError:
+        pass
 
-    def text(node: ast.AST) -> str:
-        start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])  # decorators matter
-        return "\n".join(lines[start - 1:node.end_lineno])
 
-    # Positions are part of the key: cached findings and facts carry absolute lines.
-    top_level = "\n".join(f"{st.lineno}:{text(st)}" for st in scope.tree.body
-                          if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
-    module_hash = hashlib.sha1((salt + "\0" + top_level).encode("utf-8", "surrogatepass")).hexdigest()
-    nodes: dict[int, tuple[str, set]] = {}  # id -> (hash of its text, identifiers it mentions)
-    by_name: dict[str, list[int]] = {}
+class _Digests:
+    """Digests of the definitions of one analysed text, memoised per syntax-tree node (nodes that an
+    incremental parse reuses keep their digests), and the dependency keys of the functions an analysis ran."""
 
-    def add(name: str, node: ast.AST) -> None:
-        body = text(node)
-        digest = hashlib.sha1(f"{node.lineno}:{body}".encode("utf-8", "surrogatepass")).hexdigest()
-        nodes[id(node)] = (digest, set(_IDENT.findall(body)))
-        by_name.setdefault(name, []).append(id(node))
+    def __init__(self, scope: ModuleScope, lines: list, text: str, memo: dict):
+        self.scope, self.lines, self.text, self.memo = scope, lines, text, memo
+        self._whole: Optional[str] = None
+        self._owners: Optional[dict] = None
+        self._starts: Optional[list] = None
 
-    for name, func in scope.functions.items():
-        add(name, func.node)
-    for name, info in scope.classes.items():
-        # A class stands for its header, its class-level statements and `__init__` (which makes `self`'s
-        # attributes); its other methods are separate definitions, reached by name. So an edit in one
-        # method does not invalidate every other method of the class.
-        skeleton = [text(st) for st in info.node.body
-                    if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)) or st.name == "__init__"]
-        header = lines[info.node.lineno - 1] if 0 < info.node.lineno <= len(lines) else ""
-        body = f"{info.node.lineno}:{header}\n" + "\n".join(skeleton)
-        digest = hashlib.sha1(body.encode("utf-8", "surrogatepass")).hexdigest()
-        nodes[id(info.node)] = (digest, set(_IDENT.findall(body)))
-        by_name.setdefault(name, []).append(id(info.node))
-        for mname, meth in info.methods.items():
-            add(mname, meth.node)
+    def node(self, node: ast.AST) -> str:
+        """A digest of a statement's text (decorators included) and position: cached results carry lines."""
+        digest = self.memo.get(node)
+        if digest is None:
+            start = _first_line(node)
+            body = "\n".join(self.lines[start - 1:node.end_lineno])
+            digest = self.memo[node] = hashlib.sha1(f"{start}:{body}".encode("utf-8", "surrogatepass")).hexdigest()
+        return digest
 
-    edges = {nid: {t for name in idents if name in by_name for t in by_name[name]}
-             for nid, (_, idents) in nodes.items()}
-    reach = _reachability_hashes(nodes, edges)
+    def whole(self) -> str:
+        if self._whole is None:
+            self._whole = hashlib.sha1(self.text.encode("utf-8", "surrogatepass")).hexdigest()
+        return self._whole
 
-    def closure_hash(start: int, owner: Optional[int]) -> str:
-        # The definition itself comes first: methods of one class can reach the same definitions.
-        parts = [nodes[start][0], reach[start]] + ([reach[owner]] if owner is not None else []) + [module_hash]
+    def shape(self) -> str:
+        """Everything but the bodies of functions and methods: module-level code, class headers and class-level
+        statements (with positions), and the names and positions of all definitions. Name resolution and
+        module-level values depend on no more than this and the bodies of the functions module-level code ran."""
+        parts = []
+        for st in self.scope.tree.body:
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                parts.append(f"{type(st).__name__} {st.name} {_first_line(st)}")
+            elif isinstance(st, ast.ClassDef):
+                parts.append(self._skeleton(st))
+            else:
+                parts.append(self.node(st))
         return hashlib.sha1("|".join(parts).encode()).hexdigest()
 
-    keys: dict[int, str] = {}
-    for func in scope.functions.values():
-        keys[id(func.node)] = closure_hash(id(func.node), None)
-    for info in scope.classes.values():
-        for meth in info.methods.values():
-            keys[id(meth.node)] = closure_hash(id(meth.node), id(info.node))
-    return keys
+    def _skeleton(self, cls: ast.ClassDef) -> str:
+        key = (cls, "skeleton")
+        digest = self.memo.get(key)
+        if digest is None:
+            start = _first_line(cls)
+            stop = max(cls.lineno, cls.body[0].lineno - 1) if cls.body else cls.end_lineno
+            parts = [f"{start}:" + "\n".join(self.lines[start - 1:stop])]
+            for sub in cls.body:
+                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    parts.append(f"{type(sub).__name__} {sub.name} {_first_line(sub)}")
+                else:
+                    parts.append(self.node(sub))
+            digest = self.memo[key] = hashlib.sha1("|".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+        return digest
+
+    def registered(self, key: tuple) -> Optional[ast.AST]:
+        if key[0] == "f":
+            func = self.scope.functions.get(key[1])
+            return func.node if func is not None else None
+        if key[0] == "m":
+            info = self.scope.classes.get(key[1])
+            meth = info.methods.get(key[2]) if info is not None else None
+            return meth.node if meth is not None else None
+        return None
+
+    def current(self, key: tuple) -> Optional[str]:
+        if key[0] == "whole":
+            return self.whole()
+        node = self.registered(key)
+        return self.node(node) if node is not None else None
+
+    def key_of(self, node: ast.AST) -> tuple:
+        """The definition a function node belongs to: itself if it is a top-level function or a method, else the
+        one that encloses it (a nested function); ("whole",) (the whole text) where there is none."""
+        if self._owners is None:
+            owners = {}
+            for name, func in self.scope.functions.items():
+                owners[func.node] = ("f", name)
+            for cname, info in self.scope.classes.items():
+                for mname, meth in info.methods.items():
+                    owners[meth.node] = ("m", cname, mname)
+            self._owners = owners
+            self._starts = [_first_line(st) for st in self.scope.tree.body]
+        key = self._owners.get(node)
+        if key is not None:
+            return key
+        line = getattr(node, "lineno", 0)
+        k = bisect.bisect_right(self._starts, line) - 1
+        if k < 0:
+            return ("whole",)
+        top = self.scope.tree.body[k]
+        if top.end_lineno < line:
+            return ("whole",)
+        key = self._owners.get(top)
+        if key is not None:
+            return key
+        if isinstance(top, ast.ClassDef):
+            for sub in top.body:
+                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.lineno <= line <= sub.end_lineno:
+                    return self._owners.get(sub, ("whole",))
+        return ("whole",)
+
+    def deps(self, touched: set) -> tuple:
+        keys = {self.key_of(n) for n in touched}
+        return tuple(sorted((k, self.current(k)) for k in keys))
+
+    def valid(self, deps: tuple) -> bool:
+        return all(self.current(k) == d for k, d in deps)
+
+    def prune(self) -> None:
+        """Forget digests of nodes no longer in the tree (the memo lives as long as the file's cache entry)."""
+        if len(self.memo) < 4 * (len(self._owners or ()) + len(self.scope.tree.body)) + 256:
+            return
+        keep = set(self._owners or ()) | set(self.scope.tree.body)
+        for info in self.scope.classes.values():
+            keep.add(info.node)
+            keep.update(info.node.body)
+        for k in list(self.memo):  # a snapshot: another analysis of the same file may add digests meanwhile
+            if (k[0] if isinstance(k, tuple) else k) not in keep:
+                self.memo.pop(k, None)
 
 
-def _reachability_hashes(nodes: dict[int, tuple[str, set]], edges: dict[int, set]) -> dict[int, str]:
-    """For every definition, a hash of the texts of everything it can reach (itself included).
+class _RecordingDict(dict):
+    """`Analysis.dependencies`: the workspace files read; also logs them per cached unit (`log`)."""
 
-    Computed once per strongly connected component of the reference graph (Tarjan's algorithm, iterative),
-    combining a component's own texts with its successors' hashes, so the cost is linear in the graph.
-    Walking the closure from every definition instead is cubic on files where every `forward` mentions
-    `forward` (1,000 small modules took minutes)."""
-    index: dict[int, int] = {}
-    low: dict[int, int] = {}
-    on_stack: set[int] = set()
-    stack: list[int] = []
-    comp_of: dict[int, int] = {}
-    comps: list[list[int]] = []
-    counter = 0
-    for root in nodes:
-        if root in index:
-            continue
-        work = [(root, iter(edges[root]))]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, it = work[-1]
-            advanced = False
-            for nxt in it:
-                if nxt not in index:
-                    index[nxt] = low[nxt] = counter
-                    counter += 1
-                    stack.append(nxt)
-                    on_stack.add(nxt)
-                    work.append((nxt, iter(edges[nxt])))
-                    advanced = True
-                    break
-                if nxt in on_stack:
-                    low[node] = min(low[node], index[nxt])
-            if advanced:
-                continue
-            work.pop()
-            if work:
-                parent = work[-1][0]
-                low[parent] = min(low[parent], low[node])
-            if low[node] == index[node]:
-                comp = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    comp_of[member] = len(comps)
-                    comp.append(member)
-                    if member == node:
-                        break
-                comps.append(comp)
-    # Tarjan emits components in reverse topological order: successors come first.
-    comp_hash: list[str] = []
-    for ci, comp in enumerate(comps):
-        own = sorted(nodes[m][0] for m in comp)
-        succ = sorted({comp_hash[comp_of[t]] for m in comp for t in edges[m] if comp_of[t] != ci})
-        comp_hash.append(hashlib.sha1(("".join(own) + "|" + "".join(succ)).encode()).hexdigest())
-    return {nid: comp_hash[comp_of[nid]] for nid in nodes}
+    log: Optional[dict] = None
+
+    def __setitem__(self, key, value) -> None:
+        super().__setitem__(key, value)
+        if self.log is not None:
+            self.log[key] = value
 
 
 def _import_digests(workspace, scope: ModuleScope, path: str, depth: int = 2) -> str:
     """Digests of the workspace files this file imports (and what those import, `depth` levels): part of the
     definition-cache key, so a change to an imported helper is seen."""
     out: list[str] = []
-    seen: set[str] = set()
+    # Not the file itself (a module it imports may import it back): its own text is in every cache key already,
+    # and its digest here would change with every keystroke and invalidate every cached definition.
+    try:
+        seen: set[str] = {str(pathlib.Path(path).resolve())}
+    except (OSError, ValueError, RuntimeError):
+        seen = set()
     frontier = [(scope, path)]
     for _ in range(depth):
         nxt = []
@@ -362,67 +537,202 @@ def _import_digests(workspace, scope: ModuleScope, path: str, depth: int = 2) ->
     return "|".join(sorted(out))
 
 
-def _analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Reporter, salt: str) -> None:
+def _merge(interp: Interpreter, reporter: Reporter, used: "_RecordingDict", delta: tuple) -> None:
+    """Add one unit's results (see `_isolated`) to the file's, as if it had just run."""
+    findings, facts, leaves, cuts, reached, saw, files = delta
+    for k, f in findings:
+        prev = reporter.findings.get(k)
+        if prev is None or prev.severity.rank < f.severity.rank:
+            reporter.findings[k] = f
+    for k, f in facts:
+        old = interp.facts.get(k)
+        if old is None or ("maybe" in old.label and "maybe" not in f.label):
+            interp.facts[k] = f
+    for k, v in leaves:
+        interp.grad_leaves.setdefault(k, v)
+    for k, v in cuts:
+        interp.cut_sources.setdefault(k, v)
+    interp.reached_sources |= reached
+    interp.backward_seen = interp.backward_seen or saw
+    for k, v in files:
+        dict.__setitem__(used, k, v)
+
+
+def _isolated(interp: Interpreter, reporter: Reporter, used: "_RecordingDict", optimized: dict, body):
+    """Run `body()` with empty per-unit state (result containers, call memo, instance cache; the optimizer
+    bookkeeping `optimized`), so what it produces does not depend on what ran before it. Returns (its value,
+    its results as a delta for `_merge`, the functions it ran, whether a rule read the whole tree)."""
+    saved = (reporter.findings, interp.facts, interp.grad_leaves, interp.cut_sources, interp.reached_sources,
+             interp.backward_seen, interp.memo, interp.init_cache, interp.optimized_modules, interp.track, used.log)
+    reporter.findings, interp.facts, interp.grad_leaves, interp.cut_sources = {}, {}, {}, {}
+    interp.reached_sources, interp.backward_seen, interp.memo, interp.init_cache = set(), False, {}, {}
+    interp.optimized_modules = dict(optimized)
+    touched: set = set()
+    files: dict = {}
+    interp.track, used.log = touched, files
+    reads = reporter.tree_reads
+    try:
+        value = body()
+        delta = (tuple(reporter.findings.items()), tuple(interp.facts.items()),
+                 tuple(interp.grad_leaves.items()), tuple(interp.cut_sources.items()),
+                 frozenset(interp.reached_sources), interp.backward_seen, tuple(files.items()))
+    finally:
+        (reporter.findings, interp.facts, interp.grad_leaves, interp.cut_sources, interp.reached_sources,
+         interp.backward_seen, interp.memo, interp.init_cache, interp.optimized_modules, interp.track,
+         used.log) = saved
+    return value, delta, touched, reporter.tree_reads != reads
+
+
+_PLAIN = (UnknownVal, PyVal, ModuleRef, TensorVal, GradModeCtx, ParamsVal, OptimizerVal)
+
+
+def _env_spec(env: dict, scope: ModuleScope) -> Optional[tuple]:
+    """Module-level values in a form that can be re-bound to a later version's scope, or None where a value
+    holds something of this version's scope other than a top-level function or class (then module-level code
+    is simply run again)."""
+    def plain(v) -> bool:
+        if type(v) in _PLAIN:
+            return True
+        return type(v) is SeqVal and all(plain(x) for x in v.items)
+
+    out = []
+    for name, v in env.items():
+        if type(v) is FuncVal:
+            reg = scope.functions.get(v.key)
+            if v.owner is not None or v.module is not scope or reg is None or reg.node is not v.node:
+                return None
+            out.append((name, "f", v.key, v.node.lineno, v.node.col_offset))
+        elif type(v) is ClassVal:
+            info = scope.classes.get(getattr(v.info, "name", None))
+            if info is None or info is not v.info:
+                return None
+            out.append((name, "c", info.name, info.node.lineno, info.node.col_offset))
+        elif plain(v):
+            out.append((name, "v", v))
+        else:
+            return None
+    return tuple(out)
+
+
+def _rebind(spec: tuple, scope: ModuleScope) -> Optional[dict]:
+    env = {}
+    for item in spec:
+        name, kind = item[0], item[1]
+        if kind == "v":
+            env[name] = item[2]
+            continue
+        found = (scope.functions if kind == "f" else scope.classes).get(item[2])
+        node = getattr(found, "node", None)
+        if node is None or (node.lineno, node.col_offset) != (item[3], item[4]):
+            return None
+        env[name] = FuncVal(node, None, scope, item[2]) if kind == "f" else ClassVal(found)
+    return env
+
+
+def _run_module(interp: Interpreter, scope: ModuleScope, reporter: Reporter, digests: "_Digests", shape_key: str,
+                used: "_RecordingDict") -> tuple:
+    """Interpret module-level code, or reuse its results: they depend on the file's shape (module-level code,
+    class skeletons, the names and positions of definitions: `shape_key`) and the functions it ran.
+    Returns the dependencies (for the definitions' cache keys)."""
+    key = "module\0" + shape_key
+    entry = _DEF_CACHE.get(key)
+    if entry is not None:
+        deps, whole, delta, spec, optimized = entry
+        if (whole is None or whole == digests.whole()) and digests.valid(deps):
+            env = _rebind(spec, scope)
+            if env is not None:
+                _cache_touch(key)
+                _merge(interp, reporter, used, delta)
+                scope.env = env
+                interp.optimized_modules = dict(optimized)
+                return deps
+
+    def body():  # runs isolated: the optimizer bookkeeping it returns is module-level code's own
+        return interp.exec_block(scope.tree.body, State()), dict(interp.optimized_modules)
+
+    (state, optimized), delta, touched, tree_read = _isolated(interp, reporter, used, {}, body)
+    _merge(interp, reporter, used, delta)
+    scope.env = dict(state.env)
+    interp.optimized_modules = optimized
+    deps = digests.deps(touched)
+    spec = _env_spec(scope.env, scope)
+    if spec is not None:
+        _cache_put(key, (deps, digests.whole() if tree_read else None, delta, spec, dict(optimized)))
+    return deps
+
+
+def _analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Reporter, module_key: str,
+                         digests: _Digests, used: _RecordingDict) -> None:
     """Analyse every function and method on its own, with unknown arguments (so the analysis speaks only
-    where the facts do not depend on the caller). Each one's results are cached by `_definition_keys`, so
-    re-analysing a file after a one-character edit redoes only the edited function and its callers."""
+    where the facts do not depend on the caller).
+
+    Each one runs in isolation (empty result containers, call memo and instance cache, the module-level
+    optimizer bookkeeping), so its results do not depend on what else was analysed first, and are cached under
+    its own text and position plus `module_key` (settings, imported files, the file's shape, module-level
+    code and the functions module-level code ran). A cached result is reused while every function its analysis
+    ran (callees, `__init__` of instantiated classes, `forward` of called modules; the enclosing definition
+    for nested functions) still has the same text and position, and, if a rule looked at the whole tree,
+    while the whole text is the same. So a keystroke re-analyses only what ran the edited code."""
     base = State()
-    keys = _definition_keys(scope, scope.source, salt)
+    module_optimized = dict(interp.optimized_modules)
 
     def merge(delta: tuple) -> None:
-        findings, facts, leaves, cuts, reached, saw = delta
-        for k, f in findings:
-            prev = reporter.findings.get(k)
-            if prev is None or prev.severity.rank < f.severity.rank:
-                reporter.findings[k] = f
-        for k, f in facts:
-            old = interp.facts.get(k)
-            if old is None or ("maybe" in old.label and "maybe" not in f.label):
-                interp.facts[k] = f
-        for k, v in leaves:
-            interp.grad_leaves.setdefault(k, v)
-        for k, v in cuts:
-            interp.cut_sources.setdefault(k, v)
-        interp.reached_sources |= reached
-        interp.backward_seen = interp.backward_seen or saw
+        _merge(interp, reporter, used, delta)
 
-    def run(func, self_val) -> None:
-        key = keys.get(id(func.node))
-        cached = _DEF_CACHE.get(key) if key else None
-        if cached is not None:
-            _DEF_CACHE.move_to_end(key)
-            merge(cached)
-            return
-        # Run with empty result containers (and call memo), so the delta is everything this definition
-        # produces on its own, whatever the module-level run already found: a cached delta must not
-        # depend on what else happened to be analysed first.
-        saved = (reporter.findings, interp.facts, interp.grad_leaves, interp.cut_sources,
-                 interp.reached_sources, interp.backward_seen, interp.memo)
-        reporter.findings, interp.facts, interp.grad_leaves, interp.cut_sources = {}, {}, {}, {}
-        interp.reached_sources, interp.backward_seen, interp.memo = set(), False, {}
-        try:
-            interp.run_function(func, self_val, [], {}, func.node, base)
-            delta = (tuple(reporter.findings.items()), tuple(interp.facts.items()),
-                     tuple(interp.grad_leaves.items()), tuple(interp.cut_sources.items()),
-                     frozenset(interp.reached_sources), interp.backward_seen)
-        finally:
-            (reporter.findings, interp.facts, interp.grad_leaves, interp.cut_sources,
-             interp.reached_sources, interp.backward_seen, interp.memo) = saved
-        merge(delta)
-        if key:
-            _DEF_CACHE[key] = delta
-            if len(_DEF_CACHE) > _DEF_CACHE_MAX:
-                _DEF_CACHE.popitem(last=False)
+    def isolated(body):
+        return _isolated(interp, reporter, used, module_optimized, body)
 
-    for func in scope.functions.values():
-        run(func, None)
-    for info in scope.classes.values():
-        self_val = UNKNOWN
-        if info.is_module:
-            self_val = interp.instantiate(info, [], {}, info.node, base)
+    def lookup(key: str) -> Optional[tuple]:
+        entry = _DEF_CACHE.get(key)
+        if entry is None:
+            return None
+        deps, whole, delta = entry
+        if (whole is not None and whole != digests.whole()) or not digests.valid(deps):
+            return None
+        _cache_touch(key)
+        return delta
+
+    def store(key: str, touched: set, tree_read: bool, delta: tuple) -> None:
+        _cache_put(key, (digests.deps(touched), digests.whole() if tree_read else None, delta))
+
+    def unit_key(qual: tuple, node: ast.AST) -> str:
+        return hashlib.sha1(f"{module_key}\0{qual!r}\0{digests.node(node)}".encode("utf-8", "surrogatepass")).hexdigest()
+
+    for name, func in scope.functions.items():
+        key = unit_key(("f", name), func.node)
+        cached = lookup(key)
+        if cached is None:
+            _, cached, touched, tree_read = isolated(
+                lambda f=func: interp.run_function(f, None, [], {}, f.node, base))
+            touched.add(func.node)
+            store(key, touched, tree_read, cached)
+        merge(cached)
+    for cname, info in scope.classes.items():
+        instance = None  # (self value, functions its __init__ ran, tree read): made when a method needs it
         for name, meth in info.methods.items():
-            is_static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in meth.node.decorator_list)
-            run(meth, None if is_static else self_val)
+            key = unit_key(("m", cname, name), meth.node)
+            cached = lookup(key)
+            if cached is None:
+                is_static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in meth.node.decorator_list)
+                extra: set = set()
+                extra_read = False
+                self_val = None
+                if not is_static:
+                    if instance is None:
+                        if info.is_module:
+                            value, _, inst_touched, inst_read = isolated(
+                                lambda: interp.instantiate(info, [], {}, info.node, base))
+                            instance = (value, inst_touched, inst_read)
+                        else:
+                            instance = (UNKNOWN, set(), False)
+                    self_val, extra, extra_read = instance
+                _, cached, touched, tree_read = isolated(
+                    lambda m=meth, sv=self_val: interp.run_function(m, sv, [], {}, m.node, base))
+                touched |= extra
+                touched.add(meth.node)
+                store(key, touched, tree_read or extra_read, cached)
+            merge(cached)
+    digests.prune()
 
 
 def _parse_prefix(text: str, exc: SyntaxError) -> Optional[ast.Module]:

@@ -17,12 +17,16 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 IGNORE_RE = re.compile(r"#\s*gradsight:\s*ignore(?:\[([A-Za-z0-9_,\s-]+)\])?")
 
 
+def split_lines(text: str) -> list[str]:
+    """The file's lines, split exactly where Python's tokenizer ends lines (str.splitlines also splits on \\f,
+    \\x1c, \\u2028..., which would shift line numbers against the ast's)."""
+    return text.split("\n") if "\r" not in text else _NEWLINE.split(text)
+
+
 class Source:
-    def __init__(self, text: str):
+    def __init__(self, text: str, lines: Optional[list[str]] = None):
         self.text = text
-        # Split exactly where Python's tokenizer ends lines (str.splitlines also splits on \f, \x1c, \u2028...,
-        # which would shift line numbers against the ast's).
-        self.lines = _NEWLINE.split(text)
+        self.lines = lines if lines is not None else split_lines(text)
         self._bytes: dict[int, bytes] = {}
 
     def line_text(self, line: int) -> str:
@@ -94,7 +98,20 @@ class Reporter:
         self.source = source
         self.config = config
         self.findings: dict[tuple, Finding] = {}
-        self.tree: Optional[ast.Module] = None  # set by the driver; rules use it to build fixes
+        self._tree: Optional[ast.Module] = None
+        # How often a rule read the whole tree: a finding that depends on the whole file cannot be cached with
+        # one definition's results (the driver checks this counter around each definition it caches).
+        self.tree_reads = 0
+
+    @property
+    def tree(self) -> Optional[ast.Module]:
+        """The whole module (set by the driver); rules use it to build fixes and for file-wide questions."""
+        self.tree_reads += 1
+        return self._tree
+
+    @tree.setter
+    def tree(self, value: Optional[ast.Module]) -> None:
+        self._tree = value
 
     def related(self, facts: Iterable[Optional[Fact]]) -> tuple[Related, ...]:
         out: list[Related] = []

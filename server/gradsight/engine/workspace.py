@@ -34,8 +34,9 @@ class Workspace:
 
     def set_overlay(self, path: str, text: Optional[str]) -> None:
         key = str(pathlib.Path(path).resolve())
-        self._found.clear()  # a buffer opened or closed may make an import resolvable
         with self._lock:
+            if (key in self.overlays) != (text is not None):
+                self._found.clear()  # a buffer opened or closed may make an import resolvable (not an edit)
             if text is None:
                 self.overlays.pop(key, None)
             else:
