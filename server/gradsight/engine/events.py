@@ -180,3 +180,12 @@ class CheckpointEvent(Event):
     inputs: tuple  # TensorVals passed to the checkpointed function
     reentrant: Tri
     grad_mode: Tri
+
+
+@dataclass(frozen=True)
+class FuncGradEvent(Event):
+    """`torch.func.grad(f)(...)` (or `grad_and_value`) of a function defined in the analysed code."""
+
+    api: str
+    func: str  # source text of the transformed function
+    result: TensorVal  # what `f` returns for these arguments

@@ -26,17 +26,18 @@ from typing import Callable, Optional
 
 from . import torchdb as db
 from .api import StateFact
-from .events import (AccumulateEvent, BackwardEvent, CarryEvent, CheckpointEvent, Event, FactoryEvent,
+from .events import (AccumulateEvent, BackwardEvent, CarryEvent, CheckpointEvent, Event, FactoryEvent, FuncGradEvent,
                      GradModeEvent, GradReadEvent, GraphCutEvent, InferenceSaveEvent, InplaceEvent, LoopEvent,
                      ModuleCallEvent, NumpyEvent, OptimizerEvent, OutArgEvent, ReassignEvent, ViewInplaceEvent)
 from .report import Source
 from .state import State
 from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, Fact, FuncVal, GradModeCtx, ModuleRef,
-                     ModuleVal, OptimizerVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value)
+                     ModuleVal, OptimizerVal, ParamCut, ParamReach, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value)
 
 MAX_LOOP_ITERS = 4
 MAX_CALL_DEPTH = 6
 MAX_FACTS = 20000
+MAX_PCUT = 16
 
 
 @dataclass
@@ -126,6 +127,9 @@ class Interpreter:
         self.backward_seen = False
         self.init_cache: dict = {}
         self.optimized_modules: dict[str, Fact] = {}  # module key -> where an optimizer took its parameters()
+        # Module-level state while module-level code calls a function: globals as of the call.
+        self.globals_state: Optional[State] = None
+        self.globals_scope: Optional[ModuleScope] = None
 
     # ------------------------------------------------------------------ utilities
     def emit(self, event: Event) -> None:
@@ -138,6 +142,40 @@ class Interpreter:
         return Fact(line, col, text, parent, None if self.scope.path == self.root_path else self.scope.path)
 
     root_path: str = ""
+
+    # Which modules an optimizer trains, which module ran which, and their names are kept in
+    # `optimized_modules` under keys no reference can have: the driver scopes that table per analysed unit
+    # (module-level code, then each function with module-level code's entries) and caches it with them.
+    def note_trained(self, sites) -> None:
+        for site in sites:
+            self.optimized_modules.setdefault(f"\0trained\0{site!r}", None)
+
+    def note_parent(self, sub, parent) -> None:
+        self.optimized_modules.setdefault(f"\0parent\0{sub!r}\0{parent!r}", parent)
+
+    def module_name(self, site) -> Optional[str]:
+        return self.optimized_modules.get(f"\0name\0{site!r}")
+
+    def is_trained(self, site) -> bool:
+        seen, todo = set(), [site]
+        while todo and len(seen) < 64:
+            s = todo.pop()
+            if f"\0trained\0{s!r}" in self.optimized_modules:
+                return True
+            if s in seen:
+                continue
+            seen.add(s)
+            prefix = f"\0parent\0{s!r}\0"
+            todo.extend(v for k, v in self.optimized_modules.items() if k.startswith(prefix))
+        return False
+
+    def cut_params(self, val: TensorVal, node: ast.AST, text: str) -> frozenset:
+        """The `pcut` of what a cut (`.detach()`, `.data`, `.numpy()`, ...) of `val` returns."""
+        out = val.pcut
+        if val.rg is not Tri.NO and val.psrc and len(out) < MAX_PCUT:
+            fact = self.fact(node, text)
+            out = out | {(s, self.site(node), fact) for s in val.psrc}
+        return _cap(out)
 
     def seg(self, node: ast.AST) -> str:
         s = self.src.segment(node)
@@ -233,7 +271,8 @@ class Interpreter:
             self.assign(target, result, state, stmt)
         elif isinstance(cur, PyVal) or isinstance(rhs, PyVal):
             self.assign(target, PyVal(cut=(cur.cut if isinstance(cur, PyVal) else None)
-                                       or (rhs.cut if isinstance(rhs, PyVal) else None)), state, stmt)
+                                       or (rhs.cut if isinstance(rhs, PyVal) else None),
+                                      pcut=_pcut_of((cur, rhs))), state, stmt)
         else:
             self.assign(target, UNKNOWN, state, stmt)
         return state
@@ -410,7 +449,7 @@ class Interpreter:
         if isinstance(target, (ast.Tuple, ast.List)):
             items: list[Value]
             n = len(target.elts)
-            if isinstance(value, SeqVal) and len(value.items) == n and not any(isinstance(e, ast.Starred) for e in target.elts):
+            if isinstance(value, SeqVal) and not value.homog and len(value.items) == n and not any(isinstance(e, ast.Starred) for e in target.elts):
                 items = list(value.items)
             else:
                 items = [self.element_of(value)] * n
@@ -425,6 +464,9 @@ class Interpreter:
             self.eval(target.slice, state)
             if isinstance(base, TensorVal):
                 self.inplace(target.value, base, "__setitem__", state, stmt, rhs=[value])
+                return
+            if isinstance(base, SeqVal) and base.homog and key_of(target.value):
+                state.set(key_of(target.value), UNKNOWN)
                 return
             key = key_of(target)
             if key:
@@ -473,14 +515,15 @@ class Interpreter:
 
     def element_of(self, value: Value) -> Value:
         if isinstance(value, ParamsVal):
-            return TensorVal(rg=Tri.YES, leaf=Tri.YES, param=True, origin=value.origin, is_int=Tri.NO)
+            return TensorVal(rg=Tri.YES, leaf=Tri.YES, param=True, origin=value.origin, is_int=Tri.NO,
+                             psrc=value.module_sites)
         if isinstance(value, SeqVal) and value.items:
             out = value.items[0]
             for v in value.items[1:]:
                 out = out.join(v)
             return out
         if isinstance(value, PyVal):
-            return PyVal(cut=value.cut)
+            return PyVal(cut=value.cut, pcut=value.pcut)
         if isinstance(value, TensorVal):
             return self_view(value)
         if isinstance(value, ModuleVal) and value.layers:
@@ -524,6 +567,10 @@ class Interpreter:
         if val is not None:
             return val
         scope = self.scope
+        if self.globals_state is not None and scope is self.globals_scope:
+            val = self.globals_state.get(name)
+            if val is not None:
+                return val
         if name in scope.env:
             return scope.env[name]
         if name in scope.functions:
@@ -578,7 +625,8 @@ class Interpreter:
             if attr == "data":
                 return TensorVal(rg=Tri.NO, leaf=Tri.YES, shape=base.shape, is_int=base.is_int,
                                  nograd=self.fact(node, "`.data` returns the values without autograd history"),
-                                 origin=base.origin, saved=base.saved, is_data=True)
+                                 origin=base.origin, saved=base.saved, is_data=True,
+                                 pcut=self.cut_params(base, node, f"`{self.seg(node)}`"))
             if attr == "grad":
                 if isinstance(getattr(self, "current_stmt", None), ast.Assign) is False or not any(
                         t is node for t in getattr(self.current_stmt, "targets", ())):
@@ -595,7 +643,8 @@ class Interpreter:
                 return sub
             if base.cls is None and attr in ("weight", "bias") and base.has_params is not Tri.NO:
                 return TensorVal(rg=base.has_params, leaf=Tri.YES, param=True, is_int=Tri.NO,
-                                 origin=self.fact(node, f"parameter `{self.seg(node)}`"))
+                                 origin=self.fact(node, f"parameter `{self.seg(node)}`"),
+                                 psrc=frozenset({_msite(base)}) if _msite(base) else frozenset())
             if base.cls is not None:
                 meth = self.find_method(base.cls, attr)
                 if meth is not None:
@@ -635,6 +684,10 @@ class Interpreter:
             return val
         if isinstance(base, SeqVal):
             k = node.slice
+            if isinstance(k, ast.Slice):
+                return base if base.homog else UNKNOWN
+            if base.homog:
+                return self.element_of(base)
             if isinstance(k, ast.Constant) and isinstance(k.value, int) and -len(base.items) <= k.value < len(base.items):
                 return base.items[k.value]
             return self.element_of(base)
@@ -644,7 +697,7 @@ class Interpreter:
                 return base.layers[k.value]
             return UNKNOWN
         if isinstance(base, PyVal):
-            return PyVal(cut=base.cut)
+            return PyVal(cut=base.cut, pcut=base.pcut)
         return UNKNOWN
 
     def expr_Tuple(self, node, state) -> Value:
@@ -675,10 +728,13 @@ class Interpreter:
         if isinstance(right, TensorVal):
             rdunder = "__r" + dunder[2:]
             return self.tensor_op(f"torch.Tensor.{rdunder}", [(node.right, right), (node.left, left)], node, state)
+        if isinstance(left, ParamsVal) and isinstance(right, ParamsVal) and opname == "Add":
+            return ParamsVal(origin=left.origin, module_sites=left.module_sites | right.module_sites)
         if isinstance(left, PyVal) and isinstance(right, PyVal):
-            return PyVal(cut=left.cut or right.cut)
+            return PyVal(cut=left.cut or right.cut, pcut=_pcut_of((left, right)))
         if isinstance(left, PyVal) and left.cut:
-            return PyVal(cut=left.cut) if not isinstance(right, (TensorVal,)) and right is not UNKNOWN else UNKNOWN
+            return PyVal(cut=left.cut, pcut=left.pcut) if not isinstance(right, (TensorVal,)) and right is not UNKNOWN \
+                else UNKNOWN
         return UNKNOWN
 
     def expr_UnaryOp(self, node: ast.UnaryOp, state: State) -> Value:
@@ -735,7 +791,9 @@ class Interpreter:
         vals = [self.eval(e, s) for e in elts]
         if all(isinstance(v, PyVal) for v in vals):
             cut = next((v.cut for v in vals if v.cut), None)
-            return PyVal(cut=cut)
+            return PyVal(cut=cut, pcut=_pcut_of(vals))
+        if isinstance(node, ast.ListComp) and isinstance(vals[0], (TensorVal, ModuleVal)):
+            return SeqVal((vals[0],), homog=True)
         return UNKNOWN
 
     def expr_ListComp(self, node, state) -> Value:
@@ -750,6 +808,8 @@ class Interpreter:
     # ------------------------------------------------------------------ calls
     def expr_Call(self, node: ast.Call, state: State) -> Value:
         func = node.func
+        if isinstance(func, ast.Call) and func.args and self.static_qual(func.func) in FUNC_GRAD_TRANSFORMS:
+            return self.func_grad_call(node, state)
         # Method call on a value: evaluate the receiver once.
         if isinstance(func, ast.Attribute):
             recv = self.eval(func.value, state)
@@ -765,23 +825,64 @@ class Interpreter:
             if isinstance(recv, OptimizerVal):
                 for a in node.args:
                     self.eval(a, state)
+                if func.attr == "step" and not node.args and not node.keywords and recv.module_sites:
+                    self.optimizer_step(recv, func, node, state)
                 return PyVal()
             if isinstance(recv, SeqVal) or (recv is UNKNOWN and func.attr == "append"):
+                key = key_of(func.value)
+                if isinstance(recv, SeqVal) and recv.homog and key and func.attr in (
+                        "append", "extend", "insert", "__setitem__", "__iadd__"):
+                    state.set(key, UNKNOWN)  # its elements are no longer all alike
                 if func.attr == "append" and node.args:
                     val = self.eval(node.args[0], state)
                     if isinstance(val, TensorVal):
                         self.check_accumulate(node, func.value, val, node.args[0], state, "append")
                     return PyVal()
             if isinstance(recv, PyVal):
-                for a in node.args:
-                    self.eval(a, state)
-                return PyVal(cut=recv.cut)
+                vals = [self.eval(a, state) for a in node.args]
+                return PyVal(cut=recv.cut, pcut=_pcut_of([recv] + vals))
             callee = self.attribute(recv, func, state)
         else:
             callee = self.eval(func, state)
         val = self.call_value(callee, node, state)
         self.record(node, val)
         return val
+
+    def func_grad_call(self, node: ast.Call, state: State) -> Value:
+        """`torch.func.grad(f)(*args)`: `f` must return a 0-dim tensor (with has_aux=True, a pair)."""
+        transform = node.func
+        fn = self.eval(transform.args[0], state)
+        for a in transform.args[1:]:
+            self.eval(a, state)
+        for kw in transform.keywords:
+            self.eval(kw.value, state)
+        args, kwargs = self.eval_args(node, state)
+        if not isinstance(fn, FuncVal) or kwarg(transform, "has_aux") is not None or any(
+                isinstance(a, ast.Starred) for a in node.args) or any(kw.arg is None for kw in node.keywords):
+            return UNKNOWN
+        result = self.call_function(fn, None, args, kwargs, node, state)
+        if isinstance(result, TensorVal) and result.shape is not None and len(result.shape) >= 1:
+            self.emit(FuncGradEvent(node, self.static_qual(transform.func) or "torch.func.grad",
+                                    self.seg(transform.args[0]), result))
+        return UNKNOWN
+
+    def optimizer_step(self, opt: OptimizerVal, func: ast.Attribute, node: ast.Call, state: State) -> None:
+        """`opt.step()` updates the parameters of the module the optimizer was built from, in place: a graph
+        that saved them and is still alive (not yet backwarded, or retained) can no longer be backwarded."""
+        sites = opt.module_sites
+        what = f"`{self.seg(node)}` updated " + (f"the parameters of `{opt.owner}`" if opt.owner else "its parameters") \
+            + " in place"
+        fact = None
+
+        def mark(val: TensorVal) -> TensorVal:
+            nonlocal fact
+            if val.rg is Tri.NO or val.freed is not None or val.stepped is not None or not sites & val.psaved:
+                return val
+            fact = fact or self.fact(node, what)
+            return val.with_(stepped=fact)
+
+        for key, val in list(state.env.items()):
+            state.env[key] = map_tensors(val, mark)
 
     def eval_args(self, node: ast.Call, state: State) -> tuple[list, dict]:
         args = [(a, self.eval(a, state)) for a in node.args]
@@ -858,8 +959,10 @@ class Interpreter:
         if qual in db.NUMPY_FUNCS:
             if args and isinstance(args[0][1], TensorVal):
                 self.emit(NumpyEvent(node, args[0][1], self.seg(args[0][0]), qual, insert_at=None))
-                return PyVal(cut=self.fact(node, f"`{self.seg(node)}` copied the values into NumPy"))
-            return PyVal(cut=next((v.cut for _, v in args if isinstance(v, PyVal) and v.cut), None))
+                return PyVal(cut=self.fact(node, f"`{self.seg(node)}` copied the values into NumPy"),
+                             pcut=self.cut_params(args[0][1], node, f"`{self.seg(node)}`"))
+            return PyVal(cut=next((v.cut for _, v in args if isinstance(v, PyVal) and v.cut), None),
+                         pcut=_pcut_of(v for _, v in args))
         if qual.startswith("numpy.") or qual.startswith("math."):
             cut = next((v.cut for _, v in args if isinstance(v, PyVal) and v.cut), None)
             tensor_args = [(n, v) for n, v in args if isinstance(v, TensorVal)]
@@ -867,26 +970,32 @@ class Interpreter:
                 # NumPy functions convert tensor arguments with __array__, which is `.numpy()`.
                 n, v = tensor_args[0]
                 self.emit(NumpyEvent(node, v, self.seg(n), qual, insert_at=n if isinstance(n, (ast.Name, ast.Attribute)) else None))
-                return PyVal(cut=self.fact(node, f"`{self.seg(node)}` converted the tensor to NumPy"))
+                return PyVal(cut=self.fact(node, f"`{self.seg(node)}` converted the tensor to NumPy"),
+                             pcut=self.cut_params(v, node, f"`{self.seg(node)}`"))
             if tensor_args:
                 return UNKNOWN
-            return PyVal(cut=cut)
+            return PyVal(cut=cut, pcut=_pcut_of(v for _, v in args))
         if qual.startswith("torch.optim.") and short[:1].isupper() and "lr_scheduler" not in qual:
             owner = None
+            module_sites: frozenset = frozenset()
             if args:
                 self.optimizer(args[0], node, qual)
+                if isinstance(args[0][1], ParamsVal):
+                    module_sites = args[0][1].module_sites
+                    self.note_trained(module_sites)
                 if isinstance(args[0][1], ParamsVal) and args[0][1].owner:
                     owner = args[0][1].owner
                     self.optimized_modules[owner] = self.fact(node, f"`{short}` took the parameters of `{owner}`")
-            return OptimizerVal(origin=self.fact(node, f"optimizer `{short}`"), owner=owner)
+            return OptimizerVal(origin=self.fact(node, f"optimizer `{short}`"), owner=owner, module_sites=module_sites)
         if qual == "torch.nn.Parameter" or qual == "torch.nn.parameter.Parameter":
             rg = Tri.YES
             if len(args) > 1 or "requires_grad" in kwargs:
                 flag = const_bool((args[1][0] if len(args) > 1 else kwargs["requires_grad"][0]))
                 rg = Tri.of(flag)
             src = args[0][1] if args else UNKNOWN
-            return self.new_leaf(node, rg, param=True, shape=src.shape if isinstance(src, TensorVal) else None,
+            leaf = self.new_leaf(node, rg, param=True, shape=src.shape if isinstance(src, TensorVal) else None,
                                  label="nn.Parameter", name_hint=None)
+            return leaf.with_(psrc=frozenset({_fsite(leaf.origin)})) if rg is Tri.YES else leaf
         if qual.startswith("torch.nn.init."):
             return args[0][1] if args else UNKNOWN
         if qual.startswith("torch.nn.utils."):
@@ -922,9 +1031,12 @@ class Interpreter:
         if name in ("float", "int", "bool", "complex") and args and isinstance(args[0][1], TensorVal):
             t = args[0][1]
             return PyVal(cut=self.fact(node, f"`{name}()` turned `{self.seg(args[0][0])}` into a Python number",
-                                       t.origin if t.rg is Tri.YES else None))
+                                       t.origin if t.rg is Tri.YES else None),
+                         pcut=self.cut_params(t, node, f"`{self.seg(node)}`"))
         if name in ("list", "tuple") and args and isinstance(args[0][1], TensorVal):
             return UNKNOWN
+        if name in ("list", "tuple") and len(args) == 1 and isinstance(args[0][1], ParamsVal):
+            return args[0][1]
         if name in ("max", "min", "abs", "sum", "round", "float", "int", "len", "sorted", "list", "tuple", "range",
                     "enumerate", "zip", "str", "repr", "print", "isinstance", "pow", "divmod", "map", "filter",
                     "any", "all", "reversed", "dict", "set", "format", "hash", "id", "type"):
@@ -933,7 +1045,7 @@ class Interpreter:
             if any(isinstance(v, TensorVal) for _, v in args):
                 return UNKNOWN
             cut = next((v.cut for _, v in args if isinstance(v, PyVal) and v.cut), None)
-            return PyVal(cut=cut)
+            return PyVal(cut=cut, pcut=_pcut_of(v for _, v in args))
         if name == "super":
             return UNKNOWN
         return UNKNOWN
@@ -986,7 +1098,7 @@ class Interpreter:
                 if src.rg is not Tri.NO and rg is Tri.NO and state.grad is not Tri.NO:
                     result = result.with_(nograd=self.fact(
                         node, f"`torch.{name}({self.seg(src_node)})` copies the values without their history",
-                        src.origin))
+                        src.origin), pcut=self.cut_params(src, node, f"`{self.seg(node)}`"))
                 return result
             if isinstance(src, SeqVal):
                 inner = flat_tensors([(src_node, src)])
@@ -1000,7 +1112,8 @@ class Interpreter:
                 self.emit(FactoryEvent(node, TensorVal(nograd=src.cut), "rewrap", rg, state.grad, state.inference))
             if isinstance(src, PyVal) and src.cut is not None and rg is Tri.NO:
                 return self.new_leaf(node, rg, is_int=is_int, label=f"torch.{name}()", name_hint=None).with_(
-                    nograd=self.fact(node, f"rebuilt by `torch.{name}()` from values that left autograd", src.cut))
+                    nograd=self.fact(node, f"rebuilt by `torch.{name}()` from values that left autograd", src.cut),
+                    pcut=src.pcut)
             if isinstance(src, PyVal) and is_int is Tri.MAYBE and isinstance(src_node, (ast.List, ast.Tuple)):
                 floats = any(isinstance(c, ast.Constant) and isinstance(c.value, float) for c in ast.walk(src_node))
                 ints = all(not isinstance(c, ast.Constant) or isinstance(c.value, (int, bool)) for c in ast.walk(src_node))
@@ -1039,14 +1152,17 @@ class Interpreter:
                 inplace = False  # dropout with p=0 never writes
         if short in db.CONTAINERS:
             layers = tuple(v for _, v in args) if short == "Sequential" else ()
-            if short == "Sequential" and not all(isinstance(v, ModuleVal) for v in layers):
+            if short == "ModuleList" and len(args) == 1 and isinstance(args[0][1], SeqVal):
+                layers = args[0][1].items
+            if short in ("Sequential", "ModuleList") and not all(isinstance(v, ModuleVal) for v in layers):
                 layers = ()
             has = Tri.NO
             for lay in layers:
                 has = Tri.YES if has is Tri.YES or lay.has_params is Tri.YES else (Tri.MAYBE if lay.has_params is Tri.MAYBE else has)
             if not layers:
                 has = Tri.MAYBE
-            return ModuleVal(qual, layers=layers if short == "Sequential" else (), has_params=has, origin=origin)
+            return ModuleVal(qual, layers=layers if short in ("Sequential", "ModuleList") else (), has_params=has,
+                             origin=origin)
         if short in db.PARAMLESS_MODULES or short.endswith("Loss"):
             reduction = None
             red = kwargs.get("reduction", (None, None))[0]
@@ -1105,14 +1221,16 @@ class Interpreter:
             for s in recv.sources:
                 self.cut_sources.setdefault(s, self.fact(node, f"`{self.seg(node)}`"))
             return TensorVal(rg=Tri.NO, leaf=Tri.YES, shape=recv.shape, is_int=recv.is_int, origin=recv.origin,
-                             nograd=self.fact(node, f"detached by `{self.seg(node)}`"))
+                             nograd=self.fact(node, f"detached by `{self.seg(node)}`"),
+                             pcut=self.cut_params(recv, node, f"`{self.seg(node)}`"))
         if name in db.CUT_METHODS:
             if name == "numpy":
                 self.emit(NumpyEvent(node, recv, self.seg(recv_node), "Tensor.numpy", insert_at=recv_node))
             if recv.rg is not Tri.NO:
                 for s in recv.sources:
                     self.cut_sources.setdefault(s, self.fact(node, f"`.{name}()` turned the tensor into {db.CUT_METHODS[name]}"))
-            return PyVal(cut=self.fact(node, f"`.{name}()` turned `{self.seg(recv_node)}` into {db.CUT_METHODS[name]}"))
+            return PyVal(cut=self.fact(node, f"`.{name}()` turned `{self.seg(recv_node)}` into {db.CUT_METHODS[name]}"),
+                         pcut=self.cut_params(recv, node, f"`{self.seg(node)}`"))
         if name == "requires_grad_":
             flag = const_bool(args[0][0]) if args else True
             self.emit(FactoryEvent(node, recv, "requires_grad_", Tri.of(flag), state.grad, state.inference))
@@ -1204,15 +1322,24 @@ class Interpreter:
                 nograd = self.fact(node, "computed only from tensors that do not require grad", cause)
         segs: frozenset = frozenset()
         sources: frozenset = frozenset()
+        psaved: frozenset = frozenset()
+        stepped = None
         freed = None
         freed_sure = True
         carried = None
         via = None
         entry = db.op_entry(qual, [isinstance(v, TensorVal) for _, v in args]) if rg is not Tri.NO else None
+        psrc: frozenset = frozenset()
+        pcut = _pcut_of(v for _, v in args)
+        partial = unknown_inputs or any(v.psrc_partial for _, v in tensors)
         if rg is not Tri.NO:
             for n, v in tensors:
                 segs |= v.segs
                 sources |= v.sources
+                if v.rg is not Tri.NO:
+                    psaved |= v.psaved
+                    psrc |= v.psrc
+                    stepped = stepped or v.stepped
                 if v.freed is not None and v.rg is not Tri.NO and v.leaf is not Tri.YES:
                     freed = freed or v.freed
                     freed_sure = freed_sure and v.freed_sure
@@ -1226,6 +1353,10 @@ class Interpreter:
             if entry.get("saves_output"):
                 saved_out = self.fact(node, f"saved for backward by `{_pretty(qual)}`")
             self.mark_saved_inputs(qual, entry, args, node, state)
+            for idx in _saved_input_indices(entry, args):
+                v = args[idx][1]
+                if v.param and v.rg is Tri.YES and v.origin is not None:
+                    psaved |= {_fsite(v.origin)}
         saved_seg = self.site(node) if saved_out is not None else None
         shape = self.result_shape(short, tensors, args, kwargs)
         is_int = Tri.NO if any(v.is_int is Tri.NO for _, v in tensors) else (
@@ -1253,7 +1384,8 @@ class Interpreter:
                          origin=origin, nograd=nograd, saved=saved_out, freed=freed, freed_sure=freed_sure,
                          segs=segs, sources=sources, shape=shape, is_int=is_int, inference=state.inference,
                          carried=carried, via=via, zerograd=zerograd, view=view, multiview=multiview,
-                         nograd_view=nograd_view, saved_seg=saved_seg, leaf_view=leaf_view)
+                         nograd_view=nograd_view, saved_seg=saved_seg, leaf_view=leaf_view, psaved=psaved,
+                         stepped=stepped, psrc=psrc, pcut=pcut, psrc_partial=partial)
 
     def carry_check(self, tensors, node: ast.AST, state: Optional[State] = None) -> Optional[Fact]:
         """A tensor from an earlier iteration whose graph a backward later in this loop frees, fed into this
@@ -1300,10 +1432,29 @@ class Interpreter:
             if val.inference and not state.inference:
                 self.emit(InferenceSaveEvent(node, val, self.seg(arg_node), _pretty(qual)))
             key = key_of(arg_node)
+            self.mark_saved_view_base(arg_node, qual, node, state)
             if key is None or state.get(key) != val:
                 continue
             state.env[key] = val.with_(saved=self.fact(node, f"saved for backward by `{_pretty(qual)}`"),
                                        saved_seg=self.site(node))
+
+    def mark_saved_view_base(self, arg_node: ast.AST, qual: str, node: ast.AST, state: State) -> None:
+        """`x[0] * w` saves the view `x[0]`, which shares `x`'s version counter: modifying `x` in place
+        afterwards (`x[0] = ...`, `x += 1`) makes that backward raise, so `x` counts as saved too."""
+        if isinstance(arg_node, ast.Subscript) and _basic_index(arg_node):
+            base_node = arg_node.value
+        elif (isinstance(arg_node, ast.Call) and isinstance(arg_node.func, ast.Attribute)
+              and arg_node.func.attr in db.VIEW_METHODS and arg_node.func.attr not in ("reshape", "flatten")):
+            base_node = arg_node.func.value  # reshape/flatten copy when they must: not surely a view
+        else:
+            return
+        key = key_of(base_node)
+        base = state.get(key) if key else None
+        if not isinstance(base, TensorVal) or base.saved is not None or base.is_data:
+            return
+        state.set(key, base.with_(saved=self.fact(node, f"`{self.seg(arg_node)}`, a view of it, was saved for "
+                                                        f"backward by `{_pretty(qual)}`"),
+                                  saved_seg=self.site(node)))
 
     @staticmethod
     def result_shape(short: str, tensors, args, kwargs) -> Optional[tuple]:
@@ -1314,6 +1465,12 @@ class Interpreter:
                      "binary_cross_entropy_with_logits", "smooth_l1_loss", "huber_loss", "kl_div"):
             return ()
         shapes = [v.shape for _, v in tensors]
+        if short in ("matmul", "__matmul__", "mm", "mv", "dot") and len(tensors) == 2 and len(args) == 2 \
+                and all(s is not None and "?" not in s and len(s) in (1, 2) for s in shapes):
+            a, b = shapes
+            if a[-1] != b[0]:
+                return None
+            return a[:-1] + b[1:]
         if short in db.ELEMENTWISE_UNARY and len(tensors) == 1:
             return shapes[0]
         if short in db.ELEMENTWISE_BINARY:
@@ -1341,7 +1498,11 @@ class Interpreter:
         if state.grad is not Tri.NO and rg is Tri.YES and target.leaf is Tri.YES and not target.param and target.rg is Tri.NO:
             leaf = Tri.NO
         new = target.with_(saved=None, rg=rg, leaf=leaf,
-                           sources=target.sources | frozenset().union(*[v.sources for v in extra]) if extra else target.sources)
+                           sources=target.sources | frozenset().union(*[v.sources for v in extra]) if extra else target.sources,
+                           psrc=target.psrc | frozenset().union(*[v.psrc for v in extra if v.rg is not Tri.NO]),
+                           pcut=_cap(target.pcut | _pcut_of(extra)),
+                           psrc_partial=target.psrc_partial or any(v is UNKNOWN for v in rhs)
+                           or any(v.psrc_partial for v in extra))
         key = key_of(target_node)
         if key is not None:
             state.set(key, new)
@@ -1390,6 +1551,7 @@ class Interpreter:
                                 target_node, tuple(inputs or ()), create, allow_unused))
         self.backward_seen = True
         self.reached_sources |= target.sources
+        self.param_cuts(target)
         if target.rg is not Tri.YES or retain is not Tri.NO:
             return
         line_fact = self.fact(call, f"`{self.seg(call)}` freed the graph's saved tensors")
@@ -1411,12 +1573,33 @@ class Interpreter:
         if key and isinstance(state.get(key), TensorVal) and target.segs:
             state.env[key] = state.env[key].with_(freed=line_fact, freed_sure=True)
 
+    def param_cuts(self, target: TensorVal) -> None:
+        """Module parameters reaching this backward only through a cut (`.detach()`, `.data`, a NumPy round
+        trip) become GS202 candidates, keyed at the cut; any backward reaching them uncut clears them."""
+        if target.rg is Tri.NO:
+            return
+        for site in target.psrc:
+            self.reached_sources.add(ParamReach(("params", site)))
+        if target.rg is not Tri.YES or target.psrc_partial or not target.pcut:
+            return
+        for site, cut_site, cut in sorted(target.pcut, key=lambda e: (repr(e[1]), repr(e[0]))):
+            if site in target.psrc or cut.path is not None or cut_site[0] != self.root_path \
+                    or not self.is_trained(site):
+                continue
+            key = ParamCut((cut_site[0], cut_site[1], cut_site[2], site))
+            name = self.module_name(site)
+            label = f"the parameters of `{name}`" if name else "these parameters"
+            created = Fact(site[1], site[2], f"{label} were created here", None, site[0])
+            self.grad_leaves.setdefault(key, (label, created))
+            self.cut_sources.setdefault(key, cut)
+
     # ---- modules
     def module_method(self, recv: ModuleVal, func: ast.Attribute, node: ast.Call, state: State) -> Value:
         name = func.attr
         if name in ("parameters",):
             self.eval_args(node, state)
-            return ParamsVal(origin=self.fact(node, f"parameters of `{self.seg(func.value)}`"), owner=key_of(func.value))
+            return ParamsVal(origin=self.fact(node, f"parameters of `{self.seg(func.value)}`"), owner=key_of(func.value),
+                             module_sites=frozenset({_msite(recv)}) if _msite(recv) else frozenset())
         if name in ("to", "cuda", "cpu", "float", "double", "half", "train", "eval", "requires_grad_", "zero_grad",
                     "apply", "share_memory", "type"):
             args, kwargs = self.eval_args(node, state)
@@ -1436,6 +1619,12 @@ class Interpreter:
         if name == "forward":
             args, kwargs = self.eval_args(node, state)
             return self.call_module(recv, args, kwargs, node, state)
+        if name in ("append", "extend", "insert") and recv.layers and db.module_short(recv.qual) == "ModuleList":
+            self.eval_args(node, state)
+            key = key_of(func.value)
+            if key:
+                state.set(key, replace(recv, layers=()))  # its layers are no longer all known
+            return PyVal()
         if recv.cls is not None:
             meth = self.find_method(recv.cls, name)
             if meth is not None:
@@ -1449,6 +1638,30 @@ class Interpreter:
         return UNKNOWN
 
     def call_module(self, mod: ModuleVal, args, kwargs, node: ast.AST, state: State) -> Value:
+        ins = [v for _, v in flat_tensors(list(args) + list(kwargs.values()))]
+        inherited = frozenset().union(*[v.psaved for v in ins])
+        inherited_src = frozenset().union(*[v.psrc for v in ins]) | {e[0] for v in ins for e in v.pcut}
+        result = self._call_module(mod, args, kwargs, node, state)
+        site = _msite(mod)
+        if site is None or mod.has_params is Tri.NO:
+            return result
+        self.optimized_modules.setdefault(f"\0name\0{site!r}",
+                                          self.seg(node.func if isinstance(node, ast.Call) else node))
+
+        def tag(val: TensorVal) -> TensorVal:
+            # Parameters of a sub-module (or the module's own) were saved by this call: so were `mod`'s.
+            if val.psaved - inherited and site not in val.psaved:
+                val = val.with_(psaved=val.psaved | {site})
+            new_src = val.psrc - inherited_src - {site}
+            for sub in new_src | ({e[0] for e in val.pcut} - inherited_src - {site}):
+                self.note_parent(sub, site)
+            if new_src:
+                val = val.with_(psrc=val.psrc | {site})
+            return val
+
+        return map_tensors(result, tag)
+
+    def _call_module(self, mod: ModuleVal, args, kwargs, node: ast.AST, state: State) -> Value:
         if mod.cls is not None:
             fwd = self.find_method(mod.cls, "forward")
             if fwd is None:
@@ -1506,6 +1719,21 @@ class Interpreter:
         carried = carried or self.carry_check(pairs, node, state)
         entry = db.op_entry(mod.qual)
         saved = None
+        psaved = frozenset().union(*[v.psaved for v in tensors if v.rg is not Tri.NO]) if tensors else frozenset()
+        psrc = frozenset().union(*[v.psrc for v in tensors if v.rg is not Tri.NO]) if tensors else frozenset()
+        if rg is Tri.YES and params is Tri.YES and _msite(mod):
+            psrc = psrc | {_msite(mod)}
+        pcut = _pcut_of(tensors)
+        partial = x is UNKNOWN or any(v is UNKNOWN for _, v in args) or any(v.psrc_partial for v in tensors)
+        stepped = next((v.stepped for v in tensors if v.stepped is not None and v.rg is not Tri.NO), None)
+        if rg is Tri.YES and params is Tri.YES and state.grad is Tri.YES and entry is not None and _msite(mod):
+            for pname, triggers in (entry.get("saves_inputs") or {}).items():
+                if pname.isdigit():
+                    continue
+                if not triggers or any(isinstance(t, int) and t < len(args) and isinstance(args[t][1], TensorVal)
+                                       and args[t][1].rg is Tri.YES for t in triggers):
+                    psaved = psaved | {_msite(mod)}
+                    break
         if rg is Tri.YES:
             if entry is None or entry.get("saves_any", True):
                 segs = segs | {self.site(node)}
@@ -1546,7 +1774,10 @@ class Interpreter:
                            origin=origin, nograd=nograd, saved=saved, freed=freed, segs=segs, sources=sources,
                            shape=shape, is_int=Tri.NO, carried=carried, via=via, zerograd=zerograd,
                            inference=state.inference, saved_seg=self.site(node) if saved is not None else None,
-                           gained=rg is Tri.YES and params is Tri.YES and all(v.rg is Tri.NO for v in tensors))
+                           gained=rg is Tri.YES and params is Tri.YES and all(v.rg is Tri.NO for v in tensors),
+                           psaved=psaved if rg is not Tri.NO else frozenset(),
+                           stepped=stepped if rg is not Tri.NO else None,
+                           psrc=psrc if rg is not Tri.NO else frozenset(), pcut=pcut, psrc_partial=partial)
         if short in db.RECURRENT:
             hidden = result.with_(saved=None, shape=None)
             return SeqVal((result.with_(shape=None), SeqVal((hidden, hidden)) if short == "LSTM" else hidden))
@@ -1653,6 +1884,11 @@ class Interpreter:
         if params.kwarg:
             callee_state.set(params.kwarg.arg, UNKNOWN)
         other_scope = func.module if func.module is not None else self.scope
+        saved_globals = (self.globals_state, self.globals_scope)
+        if not self.stack:
+            # Called from module-level code (or analysed on its own, with an empty state): its globals are
+            # that code's variables as of the call.
+            self.globals_state, self.globals_scope = state, self.scope
         saved_scope, saved_src = self.scope, self.src
         saved_loops = self.loops
         self.scope, self.src = other_scope, other_scope.source
@@ -1668,6 +1904,7 @@ class Interpreter:
             self.depth -= 1
             self.stack.pop()
             self.scope, self.src = saved_scope, saved_src
+            self.globals_state, self.globals_scope = saved_globals
             self.loops = saved_loops
         if want_state:
             result = end
@@ -1722,6 +1959,46 @@ def _basic_index(node: ast.AST) -> bool:
             continue
         return False
     return True
+
+
+def _cap(pcut: frozenset) -> frozenset:
+    if len(pcut) <= MAX_PCUT:
+        return pcut
+    return frozenset(sorted(pcut, key=lambda e: (repr(e[1]), repr(e[0])))[:MAX_PCUT])
+
+
+def _pcut_of(vals) -> frozenset:
+    out: frozenset = frozenset()
+    for v in vals:
+        if isinstance(v, (TensorVal, PyVal)) and v.pcut:
+            out |= v.pcut
+    return _cap(out)
+
+
+def _fsite(f: Fact) -> tuple:
+    return (f.path, f.line, f.column)
+
+
+def _msite(mod: Value) -> Optional[tuple]:
+    """A module's identity for `TensorVal.psaved`: where it was created."""
+    origin = getattr(mod, "origin", None)
+    return _fsite(origin) if isinstance(mod, ModuleVal) and origin is not None else None
+
+
+def _saved_input_indices(entry: dict, args) -> list:
+    """Indices of the arguments an op saves for backward, given which arguments require grad."""
+    rgs = [(v.rg if isinstance(v, TensorVal) else Tri.NO) for _, v in args]
+    out = []
+    for idx_s, triggers in (entry.get("saves_inputs") or {}).items():
+        if not idx_s.isdigit() or int(idx_s) >= len(args) or not isinstance(args[int(idx_s)][1], TensorVal):
+            continue
+        if triggers:
+            ok = any(isinstance(t, int) and t < len(rgs) and rgs[t] is Tri.YES for t in triggers)
+        else:
+            ok = any(r is Tri.YES for r in rgs)
+        if ok:
+            out.append(int(idx_s))
+    return out
 
 
 def map_tensors(value: Value, fn) -> Value:
@@ -1820,6 +2097,7 @@ def describe(value: TensorVal) -> tuple[str, str, list[Fact]]:
     return " · ".join(parts), label, chain
 
 
+FUNC_GRAD_TRANSFORMS = {"torch.func.grad", "torch.func.grad_and_value", "functorch.grad", "functorch.grad_and_value"}
 REQUIRES_GRAD_SPELLINGS = {"requires_grad", "require_grad", "requires_grads", "require_grads", "requires_gradient",
                            "requiresgrad", "required_grad", "requires_grad_"}
 BUILTINS = {"float", "int", "bool", "complex", "list", "tuple", "max", "min", "abs", "sum", "round", "len",

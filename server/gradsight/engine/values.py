@@ -105,6 +105,11 @@ class TensorVal(Value):
     leaf_view: bool = False  # a view of a leaf that requires grad (in-place on it raises)
     saved_seg: Optional[tuple] = None  # graph segment (op site) of the op that saved it
     gained: bool = False  # history starts here (a module's parameters met inputs without grad); for inlay hints
+    psaved: frozenset = frozenset()  # sites of modules (and parameters) whose parameters an op in this graph saved
+    stepped: Optional[Fact] = None  # an `optimizer.step()` updated parameters this live graph saved
+    psrc: frozenset = frozenset()  # sites of modules whose parameters reach this value with their gradient path
+    pcut: frozenset = frozenset()  # (module site, Fact of the cut): parameters whose path to this value was cut
+    psrc_partial: bool = False  # an unknown value fed this one: `psrc` may miss modules
 
     def join(self, other: Value) -> Value:
         if not isinstance(other, TensorVal):
@@ -137,6 +142,11 @@ class TensorVal(Value):
             retains=self.retains or other.retains,
             gained=self.gained and other.gained,
             leaf_view=self.leaf_view and other.leaf_view,
+            psaved=self.psaved | other.psaved,
+            stepped=_first(self.stepped, other.stepped),
+            psrc=self.psrc | other.psrc,
+            pcut=self.pcut | other.pcut,
+            psrc_partial=self.psrc_partial or other.psrc_partial,
         )
 
     def with_(self, **changes: Any) -> "TensorVal":
@@ -153,11 +163,12 @@ class PyVal(Value):
 
     cut: Optional[Fact] = None
     is_tensor_list: bool = False
+    pcut: frozenset = frozenset()  # as `TensorVal.pcut`: module parameters whose path was cut on the way here
 
     def join(self, other: Value) -> Value:
         if not isinstance(other, PyVal):
             return UNKNOWN
-        return PyVal(cut=_first(self.cut, other.cut))
+        return PyVal(cut=_first(self.cut, other.cut), pcut=self.pcut | other.pcut)
 
 
 @dataclass(frozen=True)
@@ -199,12 +210,14 @@ class ParamsVal(Value):
 
     origin: Optional[Fact] = None
     owner: Optional[str] = None  # reference key of the module, e.g. "model"
+    module_sites: frozenset = frozenset()  # where those modules were created (see `TensorVal.psaved`)
 
 
 @dataclass(frozen=True)
 class OptimizerVal(Value):
     origin: Optional[Fact] = None
     owner: Optional[str] = None  # module whose parameters() it took
+    module_sites: frozenset = frozenset()  # where the modules whose parameters it took were created
 
 
 @dataclass(frozen=True)
@@ -212,10 +225,11 @@ class SeqVal(Value):
     """A tuple or list literal whose items we know (for unpacking and optimizer arguments)."""
 
     items: tuple = ()
+    homog: bool = False  # a list of unknown length (a comprehension): every element is like `items[0]`
 
     def join(self, other: Value) -> Value:
-        if isinstance(other, SeqVal) and len(other.items) == len(self.items):
-            return SeqVal(tuple(a.join(b) for a, b in zip(self.items, other.items)))
+        if isinstance(other, SeqVal) and len(other.items) == len(self.items) and other.homog == self.homog:
+            return SeqVal(tuple(a.join(b) for a, b in zip(self.items, other.items)), self.homog)
         return UNKNOWN
 
 
@@ -278,3 +292,29 @@ def join_values(a: Optional[Value], b: Optional[Value]) -> Optional[Value]:
     if b is None:
         return a
     return a.join(b)
+
+
+class ParamCut(tuple):
+    """A key of `Interpreter.grad_leaves` for module parameters cut off from a loss:
+    (path, line, column of the cut, module site). It is "reached" (in `reached_sources`) by the
+    `ParamReach` of its module, whichever cut it names: a module reached by any backward is not dead."""
+
+    def __hash__(self) -> int:
+        return hash(("params", self[3]))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ParamReach):
+            return other[1] == self[3]
+        return tuple.__eq__(self, other)
+
+
+class ParamReach(tuple):
+    """("params", module site): a backward reached this module's parameters without a cut."""
+
+    def __hash__(self) -> int:
+        return hash(("params", self[1]))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ParamCut):
+            return other[3] == self[1]
+        return tuple.__eq__(self, other)

@@ -13,7 +13,14 @@ class DeadRequiresGrad(Rule):
     events = (DeadGradEvent,)
     what_it_does = ("Flags a tensor created with `requires_grad=True` (or `requires_grad_()`) when the file calls "
                     "backward, but every use of the tensor passes through a graph cut (`.detach()`, `.numpy()`, "
-                    "`.tolist()`, `.item()`, `torch.tensor(t)`) before reaching the loss.")
+                    "`.tolist()`, `.item()`, `torch.tensor(t)`) before reaching the loss. The same for a module's "
+                    "parameters, when an optimizer was built from them (or from a module holding them) and every "
+                    "backward in the file that they feed is reached only through a cut: a helper or `forward` "
+                    "returning `.detach()`, reading `.data`, or a NumPy round trip "
+                    "(`torch.from_numpy(np.clip(h.detach().numpy(), 0, None))`). A module that any backward "
+                    "reaches without a cut (a GAN's generator detached for the discriminator's loss, a network "
+                    "detached to compute its own target) is fine, and so is one no optimizer trains (a target "
+                    "network, a frozen teacher).")
     why_bad = ("Nothing fails: the backward runs and the model's weights get gradients, but this tensor's `.grad` "
                "stays `None`. If you meant to optimise it or read its gradient (saliency maps, adversarial "
                "inputs), the cut silently defeats that; if not, `requires_grad=True` is dead weight.")
@@ -24,16 +31,36 @@ class DeadRequiresGrad(Rule):
     valid = (
         Valid("import torch\nx = torch.randn(4, requires_grad=True)\nloss = (x * 2).sum()\nloss.backward()\n"),
         Valid("import torch\nx = torch.randn(4, requires_grad=True)\ny = x.detach().numpy()\n"),
+        Valid("import torch\nimport torch.nn as nn\nG = nn.Linear(2, 3)\nD = nn.Linear(3, 1)\n"
+              "opt_g = torch.optim.SGD(G.parameters(), lr=0.1)\nopt_d = torch.optim.SGD(D.parameters(), lr=0.1)\n"
+              "fake = G(torch.randn(4, 2))\nd_loss = D(fake.detach()).mean()\nd_loss.backward()\n"
+              "g_loss = -D(fake).mean()\ng_loss.backward()\n"),
+        Valid("import torch\nimport torch.nn as nn\nnet = nn.Linear(3, 1)\ntarget_net = nn.Linear(3, 1)\n"
+              "opt = torch.optim.SGD(net.parameters(), lr=0.1)\ns = torch.randn(4, 3)\n"
+              "target = target_net(s).detach()\nloss = (net(s) - target).pow(2).mean()\nloss.backward()\n"),
+        Valid("import torch\nimport torch.nn as nn\nenc = nn.Linear(3, 3)\nopt = torch.optim.SGD(enc.parameters(), lr=0.1)\n"
+              "z = enc(torch.randn(4, 3))\nq = z + (torch.round(z) - z).detach()\nq.pow(2).mean().backward()\n"),
     )
     invalid = (
         Invalid("import torch\nimport torch.nn as nn\nx = torch.randn(1, 4, requires_grad=True)\n"
                 "feats = torch.from_numpy(x.detach().numpy() * 2)\nmodel = nn.Linear(4, 1)\n"
                 "loss = model(feats).sum()\nloss.backward()\n", line=3,
                 runtime="silent: x.grad is None and model.weight.grad is not None"),
+        Invalid("import torch\nimport torch.nn as nn\nbackbone = nn.Linear(6, 4)\nhead = nn.Linear(4, 1)\n"
+                "opt = torch.optim.SGD(list(backbone.parameters()) + list(head.parameters()), lr=0.1)\n\n\n"
+                "def encode(x):\n    return torch.relu(backbone(x)).detach()\n\n\n"
+                "loss = head(encode(torch.randn(5, 6))).pow(2).mean()\nloss.backward()\n", line=9,
+                runtime="silent: backbone.weight.grad is None and head.weight.grad is not None"),
     )
 
     def check(self, event: DeadGradEvent, report) -> None:
         cut = event.cuts[0] if event.cuts else None
+        if event.name.startswith(("the parameters of", "these parameters")) and cut is not None:
+            report.add(self, event.node,
+                       f"{event.name[0].upper()}{event.name[1:]} reach the loss only through {cut.text} at line "
+                       f"{cut.line}, which cuts their gradient path, so the optimizer never updates them; if that is "
+                       "not deliberate, keep the tensor itself.", related=[event.created])
+            return
         where = f" by {cut.text} at line {cut.line}" if cut else ""
         report.add(self, event.node,
                    f"This tensor requires grad, but its path to every backward is cut{where}, so its `.grad` "

@@ -21,8 +21,10 @@ class InplaceOnSavedTensor(Rule):
     what_it_does = ("Flags in-place operations (`x += y`, `x.mul_()`, `x[mask] = v`, `nn.ReLU(inplace=True)`, "
                     "`F.relu(x, inplace=True)`) on a tensor whose current value an earlier op saved for its "
                     "backward: `sigmoid`, `tanh`, `exp`, `relu`, `softmax` save their output; `mul` and `matmul` "
-                    "save their inputs when the other operand requires grad. gradsight knows which op saves what "
-                    "from a table derived by running torch (`scripts/gen_optable.py`).")
+                    "save their inputs when the other operand requires grad. A saved view (`x[0] * w` saves "
+                    "`x[0]`) shares its base's version counter, so writing into the base (`x[0] = x[0] * w`) "
+                    "counts too. gradsight knows which op saves what from a table derived by running torch "
+                    "(`scripts/gen_optable.py`).")
     why_bad = ("Backward needs the saved value; the in-place op bumps the tensor's version counter and "
                f"backward raises {_MSG}. In-place ops are otherwise fine: `y = x * 2; y += 1` is correct because "
                "multiplying by a Python number saves nothing, and `nn.Linear`'s output is not saved either.")
@@ -42,6 +44,8 @@ class InplaceOnSavedTensor(Rule):
               "m(torch.randn(2, 4)).sum().backward()\n"),
         Valid("import torch\nx = torch.randn(3, requires_grad=True)\ng = torch.sigmoid(x)\ng = g * 2\n"
               "g.sum().backward()\n"),
+        Valid("import torch\nw = torch.randn(3, requires_grad=True)\nx = torch.randn(2, 3)\nx[0] = x[0] + w\n"
+              "x.sum().backward()\n"),
     )
     invalid = (
         Invalid("import torch\nx = torch.randn(3, requires_grad=True)\ng = torch.sigmoid(x)\ng *= 2.0\n"
@@ -59,6 +63,8 @@ class InplaceOnSavedTensor(Rule):
                       "nn.ReLU(inplace=False))\nm(torch.randn(2, 4)).sum().backward()\n"),
         Invalid("import torch\nw = torch.randn(3, requires_grad=True)\nx = torch.randn(3)\ny = x * w\nx[0] = 5.0\n"
                 "y.sum().backward()\n", line=5, runtime="raises: modified by an inplace operation"),
+        Invalid("import torch\nw = torch.randn(3, requires_grad=True)\nx = torch.randn(2, 3)\nx[0] = x[0] * w\n"
+                "x.sum().backward()\n", line=4, runtime="raises: modified by an inplace operation"),
     )
 
     def check(self, event: InplaceEvent, report) -> None:

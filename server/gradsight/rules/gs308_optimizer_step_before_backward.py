@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+from ..engine.events import BackwardEvent
+from ..engine.values import Tri
+from ..findings import Severity
+from .base import Invalid, Rule, Valid, at
+
+_MSG = "\"one of the variables needed for gradient computation has been modified by an inplace operation\""
+
+
+class OptimizerStepBeforeBackward(Rule):
+    code = "GS308"
+    name = "optimizer-step-before-backward"
+    severity = Severity.WARNING
+    summary = ("`optimizer.step()` updates parameters in place while a graph that saved them is still waiting "
+               "for its backward; that backward will raise.")
+    events = (BackwardEvent,)
+    what_it_does = ("Flags a backward through a graph that saved a module's parameters (a `Linear` or `Conv` "
+                    "layer saves its weight when its input requires grad, a `Conv` always does) when an optimizer "
+                    "built from that module's `parameters()` called `step()` after the forward and before this "
+                    "backward. The typical case is a GAN or actor-critic update: `d_loss.backward(retain_graph=True)`, "
+                    "`opt_d.step()`, then `g_loss.backward()` through the same discriminator forward.")
+    why_bad = ("Every `torch.optim` optimizer updates parameters in place (`param.add_(...)`), which bumps their "
+               "version counters. The pending graph saved those parameters at their old version, so its backward "
+               f"raises {_MSG}. Before PyTorch 1.5 this silently computed gradients with the updated weights.")
+    example = ("d_loss = bce(D(real), ones) + bce(D(fake), zeros)\ng_loss = bce(D(fake), ones)\n"
+               "d_loss.backward(retain_graph=True)\nopt_d.step()      # updates D's weights in place\n"
+               "g_loss.backward()  # g_loss's graph saved D's old weights: raises")
+    use_instead = ("d_loss = bce(D(real), ones) + bce(D(fake), zeros)\ng_loss = bce(D(fake), ones)\n"
+                   "d_loss.backward(retain_graph=True)\ng_loss.backward()\nopt_d.step()\n"
+                   "# or: recompute D(fake) after opt_d.step() and backward that")
+    fix_safety = ("No automatic fix: either run every backward before the steps (the gradients are then computed "
+                  "with the old weights), or recompute the forward after the step (gradients with the new "
+                  "weights). Which one is right depends on the algorithm.")
+    references = ("https://github.com/pytorch/pytorch/issues/39141",
+                  "https://pytorch.org/docs/stable/notes/autograd.html#in-place-correctness-checks")
+    valid = (
+        Valid("import torch\nimport torch.nn as nn\nm = nn.Sequential(nn.Linear(4, 4), nn.Tanh(), nn.Linear(4, 1))\n"
+              "opt = torch.optim.SGD(m.parameters(), lr=0.1)\nfor _ in range(3):\n"
+              "    loss = m(torch.randn(2, 4)).pow(2).mean()\n    opt.zero_grad()\n    loss.backward()\n"
+              "    opt.step()\n"),
+        Valid("import torch\nimport torch.nn as nn\nm = nn.Sequential(nn.Linear(4, 4), nn.Tanh(), nn.Linear(4, 1))\n"
+              "opt = torch.optim.SGD(m.parameters(), lr=0.1)\nout = m(torch.randn(2, 4))\n"
+              "a = out.pow(2).mean()\nb = out.abs().mean()\na.backward(retain_graph=True)\nb.backward()\n"
+              "opt.step()\n"),
+        Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(4, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+              "loss = m(torch.randn(2, 4)).pow(2).mean()\nloss.backward(retain_graph=True)\nopt.step()\n"
+              "loss.backward()\n"),
+        Valid("import torch\nimport torch.nn as nn\nm = nn.Sequential(nn.Linear(4, 4), nn.Tanh(), nn.Linear(4, 1))\n"
+              "other = nn.Linear(4, 1)\nopt = torch.optim.SGD(other.parameters(), lr=0.1)\n"
+              "other(torch.randn(2, 4)).sum().backward()\nloss = m(torch.randn(2, 4)).pow(2).mean()\n"
+              "loss.backward(retain_graph=True)\nopt.step()\nloss.backward()\n"),
+    )
+    invalid = (
+        Invalid("import torch\nimport torch.nn as nn\nm = nn.Sequential(nn.Linear(4, 4), nn.Tanh(), nn.Linear(4, 1))\n"
+                "opt = torch.optim.SGD(m.parameters(), lr=0.1)\nout = m(torch.randn(2, 4))\n"
+                "a = out.pow(2).mean()\nb = out.abs().mean()\na.backward(retain_graph=True)\nopt.step()\n"
+                "b.backward()\n", line=10, runtime="raises: modified by an inplace operation"),
+        Invalid("import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.conv = nn.Conv1d(2, 2, 3)\n\n    def forward(self, x):\n"
+                "        return self.conv(x).relu().mean()\n\nnet = Net()\nopt = torch.optim.Adam(net.parameters())\n"
+                "loss = net(torch.randn(1, 2, 8))\nloss.backward(retain_graph=True)\nopt.step()\nloss.backward()\n",
+                line=16, runtime="raises: modified by an inplace operation"),
+    )
+
+    def check(self, event: BackwardEvent, report) -> None:
+        step = event.target.stepped
+        if step is None or event.target.rg is not Tri.YES or event.grad_mode is Tri.NO:
+            return
+        report.add(self, event.node,
+                   f"`{event.expr}`'s graph saved parameters, but {step.text} at {at(step)} after the graph was "
+                   f"built; this backward will raise {_MSG}.", related=[step])
