@@ -2,12 +2,11 @@ from __future__ import annotations
 
 import ast
 
-import libcst as cst
-
 from ..engine.events import OptimizerEvent
 from ..engine.report import edit_for, make_fix
 from ..engine.values import Tri
 from ..findings import Applicability, Severity
+from ._fixes import cst
 from .base import Invalid, Rule, Valid
 
 _DTYPE_METHODS = {"double": "torch.float64", "half": "torch.float16", "float": "torch.float32",
