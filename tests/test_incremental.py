@@ -172,3 +172,62 @@ def test_same_line_count_edits_warm_equals_cold(path):
         driver._FILE_CACHE.clear()
         assert warm == snapshot(analyze_source(new, str(path)))
         analyze_source(text, str(path))
+
+
+MOVED = ("import torch\nimport torch.nn as nn\n\n\ndef helper(t):\n    return t * 2\n\n\ndef first():\n"
+         "    x = torch.randn(3, requires_grad=True)\n    return helper(x)\n\n\n"
+         "def train():\n    w = torch.randn(3, requires_grad=True)\n    y = w.exp()\n    y.add_(1)\n"
+         "    z = torch.randn(3, requires_grad=True)\n    loss = (z * 2).sum()\n    loss.backward()\n"
+         "    loss.backward()\n    n = torch.tensor(z)\n    return y, n\n\n\n"
+         "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+         "        self.act = nn.ReLU(inplace=True)\n        self.fc = nn.Linear(2, 2)\n\n"
+         "    def forward(self, x):\n        h = torch.sigmoid(self.fc(x))\n        h *= 2\n        return self.act(h)\n")
+
+
+@pytest.mark.parametrize("at", ["    x = torch.randn(3, requires_grad=True)\n", "def helper(t):\n",
+                                "    return helper(x)\n", "import torch.nn as nn\n", "        super().__init__()\n"])
+@pytest.mark.parametrize("edit", ["enter", "delete", "paste"])
+def test_line_count_edit_moves_messages_with_line_numbers(at, edit):
+    """Findings and hover facts whose messages name other lines ("… at line 16") are moved with their
+    definitions, or analysed again; never left with old line numbers."""
+    assert any("line" in f.message for f in analyze_source(MOVED, "moved.py").findings)
+    if edit == "enter":
+        after = MOVED.replace(at, at + "\n", 1)
+    elif edit == "delete":
+        after = MOVED.replace(at, "", 1) if at.startswith("import") else MOVED.replace(at, at + "    pass\n", 1)
+    else:
+        after = MOVED.replace(at, at + "    a = 1\n    b = 2\n    c = 3\n", 1) if at.startswith(" ") else \
+            MOVED.replace(at, "# one\n# two\n" + at, 1)
+    for before, text in ((MOVED, after), (after, MOVED)):
+        warm, cold = warm_and_cold(before, text, "moved.py")
+        assert warm == cold
+
+
+def test_enter_above_definitions_reuses_their_results():
+    before = MOVED
+    analyze_source(before, "reuse.py")
+    moved = driver.STATS["moved"]
+    after = before.replace("def helper(t):\n", "\ndef helper(t):\n", 1)
+    warm, cold = warm_and_cold(before, after, "reuse.py")
+    assert warm == cold
+    analyze_source(before, "reuse.py")
+    analyze_source(after, "reuse.py")
+    assert driver.STATS["moved"] > moved
+
+
+@pytest.mark.parametrize("path", EXAMPLES + SEEDS + torch_files(), ids=lambda p: p.name)
+def test_line_count_edits_warm_equals_cold(path):
+    from test_speed_incremental_parse import line_edit
+
+    text = path.read_text()
+    rng = random.Random("enter-warm" + path.name)
+    analyze_source(text, str(path))
+    for _ in range(6):
+        edited = line_edit(text, rng)
+        warm = snapshot(analyze_source(edited, str(path)))
+        driver._DEF_CACHE.clear()
+        driver._FILE_CACHE.clear()
+        assert warm == snapshot(analyze_source(edited, str(path)))
+        analyze_source(text, str(path))
+        text = edited if rng.random() < 0.5 else text
+        analyze_source(text, str(path))

@@ -165,3 +165,94 @@ def test_corpus_edits(path):
         edited[i] = edited[i] + " " * (k + 1)
         new = "\n".join(edited)
         assert snapshot(analyze_source(new, str(path))) == cold(new, str(path))
+
+
+def line_edit(text: str, rng: random.Random) -> str:
+    """An edit that changes the number of lines: Enter (splitting a line, or a new indented line), Backspace at
+    a line start (joining two lines), pasting several lines, deleting a block."""
+    lines = text.split("\n")
+    i = rng.randrange(len(lines))
+    line = lines[i]
+    kind = rng.randrange(5)
+    if kind == 0:  # Enter inside a line
+        col = rng.randrange(len(line) + 1)
+        lines[i:i + 1] = [line[:col], " " * (len(line) - len(line.lstrip())) + line[col:]]
+    elif kind == 1:  # Enter at the end of a line: a new (indented) empty line
+        lines.insert(i + 1, " " * (len(line) - len(line.lstrip())))
+    elif kind == 2 and i > 0:  # Backspace at the start of a line
+        lines[i - 1:i + 1] = [lines[i - 1] + line]
+    elif kind == 3:  # paste a few lines from elsewhere in the file
+        j = rng.randrange(len(lines))
+        lines[i:i] = lines[j:j + rng.randrange(1, 6)]
+    else:  # delete a block
+        del lines[i:i + rng.randrange(1, 6)]
+    return "\n".join(lines)
+
+
+def check_line_edits(text: str, rng: random.Random, n: int) -> tuple:
+    """Like `check_parses`, with edits that add or remove lines. Returns (spliced, parsable edits)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return 0, 0
+    state = driver._FileState(text, split_lines(text), tree, {})
+    spliced = ok = 0
+    for _ in range(n):
+        new = line_edit(text, rng)
+        got = driver._reparse(state, new, split_lines(new))
+        try:
+            want = ast.parse(new)
+        except (SyntaxError, ValueError):
+            assert got is None, "the incremental parse accepted text that does not parse"
+            continue
+        ok += 1
+        if got is not None:
+            spliced += 1
+            assert dump(got) == dump(want)
+        text = new
+        state = driver._FileState(text, split_lines(text), want, {})
+    return spliced, ok
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_line_count_edits_splice_exactly(path):
+    text = path.read_text()
+    if not text.strip():
+        pytest.skip("empty file")
+    check_line_edits(text, random.Random("lines" + path.name), 40)
+
+
+def test_line_count_edits_are_mostly_incremental():
+    spliced = total = 0
+    for path in sorted((ROOT / "docs" / "examples").glob("*.py")):
+        src = path.read_text()
+        s, ok = check_line_edits(src, random.Random("mostly" + path.name), 20)
+        spliced, total = spliced + s, total + ok
+    assert total and spliced >= 0.8 * total, f"{spliced}/{total}"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "docs" / "examples").glob("*.py"))
+                         + sorted((ROOT / "tests" / "fixtures" / "seed_cases").glob("*.py")), ids=lambda p: p.name)
+def test_line_count_typing_session_warm_equals_cold(path):
+    """Enter, Backspace, paste and delete, each analysed warm (after the previous version) and cold."""
+    text = path.read_text()
+    rng = random.Random("enter" + path.name)
+    analyze_source(text, str(path))
+    for _ in range(10):
+        text = line_edit(text, rng)
+        warm = snapshot(analyze_source(text, str(path)))
+        assert warm == cold(text, str(path))
+
+
+@pytest.mark.parametrize("path", CORPUS_FILES, ids=lambda p: p.name)
+def test_corpus_line_count_edits(path):
+    if not path.is_file():
+        pytest.skip("bench corpus not fetched (bench/corpus.py)")
+    text = path.read_text()
+    rng = random.Random("lines" + path.name)
+    spliced, ok = check_line_edits(text, rng, 15)
+    assert spliced >= 0.8 * ok
+    analyze_source(text, str(path))
+    for _ in range(3):
+        text = line_edit(text, rng)
+        assert snapshot(analyze_source(text, str(path))) == cold(text, str(path))

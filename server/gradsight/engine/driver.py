@@ -5,7 +5,9 @@ from __future__ import annotations
 import ast
 import bisect
 import hashlib
+import os
 import pathlib
+import re
 import sys
 import threading
 from collections import OrderedDict
@@ -16,9 +18,11 @@ from ..findings import sort_key
 from .api import Analysis
 from .events import DeadGradEvent, Event
 from .interp import Interpreter, ModuleScope
-from .report import Reporter, Source, split_lines
+from ..findings import Edit, Finding, Fix, Related
+from .api import StateFact
+from .report import LINE_DIGITS, MARK_DIGITS, UNMARK_DIGITS, Line, Reporter, Source, split_lines
 from .state import State
-from .values import (UNKNOWN, ClassInfo, ClassVal, FuncVal, GradModeCtx, ModuleRef, OptimizerVal, ParamsVal,
+from .values import (UNKNOWN, ClassInfo, ClassVal, Fact, FuncVal, GradModeCtx, ModuleRef, OptimizerVal, ParamsVal,
                      PyVal, SeqVal, TensorVal, UnknownVal)
 
 MAX_BYTES = 5_000_000  # beyond this a file is not analysed (a clear message says so)
@@ -151,10 +155,13 @@ def analyze_source(text: str, path: str = "<stdin>", config: Config | None = Non
         result.problems.append(f"{path}: brackets nest more than {MAX_NESTING} deep; not analysed")
         return result
     lines = split_lines(text)
-    source = Source(text, lines)
+    # Line numbers printed with Arabic-Indic digits (`report.Line`), unless the text itself holds such digits.
+    mark = not _LINE_DIGITS.search(text)
+    source = Source(text, lines, mark=mark)
     reporter = Reporter(path, source, config)
     previous = _file_state(path)
     tree = _reparse(previous, text, lines) if previous is not None else None
+    STATS["spliced" if tree is not None else "parsed"] += 1
     if tree is None:
         try:
             tree = ast.parse(text, filename=path)
@@ -162,7 +169,7 @@ def analyze_source(text: str, path: str = "<stdin>", config: Config | None = Non
             SyntaxErrorRule.report(exc, reporter)
             tree = _parse_prefix(text, exc)
             if tree is None:
-                result.findings = sorted(reporter.findings.values(), key=sort_key)
+                result.findings = sorted((_plain(f) for f in reporter.findings.values()), key=sort_key)
                 return result
             memo: dict = {}  # a prefix's tree is not remembered as this text's tree
         except (RecursionError, MemoryError, ValueError) as exc:
@@ -195,13 +202,16 @@ def analyze_source(text: str, path: str = "<stdin>", config: Config | None = Non
     old_limit = sys.getrecursionlimit()
     try:
         sys.setrecursionlimit(max(old_limit, 10000))
-        salt = f"{path}\0{config!r}"
+        salt = f"{path}\0{config!r}\0{mark}"
         if workspace is not None:
             salt += "\0" + _import_digests(workspace, scope, path)
         digests = _Digests(scope, lines, text, memo)
         shape_key = hashlib.sha1(f"{salt}\0{digests.shape()}".encode("utf-8", "surrogatepass")).hexdigest()
-        module_deps = _run_module(interp, scope, reporter, digests, shape_key, used)
-        module_key = hashlib.sha1(f"{shape_key}\0{module_deps!r}".encode("utf-8", "surrogatepass")).hexdigest()
+        module_deps, free = _run_module(interp, scope, reporter, digests, shape_key, used)
+        # Module-level values with line numbers in them: definitions' results may hold them too, so they are
+        # then keyed by where everything is (reused only while no line moves).
+        where = "" if free else repr([(s, e) for s, e, _ in digests.frame()])
+        module_key = hashlib.sha1(f"{shape_key}\0{module_deps!r}\0{where}".encode("utf-8", "surrogatepass")).hexdigest()
         _analyse_definitions(interp, scope, reporter, module_key, digests, used)
         if interp.backward_seen:
             for site, (label, created) in interp.grad_leaves.items():
@@ -215,8 +225,8 @@ def analyze_source(text: str, path: str = "<stdin>", config: Config | None = Non
     finally:
         sys.setrecursionlimit(old_limit)
     result.dependencies = dict(used)
-    result.findings = sorted(reporter.findings.values(), key=sort_key)
-    result.facts = sorted(interp.facts.values(), key=lambda f: (f.line, f.column))
+    result.findings = sorted((_plain(f) for f in reporter.findings.values()), key=sort_key)
+    result.facts = sorted((_plain(f) for f in interp.facts.values()), key=lambda f: (f.line, f.column))
     return result
 
 
@@ -301,15 +311,25 @@ def _boundary_ok(body: list, starts: list, lines: list, k: int) -> bool:
     return not lines[start - 2].endswith("\\")
 
 
+# GRADSIGHT_NO_SHIFT=1 turns off what makes edits that add or remove lines incremental (the spliced parse with a
+# shifted tail, and reusing results of definitions that only moved): for comparisons (bench/bench_typing.py).
+_SHIFT = os.environ.get("GRADSIGHT_NO_SHIFT", "") in ("", "0")
+# Counters for tests and benchmarks: parses spliced or full, cached definition results moved or not movable.
+STATS = {"spliced": 0, "parsed": 0, "moved": 0, "not_moved": 0}
+
+
 def _reparse(previous: _FileState, text: str, lines: list) -> Optional[ast.Module]:
     """The syntax tree of `text`, re-parsing only the top-level statements an edit touched and reusing the
-    previous version's other statements (shared, never mutated); None where that is not certain to equal
-    `ast.parse(text)`: a different number of lines, an edit across an unusual statement boundary, or a
-    changed region that does not parse on its own."""
+    previous version's other statements (shared, never mutated; those after an edit that added or removed lines
+    are copied with their positions shifted, `_shifted`); None where that is not certain to equal
+    `ast.parse(text)`: an edit across an unusual statement boundary, or a changed region that does not parse on
+    its own."""
     old = previous.lines
     n = len(lines)
-    if len(old) != n or "barry_as_FLUFL" in text:
+    if "barry_as_FLUFL" in text:
         return None
+    if len(old) != n:
+        return _reparse_shifted(previous, text, lines) if _SHIFT else None
     body, starts = previous.tree.body, previous.starts
     if previous.text == text:
         return previous.tree
@@ -339,6 +359,274 @@ def _reparse(previous: _FileState, text: str, lines: list) -> Optional[ast.Modul
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     return ast.Module(body=body[:i] + part.body + body[j + 1:], type_ignores=[])
+
+
+def _reparse_shifted(previous: _FileState, text: str, lines: list) -> Optional[ast.Module]:
+    """`_reparse` for an edit that changed the number of lines: the statements before the edit are shared, the
+    ones it touched re-parsed, the ones after it copied `delta` lines down (or up)."""
+    old, body, starts = previous.lines, previous.tree.body, previous.starts
+    n_old, n = len(old), len(lines)
+    if not body or n_old < 2:
+        return None
+    p = 0
+    top = min(n_old, n)
+    while p < top and old[p] == lines[p]:
+        p += 1
+    q = 0
+    while q < top - p and old[n_old - 1 - q] == lines[n - 1 - q]:
+        q += 1
+    delta = n - n_old
+    # Old lines p+1 .. n_old-q (1-based) were replaced; widened by the line before, so that lines inserted
+    # between two statements re-parse the one above them with them.
+    a = max(1, p)
+    b = max(a, n_old - q)
+    i = max(0, bisect.bisect_right(starts, a) - 1)
+    j = max(0, bisect.bisect_right(starts, b) - 1)
+    if not (_boundary_ok(body, starts, old, i) and _boundary_ok(body, starts, old, j + 1)):
+        return None
+    first = starts[i] if i > 0 else 1
+    last_old = starts[j + 1] - 1 if j + 1 < len(body) else n_old
+    last = last_old + delta if j + 1 < len(body) else n
+    if last < first - 1 or (j + 1 < len(body) and (last_old < b or last < 1 or lines[last - 1].endswith("\\"))):
+        return None
+    chunk = "\n" * (first - 1) + "\n".join(lines[first - 1:last]) + ("\n" if last < n else "")
+    try:
+        part = ast.parse(chunk)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if part.body and _first_line(part.body[0]) < first:
+        return None
+    tail = body[j + 1:]
+    if delta:
+        memo = previous.digests
+        shifted = []
+        for st in tail:
+            new = _shifted(st, delta)
+            _carry_digests(memo, st, new)
+            shifted.append(new)
+        tail = shifted
+    return ast.Module(body=body[:i] + part.body + tail, type_ignores=[])
+
+
+def _shifted(node: ast.AST, delta: int) -> ast.AST:
+    """A copy of `node` with every line number moved by `delta` (the original is shared: never mutated)."""
+    cls = type(node)
+    new = cls.__new__(cls)
+    d = new.__dict__
+    d.update(node.__dict__)
+    if "lineno" in d:
+        d["lineno"] += delta
+        if d.get("end_lineno") is not None:
+            d["end_lineno"] += delta
+    for field in cls._fields:
+        v = d.get(field)
+        if type(v) is list:
+            d[field] = [_shifted(x, delta) if isinstance(x, ast.AST) and x.__dict__ else x for x in v]
+        elif isinstance(v, ast.AST) and v.__dict__:
+            d[field] = _shifted(v, delta)
+    return new
+
+
+def _carry_digests(memo: dict, old: ast.AST, new: ast.AST) -> None:
+    """Text digests do not depend on position: a shifted copy keeps its original's (and so do its methods')."""
+    digest = memo.get(old)
+    if digest is not None:
+        memo[new] = digest
+    if isinstance(old, ast.ClassDef):
+        skeleton = memo.get((old, "skeleton"))
+        if skeleton is not None:
+            memo[(new, "skeleton")] = skeleton
+        for a, b in zip(old.body, new.body):
+            digest = memo.get(a)
+            if digest is not None:
+                memo[b] = digest
+
+
+_ASCII_DIGITS = re.compile("[0-9]+")
+_LINE_DIGITS = re.compile(f"[{LINE_DIGITS}]+")
+
+
+class _Relocation:
+    """Moves cached results from the positions of the version they were computed in (`old`, a `_Digests.frame`)
+    to the current one (`new`), or says it cannot (None), so that they equal what analysing afresh gives.
+
+    The parts of the two frames correspond one to one (equal shapes). A line in a part whose text is unchanged
+    moves with it; a line in an edited part, or between parts, has no image, and results that hold one are not
+    reused. Line numbers are found where they are: `report.Line` values (what `Source.span` gives), sites
+    (path, line, column) and facts of this file, and line numbers printed into messages, which `Line` prints
+    with Arabic-Indic digits. Any other number in a message that could be a moved line (ASCII digits, e.g. a
+    number a rule printed from `node.lineno`) makes the results not reusable, as do module-parameter entries
+    (`ParamCut`, `ParamReach`: the interpreter orders those by the text of their sites). This relies on the
+    analysis treating positions as labels: equal, ordered, printed, never computed with across parts."""
+
+    _pairs: "OrderedDict[tuple, _Relocation]" = OrderedDict()
+
+    @classmethod
+    def between(cls, old: tuple, new: tuple, path: str) -> "_Relocation":
+        key = (id(old), id(new), path)
+        found = cls._pairs.get(key)
+        if found is None or found.old is not old or found.new is not new:
+            found = cls._pairs[key] = cls(old, new, path)
+            while len(cls._pairs) > 8:
+                cls._pairs.popitem(last=False)
+        return found
+
+    def __init__(self, old: tuple, new: tuple, path: str):
+        self.old, self.new, self.path = old, new, path
+        self.ok = len(old) == len(new)
+        parts = []  # (old first line, old last line, shift or None)
+        low = float("inf")
+        if self.ok:
+            for (s0, e0, t0), (s1, e1, t1) in zip(old, new):
+                same = t0 == t1 and e0 - s0 == e1 - s1
+                if s1 != s0:  # (an edited part that did not move is not read by what is reused: see the keys)
+                    low = min(low, s0)
+                parts.append((s0, e0, s1 - s0 if same else None))
+        self.parts = sorted(parts)
+        self.starts = [p[0] for p in self.parts]
+        self.low = low  # every line above this one is where it was
+
+    def line(self, n: int) -> Optional[int]:
+        """Where old line `n` is now; None where it has no certain image."""
+        if n < self.low:
+            return n
+        k = bisect.bisect_right(self.starts, n) - 1
+        shift = None
+        for s0, e0, d in self.parts[max(0, k - 3):k + 1]:  # parts overlap only where statements share a line
+            if s0 <= n <= e0:
+                if d is None or (shift is not None and d != shift):
+                    return None
+                shift = d
+        return None if shift is None else n + shift
+
+    # ---- values holding positions
+    def pos(self, v):
+        """A line field: a `Line` moves; a plain number must be one that does not move."""
+        if type(v) is Line:
+            n = self.line(v)
+            if n is None:
+                raise _Unmovable
+            return Line(n)
+        if v is None or (isinstance(v, int) and v < self.low):
+            return v
+        raise _Unmovable
+
+    def text(self, s: str) -> str:
+        for m in _ASCII_DIGITS.finditer(s):
+            if int(m.group()) >= self.low:
+                raise _Unmovable
+        if not _LINE_DIGITS.search(s):
+            return s
+
+        def sub(m) -> str:
+            n = self.line(int(m.group().translate(UNMARK_DIGITS)))
+            if n is None:
+                raise _Unmovable
+            return str(n).translate(MARK_DIGITS)
+
+        return _LINE_DIGITS.sub(sub, s)
+
+    def site(self, site):
+        if type(site) is not tuple or len(site) != 3:
+            raise _Unmovable  # ParamCut, ParamReach and anything unknown
+        if site[0] != self.path:
+            return site
+        n = self.line(site[1]) if isinstance(site[1], int) else None
+        if n is None:
+            raise _Unmovable
+        return (site[0], n, site[2])
+
+    def fact(self, f):
+        if f is None:
+            return None
+        if type(f) is not Fact:
+            raise _Unmovable
+        parent = self.fact(f.parent)
+        if f.path is not None and f.path != self.path:
+            return Fact(f.line, f.column, self.text(f.text), parent, f.path)
+        if f.path is not None:
+            n = self.line(f.line) if isinstance(f.line, int) else None
+            if n is None:
+                raise _Unmovable
+            line = Line(n) if type(f.line) is Line else n
+        else:
+            line = self.pos(f.line)
+        return Fact(line, f.column, self.text(f.text), parent, f.path)
+
+    def finding(self, f):
+        if f.extra:
+            raise _Unmovable
+        related = tuple(Related(r.path, self.pos(r.line) if r.path == self.path else r.line, r.column,
+                                self.text(r.message)) for r in f.related)
+        fix = f.fix
+        if fix is not None:
+            fix = Fix(self.text(fix.title), fix.applicability,
+                      tuple(Edit(self.pos(e.line), e.column, self.pos(e.end_line), e.end_column, self.text(e.new_text))
+                            for e in fix.edits))
+        return Finding(f.path, self.pos(f.line), f.column, self.pos(f.end_line), f.end_column, f.code,
+                       self.text(f.name), f.severity, self.text(f.message), related, fix)
+
+    def state_fact(self, f):
+        return StateFact(self.pos(f.line), f.column, self.pos(f.end_line), f.end_column, self.text(f.name),
+                         self.text(f.summary), self.text(f.label),
+                         tuple((self.pos(line), self.text(t)) for line, t in f.chain), f.transition)
+
+    def finding_key(self, k: tuple) -> tuple:  # (code, line, column)
+        return (k[0], self.pos(k[1])) + tuple(k[2:])
+
+    def span_key(self, k: tuple) -> tuple:  # (line, column, end line, end column)
+        return (self.pos(k[0]), k[1], self.pos(k[2])) + tuple(k[3:])
+
+    def delta(self, delta: tuple) -> Optional[tuple]:
+        """A unit's results (see `_isolated`) at the current positions, or None."""
+        if not self.ok:
+            return None
+        if self.low == float("inf"):
+            return delta
+        findings, facts, leaves, cuts, reached, saw, files = delta
+        try:
+            return (tuple((self.finding_key(k), self.finding(f)) for k, f in findings),
+                    tuple((self.span_key(k), self.state_fact(f)) for k, f in facts),
+                    tuple((self.site(k), (self.text(label), self.fact(created))) for k, (label, created) in leaves),
+                    tuple((self.site(k), self.fact(v)) for k, v in cuts),
+                    frozenset(self.site(x) for x in reached), saw, files)
+        except (_Unmovable, TypeError, ValueError, AttributeError):
+            return None
+
+
+class _Unmovable(Exception):
+    """Results that `_Relocation` cannot move with certainty."""
+
+
+def _plain(f):
+    """A finding or fact as it leaves the engine: ASCII digits and plain ints (see `report.Line`)."""
+    cached = _PLAIN_OF.get(id(f))
+    if cached is not None and cached[0] is f:
+        return cached[1]
+    if isinstance(f, Finding):
+        fix = f.fix
+        if fix is not None:
+            fix = Fix(_ascii(fix.title), fix.applicability,
+                      tuple(Edit(int(e.line), e.column, int(e.end_line), e.end_column, _ascii(e.new_text))
+                            for e in fix.edits))
+        out = Finding(f.path, int(f.line), f.column, int(f.end_line), f.end_column, f.code, _ascii(f.name),
+                      f.severity, _ascii(f.message),
+                      tuple(Related(r.path, int(r.line), r.column, _ascii(r.message)) for r in f.related), fix,
+                      f.extra)
+    else:
+        out = StateFact(int(f.line), f.column, int(f.end_line), f.end_column, _ascii(f.name), _ascii(f.summary),
+                        _ascii(f.label), tuple((int(line), _ascii(t)) for line, t in f.chain), f.transition)
+    if len(_PLAIN_OF) > 50_000:
+        _PLAIN_OF.clear()
+    _PLAIN_OF[id(f)] = (f, out)
+    return out
+
+
+_PLAIN_OF: dict = {}
+
+
+def _ascii(s: str) -> str:
+    return s.translate(UNMARK_DIGITS) if _LINE_DIGITS.search(s) else s
 
 
 def _located(site: tuple, source: Source) -> ast.AST:
@@ -383,17 +671,38 @@ class _Digests:
     def __init__(self, scope: ModuleScope, lines: list, text: str, memo: dict):
         self.scope, self.lines, self.text, self.memo = scope, lines, text, memo
         self._whole: Optional[str] = None
+        self._frame: Optional[tuple] = None
         self._owners: Optional[dict] = None
         self._starts: Optional[list] = None
 
     def node(self, node: ast.AST) -> str:
-        """A digest of a statement's text (decorators included) and position: cached results carry lines."""
+        """A digest of a statement's text (decorators included), not of its position: where cached results are
+        reused, their line numbers are moved to the current positions (`_frame`, `_Relocation`)."""
         digest = self.memo.get(node)
         if digest is None:
             start = _first_line(node)
             body = "\n".join(self.lines[start - 1:node.end_lineno])
-            digest = self.memo[node] = hashlib.sha1(f"{start}:{body}".encode("utf-8", "surrogatepass")).hexdigest()
+            digest = self.memo[node] = hashlib.sha1(body.encode("utf-8", "surrogatepass")).hexdigest()
         return digest
+
+    def frame(self) -> tuple:
+        """Where everything is: (first line, last line, text digest) of each top-level statement, except that a
+        class is its header plus each statement of its body. Results cached under one frame are moved to another
+        by `_Relocation` (same sequence of parts: the shape is in every cache key)."""
+        if self._frame is None:
+            out = []
+            for st in self.scope.tree.body:
+                if isinstance(st, ast.ClassDef) and st.body:
+                    start = _first_line(st)
+                    stop = max(st.lineno, _first_line(st.body[0]) - 1)
+                    head = "\n".join(self.lines[start - 1:stop])
+                    out.append((start, stop, hashlib.sha1(head.encode("utf-8", "surrogatepass")).hexdigest()))
+                    for sub in st.body:
+                        out.append((_first_line(sub), sub.end_lineno, self.node(sub)))
+                else:
+                    out.append((_first_line(st), st.end_lineno, self.node(st)))
+            self._frame = tuple(out)
+        return self._frame
 
     def whole(self) -> str:
         if self._whole is None:
@@ -403,11 +712,12 @@ class _Digests:
     def shape(self) -> str:
         """Everything but the bodies of functions and methods: module-level code, class headers and class-level
         statements (with positions), and the names and positions of all definitions. Name resolution and
-        module-level values depend on no more than this and the bodies of the functions module-level code ran."""
+        module-level values depend on no more than this and the bodies of the functions module-level code ran.
+        Positions are not part of it: they are in `frame`, and cached results are relocated to it."""
         parts = []
         for st in self.scope.tree.body:
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                parts.append(f"{type(st).__name__} {st.name} {_first_line(st)}")
+                parts.append(f"{type(st).__name__} {st.name}")
             elif isinstance(st, ast.ClassDef):
                 parts.append(self._skeleton(st))
             else:
@@ -420,10 +730,10 @@ class _Digests:
         if digest is None:
             start = _first_line(cls)
             stop = max(cls.lineno, cls.body[0].lineno - 1) if cls.body else cls.end_lineno
-            parts = [f"{start}:" + "\n".join(self.lines[start - 1:stop])]
+            parts = ["\n".join(self.lines[start - 1:stop])]
             for sub in cls.body:
                 if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    parts.append(f"{type(sub).__name__} {sub.name} {_first_line(sub)}")
+                    parts.append(f"{type(sub).__name__} {sub.name}")
                 else:
                     parts.append(self.node(sub))
             digest = self.memo[key] = hashlib.sha1("|".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
@@ -614,7 +924,9 @@ def _env_spec(env: dict, scope: ModuleScope) -> Optional[tuple]:
     return tuple(out)
 
 
-def _rebind(spec: tuple, scope: ModuleScope) -> Optional[dict]:
+def _rebind(spec: tuple, scope: ModuleScope, move=None) -> Optional[dict]:
+    """`spec` (see `_env_spec`) as values of this version's scope; `move` maps the line numbers of the version
+    it was made in to this one's (`_Relocation.line`)."""
     env = {}
     for item in spec:
         name, kind = item[0], item[1]
@@ -623,29 +935,60 @@ def _rebind(spec: tuple, scope: ModuleScope) -> Optional[dict]:
             continue
         found = (scope.functions if kind == "f" else scope.classes).get(item[2])
         node = getattr(found, "node", None)
-        if node is None or (node.lineno, node.col_offset) != (item[3], item[4]):
+        line = item[3] if move is None else move(item[3])
+        if node is None or line is None or (node.lineno, node.col_offset) != (line, item[4]):
             return None
         env[name] = FuncVal(node, None, scope, item[2]) if kind == "f" else ClassVal(found)
     return env
 
 
+def _position_free(spec: tuple, optimized: dict) -> bool:
+    """Do module-level values hold no line numbers (then what functions compute from them does not depend on
+    where module-level code is)? Conservative: only plain data without explanations qualifies."""
+    if optimized:
+        return False
+
+    def free(v) -> bool:
+        t = type(v)
+        if t in (UnknownVal, ModuleRef, GradModeCtx):
+            return True
+        if t is PyVal:
+            return v.cut is None and not v.pcut
+        if t is SeqVal:
+            return all(free(x) for x in v.items)
+        return False
+
+    return all(item[1] != "v" or free(item[2]) for item in spec)
+
+
 def _run_module(interp: Interpreter, scope: ModuleScope, reporter: Reporter, digests: "_Digests", shape_key: str,
                 used: "_RecordingDict") -> tuple:
     """Interpret module-level code, or reuse its results: they depend on the file's shape (module-level code,
-    class skeletons, the names and positions of definitions: `shape_key`) and the functions it ran.
-    Returns the dependencies (for the definitions' cache keys)."""
+    class skeletons, the names of definitions: `shape_key`) and the functions it ran, and are moved to the
+    current positions (`_Relocation`) where the values it leaves hold no line numbers. Returns the dependencies
+    and whether the values are position-free (both for the definitions' cache keys)."""
     key = "module\0" + shape_key
     entry = _DEF_CACHE.get(key)
     if entry is not None:
-        deps, whole, delta, spec, optimized = entry
+        deps, whole, delta, spec, optimized, frame, free = entry
         if (whole is None or whole == digests.whole()) and digests.valid(deps):
-            env = _rebind(spec, scope)
+            env = None
+            if frame is digests.frame() or frame == digests.frame():
+                env = _rebind(spec, scope)
+            elif free and _SHIFT:
+                move = _Relocation.between(frame, digests.frame(), scope.path)
+                moved = move.delta(delta)
+                if moved is not None:
+                    env = _rebind(spec, scope, move.line)
+                    if env is not None:
+                        delta = moved
+                        _cache_put(key, (deps, whole, delta, spec, optimized, digests.frame(), free))
             if env is not None:
                 _cache_touch(key)
                 _merge(interp, reporter, used, delta)
                 scope.env = env
                 interp.optimized_modules = dict(optimized)
-                return deps
+                return deps, free
 
     def body():  # runs isolated: the optimizer bookkeeping it returns is module-level code's own
         return interp.exec_block(scope.tree.body, State()), dict(interp.optimized_modules)
@@ -656,9 +999,11 @@ def _run_module(interp: Interpreter, scope: ModuleScope, reporter: Reporter, dig
     interp.optimized_modules = optimized
     deps = digests.deps(touched)
     spec = _env_spec(scope.env, scope)
+    free = spec is not None and _position_free(spec, optimized)
     if spec is not None:
-        _cache_put(key, (deps, digests.whole() if tree_read else None, delta, spec, dict(optimized)))
-    return deps
+        _cache_put(key, (deps, digests.whole() if tree_read else None, delta, spec, dict(optimized), digests.frame(),
+                         free))
+    return deps, free
 
 
 def _analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Reporter, module_key: str,
@@ -668,11 +1013,13 @@ def _analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repo
 
     Each one runs in isolation (empty result containers, call memo and instance cache, the module-level
     optimizer bookkeeping), so its results do not depend on what else was analysed first, and are cached under
-    its own text and position plus `module_key` (settings, imported files, the file's shape, module-level
-    code and the functions module-level code ran). A cached result is reused while every function its analysis
-    ran (callees, `__init__` of instantiated classes, `forward` of called modules; the enclosing definition
-    for nested functions) still has the same text and position, and, if a rule looked at the whole tree,
-    while the whole text is the same. So a keystroke re-analyses only what ran the edited code."""
+    its own text plus `module_key` (settings, imported files, the file's shape, module-level code and the
+    functions module-level code ran, and where module-level code is if its values hold line numbers). A cached
+    result is reused while every function its analysis ran (callees, `__init__` of instantiated classes,
+    `forward` of called modules; the enclosing definition for nested functions) still has the same text, and,
+    if a rule looked at the whole tree, while the whole text is the same; where lines were inserted or removed
+    above what it ran, its line numbers are moved (`_Relocation`; where that cannot be certain, it is analysed
+    again). So a keystroke re-analyses only what ran the edited code."""
     base = State()
     module_optimized = dict(interp.optimized_modules)
 
@@ -686,14 +1033,27 @@ def _analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repo
         entry = _DEF_CACHE.get(key)
         if entry is None:
             return None
-        deps, whole, delta = entry
+        deps, whole, delta, frame = entry
         if (whole is not None and whole != digests.whole()) or not digests.valid(deps):
             return None
-        _cache_touch(key)
+        current = digests.frame()
+        if frame is not current and frame != current:
+            if not _SHIFT:
+                return None
+            move = _Relocation.between(frame, current, scope.path)
+            delta = move.delta(delta)
+            if delta is None:
+                STATS["not_moved"] += 1
+                return None
+            if move.low != float("inf"):
+                STATS["moved"] += 1
+            _cache_put(key, (deps, whole, delta, current))
+        else:
+            _cache_touch(key)
         return delta
 
     def store(key: str, touched: set, tree_read: bool, delta: tuple) -> None:
-        _cache_put(key, (digests.deps(touched), digests.whole() if tree_read else None, delta))
+        _cache_put(key, (digests.deps(touched), digests.whole() if tree_read else None, delta, digests.frame()))
 
     def unit_key(qual: tuple, node: ast.AST) -> str:
         return hashlib.sha1(f"{module_key}\0{qual!r}\0{digests.node(node)}".encode("utf-8", "surrogatepass")).hexdigest()

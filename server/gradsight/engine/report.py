@@ -23,11 +23,35 @@ def split_lines(text: str) -> list[str]:
     return text.split("\n") if "\r" not in text else _NEWLINE.split(text)
 
 
+# Line numbers of the analysed file, as `Source.span` gives them when `mark` is set: an int that prints its digits
+# as Arabic-Indic digits, so a line number formatted into a message ("… at line 12") can be told apart from other
+# numbers, and shifted when the driver reuses a definition's results after lines were inserted above it
+# (`driver._Relocation`). The driver turns them back into ASCII digits and plain ints before results leave it.
+LINE_DIGITS = "\u0660\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668\u0669"
+MARK_DIGITS = str.maketrans("0123456789", LINE_DIGITS)
+UNMARK_DIGITS = str.maketrans(LINE_DIGITS, "0123456789")
+
+
+class Line(int):
+    """A 1-based line number of the analysed file (see `LINE_DIGITS`); compares, hashes and reprs as its int."""
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        return int.__repr__(self).translate(MARK_DIGITS)
+
+    def __format__(self, spec: str) -> str:
+        if not spec:
+            return int.__repr__(self).translate(MARK_DIGITS)
+        return int.__format__(int(self), spec)
+
+
 class Source:
-    def __init__(self, text: str, lines: Optional[list[str]] = None):
+    def __init__(self, text: str, lines: Optional[list[str]] = None, mark: bool = False):
         self.text = text
         self.lines = lines if lines is not None else split_lines(text)
         self._bytes: dict[int, bytes] = {}
+        self.mark = mark  # `span` gives `Line`s (the driver sets this for the file it analyses)
 
     def line_text(self, line: int) -> str:
         return self.lines[line - 1] if 1 <= line <= len(self.lines) else ""
@@ -46,6 +70,8 @@ class Source:
         end_col = self.cp_col(end_line, getattr(node, "end_col_offset", None) or 0)
         if end_line == line and end_col < col:
             end_col = col
+        if self.mark:
+            return Line(line), col, Line(end_line), end_col
         return line, col, end_line, end_col
 
     def _line_bytes(self, line: int) -> bytes:

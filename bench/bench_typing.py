@@ -1,0 +1,90 @@
+"""Replay a typing session on timm's vision_transformer.py in-process and time `analyze_source` per keystroke.
+
+Types a few new lines inside `VisionTransformer.forward` character by character (with Enter between lines), then
+deletes them again with Backspace, analysing after every keystroke as the language server does. Prints p50/p90/max
+per-keystroke times, how many keystrokes took the spliced parse or a full parse, how many cached definition results
+were moved, and the ratio to a cold analysis of the same file.
+
+    .venv/bin/python bench/bench_typing.py                 # the incremental engine
+    GRADSIGHT_NO_SHIFT=1 .venv/bin/python bench/bench_typing.py   # without moving results across line shifts
+    .venv/bin/python bench/bench_typing.py --compare       # both, in one run (the second in a subprocess)
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "server"))
+
+from gradsight.engine import analyze_source, driver  # noqa: E402
+
+FILE = ROOT / "bench" / ".corpus" / "timm" / "timm" / "models" / "vision_transformer.py"
+TYPED = ["h = self.forward_features(x)", "h = h * 2", "print(h.shape)"]
+
+
+def keystrokes(text: str):
+    """Every intermediate text of the session."""
+    lines = text.split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith("    def forward(") and i > 1300)
+    # new lines go right after the line that ends the signature
+    sig_end = next(i for i in range(at, len(lines)) if lines[i].rstrip().endswith(":"))
+    pos = sig_end + 1
+    indent = "        "
+    typed: list[str] = []
+    for line in TYPED:
+        typed.append(indent)  # Enter (auto-indent)
+        yield "\n".join(lines[:pos] + typed + lines[pos:])
+        for ch in line:
+            typed[-1] += ch
+            yield "\n".join(lines[:pos] + typed + lines[pos:])
+    while typed:  # Backspace everything again
+        while typed[-1]:
+            typed[-1] = typed[-1][:-1]
+            yield "\n".join(lines[:pos] + typed + lines[pos:])
+        typed.pop()  # Backspace at the start of the (now empty) line joins it with the one above
+        yield "\n".join(lines[:pos] + typed + lines[pos:])
+
+
+def run() -> dict:
+    text = FILE.read_text()
+    path = str(FILE)
+    driver._DEF_CACHE.clear()
+    driver._FILE_CACHE.clear()
+    t = time.perf_counter()
+    analyze_source(text, path)
+    cold = time.perf_counter() - t
+    for k in driver.STATS:
+        driver.STATS[k] = 0
+    times = []
+    for version in keystrokes(text):
+        t = time.perf_counter()
+        analyze_source(version, path)
+        times.append(time.perf_counter() - t)
+    times.sort()
+    q = statistics.quantiles(times, n=10)
+    return {"shift": driver._SHIFT, "keystrokes": len(times), "cold_ms": cold * 1e3, "p50_ms": q[4] * 1e3,
+            "p90_ms": q[8] * 1e3, "max_ms": times[-1] * 1e3, "ratio_p50": q[4] / cold, **driver.STATS}
+
+
+def show(r: dict) -> None:
+    label = "incremental (line shifts moved)" if r["shift"] else "GRADSIGHT_NO_SHIFT=1 (full parse on line shifts)"
+    print(f"{label}: {r['keystrokes']} keystrokes; p50 {r['p50_ms']:.1f} ms, p90 {r['p90_ms']:.1f} ms, "
+          f"max {r['max_ms']:.1f} ms; cold {r['cold_ms']:.0f} ms (p50/cold {r['ratio_p50']:.3f}); "
+          f"parses spliced {r['spliced']}, full {r['parsed']}; cached results moved {r['moved']}, "
+          f"not movable {r['not_moved']}")
+
+
+if __name__ == "__main__":
+    if not FILE.is_file():
+        sys.exit(f"{FILE} is missing: fetch the corpus first (bench/corpus.py)")
+    sys.setrecursionlimit(10000)
+    show(run())
+    if "--compare" in sys.argv:
+        env = dict(os.environ, GRADSIGHT_NO_SHIFT="1")
+        subprocess.run([sys.executable, __file__], env=env, check=False)
