@@ -65,3 +65,21 @@ def test_registry_codes_and_names_are_unique_and_documented():
 def test_can_fix_is_derived_from_examples():
     for r in RULES:
         assert r.can_fix() == any(inv.fixed for inv in r.invalid)
+
+
+def test_gs202_reports_one_line_once():
+    """`h.data / h.data.norm()` cuts the same parameters twice on one line: one report, not two."""
+    code = ("import torch\nimport torch.nn as nn\nenc = nn.Linear(4, 4)\nhead = nn.Linear(4, 1)\n"
+            "opt = torch.optim.SGD(list(enc.parameters()) + list(head.parameters()), lr=0.1)\n"
+            "h = enc(torch.randn(2, 4))\nz = h.data / h.data.norm()\nhead(z).sum().backward()\n")
+    found = [f for f in analyze_source(code, "example.py").findings if f.code == "GS202"]
+    assert [f.line for f in found] == [7], found
+
+
+def test_dict_and_function_loss_accumulators():
+    code = ("import torch\n\n\ndef fit(model, loader, opt, crit, stats):\n    total = 0.0\n"
+            "    for x, y in loader:\n        loss = crit(model(x), y)\n        opt.zero_grad()\n"
+            "        loss.backward()\n        opt.step()\n        total += loss\n        stats[x.dtype] += loss\n"
+            "        stats['n'] = stats.get('n', 0) + loss\n    return total\n")
+    found = sorted(f.line for f in analyze_source(code, "example.py").findings if f.code == "GS404")
+    assert found == [11, 12, 13], found

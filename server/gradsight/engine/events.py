@@ -31,6 +31,7 @@ class BackwardEvent(Event):
     inputs: tuple = ()  # torch.autograd.grad inputs: ((expr node, Value), ...)
     create_graph: Tri = Tri.NO
     allow_unused: Tri = Tri.NO
+    gradient: Optional[tuple] = None  # (expr node, Value) of `gradient=` / `grad_outputs=` / `grad_tensors=`
 
 
 @dataclass(frozen=True)
@@ -173,6 +174,12 @@ class ReassignEvent(Event):
     new: object
     reads_grad: bool = False
     optimizer_at: Optional[Fact] = None
+    # For a rebinding that reads `key.grad`: what runs next with `key` (in execution order, wrapping around
+    # the enclosing loop): ("grad", Fact) for a read of `key.grad`, ("backward", Fact) for a backward call, ("reset", Fact) for
+    # a statement that makes `key` require grad again (or rebinds it), ("loopvar", Fact) when `key` is the
+    # enclosing `for` loop's own variable; None when nothing follows.
+    next_use: Optional[tuple] = None
+    grad_mode: Tri = Tri.YES
 
 
 @dataclass(frozen=True)
@@ -189,3 +196,12 @@ class FuncGradEvent(Event):
     api: str
     func: str  # source text of the transformed function
     result: TensorVal  # what `f` returns for these arguments
+
+
+@dataclass(frozen=True)
+class ZeroGradEvent(Event):
+    """`x.zero_grad()` between a backward and an optimizer step in the same block: it clears the gradients the
+    backward computed before the step uses them. `node` is the zero_grad call."""
+
+    backward: Fact
+    step: Fact

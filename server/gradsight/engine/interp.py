@@ -16,6 +16,14 @@ Blind spots (kept deliberately; each would cost precision elsewhere):
   place is not traced back to `x`. gradsight stays quiet rather than guess.
 - Containers: tensors stored in dicts or lists of unknown shape are UNKNOWN when read back.
 - Library models (`torchvision.models.resnet18()`) are UNKNOWN: their results may or may not require grad.
+  A loss that a loop calls `.backward()` on is taken to require grad when accumulated (`total += loss`), since
+  the backward would raise otherwise; plain (non-`nn.Module`) classes such as a `Trainer` are UNKNOWN.
+- Some checks read the syntax around a statement instead of the state: what follows a rebinding
+  `w = w - lr * w.grad` (the rest of the enclosing loop body, then its start: the next `w.grad` read, backward,
+  or `w.requires_grad_()`), and `backward()` / `zero_grad()` / `step()` order within one block of statements.
+- `for t in [a, b]:` re-reads `a` and `b` each round (a backward in the body frees their graphs); any other
+  iterable is evaluated once. `nn.Sequential(*layers)` sees `layers` only when it is a list literal not changed
+  since (an `append` makes a list UNKNOWN).
 """
 
 from __future__ import annotations
@@ -28,7 +36,8 @@ from . import torchdb as db
 from .api import StateFact
 from .events import (AccumulateEvent, BackwardEvent, CarryEvent, CheckpointEvent, Event, FactoryEvent, FuncGradEvent,
                      GradModeEvent, GradReadEvent, GraphCutEvent, InferenceSaveEvent, InplaceEvent, LoopEvent,
-                     ModuleCallEvent, NumpyEvent, OptimizerEvent, OutArgEvent, ReassignEvent, ViewInplaceEvent)
+                     ModuleCallEvent, NumpyEvent, OptimizerEvent, OutArgEvent, ReassignEvent, ViewInplaceEvent,
+                     ZeroGradEvent)
 from .report import Source
 from .state import State
 from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, Fact, FuncVal, GradModeCtx, ModuleRef,
@@ -219,11 +228,32 @@ class Interpreter:
 
     # ------------------------------------------------------------------ statements
     def exec_block(self, stmts: list[ast.stmt], state: State) -> State:
+        if self.reporting and len(stmts) >= 3:
+            self.check_step_order(stmts)
         for stmt in stmts:
             if state.dead:
                 break
             state = self.exec_stmt(stmt, state)
         return state
+
+    def check_step_order(self, stmts: list[ast.stmt]) -> None:
+        """`loss.backward()`, then `opt.zero_grad()`, then `opt.step()` in one block, with no backward between the
+        last two: the step sees cleared gradients."""
+        backward = zero = None
+        for stmt in stmts:
+            name = _stmt_method(stmt)
+            if name == "backward":
+                backward, zero = stmt, None
+            elif name == "zero_grad" and backward is not None:
+                zero = zero or stmt
+            elif name == "step" and zero is not None and "sched" not in self.seg(stmt.value.func.value).lower():
+                self.emit(ZeroGradEvent(zero.value, self.fact(backward.value, f"`{self.seg(backward.value)}`"),
+                                        self.fact(stmt.value, f"`{self.seg(stmt.value)}`")))
+                backward = zero = None
+            elif name is None and any(_sets_grads(n) for n in ast.walk(stmt)):
+                # A nested block with its own backward/step, or code that writes gradients back (gradient
+                # surgery: `p.grad = ...`, `set_grads(...)`): stay quiet.
+                backward = zero = None
 
     def exec_stmt(self, stmt: ast.stmt, state: State) -> State:
         self.current_stmt = stmt
@@ -242,6 +272,11 @@ class Interpreter:
 
     def stmt_Assign(self, stmt: ast.Assign, state: State) -> State:
         value = self.eval(stmt.value, state)
+        if len(stmt.targets) == 1 and self.loops and (isinstance(value, TensorVal) or value is UNKNOWN):
+            # `total = total + loss`, `stats[k] = stats.get(k, 0) + loss`: an accumulation spelled as a rebinding.
+            added = _accumulated_operand(stmt.targets[0], stmt.value)
+            if added is not None:
+                self.check_accumulate(stmt, stmt.targets[0], value, added, state, "+=")
         for target in stmt.targets:
             self.assign(target, value, state, stmt)
         return state
@@ -258,11 +293,19 @@ class Interpreter:
             base = self.eval(target.value, state)
             if isinstance(base, TensorVal):
                 self.inplace(target.value, base, "__setitem__", state, stmt, rhs=[rhs])
-            return state
+                return state
+            if key_of(target) is None:
+                # `stats[name] += loss` into a dict (or list) kept across iterations.
+                self.eval(target.slice, state)
+                self.check_accumulate(stmt, target, rhs, stmt.value, state, "+=")
+                return state
         cur = self.eval(target, state) if key_of(target) else UNKNOWN
         opname = type(stmt.op).__name__
         if isinstance(cur, TensorVal):
             dunder = db.INPLACE_DUNDER.get(opname, "__iadd__")
+            if isinstance(rhs, TensorVal) and opname == "Add":
+                # From the second iteration on, `total += loss` adds in place into the tensor the first one made.
+                self.check_accumulate(stmt, target, rhs, stmt.value, state, "+=")
             self.inplace(target, cur, dunder, state, stmt, rhs=[rhs])
         elif isinstance(rhs, TensorVal):
             result = self.tensor_op(f"torch.Tensor.__r{db.BINOP_DUNDER.get(opname, '__add__')[2:]}",
@@ -270,19 +313,34 @@ class Interpreter:
             self.check_accumulate(stmt, target, rhs, stmt.value, state, "+=")
             self.assign(target, result, state, stmt)
         elif isinstance(cur, PyVal) or isinstance(rhs, PyVal):
+            if rhs is UNKNOWN and opname == "Add":
+                self.check_accumulate(stmt, target, rhs, stmt.value, state, "+=")
             self.assign(target, PyVal(cut=(cur.cut if isinstance(cur, PyVal) else None)
                                        or (rhs.cut if isinstance(rhs, PyVal) else None),
                                       pcut=_pcut_of((cur, rhs))), state, stmt)
         else:
+            if rhs is UNKNOWN and opname == "Add":
+                self.check_accumulate(stmt, target, rhs, stmt.value, state, "+=")
             self.assign(target, UNKNOWN, state, stmt)
         return state
 
-    def check_accumulate(self, stmt, target, value: TensorVal, value_node, state: State, how: str) -> None:
-        if not self.loops or value.rg is not Tri.YES:
+    def check_accumulate(self, stmt, target, value: Value, value_node, state: State, how: str) -> None:
+        if not self.loops:
             return
         loop = self.loops[-1]
+        if not (isinstance(value, TensorVal) and value.rg is Tri.YES):
+            # A loss this loop calls backward on surely requires grad, even when gradsight cannot see why
+            # (a model passed in as an argument): `loss.backward()` would raise otherwise.
+            if not ((value is UNKNOWN or isinstance(value, TensorVal) and value.rg is Tri.MAYBE)
+                    and isinstance(value_node, ast.Name) and _backward_on(loop.node, value_node.id)):
+                return
+            value = value.with_(rg=Tri.YES) if isinstance(value, TensorVal) else TensorVal(rg=Tri.YES)
         key = key_of(target)
-        if key is None or key not in loop.entry_keys:
+        root = _root_name(target)
+        # The accumulator outlives the iteration: bound before the loop, or an item or attribute of a
+        # container bound before it (`stats["loss"]`, `history[k]`, `self.losses`).
+        if not ((key is not None and key in loop.entry_keys)
+                or (not isinstance(target, ast.Name) and root is not None and root in loop.entry_keys)):
             return
         self.emit(AccumulateEvent(stmt, self.seg(target), value, value_node, loop.has_backward, how))
 
@@ -295,9 +353,16 @@ class Interpreter:
     def stmt_For(self, stmt: ast.For, state: State) -> State:
         it = self.eval(stmt.iter, state)
         elem = self.element_of(it)
+        # `for loss in [loss_a, loss_b]:` iterates over references whose values the body changes (a backward
+        # frees their graphs): read them again on each round instead of once before the loop.
+        reread = isinstance(stmt.iter, (ast.List, ast.Tuple)) and isinstance(it, SeqVal) \
+            and len(it.items) == len(stmt.iter.elts) and all(key_of(e) is not None for e in stmt.iter.elts)
 
         def bind(s: State) -> None:
-            self.assign(stmt.target, elem, s, stmt)
+            cur = elem
+            if reread:
+                cur = self.element_of(SeqVal(tuple(s.env.get(key_of(e), v) for e, v in zip(stmt.iter.elts, it.items))))
+            self.assign(stmt.target, cur, s, stmt)
 
         return self.loop(stmt, state, bind, stmt.body, stmt.orelse)
 
@@ -510,8 +575,44 @@ class Interpreter:
             isinstance(n, ast.Attribute) and n.attr == "grad" and key_of(n.value) == key for n in ast.walk(value_node))
         owner = next((k for k in self.optimized_modules if key.startswith((k + ".", k + "["))), None)
         if reads_grad or (owner is not None and isinstance(new, ModuleVal)):
+            next_use = self.next_use_after(key, stmt) if reads_grad and self.reporting else None
             self.emit(ReassignEvent(stmt, key, old, new, reads_grad,
-                                    self.optimized_modules.get(owner) if owner else None))
+                                    self.optimized_modules.get(owner) if owner else None, next_use, state.grad))
+
+    def next_use_after(self, key: str, stmt: ast.AST) -> Optional[tuple]:
+        """What happens next to `key` after the rebinding `stmt`, in execution order: the rest of the
+        enclosing loop body, then (next iteration) its start up to and including `stmt`; outside a loop, the rest
+        of the enclosing function or module. ("grad", Fact) for a read of `key.grad`, ("backward", Fact) for a
+        backward call, ("reset", Fact) for a statement that rebinds `key` or makes it require grad again."""
+        in_loop = bool(self.loops)
+        region = self.loops[-1].node if in_loop else (self.stack[-1] if self.stack else self.scope.tree)
+        found = []
+        for node in ast.walk(region):
+            kind = _use_kind(node, key)
+            if kind is not None and hasattr(node, "lineno"):
+                found.append(((node.lineno, node.col_offset), kind, node))
+        if isinstance(region, (ast.For, ast.AsyncFor, ast.While)):
+            # The loop header (iterable, test) is not part of an iteration's body.
+            head = {id(n) for n in ast.walk(region.iter if not isinstance(region, ast.While) else region.test)}
+            found = [f for f in found if id(f[2]) not in head]
+            if not isinstance(region, ast.While) and any(key_of(n) == key for n in ast.walk(region.target)):
+                # Rebinding the loop's own variable: the update is lost unless the new value is read afterwards.
+                end_pos = (getattr(stmt, "end_lineno", stmt.lineno), getattr(stmt, "end_col_offset", 0))
+                for n in ast.walk(region):
+                    if isinstance(n, (ast.Name, ast.Attribute, ast.Subscript)) and isinstance(n.ctx, ast.Load) \
+                            and key_of(n) == key and (n.lineno, n.col_offset) >= end_pos:
+                        return "reset", self.fact(n, f"`{self.seg(n)}`")
+                return "loopvar", self.fact(region.target, f"`{self.seg(region.target)}`")
+        start = (stmt.lineno, stmt.col_offset)
+        end = (getattr(stmt, "end_lineno", stmt.lineno), getattr(stmt, "end_col_offset", 0))
+        after = sorted((f for f in found if f[0] >= end), key=lambda f: f[0])
+        before = sorted((f for f in found if f[0] < end and f[2] is not stmt), key=lambda f: f[0]) if in_loop else []
+        for _, kind, node in after + before:
+            if node is stmt or (kind == "reset" and start <= (node.lineno, node.col_offset) < end):
+                continue
+            text = self.seg(node)
+            return kind, self.fact(node, f"`{text}`")
+        return None
 
     def element_of(self, value: Value) -> Value:
         if isinstance(value, ParamsVal):
@@ -815,9 +916,12 @@ class Interpreter:
             recv = self.eval(func.value, state)
             if isinstance(recv, TensorVal):
                 args = [(a, self.eval(a, state)) for a in node.args]
+                kwvals = {}
                 for kw in node.keywords:
-                    self.eval(kw.value, state)
-                val = self.tensor_method(func.attr, func.value, recv, args, node, state)
+                    v = self.eval(kw.value, state)
+                    if kw.arg:
+                        kwvals[kw.arg] = (kw.value, v)
+                val = self.tensor_method(func.attr, func.value, recv, args, node, state, kwvals)
                 self.record(node, val)
                 return val
             if isinstance(recv, ModuleVal):
@@ -830,13 +934,12 @@ class Interpreter:
                 return PyVal()
             if isinstance(recv, SeqVal) or (recv is UNKNOWN and func.attr == "append"):
                 key = key_of(func.value)
-                if isinstance(recv, SeqVal) and recv.homog and key and func.attr in (
-                        "append", "extend", "insert", "__setitem__", "__iadd__"):
-                    state.set(key, UNKNOWN)  # its elements are no longer all alike
+                if isinstance(recv, SeqVal) and key and func.attr in (
+                        "append", "extend", "insert", "__setitem__", "__iadd__", "pop", "remove", "clear"):
+                    state.set(key, UNKNOWN)  # its elements are no longer all alike (or no longer the known ones)
                 if func.attr == "append" and node.args:
                     val = self.eval(node.args[0], state)
-                    if isinstance(val, TensorVal):
-                        self.check_accumulate(node, func.value, val, node.args[0], state, "append")
+                    self.check_accumulate(node, func.value, val, node.args[0], state, "append")
                     return PyVal()
             if isinstance(recv, PyVal):
                 vals = [self.eval(a, state) for a in node.args]
@@ -951,8 +1054,12 @@ class Interpreter:
                     inputs = [(in_node, in_val)]
                 elif isinstance(in_val, SeqVal) and isinstance(in_node, (ast.List, ast.Tuple)):
                     inputs = list(zip(in_node.elts, in_val.items))
+            if qual.endswith(".grad"):
+                gradient = args[2] if len(args) > 2 else kwargs.get("grad_outputs")
+            else:
+                gradient = args[1] if len(args) > 1 else kwargs.get("grad_tensors")
             if target_node is not None:
-                self.backward(target, target_node, node, state, qual, kwargs, inputs=inputs)
+                self.backward(target, target_node, node, state, qual, kwargs, inputs=inputs, gradient=gradient)
             if not qual.endswith(".grad"):
                 return PyVal()
             return self.grad_results(node, target, inputs, kwargs, state)
@@ -1001,6 +1108,12 @@ class Interpreter:
         if qual.startswith("torch.nn.utils."):
             return UNKNOWN
         if qual.startswith("torch.nn.") and short[:1].isupper() and not qual.startswith("torch.nn.functional"):
+            if short == "Sequential" and len(args) == 1 and isinstance(args[0][0], ast.Starred) \
+                    and isinstance(args[0][0].value, ast.Name):
+                # `nn.Sequential(*layers)` with `layers` a list literal built just before.
+                inner = self.lookup(args[0][0].value.id, state)
+                if isinstance(inner, SeqVal) and not inner.homog:
+                    args = [(args[0][0], v) for v in inner.items]
             return self.new_module(qual, args, kwargs, node)
         if qual.startswith("torch.") and short in db.FACTORIES and qual.count(".") == 1:
             return self.factory(short, args, kwargs, node, state)
@@ -1074,15 +1187,27 @@ class Interpreter:
                       "DoubleTensor", "empty", "zeros", "ones", "eye"):
             is_int = Tri.NO
         shape = None
-        if name in ("randn", "rand", "zeros", "ones", "empty"):
+        if name in ("randn", "rand", "zeros", "ones", "empty", "full") and args:
+            dim_nodes = [a for a, _ in args]
+            if name == "full":
+                dim_nodes = dim_nodes[:1]
+            if len(dim_nodes) == 1 and isinstance(dim_nodes[0], (ast.Tuple, ast.List)):
+                dim_nodes = dim_nodes[0].elts  # torch.zeros((2, 3))
+            elif name == "full":
+                dim_nodes = []
             dims = []
-            for a, _ in args:
-                if isinstance(a, ast.Constant) and isinstance(a.value, int):
+            for a in dim_nodes:
+                if isinstance(a, ast.Constant) and type(a.value) is int:
                     dims.append(a.value)
                 else:
                     dims = None
                     break
-            shape = tuple(dims) if dims is not None else None
+            shape = tuple(dims) if dims is not None and (dims or name != "full") else None
+        elif name in ("tensor", "Tensor", "FloatTensor") and len(args) == 1 and not kwargs.keys() - {
+                "requires_grad", "dtype", "device"}:
+            # `torch.Tensor(3)` is an uninitialised tensor of size 3, not a scalar: only lists for the legacy names.
+            if name == "tensor" or isinstance(args[0][0], (ast.List, ast.Tuple)):
+                shape = _literal_shape(args[0][0])
         if name in ("tensor", "as_tensor", "asarray", "from_numpy") and args:
             src_node, src = args[0]
             if isinstance(src, TensorVal) and name in ("as_tensor", "asarray"):
@@ -1212,10 +1337,12 @@ class Interpreter:
         return result
 
     def tensor_method(self, name: str, recv_node: ast.AST, recv: TensorVal, args, node: ast.Call,
-                      state: State) -> Value:
+                      state: State, kwvals: Optional[dict] = None) -> Value:
         if name == "backward":
-            kwargs = {kw.arg: (kw.value, None) for kw in node.keywords if kw.arg}
-            self.backward(recv, recv_node, node, state, "Tensor.backward", kwargs, positional=len(args))
+            kwargs = kwvals if kwvals is not None else {kw.arg: (kw.value, UNKNOWN) for kw in node.keywords if kw.arg}
+            gradient = args[0] if args else kwargs.get("gradient")
+            self.backward(recv, recv_node, node, state, "Tensor.backward", kwargs, positional=len(args),
+                          gradient=gradient)
             return PyVal()
         if name == "detach":
             for s in recv.sources:
@@ -1527,7 +1654,8 @@ class Interpreter:
         return SeqVal(tuple(g.with_(shape=v.shape if isinstance(v, TensorVal) else None) for _, v in inputs))
 
     def backward(self, target: Value, target_node: ast.AST, call: ast.Call, state: State, api: str,
-                 kwargs: dict, positional: int = 0, inputs: list | None = None) -> None:
+                 kwargs: dict, positional: int = 0, inputs: list | None = None,
+                 gradient: Optional[tuple] = None) -> None:
         if not isinstance(target, TensorVal):
             return
         retain = Tri.NO
@@ -1548,7 +1676,7 @@ class Interpreter:
         if kwargs.get("materialize_grads", (None, None))[0] is not None:
             allow_unused = Tri.MAYBE
         self.emit(BackwardEvent(call, target, self.seg(target_node), api, call, gradient_given, retain, state.grad,
-                                target_node, tuple(inputs or ()), create, allow_unused))
+                                target_node, tuple(inputs or ()), create, allow_unused, gradient))
         self.backward_seen = True
         self.reached_sources |= target.sources
         self.param_cuts(target)
@@ -1587,6 +1715,9 @@ class Interpreter:
                     or not self.is_trained(site):
                 continue
             key = ParamCut((cut_site[0], cut_site[1], cut_site[2], site))
+            if any(isinstance(k, ParamCut) and k[0] == key[0] and k[1] == key[1] and k[3] == site and k[2] != key[2]
+                   for k in self.grad_leaves):
+                continue  # one report per line: `h.data / h.data.norm()` cuts twice, the fix is the same
             name = self.module_name(site)
             label = f"the parameters of `{name}`" if name else "these parameters"
             created = Fact(site[1], site[2], f"{label} were created here", None, site[0])
@@ -1959,6 +2090,103 @@ def _basic_index(node: ast.AST) -> bool:
             continue
         return False
     return True
+
+
+def _sets_grads(node: ast.AST) -> bool:
+    if isinstance(node, ast.Attribute) and node.attr == "grad" and isinstance(node.ctx, ast.Store):
+        return True
+    if isinstance(node, ast.Call):
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
+        return name in ("backward", "step") or ("grad" in name and "clip_grad" not in name)
+    return False
+
+
+def _stmt_method(stmt: ast.stmt) -> Optional[str]:
+    """`backward` for `loss.backward()` (also `scaler.scale(loss).backward()`), `zero_grad` for
+    `opt.zero_grad()`, `step` for `opt.step()` / `scaler.step(opt)`, as whole expression statements; else None."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+            and isinstance(stmt.value.func, ast.Attribute)):
+        return None
+    name = stmt.value.func.attr
+    return name if name in ("backward", "zero_grad", "step") else None
+
+
+def _backward_on(loop: ast.AST, name: str) -> bool:
+    """Whether the loop calls `name.backward(...)` (or `torch.autograd.backward(name)`)."""
+    for sub in ast.walk(loop):
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute):
+            if sub.func.attr == "backward" and isinstance(sub.func.value, ast.Name) and sub.func.value.id == name:
+                return True
+    return False
+
+
+def _root_name(node: ast.AST) -> Optional[str]:
+    """`stats` for `stats[k]`, `self` for `self.history["loss"]`; None when the chain does not start at a name."""
+    while isinstance(node, (ast.Subscript, ast.Attribute)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _accumulated_operand(target: ast.AST, value: ast.AST) -> Optional[ast.AST]:
+    """For `t = t + x` / `t = x + t` / `stats[k] = stats.get(k, 0) + x`: the added operand `x`, else None."""
+    if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
+        return None
+    key = key_of(target)
+    container = key_of(target.value) if isinstance(target, ast.Subscript) else None
+
+    def reads_target(node: ast.AST) -> bool:
+        if key is not None and key_of(node) == key:
+            return True
+        if container is None:
+            return False
+        if isinstance(node, ast.Subscript) and key_of(node.value) == container:
+            return True
+        return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+                and key_of(node.func.value) == container)
+
+    if reads_target(value.left) and not any(reads_target(n) for n in ast.walk(value.right)):
+        return value.right
+    if reads_target(value.right) and not any(reads_target(n) for n in ast.walk(value.left)):
+        return value.left
+    return None
+
+
+def _literal_shape(node: ast.AST) -> Optional[tuple]:
+    """The shape of `torch.tensor(<literal>)`: `1.0` -> (), `[1.0]` -> (1,), `[[1, 2], [3, 4]]` -> (2, 2)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return ()
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return _literal_shape(node.operand)
+    if isinstance(node, (ast.List, ast.Tuple)) and node.elts:
+        inner = [_literal_shape(e) for e in node.elts]
+        if inner[0] is None or any(i != inner[0] for i in inner):
+            return None
+        return (len(node.elts),) + inner[0]
+    return None
+
+
+def _use_kind(node: ast.AST, key: str) -> Optional[str]:
+    """For `Interpreter.next_use_after`: "grad" for a read of `key.grad`, "backward" for a backward call, "reset" for a
+    statement that rebinds `key` or makes it require grad again, else None."""
+    if isinstance(node, ast.Attribute) and node.attr == "grad" and isinstance(node.ctx, ast.Load) \
+            and key_of(node.value) == key:
+        return "grad"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if node.func.attr == "backward" or (node.func.attr == "grad" and key_of(node.func.value) in (
+                "torch.autograd", "autograd")):
+            return "backward"
+        if node.func.attr == "requires_grad_" and key_of(node.func.value) == key:
+            return "reset"
+    if isinstance(node, (ast.Assign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for t in targets:
+            for sub in ast.walk(t):
+                if key_of(sub) == key and isinstance(getattr(sub, "ctx", None), ast.Store):
+                    return "reset"
+                if isinstance(sub, ast.Attribute) and sub.attr == "requires_grad" and key_of(sub.value) == key:
+                    return "reset"
+    return None
 
 
 def _cap(pcut: frozenset) -> frozenset:

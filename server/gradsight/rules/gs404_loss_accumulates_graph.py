@@ -27,9 +27,13 @@ class LossAccumulatesGraph(Rule):
     severity = Severity.WARNING
     summary = "Summing or collecting loss tensors across iterations keeps every step's graph alive."
     events = (AccumulateEvent,)
-    what_it_does = ("Flags `total += loss` and `losses.append(loss)` inside a training loop (one that calls "
-                    "backward each iteration) when `loss` still carries its autograd graph and the accumulator "
-                    "outlives the iteration and is never backwarded itself.")
+    what_it_does = ("Flags `total += loss`, `total = total + loss` and `losses.append(loss)` inside a training "
+                    "loop (one that calls backward each iteration) when `loss` still carries its autograd graph "
+                    "and the accumulator outlives the iteration and is never backwarded itself. Accumulators kept "
+                    "in containers count too: `stats[k] += loss`, `stats[k] = stats.get(k, 0) + loss`, "
+                    "`history['loss'].append(loss)`, `self.losses.append(loss)`, when the dict, list or object was "
+                    "made before the loop. A loss the loop calls `backward()` on surely carries a graph, even when "
+                    "the model is a function argument gradsight cannot see.")
     why_bad = ("Nothing raises, but the accumulator holds a reference to each step's graph, so memory grows with "
                "every iteration (on a GPU, until it runs out). Logging needs the number, not the graph.")
     example = "total_loss = 0\nfor x in data:\n    loss = model(x).mean()\n    loss.backward()\n    total_loss += loss"
@@ -43,6 +47,14 @@ class LossAccumulatesGraph(Rule):
               "    loss = m(torch.randn(4, 2)).pow(2).mean()\n    loss.backward()\n    total += loss.item()\n"),
         Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\ntotal = 0\nfor _ in range(3):\n"
               "    total = total + 0\n    total += m(torch.randn(4, 2)).pow(2).mean()\ntotal.backward()\n"),
+        Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nstats = {'loss': 0.0}\nhistory = {'loss': []}\n"
+              "for _ in range(3):\n    loss = m(torch.randn(4, 2)).pow(2).mean()\n    loss.backward()\n"
+              "    stats['loss'] += loss.item()\n    stats['n'] = stats.get('n', 0) + loss.detach()\n"
+              "    history['loss'].append(loss.item())\n"),
+        Valid("import torch\nimport torch.nn as nn\n\n\ndef fit(model, batches, opt):\n    losses = []\n"
+              "    for x in batches:\n        loss = model(x).pow(2).mean()\n        opt.zero_grad()\n"
+              "        loss.backward()\n        opt.step()\n        losses.append(loss.detach())\n    return losses\n\n\n"
+              "m = nn.Linear(2, 1)\nfit(m, [torch.randn(4, 2)] * 3, torch.optim.SGD(m.parameters(), lr=0.1))\n"),
     )
     invalid = (
         Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(10, 1)\ntotal_loss = 0\nfor step in range(5):\n"
@@ -53,6 +65,19 @@ class LossAccumulatesGraph(Rule):
         Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(10, 1)\nlosses = []\nfor step in range(5):\n"
                 "    loss = model(torch.randn(4, 10)).pow(2).mean()\n    loss.backward()\n    losses.append(loss)\n",
                 line=8, runtime="silent: all(l.grad_fn is not None for l in losses)"),
+        Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(10, 1)\nstats = {'loss': 0.0}\n"
+                "for step in range(5):\n    loss = model(torch.randn(4, 10)).pow(2).mean()\n    loss.backward()\n"
+                "    stats['loss'] += loss\n", line=8, runtime="silent: stats['loss'].grad_fn is not None"),
+        Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(10, 1)\nstats = {}\n"
+                "for step in range(5):\n    loss = model(torch.randn(4, 10)).pow(2).mean()\n    loss.backward()\n"
+                "    for k in ['total']:\n        pass\n    stats[k] = stats.get(k, 0) + loss\n", line=10,
+                runtime="silent: stats['total'].grad_fn is not None"),
+        Invalid("import torch\nimport torch.nn as nn\n\n\ndef fit(model, batches, opt, history):\n"
+                "    for x in batches:\n        loss = model(x).pow(2).mean()\n        opt.zero_grad()\n"
+                "        loss.backward()\n        opt.step()\n        history['loss'].append(loss)\n\n\n"
+                "m = nn.Linear(2, 1)\nhist = {'loss': []}\n"
+                "fit(m, [torch.randn(4, 2)] * 3, torch.optim.SGD(m.parameters(), lr=0.1), hist)\n", line=11,
+                runtime="silent: all(l.grad_fn is not None for l in hist['loss'])"),
     )
 
     def check(self, event: AccumulateEvent, report) -> None:

@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+from ..engine.events import ZeroGradEvent
+from ..findings import Severity
+from .base import Invalid, Rule, Valid
+
+
+class ZeroGradBeforeStep(Rule):
+    code = "GS507"
+    name = "zero-grad-before-step"
+    severity = Severity.WARNING
+    summary = "`zero_grad()` between `backward()` and `step()` clears the gradients before the optimizer uses them."
+    events = (ZeroGradEvent,)
+    what_it_does = ("Flags `optimizer.zero_grad()` (or `model.zero_grad()`) placed after `loss.backward()` and "
+                    "before `optimizer.step()` in the same block, with no other backward in between. Code that "
+                    "writes gradients back after zeroing them (`p.grad = ...`, a helper with `grad` in its name, as "
+                    "in gradient surgery) is not flagged; `clip_grad_norm_` in between does not change anything.")
+    why_bad = ("Nothing raises. Since PyTorch 2.0 `zero_grad()` sets `.grad` to None, and the optimizer skips "
+               "parameters without a gradient, so `step()` changes nothing and the model never trains (with "
+               "`set_to_none=False` the step sees zeros: only momentum or weight decay move the weights).")
+    example = "loss.backward()\noptimizer.zero_grad()\noptimizer.step()"
+    use_instead = "optimizer.zero_grad()\nloss.backward()\noptimizer.step()"
+    references = ("https://pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html",
+                  "https://pytorch.org/tutorials/beginner/basics/optimization_tutorial.html")
+    valid = (
+        Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+              "for _ in range(2):\n    opt.zero_grad()\n    m(torch.randn(3, 2)).pow(2).mean().backward()\n    opt.step()\n"),
+        Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+              "loss = m(torch.randn(3, 2)).pow(2).mean()\nloss.backward()\nopt.step()\nopt.zero_grad()\n"),
+        Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+              "m(torch.randn(3, 2)).pow(2).mean().backward()\ngrads = [p.grad.clone() for p in m.parameters()]\n"
+              "opt.zero_grad()\nfor p, g in zip(m.parameters(), grads):\n    p.grad = g * 0.5\nopt.step()\n"),
+    )
+    invalid = (
+        Invalid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nw0 = m.weight.detach().clone()\n"
+                "opt = torch.optim.SGD(m.parameters(), lr=0.1)\nfor _ in range(3):\n"
+                "    loss = m(torch.randn(3, 2)).pow(2).mean()\n    loss.backward()\n    opt.zero_grad()\n"
+                "    opt.step()\n", line=9, runtime="silent: torch.equal(m.weight, w0)"),
+        Invalid("import torch\nimport torch.nn as nn\n\n\ndef train_step(model, optimizer, x):\n"
+                "    loss = model(x).pow(2).mean()\n    loss.backward()\n    model.zero_grad()\n"
+                "    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n    optimizer.step()\n\n\n"
+                "net = nn.Linear(2, 1)\nb0 = net.bias.detach().clone()\n"
+                "train_step(net, torch.optim.Adam(net.parameters()), torch.randn(4, 2))\n", line=8,
+                runtime="silent: torch.equal(net.bias, b0)"),
+    )
+
+    def check(self, event: ZeroGradEvent, report) -> None:
+        report.add(self, event.node,
+                   f"This clears the gradients that {event.backward.text} at line {event.backward.line} just "
+                   f"computed, so {event.step.text} at line {event.step.line} has nothing to apply and the weights "
+                   "do not change; call `zero_grad()` before the backward (or after the step).",
+                   related=[event.backward, event.step])
