@@ -28,6 +28,7 @@ Exit status: 0 when the run worked (whatever the numbers), 2 when gradsight coul
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import pathlib
 import shutil
@@ -247,6 +248,12 @@ def write_doc(rows: list[dict], tot: dict, version: str, date: str, mode: str) -
         f"* **False alarms on correct counterparts: {tot['false_alarm_counterparts']}/{tot['cases']} = "
         f"{tot['false_alarm_rate']:.0%}.**",
         "",
+        "Read these numbers as an upper bound. We wrote the corpus ourselves and then closed the gaps it",
+        "showed, so it measures the patterns we know. The honest estimate for unseen code is the first-try",
+        "rate of each round, measured before the engine was changed for that round: cases 001–050 were",
+        "caught 42/50 when first run, cases 051–066 (written later, in realistic code shapes: training",
+        "loops inside functions, models as classes) 9/16.",
+        "",
     ]
     if alarms:
         out += ["### False alarms on correct code", "",
@@ -278,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--in-process", action="store_true", help="call analyze_source instead of the CLI")
     ap.add_argument("--write-doc", action="store_true", help="rewrite docs/recall.md from this run")
-    ap.add_argument("--date", default="2026-11-21", help="the date written into docs/recall.md")
+    ap.add_argument("--date", default=datetime.date.today().isoformat(), help="the date written into docs/recall.md")
     ap.add_argument("--no-run-fixes", action="store_true",
                     help="do not apply fixes of false alarms to copies and run them under torch")
     args = ap.parse_args(argv)
