@@ -11,6 +11,7 @@ Only this package imports pygls and lsprotocol. The modules:
 - `actions`: quick fixes, "fix all" and "ignore" as text operations;
 - `settings`: editor settings over `[tool.gradsight]`;
 - `tracing`: the `gradsight.runTrace` command;
+- `memory`: keeping full garbage collections off the critical path (`gc.freeze` in pauses);
 - `logs`: stderr and `window/logMessage` logging (never stdout).
 """
 
@@ -44,6 +45,12 @@ def main(argv: list[str] | None = None) -> int:
     from .server import create_server
 
     server = create_server()
+    from .memory import Collector
+
+    collector = server.session.collector = Collector(busy=server.session.cache.busy)
+    if logging.getLogger("gradsight").isEnabledFor(logging.DEBUG):
+        collector.log_slow_collections()
+    collector.started()  # after the imports: freeze what lives as long as the server
     server.start_io(stdin, stdout)
     server.session.shutdown()  # also when the client vanished without `shutdown`
     code = 0 if getattr(server.protocol, "_shutdown", False) else 1

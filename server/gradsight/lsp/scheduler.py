@@ -34,15 +34,21 @@ class Result:
 
 
 class AnalysisCache:
-    def __init__(self, executor: Executor, is_current: Callable[[str, Stamp], bool]) -> None:
+    def __init__(self, executor: Executor, is_current: Callable[[str, Stamp], bool],
+                 on_finished: Callable[[], None] | None = None) -> None:
         self._executor = executor
         self._is_current = is_current
+        self._on_finished = on_finished  # called on the event loop after every job (see `memory.Collector`)
         self._done: dict[str, tuple[Stamp, Result]] = {}
         self._running: dict[tuple[str, Stamp], asyncio.Future] = {}
 
     def peek(self, key: str, stamp: Stamp) -> Result | None:
         done = self._done.get(key)
         return done[1] if done and done[0] == stamp else None
+
+    def busy(self) -> bool:
+        """Is an analysis queued or running?"""
+        return bool(self._running)
 
     def forget(self, key: str) -> None:
         self._done.pop(key, None)
@@ -73,6 +79,11 @@ class AnalysisCache:
     def _finished(self, key: str, stamp: Stamp, future: asyncio.Future) -> None:
         if self._running.get((key, stamp)) is future:
             del self._running[(key, stamp)]
+        if self._on_finished is not None:
+            try:
+                self._on_finished()
+            except Exception:  # noqa: BLE001 - housekeeping must never lose a result
+                log.exception("after-analysis hook failed")
         if future.cancelled() or future.exception() is not None:
             if not future.cancelled():
                 log.error("analysis of %s failed", key, exc_info=future.exception())

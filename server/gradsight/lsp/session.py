@@ -46,7 +46,8 @@ from .documents import (
     snapshot_of,
     uri_to_path,
 )
-from .positions import LineIndex, normalize_encoding
+from .memory import Collector
+from .positions import IndexCache, LineIndex, normalize_encoding
 from .scheduler import AnalysisCache, Debouncer, Result, Stamp
 from .settings import (
     ConfigResolver,
@@ -64,6 +65,9 @@ CONFIG_TIMEOUT = 5.0
 # Seconds a request or a publish waits for one analysis. The engine is fast; this only bounds a
 # runaway one, so that no request can hang. The late result is still cached when it arrives.
 ANALYSIS_TIMEOUT = 20.0
+
+
+_MODULE_INDEX = "module:"  # IndexCache key prefix of a notebook's joined text
 
 
 class AnalysisTimeout(Exception):
@@ -114,11 +118,14 @@ class Session:
         self._shown: set[str] = set()
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="gradsight-analysis")
         self.trace_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradsight-trace")
-        self.cache = AnalysisCache(self._pool, self._is_current)
+        self.collector = Collector.disabled()  # `lsp.main` installs the real one (see `memory.py`)
+        self.cache = AnalysisCache(self._pool, self._is_current, lambda: self.collector.work_done())
         self.debouncer = Debouncer()
         self.trace_runs: dict[str, Any] = {}  # key -> threading.Event of a running trace
         self.engine_workspaces = EngineWorkspaces()
         self._dependencies: dict[str, frozenset[str]] = {}  # key -> resolved paths its analysis read
+        self._absorbed: dict[str, Result] = {}  # key -> the result whose imports and dependencies are recorded
+        self.indexes = IndexCache()  # line indexes of the texts requests were last about
         self._ready = False
 
     # -- capabilities ------------------------------------------------------------------------------
@@ -154,6 +161,7 @@ class Session:
     def shutdown(self) -> None:
         """Stop background work (idempotent): pending refreshes, queued analyses, running traces."""
         self.debouncer.cancel_all()
+        self.collector.cancel()
         for cancel in self.trace_runs.values():
             cancel.set()
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -203,6 +211,8 @@ class Session:
         for problem in problems:
             self.show(problem, types.MessageType.Warning)
         logs.set_level(settings.log_level_number)
+        if settings.log_level_number <= logging.DEBUG:
+            self.collector.log_slow_collections()
         if not self.resolver.same_effect(settings):
             log.debug("settings: %s", settings)
             self.resolver.update(settings)
@@ -289,6 +299,10 @@ class Session:
         self._epochs.pop(key, None)
         self._traces.pop(key, None)
         self._dependencies.pop(key, None)
+        self._absorbed.pop(key, None)
+        for uri in (key, *view_uris):
+            self.indexes.forget(uri)
+        self.indexes.forget(_MODULE_INDEX + key)
         self.engine_workspaces.set_text(uri_to_path(key), None)
         published = self._published.pop(key, set()) | set(view_uris)
         if not self.pull_mode:
@@ -342,6 +356,12 @@ class Session:
         stamp = self.stamp(key)
         if stamp[0] != snapshot.version:
             return None
+        hit = self.cache.peek(key, stamp)
+        if hit is not None:
+            # The common case for hovers, inlay hints and repeated pulls: no settings lookup, no re-recording.
+            if self._absorbed.get(key) is not hit:
+                self._absorb(snapshot, hit)
+            return stamp, hit
         config, problems = self.resolver.config_for(snapshot.path)
         self.show_once(problems)
         excluded = self._excluded(snapshot.path, config)
@@ -361,11 +381,18 @@ class Session:
             raise AnalysisTimeout(snapshot.path) from None
         if result is None:
             return None
+        if self._absorbed.get(key) is not result:
+            self._absorb(snapshot, result)
+        return stamp, result
+
+    def _absorb(self, snapshot: Snapshot, result: Result) -> None:
+        """Record what a new result says about its document: its imports, the files it read, its problems."""
+        key = snapshot.key
         self.graph.update(key, self.graph.names.get(key) or module_names(snapshot.path, self._roots()),
                           result.imports)
         self._dependencies[key] = frozenset(getattr(result.analysis, "dependencies", None) or ())
+        self._absorbed[key] = result
         self.show_once([f"{snapshot.path}: {p}" for p in result.analysis.problems], types.MessageType.Info)
-        return stamp, result
 
     def _excluded(self, path: str, config) -> bool:
         if "://" in path or not path.endswith((".py", ".pyi", ".ipynb")):
@@ -408,7 +435,7 @@ class Session:
             stamp, result = got
             return Current(snapshot=snapshot, view=view, stamp=stamp, analysis=result.analysis,
                            findings=self._findings(snapshot, result.analysis),
-                           index=LineIndex(view.text, self.encoding))
+                           index=self.indexes.get(view.uri, view.text, self.encoding))
         return None
 
     def _findings(self, snapshot: Snapshot, analysis: Analysis) -> list[Finding]:
@@ -447,7 +474,7 @@ class Session:
         self._published[key] = uris
 
     def _diagnostics(self, snapshot: Snapshot, view: View, findings: list[Finding]) -> list[types.Diagnostic]:
-        index = LineIndex(view.text, self.encoding)
+        index = self.indexes.get(view.uri, view.text, self.encoding)
         return [convert.diagnostic(f, view, index, snapshot, self._open_text) for f in findings if view.owns(f.line)]
 
     def _open_text(self, path: str) -> str | None:
@@ -484,7 +511,9 @@ class Session:
         if point is None:
             return None
         point = (point[0] + current.view.offset, point[1])
-        module = LineIndex(current.snapshot.text)
+        # Offsets count code points, whatever the encoding: a plain file's own index will do.
+        module = current.index if current.snapshot.cells is None else \
+            self.indexes.get(_MODULE_INDEX + current.snapshot.key, current.snapshot.text)
 
         def size(item) -> int:
             return module.offset_of(item.end_line, item.end_column) - module.offset_of(item.line, item.column)
