@@ -2,12 +2,14 @@
 
 Types a few new lines inside `VisionTransformer.forward` character by character (with Enter between lines), then
 deletes them again with Backspace, analysing after every keystroke as the language server does. Prints p50/p90/max
-per-keystroke times, how many keystrokes took the spliced parse or a full parse, how many cached definition results
-were moved, and the ratio to a cold analysis of the same file.
+per-keystroke times (and p50/max over the keystrokes whose text does not parse), how many keystrokes took the
+spliced parse, a full parse or the chunked parse of syntax-error recovery, how many cached definition results were
+moved, and the ratio to a cold analysis of the same file.
 
     .venv/bin/python bench/bench_typing.py                 # the incremental engine
     GRADSIGHT_NO_SHIFT=1 .venv/bin/python bench/bench_typing.py   # without moving results across line shifts
-    .venv/bin/python bench/bench_typing.py --compare       # both, in one run (the second in a subprocess)
+    GRADSIGHT_NO_RECOVER=1 .venv/bin/python bench/bench_typing.py # syntax errors: analyse the prefix that parses
+    .venv/bin/python bench/bench_typing.py --compare       # all three, in one run (the others in subprocesses)
 """
 
 from __future__ import annotations
@@ -62,22 +64,32 @@ def run() -> dict:
     for k in driver.STATS:
         driver.STATS[k] = 0
     times = []
+    broken = []
     for version in keystrokes(text):
         t = time.perf_counter()
-        analyze_source(version, path)
+        analysis = analyze_source(version, path)
         times.append(time.perf_counter() - t)
+        if any(f.code == "GS001" for f in analysis.findings):
+            broken.append(times[-1])
     times.sort()
+    broken.sort()
     q = statistics.quantiles(times, n=10)
-    return {"shift": driver._SHIFT, "keystrokes": len(times), "cold_ms": cold * 1e3, "p50_ms": q[4] * 1e3,
-            "p90_ms": q[8] * 1e3, "max_ms": times[-1] * 1e3, "ratio_p50": q[4] / cold, **driver.STATS}
+    return {"shift": driver._SHIFT, "recover": driver._RECOVER, "keystrokes": len(times), "cold_ms": cold * 1e3,
+            "p50_ms": q[4] * 1e3, "p90_ms": q[8] * 1e3, "max_ms": times[-1] * 1e3, "ratio_p50": q[4] / cold,
+            "broken": len(broken), "broken_p50_ms": statistics.median(broken) * 1e3 if broken else 0.0,
+            "broken_max_ms": broken[-1] * 1e3 if broken else 0.0, **driver.STATS}
 
 
 def show(r: dict) -> None:
-    label = "incremental (line shifts moved)" if r["shift"] else "GRADSIGHT_NO_SHIFT=1 (full parse on line shifts)"
+    if not r["recover"]:
+        label = "GRADSIGHT_NO_RECOVER=1 (syntax errors: prefix analysis)"
+    else:
+        label = "incremental (line shifts moved)" if r["shift"] else "GRADSIGHT_NO_SHIFT=1 (full parse on line shifts)"
     print(f"{label}: {r['keystrokes']} keystrokes; p50 {r['p50_ms']:.1f} ms, p90 {r['p90_ms']:.1f} ms, "
-          f"max {r['max_ms']:.1f} ms; cold {r['cold_ms']:.0f} ms (p50/cold {r['ratio_p50']:.3f}); "
-          f"parses spliced {r['spliced']}, full {r['parsed']}; cached results moved {r['moved']}, "
-          f"not movable {r['not_moved']}")
+          f"max {r['max_ms']:.1f} ms; {r['broken']} that do not parse: p50 {r['broken_p50_ms']:.1f} ms, "
+          f"max {r['broken_max_ms']:.1f} ms; cold {r['cold_ms']:.0f} ms (p50/cold {r['ratio_p50']:.3f}); "
+          f"parses spliced {r['spliced']}, full {r['parsed']}, chunked {r['chunked']}; cached results moved "
+          f"{r['moved']}, not movable {r['not_moved']}", flush=True)
 
 
 if __name__ == "__main__":
@@ -86,5 +98,6 @@ if __name__ == "__main__":
     sys.setrecursionlimit(10000)
     show(run())
     if "--compare" in sys.argv:
-        env = dict(os.environ, GRADSIGHT_NO_SHIFT="1")
-        subprocess.run([sys.executable, __file__], env=env, check=False)
+        for var in ("GRADSIGHT_NO_RECOVER", "GRADSIGHT_NO_SHIFT"):
+            env = dict(os.environ, **{var: "1"})
+            subprocess.run([sys.executable, __file__], env=env, check=False)

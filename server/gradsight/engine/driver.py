@@ -138,7 +138,13 @@ def analyze_source(text: str, path: str = "<stdin>", config: Config | None = Non
     Re-analysing a new version of a file analysed recently is incremental but exact: the result is what
     analysing the text from scratch gives (`tests/test_incremental.py`, `tests/test_speed_incremental_parse.py`).
     An edit inside one top-level statement re-parses only that statement (`_reparse`), and every definition
-    whose analysis did not run edited code keeps its cached results (`_analyse_definitions`)."""
+    whose analysis did not run edited code keeps its cached results (`_analyse_definitions`).
+
+    Text that does not parse (mid-typing, most of the time) is recovered at top-level-statement granularity
+    (`_chunked`): only the chunks that do not parse on their own are skipped, one GS001 each, and the rest of
+    the file is analysed, from the text alone (warm results still equal cold ones). Where the chunking cannot be
+    certain, the longest prefix that parses is analysed instead (`_parse_prefix`). While the text stays
+    broken, a keystroke re-parses only the chunks it touched."""
     from ..rules import all_rules
     from ..rules.gs001_syntax_error import SyntaxErrorRule
 
@@ -160,25 +166,51 @@ def analyze_source(text: str, path: str = "<stdin>", config: Config | None = Non
     source = Source(text, lines, mark=mark)
     reporter = Reporter(path, source, config)
     previous = _file_state(path)
-    tree = _reparse(previous, text, lines) if previous is not None else None
-    STATS["spliced" if tree is not None else "parsed"] += 1
-    if tree is None:
+    tree = None
+    prefix = False  # analysing only the longest prefix that parses (`_parse_prefix`)
+    chunked: Optional[_Chunked] = None
+    _FAILED.hint = None
+    if previous is not None and not previous.broken:
+        tree = _reparse(previous, text, lines)
+    if tree is not None:
+        STATS["spliced"] += 1
+    elif previous is not None and _RECOVER:
+        # The edited statements do not parse on their own, or the previous version did not parse: chunk the text
+        # (`_chunked`), reusing the previous version's parses of unchanged chunks. A chunk that fails means the
+        # text does not parse; when none does, their statements are `ast.parse(text)`'s.
+        chunked = _chunked(text, lines, previous, _FAILED.hint)
+        if chunked is not None:
+            STATS["chunked"] += 1
+            if not chunked.failed:
+                tree = chunked.tree
+    if tree is None and (chunked is None or not chunked.failed):
+        chunked = None
+        STATS["parsed"] += 1
         try:
             tree = ast.parse(text, filename=path)
         except SyntaxError as exc:
-            SyntaxErrorRule.report(exc, reporter)
-            tree = _parse_prefix(text, exc)
-            if tree is None:
-                result.findings = sorted((_plain(f) for f in reporter.findings.values()), key=sort_key)
-                return result
-            memo: dict = {}  # a prefix's tree is not remembered as this text's tree
+            # (where the warm attempt above was not certain, neither is this one: the same text)
+            chunked = _chunked(text, lines, None) if _RECOVER and previous is None else None
+            if chunked is None or not chunked.failed:  # not chunked with certainty: analyse the prefix
+                chunked = None
+                prefix = True
+                SyntaxErrorRule.report(exc, reporter)
+                tree = _parse_prefix(text, exc)
+                if tree is None:
+                    result.findings = sorted((_plain(f) for f in reporter.findings.values()), key=sort_key)
+                    return result
         except (RecursionError, MemoryError, ValueError) as exc:
             result.problems.append(f"{path}: cannot parse ({type(exc).__name__}); not analysed")
             return result
-        else:
-            memo = _remember(path, text, lines, tree, previous)
+    if chunked is not None and chunked.failed:
+        for first, last, msg, line, col in chunked.failed:
+            SyntaxErrorRule.report_skipped(reporter, msg, min(line, len(lines)), col, first, last)
+        tree = chunked.tree
+        memo = _remember(path, text, lines, tree, previous, chunked)
+    elif prefix:
+        memo = {}  # a prefix's tree is not remembered as this text's tree
     else:
-        memo = _remember(path, text, lines, tree, previous)
+        memo = _remember(path, text, lines, tree, previous, chunked)
 
     rules = [r() for r in all_rules() if config.is_enabled(r.code) and r.events]
 
@@ -254,12 +286,17 @@ _FILE_LOCK = threading.Lock()
 
 
 class _FileState:
-    __slots__ = ("text", "lines", "tree", "starts", "digests")
+    __slots__ = ("text", "lines", "tree", "starts", "digests", "broken", "parsed", "errors")
 
-    def __init__(self, text: str, lines: list, tree: ast.Module, digests: dict):
+    def __init__(self, text: str, lines: list, tree: ast.Module, digests: dict, chunked: "Optional[_Chunked]" = None):
         self.text, self.lines, self.tree = text, lines, tree
         self.starts = [_first_line(st) for st in tree.body]  # each top-level statement's first line
         self.digests = digests  # node -> digest of its text and position (see `_Digests`)
+        # A text that does not parse: `tree` holds only the chunks that do (`_chunked`), and is no base for
+        # `_reparse`. `parsed`/`errors`: its chunks' parses, reused by the next version's `_chunked`.
+        self.broken = bool(chunked is not None and chunked.failed)
+        self.parsed = chunked.parsed if chunked is not None else None
+        self.errors = chunked.errors if chunked is not None else None
 
 
 def _first_line(node: ast.AST) -> int:
@@ -275,14 +312,15 @@ def _file_state(path: str) -> Optional[_FileState]:
         return state
 
 
-def _remember(path: str, text: str, lines: list, tree: ast.Module, previous: Optional[_FileState]) -> dict:
+def _remember(path: str, text: str, lines: list, tree: ast.Module, previous: Optional[_FileState],
+              chunked: "Optional[_Chunked]" = None) -> dict:
     """Keep this version as the file's latest; returns the digest memo to use (shared with the previous version:
     nodes the incremental parse reused keep their digests)."""
     digests = previous.digests if previous is not None else {}
     if path.startswith("<"):
         return digests  # "<stdin>" and friends: no identity across calls
     with _FILE_LOCK:
-        _FILE_CACHE[path] = _FileState(text, lines, tree, digests)
+        _FILE_CACHE[path] = _FileState(text, lines, tree, digests, chunked)
         _FILE_CACHE.move_to_end(path)
         total = sum(len(s.text) for s in _FILE_CACHE.values())
         while len(_FILE_CACHE) > 1 and (len(_FILE_CACHE) > _FILE_CACHE_MAX or total > _FILE_CACHE_MAX_CHARS):
@@ -314,8 +352,13 @@ def _boundary_ok(body: list, starts: list, lines: list, k: int) -> bool:
 # GRADSIGHT_NO_SHIFT=1 turns off what makes edits that add or remove lines incremental (the spliced parse with a
 # shifted tail, and reusing results of definitions that only moved): for comparisons (bench/bench_typing.py).
 _SHIFT = os.environ.get("GRADSIGHT_NO_SHIFT", "") in ("", "0")
-# Counters for tests and benchmarks: parses spliced or full, cached definition results moved or not movable.
-STATS = {"spliced": 0, "parsed": 0, "moved": 0, "not_moved": 0}
+# Counters for tests and benchmarks: parses spliced, full or by chunks (`_chunked`: text that does not parse), cached
+# definition results moved or not movable.
+STATS = {"spliced": 0, "parsed": 0, "chunked": 0, "moved": 0, "not_moved": 0}
+
+
+# The chunk a failed `_reparse` could not parse, with its error: the same text `_chunked` may parse next (per thread).
+_FAILED = threading.local()
 
 
 def _reparse(previous: _FileState, text: str, lines: list) -> Optional[ast.Module]:
@@ -356,7 +399,10 @@ def _reparse(previous: _FileState, text: str, lines: list) -> Optional[ast.Modul
     chunk = "\n" * (first - 1) + "\n".join(lines[first - 1:last]) + ("\n" if last < n else "")
     try:
         part = ast.parse(chunk)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    except SyntaxError as exc:
+        _FAILED.hint = ((chunk[first - 1:], first), (exc.msg, exc.lineno or first, exc.offset or 1))
+        return None
+    except (ValueError, RecursionError, MemoryError):
         return None
     return ast.Module(body=body[:i] + part.body + body[j + 1:], type_ignores=[])
 
@@ -392,7 +438,10 @@ def _reparse_shifted(previous: _FileState, text: str, lines: list) -> Optional[a
     chunk = "\n" * (first - 1) + "\n".join(lines[first - 1:last]) + ("\n" if last < n else "")
     try:
         part = ast.parse(chunk)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    except SyntaxError as exc:
+        _FAILED.hint = ((chunk[first - 1:], first), (exc.msg, exc.lineno or first, exc.offset or 1))
+        return None
+    except (ValueError, RecursionError, MemoryError):
         return None
     if part.body and _first_line(part.body[0]) < first:
         return None
@@ -1096,7 +1145,8 @@ def _analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repo
 
 
 def _parse_prefix(text: str, exc: SyntaxError) -> Optional[ast.Module]:
-    """Analyse what parses: the lines before the syntax error (mid-typing), dropping a dangling block."""
+    """Analyse what parses: the lines before the syntax error (mid-typing), dropping a dangling block. The
+    fallback of syntax-error recovery, where `_chunked` cannot cut the text with certainty."""
     lines = text.splitlines(keepends=True)
     stop = max(0, (exc.lineno or 1) - 1)
     # Candidate cut points: just before the error, then earlier top-level statement starts. Bounded tries,
@@ -1116,3 +1166,305 @@ def _parse_prefix(text: str, exc: SyntaxError) -> Optional[ast.Module]:
             return None
     return None
 
+
+
+# ---------------------------------------------------------------- syntax-error recovery
+
+# GRADSIGHT_NO_RECOVER=1 turns recovery off (today's prefix analysis on every syntax error): for comparisons.
+_RECOVER = os.environ.get("GRADSIGHT_NO_RECOVER", "") in ("", "0")
+_CONTINUES = re.compile(r"(?:else|elif|except|finally)\b")  # a column-0 line that continues the statement above
+_DEFINES = re.compile(r"(?:def|class|async[ \t\f]+def)\b")  # can never stand inside brackets
+_QUOTES = re.compile(r"#|'''|\"\"\"|'|\"|[()\[\]{}]|\\")
+_STRING_END = {d: re.compile(pattern) for d, pattern in (
+    ("'", r"(?:[^'\\]|\\.)*'"), ('"', r'(?:[^"\\]|\\.)*"'),
+    ("'''", r"(?:[^\\]|\\.)*?'''"), ('"""', r'(?:[^\\]|\\.)*?"""'))}
+_NOT_CODE = " \t\x0c#)]}\\"  # first characters of lines that start no chunk (a lone backslash joins the next line)
+_PREFIXES = {"r", "u", "b", "f", "t", "br", "rb", "fr", "rf", "tr", "rt"}
+
+
+class _Unsure(Exception):
+    """The text holds something the chunker cannot read with certainty: fall back to the prefix analysis."""
+
+
+class _Chunked:
+    """The outcome of `_chunked`: the module made of the chunks that parse (`tree`), the chunks that do not
+    (`failed`: first line, last line, message, error line, error column), and the parses to reuse next time."""
+
+    __slots__ = ("tree", "failed", "parsed", "errors")
+
+    def __init__(self, tree: ast.Module, failed: list, parsed: dict, errors: dict):
+        self.tree, self.failed, self.parsed, self.errors = tree, failed, parsed, errors
+
+
+def _candidates(lines: list) -> list:
+    """Lines (1-based) where a top-level chunk may start, by the text alone: line 1, and every line that begins
+    at column 0 with code (not blank, not a comment, not a closing bracket or backslash), does not continue a compound
+    statement (`else`, `elif`, `except`, `finally`), does not follow a line ending in a backslash, and is not
+    preceded by a decorator (the nearest column-0 code line above it does not start with `@`)."""
+    out = [1]
+    above = ""  # first character of the nearest column-0 code line so far
+    prev = lines[0] if lines else ""
+    if prev[:1] and prev[:1] not in _NOT_CODE:
+        above = prev[:1]
+    for k in range(1, len(lines)):
+        line = lines[k]
+        c = line[:1]
+        if not c or c in _NOT_CODE:
+            prev = line
+            continue
+        if above != "@" and not prev.endswith("\\") and not ((c == "e" or c == "f") and _CONTINUES.match(line)):
+            out.append(k + 1)
+        above = c
+        prev = line
+    return out
+
+
+def _chunk_text(lines: list, first: int, last: int) -> str:
+    """Lines first..last (1-based), to be parsed padded with `first - 1` newlines (see `_parse_chunk`)."""
+    return "\n".join(lines[first - 1:last]) + ("\n" if last < len(lines) else "")
+
+
+def _scan_end(lines: list, first: int, cands: list) -> int:
+    """Where the chunk starting at line `first`, which does not parse on its own, really ends: the first line
+    after it that starts a new top-level statement as Python's tokenizer reads the text (not inside a string,
+    bracket or backslash continuation, a chunk candidate, not right after a decorator), or a column-0 `def`,
+    `class` or `async def` line (with the decorators right above it) inside an unclosed bracket: no bracket can
+    hold one, so the text is invalid whatever the bracket's intent, and the definition is read as code. A
+    string is never closed early: what an unterminated string swallows stays in the failing chunk. Returns
+    the next chunk's first line (len(lines) + 1 at the end); raises `_Unsure` where the scan cannot be
+    certain (an f-string whose braces do not balance: Python 3.12 reads those differently)."""
+    n = len(lines)
+    depth = 0
+    string = None  # the open string's delimiter (a triple quote, or a quote continued by a backslash)
+    fstring: Optional[list] = None  # the open f-string's text so far
+    cont = False  # the line before ended in a backslash (outside strings)
+    logical_at = ""  # first character of the last logical line that started clean
+    pending = 0  # first line of a run of column-0 decorators seen inside brackets
+    is_cand = set(cands)
+    for no in range(first, n + 1):
+        line = lines[no - 1]
+        c = line[:1]
+        if no > first and string is None and not cont:
+            if depth == 0:
+                pending = 0
+                if no in is_cand and logical_at != "@":
+                    return no
+            elif c and c not in " \t\x0c#":
+                if _DEFINES.match(line):
+                    return pending or no
+                if c == "@":
+                    pending = pending or no
+                elif c not in ")]}\\":
+                    pending = 0
+        clean = string is None and depth == 0 and not cont
+        cont = False
+        pos = 0
+        if string is not None:
+            m = _STRING_END[string].match(line)
+            if m is None:
+                if fstring is not None:
+                    fstring.append(line)
+                if len(string) == 1 and not _ends_escaped(line):
+                    _check_fstring(fstring, None)  # unterminated: ends at the line's end (an error)
+                    string = fstring = None
+                continue
+            if fstring is not None:
+                fstring.append(line[:m.end() - len(string)])
+                _check_fstring(fstring, None)
+            string = fstring = None
+            pos = m.end()
+        elif clean:
+            stripped = line.lstrip(" \t\x0c")
+            if stripped and stripped[0] != "#":
+                logical_at = stripped[0] if len(stripped) == len(line) else " "
+        while True:
+            m = _QUOTES.search(line, pos)
+            if m is None:
+                break
+            tok = m.group()
+            pos = m.end()
+            if tok == "#":
+                break
+            if tok in "([{":
+                depth += 1
+            elif tok in ")]}":
+                depth = max(0, depth - 1)
+            elif tok == "\\":
+                if pos == len(line):
+                    cont = True
+            else:
+                is_f = _string_prefix(line, m.start())
+                e = _STRING_END[tok].match(line, pos)
+                if e is None:
+                    if len(tok) == 3 or _ends_escaped(line[pos:]):
+                        string = tok
+                        fstring = [line[pos:]] if is_f else None
+                    elif is_f:
+                        _check_fstring([line[pos:]], None)
+                    break
+                if is_f:
+                    _check_fstring([line[pos:e.end() - len(tok)]], None)
+                pos = e.end()
+    return n + 1
+
+
+def _ends_escaped(s: str) -> bool:
+    """Does `s` end in an odd number of backslashes (a string continued on the next line)?"""
+    return (len(s) - len(s.rstrip("\\"))) % 2 == 1
+
+
+def _string_prefix(line: str, at: int) -> bool:
+    """Is the string starting at `at` an f-string (or a t-string)? Only the f-string check depends on it: other
+    prefixes end a string at the same quote."""
+    j = at
+    while j > 0 and (line[j - 1].isalnum() or line[j - 1] == "_"):
+        j -= 1
+    prefix = line[j:at].lower()
+    return prefix in _PREFIXES and ("f" in prefix or "t" in prefix)
+
+
+def _check_fstring(parts: Optional[list], tail: Optional[str]) -> None:
+    """An f-string's text, as read before Python 3.12 (ending at the first matching quote): its replacement
+    fields must balance, or Python 3.12+ (nested quotes, fields across lines) may read it differently."""
+    if parts is None:
+        return
+    text = "\n".join(parts + ([tail] if tail is not None else []))
+    depth = 0
+    k, size = 0, len(text)
+    while k < size:
+        ch = text[k]
+        if ch == "{":
+            if depth == 0 and text.startswith("{{", k):
+                k += 2
+                continue
+            depth += 1
+        elif ch == "}":
+            if depth == 0:
+                if text.startswith("}}", k):
+                    k += 2
+                    continue
+                raise _Unsure
+            depth -= 1
+        k += 1
+    if depth:
+        raise _Unsure
+
+
+def _derived_parses(state: _FileState) -> dict:
+    """The chunk parses of a version that parsed as a whole (`_chunked`'s cache), without parsing: a chunk of it
+    runs from a candidate line that starts a top-level statement to the next such line, and parses on its own
+    to exactly the statements that start in it (their tokens are the same; see `_chunked`)."""
+    parsed = state.parsed
+    if parsed is None:
+        lines, body = state.lines, state.tree.body
+        starts = {}
+        for k, st in enumerate(body):
+            first = _first_line(st)
+            if st.col_offset == 0 and first not in starts and (k == 0 or body[k - 1].end_lineno < first):
+                starts[first] = k
+        bounds = [c for c in _candidates(lines) if c in starts or c == 1]
+        parsed = {}
+        for a, b in zip(bounds, bounds[1:] + [len(lines) + 1]):
+            k0 = starts.get(a, 0)
+            k1 = starts.get(b, len(body)) if b <= len(lines) else len(body)
+            if any(_first_line(st) < a for st in body[k0:k1]):
+                continue
+            parsed[_chunk_text(lines, a, b - 1)] = (a, body[k0:k1])
+        state.parsed = parsed
+    return parsed
+
+
+def _chunked(text: str, lines: list, previous: Optional[_FileState], failed_hint=None) -> Optional[_Chunked]:
+    """Syntax-error recovery at top-level-statement granularity, a function of the text alone.
+
+    The text is cut into chunks at `_candidates` lines; each chunk is parsed on its own, padded with newlines
+    so positions are the file's. A chunk that parses is kept. A chunk that does not is extended by
+    `_scan_end` to where Python's tokenizer really starts the next top-level statement (merging chunk
+    candidates that lie inside a string, a bracket or a dangling decorator), parsed once more, and, if it
+    still fails, skipped: one GS001 at its error, the rest of the file is analysed.
+
+    Soundness. A kept chunk starts where the tokenizer is in its initial state (by induction: a chunk that
+    parses ends with no bracket, string or continuation open; a skipped one ends where `_scan_end` says one
+    starts), so its tokens are the file's tokens and its statements are the file's statements. The one
+    exception is deliberate: a column-0 `def`/`class`/`async def` inside a bracket left open by a skipped
+    chunk starts a new chunk. No bracket can hold a definition, so the file is invalid whatever the bracket
+    was meant to hold; the tokens after it are code either way, and reading the definition as a definition is
+    what the edit that completes the bracket will give. Strings get no such exception: what an unterminated
+    triple-quoted string swallows (to the next matching quote, as Python pairs them) stays in the skipped
+    chunk, so no finding comes from text Python reads as a string. Hence: some chunk fails if and only if the
+    whole text does not parse, and when every chunk parses their statements are exactly `ast.parse(text)`'s
+    (`tests/test_syntax_recovery.py` checks both). Where the scan cannot be certain (`_Unsure`) or a chunk
+    cannot be parsed at all (nesting, encoding), this returns None and the caller falls back to analysing
+    the longest prefix that parses (`_parse_prefix`).
+
+    `previous` (the file's last version) supplies parses of identical chunk texts (moved to the current line
+    where lines were inserted above them), so a keystroke re-parses only the chunks it touched."""
+    if "barry_as_FLUFL" in text or not lines:
+        return None
+    old = (previous.parsed if previous.broken else _derived_parses(previous)) if previous is not None else {}
+    old_errors = previous.errors if previous is not None and previous.errors is not None else {}
+    memo = previous.digests if previous is not None else None
+    parsed: dict = {}
+    errors: dict = {}
+    if failed_hint is not None:
+        old_errors = dict(old_errors)
+        old_errors[failed_hint[0]] = failed_hint[1]
+    n = len(lines)
+    cands = _candidates(lines)
+    body: list = []
+    failed: list = []
+
+    def parse(first: int, last: int):
+        chunk = _chunk_text(lines, first, last)
+        hit = old.get(chunk) or parsed.get(chunk)
+        if hit is not None:
+            at, stmts = hit
+            if at != first:
+                delta = first - at
+                moved = []
+                for st in stmts:
+                    new = _shifted(st, delta)
+                    if memo is not None:
+                        _carry_digests(memo, st, new)
+                    moved.append(new)
+                stmts = moved
+            parsed[chunk] = (first, stmts)
+            return stmts
+        key = (chunk, first)
+        err = old_errors.get(key)
+        if err is None:
+            try:
+                stmts = ast.parse("\n" * (first - 1) + chunk).body
+            except SyntaxError as exc:
+                err = (exc.msg, exc.lineno or first, exc.offset or 1)
+            except (ValueError, RecursionError, MemoryError):
+                raise _Unsure
+            else:
+                parsed[chunk] = (first, stmts)
+                return stmts
+        errors[key] = err
+        return err
+
+    try:
+        k = 0
+        start = 1
+        while start <= n:
+            while k < len(cands) and cands[k] <= start:
+                k += 1
+            nxt = cands[k] if k < len(cands) else n + 1
+            got = parse(start, nxt - 1)
+            if type(got) is tuple:
+                end = _scan_end(lines, start, cands)
+                if end != nxt:
+                    got = parse(start, end - 1)
+                if type(got) is tuple:
+                    failed.append((start, end - 1) + got)
+                else:
+                    body.extend(got)
+                nxt = end
+            else:
+                body.extend(got)
+            start = nxt
+    except _Unsure:
+        return None
+    return _Chunked(ast.Module(body=body, type_ignores=[]), failed, parsed, errors)
