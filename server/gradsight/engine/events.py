@@ -74,8 +74,9 @@ class AccumulateEvent(Event):
     target_expr: str
     value: TensorVal
     value_node: ast.AST
-    backward_in_loop: Optional[int]  # line of a backward inside the same loop
+    backward_in_loop: Optional[int]  # line of a backward inside the same loop (per_call: in the same method)
     how: str  # "+=" | "append"
+    per_call: bool = False  # into an attribute of `self` in a method that calls backward, outside loops
 
 
 @dataclass(frozen=True)

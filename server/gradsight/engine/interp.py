@@ -3,7 +3,9 @@
 Control flow is interpreted structurally over the stdlib `ast`: statements in order, both branches of
 an `if` joined, loops iterated to a fixpoint (at most `MAX_LOOP_ITERS` rounds, then widened to
 UNKNOWN), `try` handlers entered from the join of the states before and after the body, `with`
-blocks bracketing grad-mode changes. Rules see events only from the *reporting pass*, which runs
+blocks bracketing grad-mode changes. Loops nested more than `MAX_LOOP_NESTING` deep in one function (real code
+nests three) are not iterated: each runs once from a state where everything it could change is UNKNOWN, so
+the work stays linear in the nesting instead of growing with a power of it. Rules see events only from the *reporting pass*, which runs
 once per program point with the fixpoint state.
 
 Calls to functions and methods defined in the analysed code (and in workspace files) are analysed
@@ -17,7 +19,13 @@ Blind spots (kept deliberately; each would cost precision elsewhere):
 - Containers: tensors stored in dicts or lists of unknown shape are UNKNOWN when read back.
 - Library models (`torchvision.models.resnet18()`) are UNKNOWN: their results may or may not require grad.
   A loss that a loop calls `.backward()` on is taken to require grad when accumulated (`total += loss`), since
-  the backward would raise otherwise; plain (non-`nn.Module`) classes such as a `Trainer` are UNKNOWN.
+  the backward would raise otherwise.
+- Plain (non-`nn.Module`) classes such as a `Trainer` are modelled (`ObjectVal`) only when all their bases are
+  plain classes of the file and they have no decorators: methods see what `__init__` set, except attributes
+  that a method run since (followed through `self.other()` calls), or an assignment from outside, may have
+  changed; an instance handed to other code, or to a method that hands on `self`, is UNKNOWN afterwards. The
+  instance's state is not carried from one method call into the next (a `self.hidden` carried across
+  `train_step` calls is not seen), and an alias (`t2 = t; t2.step()`) is not followed.
 - Some checks read the syntax around a statement instead of the state: what follows a rebinding
   `w = w - lr * w.grad` (the rest of the enclosing loop body, then its start: the next `w.grad` read, backward,
   or `w.requires_grad_()`), and `backward()` / `zero_grad()` / `step()` order within one block of statements.
@@ -41,9 +49,11 @@ from .events import (AccumulateEvent, BackwardEvent, CarryEvent, CheckpointEvent
 from .report import Source
 from .state import State
 from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, Fact, FuncVal, GradModeCtx, ModuleRef,
-                     ModuleVal, OptimizerVal, ParamCut, ParamReach, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value)
+                     ModuleVal, ObjectVal, OptimizerVal, ParamCut, ParamReach, ParamsVal, PyVal, SeqVal, TensorVal, Tri,
+                     Value)
 
 MAX_LOOP_ITERS = 4
+MAX_LOOP_NESTING = 4  # loops nested deeper than this run once, from a widened state (see `Interpreter.loop`)
 MAX_CALL_DEPTH = 6
 MAX_FACTS = 20000
 MAX_PCUT = 16
@@ -139,8 +149,48 @@ class Interpreter:
         # Module-level state while module-level code calls a function: globals as of the call.
         self.globals_state: Optional[State] = None
         self.globals_scope: Optional[ModuleScope] = None
+        # Facts about the syntax under a node (does it call backward, which keys' `.grad` it reads), computed once
+        # per analysis: (kind, id(node)) -> (node, result). The node is kept so a reused id can never match; nothing
+        # is stored on the nodes themselves (trees are shared between versions of a file).
+        self.syntax_memo: dict = {}
+        # Per call frame: reference key of a module -> where an optimizer in that frame took its parameters()
+        # (module-level code's entries are in `optimized_modules`).
+        self.frame_optimized: list[dict] = []
+        self.frame_caller_grad: list[Tri] = []  # per call frame: the caller's grad mode
+        self.deep_loops = 0  # loops run once from a widened state because they nest too deeply (for tests)
 
     # ------------------------------------------------------------------ utilities
+    def syntax(self, kind: str, node: ast.AST, compute: Callable[[ast.AST], object]):
+        """`compute(node)` memoised per analysis: a pure function of the syntax under `node`."""
+        key = (kind, id(node))
+        hit = self.syntax_memo.get(key)
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        value = compute(node)
+        self.syntax_memo[key] = (node, value)
+        return value
+
+    def sets_grads(self, stmt: ast.AST) -> bool:
+        """Whether `_sets_grads` holds anywhere under `stmt`; nested statements' answers are memoised and reused,
+        so each node is looked at once per analysis however deep the blocks nest."""
+        key = ("sets_grads", id(stmt))
+        hit = self.syntax_memo.get(key)
+        if hit is not None and hit[0] is stmt:
+            return hit[1]
+        found = False
+        todo = list(ast.iter_child_nodes(stmt))
+        while todo and not found:
+            n = todo.pop()
+            if isinstance(n, ast.stmt):
+                found = self.sets_grads(n)
+            elif _sets_grads(n):
+                found = True
+            else:
+                todo.extend(ast.iter_child_nodes(n))
+        found = found or _sets_grads(stmt)
+        self.syntax_memo[key] = (stmt, found)
+        return found
+
     def emit(self, event: Event) -> None:
         # Events inside another workspace file belong to that file's own analysis; here they only shape values.
         if self.reporting and self.scope.path == self.root_path:
@@ -250,7 +300,7 @@ class Interpreter:
                 self.emit(ZeroGradEvent(zero.value, self.fact(backward.value, f"`{self.seg(backward.value)}`"),
                                         self.fact(stmt.value, f"`{self.seg(stmt.value)}`")))
                 backward = zero = None
-            elif name is None and any(_sets_grads(n) for n in ast.walk(stmt)):
+            elif name is None and backward is not None and self.sets_grads(stmt):
                 # A nested block with its own backward/step, or code that writes gradients back (gradient
                 # surgery: `p.grad = ...`, `set_grads(...)`): stay quiet.
                 backward = zero = None
@@ -326,15 +376,12 @@ class Interpreter:
 
     def check_accumulate(self, stmt, target, value: Value, value_node, state: State, how: str) -> None:
         if not self.loops:
+            self.check_accumulate_on_self(stmt, target, value, value_node, how)
             return
         loop = self.loops[-1]
-        if not (isinstance(value, TensorVal) and value.rg is Tri.YES):
-            # A loss this loop calls backward on surely requires grad, even when gradsight cannot see why
-            # (a model passed in as an argument): `loss.backward()` would raise otherwise.
-            if not ((value is UNKNOWN or isinstance(value, TensorVal) and value.rg is Tri.MAYBE)
-                    and isinstance(value_node, ast.Name) and _backward_on(loop.node, value_node.id)):
-                return
-            value = value.with_(rg=Tri.YES) if isinstance(value, TensorVal) else TensorVal(rg=Tri.YES)
+        value = self.surely_grad_loss(value, value_node, loop.node)
+        if value is None:
+            return
         key = key_of(target)
         root = _root_name(target)
         # The accumulator outlives the iteration: bound before the loop, or an item or attribute of a
@@ -342,7 +389,60 @@ class Interpreter:
         if not ((key is not None and key in loop.entry_keys)
                 or (not isinstance(target, ast.Name) and root is not None and root in loop.entry_keys)):
             return
+        if key is not None and self.syntax("loop_stores", loop.node, _loop_store_counts).get(key, 0) > 1:
+            # Rebound elsewhere in the loop too (`x = x + step; ...; x = x.detach()`): not a running total.
+            return
         self.emit(AccumulateEvent(stmt, self.seg(target), value, value_node, loop.has_backward, how))
+
+    def check_accumulating_method(self, node: ast.Call, func: ast.Attribute, recv: ObjectVal, meth: BoundMethod,
+                                  state: State) -> None:
+        """`meter.update(loss, n)` in a loop that calls backward, on an object bound before the loop whose method
+        adds that argument into one of its attributes (`self.sum += val * n`, `self.values.append(val)`): the
+        object keeps every iteration's graph."""
+        loop = self.loops[-1]
+        key = key_of(func.value)
+        if key is None or key not in loop.entry_keys or any(isinstance(a, ast.Starred) for a in node.args):
+            return
+        fn = meth.func.node
+        params = [p.arg for p in fn.args.posonlyargs + fn.args.args][1:]
+        kept = self.syntax("keeps_args", fn, _params_accumulated_into_self)
+        for i, arg in enumerate(node.args):
+            if i >= len(params) or params[i] not in kept:
+                continue
+            arg_key = key_of(arg)  # only references: evaluating an expression twice could report twice
+            if arg_key is None or state.get(arg_key) is None:
+                continue
+            value = self.surely_grad_loss(state.get(arg_key), arg, loop.node)
+            if value is not None:
+                self.emit(AccumulateEvent(node, f"{self.seg(func.value)}.{func.attr}()", value, arg,
+                                          loop.has_backward, "keeps"))
+                return
+
+    def surely_grad_loss(self, value: Value, value_node, region: ast.AST) -> Optional[TensorVal]:
+        """`value` if it surely requires grad. A loss that `region` calls backward on surely does, even when
+        gradsight cannot see why (a model passed in as an argument): `loss.backward()` would raise otherwise."""
+        if isinstance(value, TensorVal) and value.rg is Tri.YES:
+            return value
+        if (value is UNKNOWN or isinstance(value, TensorVal) and value.rg is Tri.MAYBE) and isinstance(
+                value_node, ast.Name) and value_node.id in self.syntax("backward_on", region, _backward_names):
+            return value.with_(rg=Tri.YES) if isinstance(value, TensorVal) else TensorVal(rg=Tri.YES)
+        return None
+
+    def check_accumulate_on_self(self, stmt, target, value: Value, value_node, how: str) -> None:
+        """Outside loops: a method that calls backward and adds its loss into an attribute of `self`
+        (`self.running_loss += loss`, `self.losses.append(loss)`). The object outlives the call, so each call of
+        the training step leaves its graph there."""
+        fn = self.stack[-1] if self.stack else None
+        if fn is None or fn.name == "__init__" or isinstance(target, ast.Name) or _is_static(fn):
+            return
+        params = fn.args.posonlyargs + fn.args.args
+        if not params or _root_name(target) != params[0].arg:
+            return
+        backward = self.syntax("has_backward", fn, _has_backward)
+        value = self.surely_grad_loss(value, value_node, fn)
+        if backward is None or value is None:
+            return
+        self.emit(AccumulateEvent(stmt, self.seg(target), value, value_node, backward, how, per_call=True))
 
     def stmt_If(self, stmt: ast.If, state: State) -> State:
         self.eval(stmt.test, state)
@@ -374,7 +474,9 @@ class Interpreter:
 
     def loop(self, node, state: State, bind, body, orelse) -> State:
         entry = state.copy()
-        ctx = LoopCtx(node, frozenset(state.env), _has_backward(node))
+        ctx = LoopCtx(node, frozenset(state.env), self.syntax("has_backward", node, _has_backward))
+        if len(self.loops) >= MAX_LOOP_NESTING:
+            return self.deep_loop(node, ctx, entry, bind, body, orelse)
         was_reporting = self.reporting
         self.reporting = False
         head = entry
@@ -404,6 +506,41 @@ class Interpreter:
                 self.exec_block(body, s)
         finally:
             self.reporting = was_reporting
+            self.loops.pop()
+        out = head.copy()
+        out.dead = False
+        for b in ctx.breaks:
+            out = out.join(b)
+        if orelse:
+            out = self.exec_block(orelse, out)
+        return out
+
+    def deep_loop(self, node, ctx: LoopCtx, entry: State, bind, body, orelse) -> State:
+        """A loop nested more than `MAX_LOOP_NESTING` deep: no fixpoint iteration (each round would re-run every
+        loop inside it, so the cost would grow with a power of the depth). The body runs once, in the current
+        mode, from a state where everything an iteration could change is UNKNOWN: every name the loop mentions
+        that has a value or is bound in it, every key the loop stores to, every value holding a tensor (a backward
+        or `step()` anywhere changes those), and the grad mode if the loop sets it. That state is already a
+        fixpoint, so one pass is sound, and the cost is linear in the nesting."""
+        names, stores, sets_mode = self.syntax("loop_effects", node, _loop_effects)
+        head = entry.copy()
+        for key, val in entry.env.items():
+            root = key.split(".", 1)[0].split("[", 1)[0]
+            if root in names or _holds_tensor(val):
+                head.env[key] = UNKNOWN
+        for key in stores:
+            head.set(key, UNKNOWN)
+        if sets_mode:
+            head.grad = head.grad.join(Tri.MAYBE) if head.grad is not Tri.MAYBE else head.grad
+        self.deep_loops += 1
+        self.loops.append(ctx)
+        try:
+            if self.reporting:
+                self.emit(LoopEvent(node, self.stack[-1] if self.stack else None))
+            s = head.copy()
+            bind(s)
+            self.exec_block(body, s)
+        finally:
             self.loops.pop()
         out = head.copy()
         out.dead = False
@@ -465,7 +602,9 @@ class Interpreter:
         for item in stmt.items:
             ctx = self.eval(item.context_expr, state)
             if isinstance(ctx, GradModeCtx):
-                if ctx.enabled is Tri.NO and state.grad is Tri.NO and not ctx.inference:
+                if ctx.enabled is Tri.NO and state.grad is Tri.NO and not ctx.inference and not (
+                        self.frame_caller_grad and self.frame_caller_grad[-1] is not Tri.YES):
+                    # (Inside a function called with grad off, the `with` is redundant for this caller only.)
                     self.emit(GradModeEvent(item.context_expr, ctx.label, state.grad_why))
                 state.grad = ctx.enabled
                 state.grad_why = self.fact(item.context_expr, f"grad mode {'enabled' if ctx.enabled is Tri.YES else 'disabled'} by `{ctx.label}`")
@@ -552,6 +691,12 @@ class Interpreter:
         old = state.get(key)
         if old is not None or "." in key:
             self.check_reassign(key, old, value, state, stmt)
+        if isinstance(target, ast.Attribute):
+            base_key = key_of(target.value)
+            obj = state.get(base_key) if base_key is not None else None
+            if isinstance(obj, ObjectVal) and target.attr not in obj.changed:
+                # Its methods read the attribute from the object, no longer from what `__init__` set.
+                state.env[base_key] = replace(obj, changed=obj.changed | {target.attr})
         state.set(key, value)
         self.record(target, value)
 
@@ -571,13 +716,16 @@ class Interpreter:
 
     def check_reassign(self, key: str, old: Optional[Value], new: Value, state: State, stmt) -> None:
         value_node = getattr(stmt, "value", None)
-        reads_grad = value_node is not None and any(
-            isinstance(n, ast.Attribute) and n.attr == "grad" and key_of(n.value) == key for n in ast.walk(value_node))
-        owner = next((k for k in self.optimized_modules if key.startswith((k + ".", k + "["))), None)
+        reads_grad = value_node is not None and key in self.syntax("grad_reads", value_node, _grad_read_keys)
+        frame = self.frame_optimized[-1] if self.frame_optimized else {}
+        owner = next((k for k in frame if key.startswith((k + ".", k + "["))), None)
+        where = frame.get(owner) if owner is not None else None
+        if owner is None:
+            owner = next((k for k in self.optimized_modules if key.startswith((k + ".", k + "["))), None)
+            where = self.optimized_modules.get(owner) if owner is not None else None
         if reads_grad or (owner is not None and isinstance(new, ModuleVal)):
             next_use = self.next_use_after(key, stmt) if reads_grad and self.reporting else None
-            self.emit(ReassignEvent(stmt, key, old, new, reads_grad,
-                                    self.optimized_modules.get(owner) if owner else None, next_use, state.grad))
+            self.emit(ReassignEvent(stmt, key, old, new, reads_grad, where, next_use, state.grad))
 
     def next_use_after(self, key: str, stmt: ast.AST) -> Optional[tuple]:
         """What happens next to `key` after the rebinding `stmt`, in execution order: the rest of the
@@ -751,6 +899,14 @@ class Interpreter:
                 if meth is not None:
                     return BoundMethod(meth, base)
             return ModuleRef(f"<module-attr>.{attr}") if attr in MODULE_METHODS else UNKNOWN
+        if isinstance(base, ObjectVal):
+            sub = base.attr(attr)
+            if sub is not None:
+                return sub
+            meth = self.find_method(base.cls, attr)
+            if meth is not None and not _is_static(meth.node):
+                return BoundMethod(meth, base)
+            return UNKNOWN
         if isinstance(base, (OptimizerVal,)):
             return UNKNOWN
         return UNKNOWN
@@ -945,11 +1101,31 @@ class Interpreter:
                 vals = [self.eval(a, state) for a in node.args]
                 return PyVal(cut=recv.cut, pcut=_pcut_of([recv] + vals))
             callee = self.attribute(recv, func, state)
-        else:
-            callee = self.eval(func, state)
+            if isinstance(recv, ObjectVal) and isinstance(callee, BoundMethod) and self.loops:
+                self.check_accumulating_method(node, func, recv, callee, state)
+            val = self.call_value(callee, node, state)
+            if isinstance(recv, ObjectVal):
+                self.used_object(func.value, recv, state, func.attr)
+            self.record(node, val)
+            return val
+        callee = self.eval(func, state)
         val = self.call_value(callee, node, state)
+        if isinstance(callee, ObjectVal):
+            self.used_object(func, callee, state, "__call__")
         self.record(node, val)
         return val
+
+    def used_object(self, ref: ast.AST, obj: ObjectVal, state: State, method: Optional[str]) -> None:
+        """Method `method` of `obj` ran (None: `obj` was handed to other code): from now on the attributes that
+        may have changed are UNKNOWN."""
+        key = key_of(ref)
+        if key is None or state.get(key) != obj:
+            return
+        if method is not None and self.find_method(obj.cls, method) is None:
+            return  # a callable attribute (`self.model(x)`), not a method
+        changed = self.method_mutations(obj.cls, method) if method is not None else frozenset({"*"})
+        if not changed <= obj.changed:
+            state.set(key, replace(obj, changed=obj.changed | changed))
 
     def func_grad_call(self, node: ast.Call, state: State) -> Value:
         """`torch.func.grad(f)(*args)`: `f` must return a 0-dim tensor (with has_aux=True, a pair)."""
@@ -993,6 +1169,9 @@ class Interpreter:
         for kw in node.keywords:
             if kw.arg is None:
                 self.eval(kw.value, state)
+        for n, v in list(args) + list(kwargs.values()):
+            if isinstance(v, ObjectVal):
+                self.used_object(n, v, state, None)
         return args, kwargs
 
     def call_value(self, callee: Value, node: ast.Call, state: State) -> Value:
@@ -1018,6 +1197,12 @@ class Interpreter:
         if isinstance(callee, ClassVal):
             args, kwargs = self.eval_args(node, state)
             return self.instantiate(callee.info, args, kwargs, node, state)
+        if isinstance(callee, ObjectVal):
+            args, kwargs = self.eval_args(node, state)
+            meth = self.find_method(callee.cls, "__call__")
+            if meth is None or _is_static(meth.node):
+                return UNKNOWN
+            return self.call_function(meth, callee, args, kwargs, node, state)
         self.eval_args(node, state)
         return UNKNOWN
 
@@ -1092,7 +1277,13 @@ class Interpreter:
                     self.note_trained(module_sites)
                 if isinstance(args[0][1], ParamsVal) and args[0][1].owner:
                     owner = args[0][1].owner
-                    self.optimized_modules[owner] = self.fact(node, f"`{short}` took the parameters of `{owner}`")
+                    fact = self.fact(node, f"`{short}` took the parameters of `{owner}`")
+                    if self.frame_optimized:
+                        # Inside a function: `owner` names a local of this call only (`self` in a method called
+                        # from elsewhere is not the `self` of another method).
+                        self.frame_optimized[-1][owner] = fact
+                    else:
+                        self.optimized_modules[owner] = fact
             return OptimizerVal(origin=self.fact(node, f"optimizer `{short}`"), owner=owner, module_sites=module_sites)
         if qual == "torch.nn.Parameter" or qual == "torch.nn.parameter.Parameter":
             rg = Tri.YES
@@ -1916,7 +2107,7 @@ class Interpreter:
 
     def instantiate(self, info: ClassInfo, args, kwargs, node: ast.AST, state: State) -> Value:
         if not info.is_module:
-            return UNKNOWN
+            return self.new_object(info, args, kwargs, node, state)
         origin = self.fact(node, f"`{self.seg(node)}`")
         base = ModuleVal(info.name, cls=info, origin=origin, has_params=Tri.MAYBE)
         init = self.find_method(info, "__init__")
@@ -1943,6 +2134,60 @@ class Interpreter:
         if not attrs:
             has = Tri.MAYBE
         return ModuleVal(info.name, cls=info, origin=origin, has_params=has, attrs=attrs)
+
+    def new_object(self, info: ClassInfo, args, kwargs, node: ast.AST, state: State, fresh: bool = True) -> Value:
+        """An instance of a plain class whose every base is a plain class of the analysed code (so all its methods
+        are known), without decorators or a metaclass; anything else is UNKNOWN. Not `fresh`: any method may
+        already have run on it."""
+        if not _plain_class(info):
+            return UNKNOWN
+        changed = frozenset() if fresh else self.method_mutations(info, None)
+        origin = self.fact(node, f"`{self.seg(node)}`")
+        base = ObjectVal(info, (), origin, changed)
+        init = self.find_method(info, "__init__")
+        attrs: tuple = ()
+        if init is not None:
+            ck = (id(info), tuple(v for _, v in args), tuple(sorted((k, v) for k, (_, v) in kwargs.items())))
+            try:
+                hash(ck)
+            except TypeError:
+                return UNKNOWN
+            if ck in self.init_cache:
+                attrs = self.init_cache[ck]
+            else:
+                self.init_cache[ck] = ()
+                attrs = self.collect_init_attrs(init, base, args, kwargs, node, state)
+                self.init_cache[ck] = attrs
+        return replace(base, attrs=attrs)
+
+    def method_mutations(self, info: ClassInfo, method: Optional[str]) -> frozenset:
+        """The attributes of `self` that running `method` of `info` may have changed (`_own_mutations`, followed
+        through its calls of other methods on `self`; "*": any). `method` None: every method but `__init__` may
+        have run. Each method's syntax is read once per analysis."""
+        key = ("mutates", id(info.node), method)
+        hit = self.syntax_memo.get(key)
+        if hit is not None and hit[0] is info.node:
+            return hit[1]
+        methods = self.syntax("methods", info.node, lambda _n: _class_methods(info))
+        todo = [m for m in methods if m != "__init__"] if method is None else [method]
+        out: set = set()
+        done: set = set()
+        while todo:
+            name = todo.pop()
+            if name in done:
+                continue
+            done.add(name)
+            meth = methods.get(name)
+            if meth is None:
+                if name != "__call__":
+                    out.add("*")
+                continue
+            attrs, calls = self.syntax("own_mutations", meth.node, lambda fn: _own_mutations(fn, methods))
+            out |= attrs
+            todo.extend(calls)
+        result = frozenset(out)
+        self.syntax_memo[key] = (info.node, result)
+        return result
 
     def collect_init_attrs(self, init: FuncVal, self_val: ModuleVal, args, kwargs, node, state) -> tuple:
         was = self.reporting
@@ -1972,6 +2217,14 @@ class Interpreter:
         if self.depth >= MAX_CALL_DEPTH or any(f is func.node for f in self.stack):
             return UNKNOWN
         fn = func.node
+        if self_val is UNKNOWN and not self.stack and isinstance(func.owner, ClassInfo) and not func.owner.is_module \
+                and fn.name != "__init__" and not _is_static(fn) and not any(
+                    isinstance(d, ast.Name) and d.id == "classmethod" for d in fn.decorator_list):
+            # A plain class's method analysed on its own: `self` is an instance built from unknown arguments, on
+            # which other methods may already have run.
+            init = self.find_method(func.owner, "__init__")
+            n_args = len(init.node.args.args) - 1 if init is not None else 0
+            self_val = self.new_object(func.owner, [(fn, UNKNOWN)] * max(n_args, 0), {}, fn, state, fresh=False)
         grad, why, inference = state.grad, state.grad_why, state.inference
         for dec in fn.decorator_list:
             target = dec.func if isinstance(dec, ast.Call) else dec
@@ -2025,6 +2278,8 @@ class Interpreter:
         self.scope, self.src = other_scope, other_scope.source
         self.loops = []
         self.stack.append(fn)
+        self.frame_optimized.append({})
+        self.frame_caller_grad.append(state.grad)
         self.depth += 1
         self.returns.append([])
         try:
@@ -2034,6 +2289,8 @@ class Interpreter:
             self.returns.pop()
             self.depth -= 1
             self.stack.pop()
+            self.frame_optimized.pop()
+            self.frame_caller_grad.pop()
             self.scope, self.src = saved_scope, saved_src
             self.globals_state, self.globals_scope = saved_globals
             self.loops = saved_loops
@@ -2112,13 +2369,202 @@ def _stmt_method(stmt: ast.stmt) -> Optional[str]:
     return name if name in ("backward", "zero_grad", "step") else None
 
 
-def _backward_on(loop: ast.AST, name: str) -> bool:
-    """Whether the loop calls `name.backward(...)` (or `torch.autograd.backward(name)`)."""
-    for sub in ast.walk(loop):
-        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute):
-            if sub.func.attr == "backward" and isinstance(sub.func.value, ast.Name) and sub.func.value.id == name:
-                return True
+def _backward_names(loop: ast.AST) -> frozenset:
+    """The names `name` the loop calls `name.backward(...)` on."""
+    return frozenset(sub.func.value.id for sub in ast.walk(loop)
+                     if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)
+                     and sub.func.attr == "backward" and isinstance(sub.func.value, ast.Name))
+
+
+def _loop_store_counts(loop: ast.AST) -> dict:
+    """How many statements in the loop bind each reference key (assignments, augmented assignments, loop targets)."""
+    out: dict = {}
+    for n in ast.walk(loop):
+        if isinstance(n, ast.Assign):
+            targets = n.targets
+        elif isinstance(n, (ast.AugAssign, ast.AnnAssign)):
+            targets = [n.target]
+        elif isinstance(n, (ast.For, ast.AsyncFor)) and n is not loop:
+            targets = [n.target]
+        else:
+            continue
+        keys = set()
+        for t in targets:
+            for sub in ast.walk(t):
+                k = key_of(sub) if isinstance(getattr(sub, "ctx", None), ast.Store) else None
+                if k is not None:
+                    keys.add(k)
+        for k in keys:
+            out[k] = out.get(k, 0) + 1
+    return out
+
+
+def _params_accumulated_into_self(fn: ast.AST) -> frozenset:
+    """Parameters of method `fn` that it adds into an attribute of `self` (`self.sum += val * n`,
+    `self.total = self.total + val`, `self.history.append(val)`)."""
+    params = [p.arg for p in fn.args.posonlyargs + fn.args.args]
+    if not params:
+        return frozenset()
+    me, rest = params[0], set(params[1:])
+    out: set = set()
+
+    def names(node: ast.AST) -> set:
+        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in rest}
+
+    for n in ast.walk(fn):
+        if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add) and _self_attr(n.target, me):
+            out |= names(n.value)
+        elif isinstance(n, ast.Assign) and len(n.targets) == 1 and _self_attr(n.targets[0], me):
+            added = _accumulated_operand(n.targets[0], n.value)
+            if added is not None:
+                out |= names(added)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("append", "extend") \
+                and _self_attr(n.func.value, me) and n.args:
+            out |= names(n.args[0])
+    return frozenset(out)
+
+
+def _is_static(fn: ast.AST) -> bool:
+    return any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in fn.decorator_list)
+
+
+# Calls on an attribute (`self.x.m(...)`) that leave what gradsight knows about `x` as it was; any other method
+# may change it. (`train`/`eval` change only a module's mode: recorded as "x:mode".)
+_KEEPING_METHODS = {"parameters", "named_parameters", "state_dict", "children", "modules", "named_modules",
+                    "buffers", "named_buffers", "forward", "zero_grad", "step", "to", "cuda", "cpu", "float", "double",
+                    "half", "size", "dim", "numel", "item", "tolist", "numpy", "detach", "clone", "get", "keys",
+                    "values", "items", "copy", "format", "view", "reshape", "flatten", "unsqueeze", "squeeze",
+                    "permute", "transpose", "contiguous", "sum", "mean", "max", "min", "argmax", "argmin", "abs",
+                    "exp", "log", "sigmoid", "softmax", "log_softmax", "matmul", "mm", "norm", "pow", "sqrt",
+                    "expand", "repeat", "gather", "index_select", "masked_fill", "split", "chunk", "long", "int",
+                    "bool", "type", "eq", "ne", "gt", "lt", "ge", "le", "mul", "add", "sub", "div"}
+
+
+def _plain_class(info: ClassInfo) -> bool:
+    """A class without decorators or metaclass whose bases are all such classes of the analysed code."""
+    todo, seen = [info], 0
+    while todo:
+        cur = todo.pop()
+        seen += 1
+        if seen > 10 or cur.node.decorator_list or cur.node.keywords:
+            return False
+        for b in cur.bases:
+            if isinstance(b, ClassInfo):
+                todo.append(b)
+            elif b not in ("object", "builtins.object"):
+                return False
+    return True
+
+
+def _class_methods(info: ClassInfo) -> dict:
+    """name -> FuncVal over the class and its bases (the nearest definition wins)."""
+    out: dict = {}
+    todo, seen = [info], 0
+    while todo and seen < 10:
+        cur = todo.pop(0)
+        seen += 1
+        for name, meth in cur.methods.items():
+            out.setdefault(name, meth)
+        todo.extend(b for b in cur.bases if isinstance(b, ClassInfo))
+    return out
+
+
+def _own_mutations(fn: ast.AST, methods: dict) -> tuple:
+    """For `Interpreter.method_mutations`: (the attributes of `self` that method `fn` itself may rebind or change:
+    `self.x = ...`, `self.x += ...`, `self.x[k] = ...`, `self.x.append(...)`, `self.x.add_(...)`, "x:mode" for
+    `self.x.eval()`/`.train()`, "*" when it hands `self` to other code or uses `__dict__`; the names of the other
+    methods it calls on `self`)."""
+    params = fn.args.posonlyargs + fn.args.args
+    if not params or _is_static(fn):
+        return frozenset(), ()
+    me = params[0].arg
+    out: set = set()
+    calls: list = []
+    for n in ast.walk(fn):
+        if isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            attr = _self_attr(n, me)
+            if attr:
+                out.add(attr)
+        elif isinstance(n, ast.Call):
+            f = n.func
+            if isinstance(f, ast.Attribute):
+                if isinstance(f.value, ast.Name) and f.value.id == me:
+                    if f.attr in methods:
+                        calls.append(f.attr)  # self.other_method(...); else a callable attribute (a module)
+                else:
+                    attr = _self_attr(f.value, me)
+                    if attr and f.attr in ("train", "eval"):
+                        out.add(f"{attr}:mode")
+                    elif attr and (f.attr not in _KEEPING_METHODS or f.attr.endswith("_")):
+                        out.add(attr)
+            if any(isinstance(a, ast.Name) and a.id == me for a in list(n.args) + [k.value for k in n.keywords]):
+                out.add("*")  # `self` handed to other code
+        elif isinstance(n, ast.Attribute) and n.attr == "__dict__" and isinstance(n.value, ast.Name) \
+                and n.value.id == me:
+            out.add("*")
+        elif isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and isinstance(
+                getattr(n, "value", None), ast.Name) and n.value.id == me:
+            out.add("*")  # aliased: `obj = self`
+    return frozenset(out), tuple(calls)
+
+
+def _self_attr(node: ast.AST, me: str) -> Optional[str]:
+    """`x` for `self.x`, `self.x.y`, `self.x[k]`, `self.x.y[k].z` (with `me` the name of `self`); else None."""
+    attr = None
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        if isinstance(node, ast.Attribute):
+            attr = node.attr
+        node = node.value
+    return attr if isinstance(node, ast.Name) and node.id == me else None
+
+
+def _loop_effects(loop: ast.AST) -> tuple:
+    """For `Interpreter.deep_loop`: (every name the loop mentions, the keys it assigns to, whether it calls
+    `set_grad_enabled`, which changes the grad mode past the statement)."""
+    names, stores, sets_mode = set(), set(), False
+    for n in ast.walk(loop):
+        if isinstance(n, ast.Name):
+            names.add(n.id)
+            if isinstance(n.ctx, (ast.Store, ast.Del)):
+                stores.add(n.id)
+        elif isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            k = key_of(n)
+            if k is not None:
+                stores.add(k)
+        elif isinstance(n, ast.Call):
+            f = n.func
+            if (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")) == "set_grad_enabled":
+                sets_mode = True
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(n.name)
+            stores.add(n.name)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            names.add(n.name)
+            stores.add(n.name)
+        elif isinstance(n, ast.alias):
+            name = (n.asname or n.name).split(".", 1)[0]
+            names.add(name)
+            stores.add(name)
+    return frozenset(names), frozenset(stores), sets_mode
+
+
+def _holds_tensor(val: Value) -> bool:
+    if isinstance(val, TensorVal):
+        return True
+    if isinstance(val, SeqVal):
+        return any(_holds_tensor(v) for v in val.items)
     return False
+
+
+def _grad_read_keys(node: ast.AST) -> frozenset:
+    """The reference keys `k` whose `k.grad` appears under `node`."""
+    out = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Attribute) and n.attr == "grad":
+            k = key_of(n.value)
+            if k is not None:
+                out.add(k)
+    return frozenset(out)
 
 
 def _root_name(node: ast.AST) -> Optional[str]:

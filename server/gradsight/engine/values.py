@@ -205,6 +205,40 @@ class ModuleVal(Value):
 
 
 @dataclass(frozen=True)
+class ObjectVal(Value):
+    """An instance of a plain class of the analysed code (a `Trainer`, an `Agent`, an `AverageMeter`): its
+    methods and the attributes its `__init__` set. `changed` names the attributes that code run on it since
+    (its methods, or code it was handed to) may have rebound or modified ("*": any); those are UNKNOWN."""
+
+    cls: Any  # ClassInfo
+    attrs: tuple = ()  # (name, Value) pairs from __init__
+    origin: Optional[Fact] = None
+    changed: frozenset = frozenset()
+
+    def attr(self, name: str) -> Optional[Value]:
+        if name in self.changed or "*" in self.changed:
+            return UNKNOWN
+        for key, val in self.attrs:
+            if key == name:
+                if f"{name}:mode" in self.changed and isinstance(val, ModuleVal) and val.eval_at is not None:
+                    return replace(val, eval_at=None)  # `.train()` may have run: not known to be in eval mode
+                return val
+        return None
+
+    def join(self, other: Value) -> Value:
+        if not isinstance(other, ObjectVal) or other.cls is not self.cls:
+            return UNKNOWN
+        if self == other:
+            return self
+        mine, theirs = dict(self.attrs), dict(other.attrs)
+        attrs = tuple((k, mine[k].join(theirs[k])) for k in sorted(mine.keys() & theirs.keys()))
+        return ObjectVal(self.cls, attrs, _first(self.origin, other.origin), self.changed | other.changed)
+
+    def __hash__(self) -> int:
+        return _cached_hash(self)
+
+
+@dataclass(frozen=True)
 class ParamsVal(Value):
     """`model.parameters()`: leaf tensors that require grad."""
 

@@ -33,7 +33,12 @@ class LossAccumulatesGraph(Rule):
                     "in containers count too: `stats[k] += loss`, `stats[k] = stats.get(k, 0) + loss`, "
                     "`history['loss'].append(loss)`, `self.losses.append(loss)`, when the dict, list or object was "
                     "made before the loop. A loss the loop calls `backward()` on surely carries a graph, even when "
-                    "the model is a function argument gradsight cannot see.")
+                    "the model is a function argument gradsight cannot see. Outside loops, a method that calls "
+                    "backward and adds its loss into an attribute of `self` (`self.running_loss += loss`, "
+                    "`self.losses.append(loss)` in a `train_step`) is flagged too: the object outlives the call, "
+                    "so each call of the training step leaves its graph there. A method call counts as "
+                    "accumulation when the method adds that argument into an attribute of its object "
+                    "(`meter.update(loss, n)` with `self.sum += val * n`) and the object was made before the loop.")
     why_bad = ("Nothing raises, but the accumulator holds a reference to each step's graph, so memory grows with "
                "every iteration (on a GPU, until it runs out). Logging needs the number, not the graph.")
     example = "total_loss = 0\nfor x in data:\n    loss = model(x).mean()\n    loss.backward()\n    total_loss += loss"
@@ -55,6 +60,17 @@ class LossAccumulatesGraph(Rule):
               "    for x in batches:\n        loss = model(x).pow(2).mean()\n        opt.zero_grad()\n"
               "        loss.backward()\n        opt.step()\n        losses.append(loss.detach())\n    return losses\n\n\n"
               "m = nn.Linear(2, 1)\nfit(m, [torch.randn(4, 2)] * 3, torch.optim.SGD(m.parameters(), lr=0.1))\n"),
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass AverageMeter:\n    def __init__(self):\n"
+              "        self.sum = 0\n        self.count = 0\n\n    def update(self, val, n=1):\n"
+              "        self.sum += val * n\n        self.count += n\n\n\n"
+              "model = nn.Linear(2, 1)\nmeter = AverageMeter()\nfor _ in range(3):\n"
+              "    loss = model(torch.randn(4, 2)).pow(2).mean()\n    loss.backward()\n    meter.update(loss.item(), 4)\n"),
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Trainer:\n    def __init__(self, model):\n"
+              "        self.model = model\n        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+              "        self.running_loss = 0.0\n\n    def train_step(self, x):\n"
+              "        loss = self.model(x).pow(2).mean()\n        self.opt.zero_grad()\n        loss.backward()\n"
+              "        self.opt.step()\n        self.running_loss += loss.item()\n\n\n"
+              "trainer = Trainer(nn.Linear(2, 1))\nfor _ in range(3):\n    trainer.train_step(torch.randn(4, 2))\n"),
     )
     invalid = (
         Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(10, 1)\ntotal_loss = 0\nfor step in range(5):\n"
@@ -72,6 +88,19 @@ class LossAccumulatesGraph(Rule):
                 "for step in range(5):\n    loss = model(torch.randn(4, 10)).pow(2).mean()\n    loss.backward()\n"
                 "    for k in ['total']:\n        pass\n    stats[k] = stats.get(k, 0) + loss\n", line=10,
                 runtime="silent: stats['total'].grad_fn is not None"),
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Trainer:\n    def __init__(self, model):\n"
+                "        self.model = model\n        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                "        self.running_loss = 0.0\n\n    def train_step(self, x):\n"
+                "        loss = self.model(x).pow(2).mean()\n        self.opt.zero_grad()\n        loss.backward()\n"
+                "        self.opt.step()\n        self.running_loss += loss\n\n\n"
+                "trainer = Trainer(nn.Linear(2, 1))\nfor _ in range(3):\n    trainer.train_step(torch.randn(4, 2))\n",
+                line=16, runtime="silent: trainer.running_loss.grad_fn is not None"),
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass AverageMeter:\n    def __init__(self):\n"
+                "        self.sum = 0\n        self.count = 0\n\n    def update(self, val, n=1):\n"
+                "        self.sum += val * n\n        self.count += n\n\n\n"
+                "model = nn.Linear(2, 1)\nmeter = AverageMeter()\nfor _ in range(3):\n"
+                "    loss = model(torch.randn(4, 2)).pow(2).mean()\n    loss.backward()\n    meter.update(loss, 4)\n",
+                line=20, runtime="silent: meter.sum.grad_fn is not None"),
         Invalid("import torch\nimport torch.nn as nn\n\n\ndef fit(model, batches, opt, history):\n"
                 "    for x in batches:\n        loss = model(x).pow(2).mean()\n        opt.zero_grad()\n"
                 "        loss.backward()\n        opt.step()\n        history['loss'].append(loss)\n\n\n"
@@ -90,7 +119,14 @@ class LossAccumulatesGraph(Rule):
         if isinstance(event.value_node, (ast.Name, ast.Attribute, ast.Subscript)):
             fix = make_fix("Accumulate `.item()` (a Python number) instead", Applicability.UNSAFE,
                            insert_after(report.source, event.value_node, ".item()"))
-        verb = "adds" if event.how == "+=" else "appends"
+        verb = {"+=": "adds", "append": "appends"}.get(event.how, "keeps")
+        if event.per_call:
+            report.add(self, event.node,
+                       f"`{event.target_expr}` {verb} a loss that still carries its graph, and the object keeps it "
+                       f"after this method (which calls backward, line {event.backward_in_loop}) returns, so every "
+                       "call's graph stays in memory; accumulate `loss.item()` or `loss.detach()`.",
+                       related=[event.value.origin], fix=fix)
+            return
         report.add(self, event.node,
                    f"`{event.target_expr}` {verb} a loss that still carries its graph on every iteration of a loop "
                    f"that calls backward (line {event.backward_in_loop}), so every step's graph stays in memory; "

@@ -57,24 +57,26 @@ class MissingZeroGrad(Rule):
                 line=5, runtime="silent: bool((m.bias.grad == 9).all())"),
     )
 
+    def __init__(self) -> None:
+        # A loop is reported on every reporting pass that reaches it (once per call context): the verdict depends
+        # only on the syntax, so it is computed once per analysis (rule instances live for one analysis).
+        # id(loop) -> (loop, verdict, whether the verdict read the whole tree); the node is kept so a reused id
+        # never matches. A reused verdict reads the tree again where it did, so the driver's record of which
+        # units depend on the whole tree stays exact.
+        self._seen: dict = {}
+
     def check(self, event: LoopEvent, report) -> None:
         loop = event.node
-        if not _method_calls(loop, "backward"):
-            return
-        # The optimizer must outlive the iteration: one built inside the loop is a fresh optimizer each time.
-        built_inside = {t.id for n in ast.walk(loop) if isinstance(n, ast.Assign) for t in n.targets
-                        if isinstance(t, ast.Name)}
-        steps = [c for c in _method_calls(loop, "step") if isinstance(c.func.value, (ast.Name, ast.Attribute))
-                 and not (isinstance(c.func.value, ast.Name) and c.func.value.id in built_inside)
-                 and "sched" not in ast.unparse(c.func.value).lower()]
-        if not steps:
-            return
-        defs = {}
-        if report.tree is not None:
-            for n in ast.walk(report.tree):
-                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    defs.setdefault(n.name, n)
-        if _zeroes(loop, defs) is not False:
+        hit = self._seen.get(id(loop))
+        if hit is not None and hit[0] is loop:
+            verdict, read = hit[1], hit[2]
+            if read:
+                _ = report.tree
+        else:
+            before = report.tree_reads
+            verdict = self._verdict(loop, report)
+            self._seen[id(loop)] = (loop, verdict, report.tree_reads != before)
+        if not verdict:
             return
         line, col, _, _ = report.source.span(loop)
         text = report.source.line_text(line)
@@ -82,3 +84,21 @@ class MissingZeroGrad(Rule):
                    "This loop calls `backward()` and `step()` but never zeroes gradients, so every step adds to the "
                    "gradients of all earlier steps; call `optimizer.zero_grad()` each iteration.",
                    span=(line, col, line, len(text) + 1))
+
+    def _verdict(self, loop: ast.AST, report) -> bool:
+        if not _method_calls(loop, "backward"):
+            return False
+        # The optimizer must outlive the iteration: one built inside the loop is a fresh optimizer each time.
+        built_inside = {t.id for n in ast.walk(loop) if isinstance(n, ast.Assign) for t in n.targets
+                        if isinstance(t, ast.Name)}
+        steps = [c for c in _method_calls(loop, "step") if isinstance(c.func.value, (ast.Name, ast.Attribute))
+                 and not (isinstance(c.func.value, ast.Name) and c.func.value.id in built_inside)
+                 and "sched" not in ast.unparse(c.func.value).lower()]
+        if not steps:
+            return False
+        defs = {}
+        if report.tree is not None:
+            for n in ast.walk(report.tree):
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    defs.setdefault(n.name, n)
+        return _zeroes(loop, defs) is False

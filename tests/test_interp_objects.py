@@ -1,0 +1,169 @@
+"""Instances of plain (non-nn.Module) classes: `Trainer`-style objects holding a model, an optimizer and tensors.
+Their methods see the attributes `__init__` set, unless a method run since (or outside code) may have changed
+them; classes gradsight cannot see whole (unknown bases, decorators) stay UNKNOWN."""
+
+import textwrap
+
+from gradsight.engine import analyze_source, driver
+
+
+def _codes(src: str, name: str):
+    driver._DEF_CACHE.clear()
+    result = analyze_source(textwrap.dedent(src), f"/objects/{name}.py")
+    assert not result.problems, result.problems
+    return [(f.code, f.line) for f in result.findings if f.severity.rank >= 2]
+
+
+def test_method_sees_attributes_from_init():
+    src = """\
+    import torch
+
+
+    class Reg:
+        def __init__(self, n):
+            self.w = torch.zeros(n, requires_grad=True)
+
+        def fit(self, x):
+            for _ in range(3):
+                (x @ self.w).sum().backward()
+                self.w -= 0.1 * self.w.grad
+
+
+    Reg(3).fit(torch.randn(4, 3))
+    """
+    assert _codes(src, "init_attrs") == [("GS302", 11)]
+
+
+def test_attribute_changed_by_another_method_is_unknown():
+    # `freeze()` replaces `self.w` with a tensor that does not require grad; after it ran, `fit` must not assume
+    # the `__init__` value (that would claim the in-place update raises).
+    src = """\
+    import torch
+
+
+    class Reg:
+        def __init__(self, n):
+            self.w = torch.zeros(n, requires_grad=True)
+
+        def freeze(self):
+            self.w = self.w.detach()
+
+        def fit(self, x):
+            self.w += x.sum()
+
+
+    r = Reg(3)
+    r.freeze()
+    r.fit(torch.randn(4, 3))
+    """
+    assert _codes(src, "changed_attr") == []
+
+
+def test_attribute_assigned_from_outside_is_unknown():
+    src = """\
+    import torch
+
+
+    class Reg:
+        def __init__(self, n):
+            self.w = torch.zeros(n, requires_grad=True)
+
+        def fit(self, x):
+            self.w += x.sum()
+
+
+    r = Reg(3)
+    r.w = torch.zeros(3)
+    r.fit(torch.randn(4, 3))
+    """
+    assert _codes(src, "outside_assign") == []
+
+
+def test_object_handed_to_other_code_is_unknown_afterwards():
+    src = """\
+    import torch
+
+
+    class Reg:
+        def __init__(self, n):
+            self.w = torch.zeros(n, requires_grad=True)
+
+        def fit(self, x):
+            self.w += x.sum()
+
+
+    def prepare(reg):
+        reg.w = reg.w.detach()
+
+
+    r = Reg(3)
+    prepare(r)
+    r.fit(torch.randn(4, 3))
+    """
+    assert _codes(src, "handed_on") == []
+
+
+def test_unknown_base_class_stays_unknown():
+    src = """\
+    import torch
+    from somewhere import Base
+
+
+    class Reg(Base):
+        def __init__(self, n):
+            self.w = torch.zeros(n, requires_grad=True)
+
+        def fit(self, x):
+            self.w += x.sum()
+
+
+    Reg(3).fit(torch.randn(4, 3))
+    """
+    assert _codes(src, "unknown_base") == []
+
+
+def test_trainer_method_bug_found_through_module_level_driver():
+    src = """\
+    import torch
+    import torch.nn as nn
+
+
+    class GANTrainer:
+        def __init__(self, G, D):
+            self.G, self.D = G, D
+            self.bce = nn.BCEWithLogitsLoss()
+
+        def step(self, real):
+            fake = self.G(torch.randn(4, 2))
+            d_loss = self.bce(self.D(real), torch.ones(4, 1)) + self.bce(self.D(fake), torch.zeros(4, 1))
+            d_loss.backward()
+            g_loss = self.bce(self.D(fake), torch.ones(4, 1))
+            g_loss.backward()
+
+
+    t = GANTrainer(nn.Linear(2, 3), nn.Linear(3, 1))
+    for real in torch.randn(2, 4, 3):
+        t.step(real)
+    """
+    assert ("GS402", 15) in _codes(src, "gan")
+
+
+def test_optimizer_owner_in_another_method_is_not_this_method_self():
+    src = """\
+    import torch
+    import torch.nn as nn
+
+
+    class Lit(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = nn.Linear(2, 2)
+
+        def configure_optimizers(self):
+            return torch.optim.SGD(self.parameters(), lr=0.1)
+
+
+    m = Lit()
+    opt = m.configure_optimizers()
+    """
+    assert _codes(src, "owner_frame") == []
