@@ -278,18 +278,24 @@ class Interpreter:
 
     # ------------------------------------------------------------------ statements
     def exec_block(self, stmts: list[ast.stmt], state: State) -> State:
-        if self.reporting and len(stmts) >= 3:
-            self.check_step_order(stmts)
+        pending = self.check_step_order(stmts) if self.reporting and len(stmts) >= 3 else ()
         for stmt in stmts:
             if state.dead:
                 break
             state = self.exec_stmt(stmt, state)
+        for zero, backward, step in pending:
+            # Resolved after the block ran, so optimizers built inside it are known.
+            if self.clears_stepped_grads(zero.value, step.value, state):
+                self.emit(ZeroGradEvent(zero.value, self.fact(backward.value, f"`{self.seg(backward.value)}`"),
+                                        self.fact(step.value, f"`{self.seg(step.value)}`")))
         return state
 
-    def check_step_order(self, stmts: list[ast.stmt]) -> None:
-        """`loss.backward()`, then `opt.zero_grad()`, then `opt.step()` in one block, with no backward between the
-        last two: the step sees cleared gradients."""
+    def check_step_order(self, stmts: list[ast.stmt]) -> list:
+        """`loss.backward()`, then `x.zero_grad()`, then `opt.step()` in one block, with no backward between the
+        last two: candidates (zero, backward, step); `clears_stepped_grads` decides whether `x` is `opt` or the
+        module it trains."""
         backward = zero = None
+        found = []
         for stmt in stmts:
             name = _stmt_method(stmt)
             if name == "backward":
@@ -297,13 +303,32 @@ class Interpreter:
             elif name == "zero_grad" and backward is not None:
                 zero = zero or stmt
             elif name == "step" and zero is not None and "sched" not in self.seg(stmt.value.func.value).lower():
-                self.emit(ZeroGradEvent(zero.value, self.fact(backward.value, f"`{self.seg(backward.value)}`"),
-                                        self.fact(stmt.value, f"`{self.seg(stmt.value)}`")))
+                found.append((zero, backward, stmt))
                 backward = zero = None
             elif name is None and backward is not None and self.sets_grads(stmt):
                 # A nested block with its own backward/step, or code that writes gradients back (gradient
                 # surgery: `p.grad = ...`, `set_grads(...)`): stay quiet.
                 backward = zero = None
+        return found
+
+    def clears_stepped_grads(self, zero: ast.Call, step: ast.Call, state: State) -> bool:
+        """Whether `zero` (`x.zero_grad()`) clears gradients that `step` (`opt.step()`, `scaler.step(opt)`) would
+        apply: the same optimizer, or the module the optimizer was built from. Anything else (a GAN's other
+        optimizer or network, values gradsight does not know) stays quiet."""
+        zr = zero.func.value
+        opt_node = step.func.value
+        for arg in step.args:
+            key = key_of(arg)
+            if key is not None and isinstance(state.get(key), OptimizerVal):
+                opt_node = arg  # `scaler.step(opt)`
+        if self.seg(zr) == self.seg(opt_node):
+            return True
+        zkey, okey = key_of(zr), key_of(opt_node)
+        zval = state.get(zkey) if zkey else None
+        oval = state.get(okey) if okey else None
+        if isinstance(zval, OptimizerVal):
+            return isinstance(oval, OptimizerVal) and zval == oval
+        return isinstance(oval, OptimizerVal) and oval.owner is not None and oval.owner == zkey
 
     def exec_stmt(self, stmt: ast.stmt, state: State) -> State:
         self.current_stmt = stmt

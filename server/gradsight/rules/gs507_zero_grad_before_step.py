@@ -11,8 +11,10 @@ class ZeroGradBeforeStep(Rule):
     severity = Severity.WARNING
     summary = "`zero_grad()` between `backward()` and `step()` clears the gradients before the optimizer uses them."
     events = (ZeroGradEvent,)
-    what_it_does = ("Flags `optimizer.zero_grad()` (or `model.zero_grad()`) placed after `loss.backward()` and "
-                    "before `optimizer.step()` in the same block, with no other backward in between. Code that "
+    what_it_does = ("Flags `optimizer.zero_grad()` (or `model.zero_grad()` when the optimizer was built from "
+                    "`model.parameters()`) placed after `loss.backward()` and before `optimizer.step()` in the same "
+                    "block, with no other backward in between. Clearing another optimizer's or network's gradients "
+                    "(a GAN's discriminator before the generator's step) is not flagged. Code that "
                     "writes gradients back after zeroing them (`p.grad = ...`, a helper with `grad` in its name, as "
                     "in gradient surgery) is not flagged; `clip_grad_norm_` in between does not change anything.")
     why_bad = ("Nothing raises. Since PyTorch 2.0 `zero_grad()` sets `.grad` to None, and the optimizer skips "
@@ -30,17 +32,24 @@ class ZeroGradBeforeStep(Rule):
         Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
               "m(torch.randn(3, 2)).pow(2).mean().backward()\ngrads = [p.grad.clone() for p in m.parameters()]\n"
               "opt.zero_grad()\nfor p, g in zip(m.parameters(), grads):\n    p.grad = g * 0.5\nopt.step()\n"),
+        # A GAN's generator step: clearing the discriminator's gradients (which the generator loss also
+        # filled) before stepping the generator's optimizer is deliberate and harmless.
+        Valid("import torch\nimport torch.nn as nn\nG = nn.Linear(4, 4)\nD = nn.Linear(4, 1)\n"
+              "opt_g = torch.optim.Adam(G.parameters())\nopt_d = torch.optim.Adam(D.parameters())\n"
+              "for _ in range(2):\n    g_loss = -D(G(torch.randn(8, 4))).mean()\n    g_loss.backward()\n"
+              "    opt_d.zero_grad()\n    D.zero_grad()\n    opt_g.step()\n    opt_g.zero_grad()\n"),
     )
     invalid = (
         Invalid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nw0 = m.weight.detach().clone()\n"
                 "opt = torch.optim.SGD(m.parameters(), lr=0.1)\nfor _ in range(3):\n"
                 "    loss = m(torch.randn(3, 2)).pow(2).mean()\n    loss.backward()\n    opt.zero_grad()\n"
                 "    opt.step()\n", line=9, runtime="silent: torch.equal(m.weight, w0)"),
-        Invalid("import torch\nimport torch.nn as nn\n\n\ndef train_step(model, optimizer, x):\n"
+        Invalid("import torch\nimport torch.nn as nn\n\n\ndef train_step(model, x):\n"
+                "    optimizer = torch.optim.Adam(model.parameters())\n"
                 "    loss = model(x).pow(2).mean()\n    loss.backward()\n    model.zero_grad()\n"
                 "    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n    optimizer.step()\n\n\n"
                 "net = nn.Linear(2, 1)\nb0 = net.bias.detach().clone()\n"
-                "train_step(net, torch.optim.Adam(net.parameters()), torch.randn(4, 2))\n", line=8,
+                "train_step(net, torch.randn(4, 2))\n", line=9,
                 runtime="silent: torch.equal(net.bias, b0)"),
     )
 
