@@ -12,7 +12,7 @@ class UpdateMakesNonLeaf(Rule):
     code = "GS506"
     name = "update-makes-non-leaf"
     severity = Severity.WARNING
-    summary = "A manual update `w = w - lr * w.grad` outside `no_grad` turns the weight into a non-leaf."
+    summary = "A manual update `w = w - lr * w.grad` rebinds the weight to a new tensor: a non-leaf, or (under `no_grad`) one without grad."
     events = (ReassignEvent,)
     what_it_does = ("Flags `w = w - lr * w.grad` (any rebinding of a leaf that requires grad computed from its own "
                     "`.grad`) with grad mode on, and the same rebinding inside `torch.no_grad()`, which makes `w` a "
