@@ -396,15 +396,24 @@ def _reparse(previous: _FileState, text: str, lines: list) -> Optional[ast.Modul
     last = starts[j + 1] - 1 if j + 1 < len(body) else n
     if j + 1 < len(body) and lines[last - 1].endswith("\\"):
         return None
-    chunk = "\n" * (first - 1) + "\n".join(lines[first - 1:last]) + ("\n" if last < n else "")
-    try:
-        part = ast.parse(chunk)
-    except SyntaxError as exc:
-        _FAILED.hint = ((chunk[first - 1:], first), (exc.msg, exc.lineno or first, exc.offset or 1))
-        return None
-    except (ValueError, RecursionError, MemoryError):
+    part = _parse_lines(lines, first, last)
+    if part is None:
         return None
     return ast.Module(body=body[:i] + part.body + body[j + 1:], type_ignores=[])
+
+
+def _parse_lines(lines: list, first: int, last: int) -> Optional[ast.Module]:
+    """Parse lines `first`..`last` (1-based) alone, padded with blank lines so positions are the file's. On a
+    syntax error the failed chunk is left in `_FAILED.hint` for the syntax-error recovery, which would otherwise
+    parse it again."""
+    chunk = "\n" * (first - 1) + "\n".join(lines[first - 1:last]) + ("\n" if last < len(lines) else "")
+    try:
+        return ast.parse(chunk)
+    except SyntaxError as exc:
+        _FAILED.hint = ((chunk[first - 1:], first), (exc.msg, exc.lineno or first, exc.offset or 1))
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return None
 
 
 def _reparse_shifted(previous: _FileState, text: str, lines: list) -> Optional[ast.Module]:
@@ -435,13 +444,8 @@ def _reparse_shifted(previous: _FileState, text: str, lines: list) -> Optional[a
     last = last_old + delta if j + 1 < len(body) else n
     if last < first - 1 or (j + 1 < len(body) and (last_old < b or last < 1 or lines[last - 1].endswith("\\"))):
         return None
-    chunk = "\n" * (first - 1) + "\n".join(lines[first - 1:last]) + ("\n" if last < n else "")
-    try:
-        part = ast.parse(chunk)
-    except SyntaxError as exc:
-        _FAILED.hint = ((chunk[first - 1:], first), (exc.msg, exc.lineno or first, exc.offset or 1))
-        return None
-    except (ValueError, RecursionError, MemoryError):
+    part = _parse_lines(lines, first, last)
+    if part is None:
         return None
     if part.body and _first_line(part.body[0]) < first:
         return None

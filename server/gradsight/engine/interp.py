@@ -524,14 +524,22 @@ class Interpreter:
             self.reporting = was_reporting
             ctx.breaks.clear()
             ctx.continues.clear()
-            if was_reporting:
-                self.emit(LoopEvent(node, self.stack[-1] if self.stack else None))
-                s = head.copy()
-                bind(s)
-                self.exec_block(body, s)
+            self.loop_pass(node, head, bind, body)
         finally:
             self.reporting = was_reporting
             self.loops.pop()
+        return self.loop_exit(head, ctx, orelse)
+
+    def loop_pass(self, node, head: State, bind, body) -> None:
+        """The reporting pass over a loop body, from its fixpoint `head` (nothing to do off the reporting pass)."""
+        if self.reporting:
+            self.emit(LoopEvent(node, self.stack[-1] if self.stack else None))
+            s = head.copy()
+            bind(s)
+            self.exec_block(body, s)
+
+    def loop_exit(self, head: State, ctx: LoopCtx, orelse) -> State:
+        """The state after a loop: its head (the test failed) joined with every `break`, then the `else` block."""
         out = head.copy()
         out.dead = False
         for b in ctx.breaks:
@@ -561,19 +569,14 @@ class Interpreter:
         self.loops.append(ctx)
         try:
             if self.reporting:
-                self.emit(LoopEvent(node, self.stack[-1] if self.stack else None))
-            s = head.copy()
-            bind(s)
-            self.exec_block(body, s)
+                self.loop_pass(node, head, bind, body)
+            else:
+                s = head.copy()
+                bind(s)
+                self.exec_block(body, s)
         finally:
             self.loops.pop()
-        out = head.copy()
-        out.dead = False
-        for b in ctx.breaks:
-            out = out.join(b)
-        if orelse:
-            out = self.exec_block(orelse, out)
-        return out
+        return self.loop_exit(head, ctx, orelse)
 
     def stmt_Break(self, stmt, state: State) -> State:
         if self.loops:
