@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import pathlib
 import random
 import statistics
@@ -201,7 +200,7 @@ class Campaign:
             self.counts["edits"] += 1
             try:
                 problem = g.incremental_mismatch(text, edited, "edited.py")
-            except Exception as exc:  # noqa: BLE001 - analyze_source raised: the ordinary check reports it
+            except Exception:  # noqa: BLE001 - analyze_source raised: the ordinary check reports it
                 self.check(edited, f"edit {step} of {name}", "mutants")
                 return
             if problem:

@@ -1,6 +1,5 @@
 """The bundled examples in docs/examples: what gradsight reports, and what PyTorch really does with them."""
 
-import json
 import pathlib
 import subprocess
 import sys

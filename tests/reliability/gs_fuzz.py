@@ -22,7 +22,6 @@ import pathlib
 import random
 import re
 import signal
-import sys
 import threading
 import time
 import traceback

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from trace_helpers import RANK, SCRIPTS
+from trace_helpers import RANK
 
 pytestmark = pytest.mark.torch
 
