@@ -10,8 +10,10 @@ SCRIPTS = pathlib.Path(__file__).resolve().parent / "scripts"
 SEED = ROOT.parent / "shared" / "seed-cases"
 TRUTH = SEED / "truth.json"
 FINDING_KEYS = {"path", "line", "column", "end_line", "end_column", "code", "name", "severity", "message",
-                "related", "fix", "source"}
-RESULT_KEYS = {"findings", "error", "events", "device", "steps", "stopped"}
+                "related", "fix", "source", "confirms"}
+# The original six keys, unchanged, plus the new ones (the script's output and traceback, internal errors).
+RESULT_KEYS = {"findings", "error", "events", "device", "steps", "stopped",
+               "stdout", "stderr", "traceback", "internal_errors"}
 RANK = {"hint": 0, "information": 1, "warning": 2, "error": 3}
 SCRIPT_BATCH = [
     "relu_inplace_after_sigmoid.py", "step_before_backward.py", "data_inplace_silent.py", "item_rewrap.py",

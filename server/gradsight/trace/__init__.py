@@ -29,7 +29,8 @@ import threading
 import time
 from typing import Any
 
-__all__ = ["run_trace", "run_traces", "format_text", "exit_code", "TRACE_ERROR", "RUNNER"]
+__all__ = ["run_trace", "run_traces", "format_text", "exit_code", "relativize", "finding_sort_key",
+           "TRACE_ERROR", "RUNNER"]
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,8 @@ _FINDING_KEYS = ("path", "line", "column", "end_line", "end_column", "code", "na
 
 
 def _empty(device: str = "none") -> dict[str, Any]:
-    return {"findings": [], "error": None, "events": [], "device": device, "steps": 0, "stopped": None}
+    return {"findings": [], "error": None, "events": [], "device": device, "steps": 0, "stopped": None,
+            "stdout": "", "stderr": "", "traceback": None, "internal_errors": []}
 
 
 def _trace_error(message: str, stopped: str | None = None) -> dict[str, Any]:
@@ -58,16 +60,26 @@ def _trace_error(message: str, stopped: str | None = None) -> dict[str, Any]:
     return out
 
 
+SCRIPT_MARK = b"\n\x00gradsight-trace: end of script\x00\n"  # the runner writes it after each script of a batch
+TAIL_LINES = 40
+TAIL_CHARS = 8000
+
+
 class _Tail:
-    """Drains one pipe on a thread, keeping the last `TAIL_BYTES` bytes and counting the total."""
+    """Drains one pipe on a thread, keeping the last `TAIL_BYTES` bytes of each script's output and counting
+    the total. In batch mode the runner writes `SCRIPT_MARK` after each script, which starts a new segment."""
 
     def __init__(self, stream, counter: list[int], lock: threading.Lock):
         self.stream = stream
-        self.buf = bytearray()
+        self.segments: list[bytearray] = [bytearray()]
         self.counter = counter
         self.lock = lock
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
+
+    @property
+    def buf(self) -> bytearray:
+        return self.segments[-1]
 
     def _run(self) -> None:
         fd = self.stream.fileno()
@@ -76,16 +88,39 @@ class _Tail:
                 chunk = os.read(fd, 65536)
                 if not chunk:
                     break
-                self.buf += chunk
-                if len(self.buf) > 2 * TAIL_BYTES:
-                    del self.buf[: len(self.buf) - TAIL_BYTES]
                 with self.lock:
                     self.counter[0] += len(chunk)
+                self._add(chunk)
         except OSError:
             pass
 
-    def text(self) -> str:
-        return bytes(self.buf[-TAIL_BYTES:]).decode("utf-8", "replace")
+    def _add(self, chunk: bytes) -> None:
+        buf = self.segments[-1]
+        start = max(0, len(buf) - len(SCRIPT_MARK))
+        buf += chunk
+        while True:
+            i = buf.find(SCRIPT_MARK, start)
+            if i < 0:
+                break
+            rest = buf[i + len(SCRIPT_MARK):]
+            del buf[i:]
+            buf = bytearray(rest)
+            self.segments.append(buf)
+            start = 0
+        if len(buf) > 2 * TAIL_BYTES:
+            del buf[: len(buf) - TAIL_BYTES]
+
+    def text(self, segment: int | None = None) -> str:
+        buf = self.segments[-1 if segment is None else segment] if (
+            segment is None or segment < len(self.segments)) else bytearray()
+        return bytes(buf[-TAIL_BYTES:]).decode("utf-8", "replace")
+
+    def last_lines(self, segment: int) -> str:
+        """The script's last output lines (at most TAIL_LINES lines, TAIL_CHARS characters)."""
+        text = self.text(segment)
+        lines = text.splitlines()[-TAIL_LINES:]
+        out = "\n".join(lines)
+        return out[-TAIL_CHARS:]
 
 
 def _group_rss_bytes(pgid: int) -> int:
@@ -212,58 +247,35 @@ def _supervise(cmd, env, workdir, outputs, timeout, memory_mb, cancel, python) -
     lock = threading.Lock()
     out_tail = _Tail(proc.stdout, counter, lock)
     err_tail = _Tail(proc.stderr, counter, lock)
-    start = time.monotonic()
-    deadline = start + timeout if timeout and timeout > 0 else None
-    limit_bytes = int(memory_mb) * 1024 * 1024 if memory_mb and memory_mb > 0 else None
     reason = None
-    next_rss = start
-    while proc.poll() is None:
-        now = time.monotonic()
-        if cancel is not None and cancel.is_set():
-            reason = "cancelled"
-        elif deadline is not None and now >= deadline:
-            reason = "timeout"
-        elif counter[0] > OUTPUT_LIMIT:
-            reason = "output-limit"
-        elif limit_bytes and now >= next_rss:
-            next_rss = now + RSS_POLL_SECONDS
-            # Some slack over the child's own RLIMIT_DATA before killing from outside.
-            if _group_rss_bytes(proc.pid) > limit_bytes * 1.25 + 256 * 1024 * 1024:
-                reason = "memory"
-        if reason:
-            break
-        try:
-            proc.wait(POLL_SECONDS)
-        except subprocess.TimeoutExpired:
-            pass
-    if reason is not None:
-        # Ask the runner to stop and write what it has; then make sure the whole group is gone.
-        try:
-            proc.send_signal(signal.SIGTERM)
-        except OSError:
-            pass
-        grace = 0.5 if reason in ("memory", "output-limit") else GRACE_SECONDS
-        try:
-            proc.wait(grace)
-        except subprocess.TimeoutExpired:
-            pass
-    # Reap whatever the script left behind (forked children, daemons in the same group).
-    _kill_group(proc, signal.SIGKILL)
     try:
-        proc.wait(5)
-    except subprocess.TimeoutExpired:
-        pass
-    for tail in (out_tail, err_tail):
-        tail.thread.join(2.0)
-    for stream in (proc.stdout, proc.stderr):
+        reason = _watch(proc, timeout, memory_mb, cancel, counter)
+    except BaseException:
+        # KeyboardInterrupt or any other interruption of the caller: the child must not outlive it.
+        reason = "cancelled"
+        _stop_group(proc, reason)
+        raise
+    finally:
+        if reason is not None:
+            _stop_group(proc, reason)
+        # Reap whatever the script left behind (forked children, daemons in the same group).
+        _kill_group(proc, signal.SIGKILL)
         try:
-            stream.close()
-        except OSError:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
             pass
+        for tail in (out_tail, err_tail):
+            tail.thread.join(2.0)
+        for stream in (proc.stdout, proc.stderr):
+            try:
+                stream.close()
+            except OSError:
+                pass
 
+    limit_bytes = int(memory_mb) * 1024 * 1024 if memory_mb and memory_mb > 0 else None
     results = []
     missing_reported = False
-    for output in outputs:
+    for index, output in enumerate(outputs):
         result = _read_result(output)
         if result is None:
             code = proc.returncode
@@ -278,17 +290,61 @@ def _supervise(cmd, env, workdir, outputs, timeout, memory_mb, cancel, python) -
             else:
                 missing_reported = True
                 how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
-                tail = (err_tail.text() or out_tail.text()).strip()[-2000:]
+                tail = (err_tail.text(index) or out_tail.text(index)).strip()[-2000:]
                 msg = f"the traced process {how} before writing a result"
                 result = _trace_error(msg + (f"; its last output:\n{tail}" if tail else ""))
         elif reason is not None and result.get("stopped") == "timeout":
             # The runner only knows it was told to stop; the parent knows why.
             result["stopped"] = reason
-        internal = result.pop("internal_errors", None)
+        internal = result.get("internal_errors")
         if internal:
             log.warning("gradsight trace: internal errors in the runner: %s", internal)
+        result["stdout"] = out_tail.last_lines(index)
+        result["stderr"] = err_tail.last_lines(index)
         results.append(_normalize(result))
     return results
+
+
+def _watch(proc, timeout, memory_mb, cancel, counter) -> str | None:
+    """Wait for the child; the reason to stop it early, or None when it ended by itself."""
+    start = time.monotonic()
+    deadline = start + timeout if timeout and timeout > 0 else None
+    limit_bytes = int(memory_mb) * 1024 * 1024 if memory_mb and memory_mb > 0 else None
+    next_rss = start
+    while proc.poll() is None:
+        now = time.monotonic()
+        if cancel is not None and cancel.is_set():
+            return "cancelled"
+        if deadline is not None and now >= deadline:
+            return "timeout"
+        if counter[0] > OUTPUT_LIMIT:
+            return "output-limit"
+        if limit_bytes and now >= next_rss:
+            next_rss = now + RSS_POLL_SECONDS
+            # Some slack over the child's own RLIMIT_DATA before killing from outside.
+            if _group_rss_bytes(proc.pid) > limit_bytes * 1.25 + 256 * 1024 * 1024:
+                return "memory"
+        try:
+            proc.wait(POLL_SECONDS)
+        except subprocess.TimeoutExpired:
+            pass
+    return None
+
+
+def _stop_group(proc, reason: str) -> None:
+    """Ask the runner to stop and write what it has (SIGTERM), then give it a short grace period; the
+    caller kills the whole group afterwards."""
+    if proc.poll() is not None:
+        return
+    try:
+        proc.send_signal(signal.SIGTERM)
+    except OSError:
+        pass
+    grace = 0.5 if reason in ("memory", "output-limit") else GRACE_SECONDS
+    try:
+        proc.wait(grace)
+    except (subprocess.TimeoutExpired, KeyboardInterrupt):
+        pass
 
 
 def _read_result(path: str) -> dict | None:
@@ -319,10 +375,32 @@ def _normalize(result: dict) -> dict:
     findings = []
     for f in result.get("findings") or ():
         if isinstance(f, dict) and all(k in f for k in _FINDING_KEYS):
-            findings.append({k: f[k] for k in _FINDING_KEYS})
+            g = {k: f[k] for k in _FINDING_KEYS}
+            g["confirms"] = _confirms(g)
+            findings.append(g)
     out["findings"] = findings
     out["events"] = [e for e in (result.get("events") or ()) if isinstance(e, dict)]
+    # New keys (the original six are unchanged): the script's own output and traceback, and the runner's
+    # internal errors (expected empty; tests require it).
+    out["stdout"] = str(result.get("stdout") or "")
+    out["stderr"] = str(result.get("stderr") or "")
+    tb = result.get("traceback")
+    out["traceback"] = str(tb) if tb else None
+    out["internal_errors"] = [str(e) for e in (result.get("internal_errors") or ())]
     return out
+
+
+def _confirms(finding: dict) -> list[str]:
+    """The static rule codes this trace finding confirms (new key "confirms"; see docs/trace.md): the editor
+    marks a static finding of one of these codes on the same line as confirmed."""
+    from .codes import CONFIRMS
+
+    code = finding.get("code")
+    if code == "GS900":
+        # Only the non-scalar backward error is a static rule's (GS403); other exceptions confirm nothing.
+        msg = finding.get("message") or ""
+        return ["GS403"] if "implicitly created only for scalar outputs" in msg else []
+    return list(CONFIRMS.get(code, ()))
 
 
 def exit_code(result: dict) -> int:
@@ -346,18 +424,35 @@ _STOPPED_TEXT = {
 }
 
 
+def _finding_lines(f: dict) -> list[str]:
+    # The layout of `gradsight check`'s text output, so editors and CI parse both alike.
+    lines = [f"{f['path']}:{f['line']}:{f['column']}: {f['code']} {f['severity']}: {f['message']}"]
+    for r in f.get("related") or ():
+        lines.append(f"    {r['path']}:{r['line']}:{r['column']}: note: {r['message']}")
+    return lines
+
+
 def format_text(result: dict) -> str:
-    """A human-readable report: one block per finding, then the script's error and a summary line."""
+    """A human-readable report: the findings (as `gradsight check` prints them, in its order), the script's
+    last output and traceback, its error and a summary line."""
     lines: list[str] = []
-    for f in result.get("findings") or ():
-        lines.append(f"{f['path']}:{f['line']}:{f['column']}: {f['severity']} {f['code']} "
-                     f"[{f['name']}] {f['message']}")
-        for r in f.get("related") or ():
-            lines.append(f"    {r['path']}:{r['line']}:{r['column']}: {r['message']}")
+    for f in sorted(result.get("findings") or (), key=finding_sort_key):
+        lines.extend(_finding_lines(f))
     err = result.get("error")
     if err and err.get("type") == TRACE_ERROR:
         lines.append(f"gradsight trace: {err.get('message')}")
         return "\n".join(lines) + "\n"
+    for key, title in (("stdout", "the script's last output (stdout)"), ("stderr", "the script's last output (stderr)")):
+        text = (result.get(key) or "").rstrip()
+        if key == "stderr" and result.get("traceback"):
+            # The traceback is printed below on its own; do not print it twice.
+            text = text.replace(result["traceback"].rstrip(), "").rstrip()
+        if text:
+            lines.append(f"--- {title} ---")
+            lines.extend(text.splitlines())
+    if result.get("traceback"):
+        lines.append("--- the script's traceback ---")
+        lines.extend(result["traceback"].rstrip().splitlines())
     if err:
         where = f" at line {err['line']}" if err.get("line") else ""
         lines.append(f"the script raised {err.get('type')}{where}: {err.get('message')}")
@@ -369,3 +464,37 @@ def format_text(result: dict) -> str:
         summary += "; " + _STOPPED_TEXT.get(stopped, f"stopped ({stopped})")
     lines.append(summary)
     return "\n".join(lines) + "\n"
+
+
+def finding_sort_key(f: dict) -> tuple:
+    """`gradsight check`'s order (gradsight.findings.sort_key): path, line, column, code."""
+    return (f.get("path") or "", f.get("line") or 0, f.get("column") or 0, f.get("code") or "")
+
+
+def relativize(result: dict, base: str | None = None) -> dict:
+    """A copy of `result` with the paths under `base` (default: the current folder) made relative, as
+    `gradsight check` prints them. `run_trace` itself returns absolute paths (the language server needs them)."""
+    base = os.path.abspath(base or os.getcwd())
+
+    def rel(path: str) -> str:
+        if not path or not os.path.isabs(path):
+            return path
+        try:
+            r = os.path.relpath(path, base)
+        except ValueError:  # another drive on Windows
+            return path
+        return path if r.startswith(os.pardir) else r
+
+    out = dict(result)
+    findings = []
+    for f in result.get("findings") or ():
+        g = dict(f)
+        g["path"] = rel(f["path"])
+        g["related"] = [dict(r, path=rel(r["path"])) for r in f.get("related") or ()]
+        findings.append(g)
+    out["findings"] = sorted(findings, key=finding_sort_key)
+    tb = result.get("traceback")
+    if tb:
+        prefix = base.rstrip(os.sep) + os.sep
+        out["traceback"] = tb.replace(f'File "{prefix}', 'File "')
+    return out

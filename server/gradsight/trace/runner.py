@@ -45,6 +45,7 @@ import traceback
 import weakref
 
 PROTOCOL = 1
+SCRIPT_MARK = b"\n\x00gradsight-trace: end of script\x00\n"  # the same bytes as gradsight.trace.SCRIPT_MARK
 MAX_EVENTS = 2000
 MAX_FINDINGS = 200
 MAX_TEXT = 2000
@@ -101,6 +102,15 @@ class _Stop(BaseException):
     def __init__(self, reason):
         super().__init__(reason)
         self.reason = reason
+
+
+def _gfn(t):
+    """`t.grad_fn`, or None where reading it raises: PyTorch forbids it on a view made under no_grad whose
+    base was then written in place (what `nn.init.orthogonal_` does), and the script never reads it."""
+    try:
+        return t.grad_fn
+    except RuntimeError:
+        return None
 
 
 def _short(text, limit=60):
@@ -172,6 +182,7 @@ class Tracer:
         self.events = {}
         self.internal_errors = []
         self.error = None
+        self.traceback = None  # the script's traceback as Python would print it, without the runner's frames
         self.stopped = None
         self.stopping = None  # reason, once a stop was decided
         self.stop_pending = False
@@ -337,7 +348,12 @@ class Tracer:
 
     def internal(self, exc):
         if len(self.internal_errors) < 20:
-            self.internal_errors.append("".join(traceback.format_exception_only(type(exc), exc)).strip())
+            # The innermost runner frame says which hook failed: enough to reproduce, short enough to log.
+            where = ""
+            for fs in traceback.extract_tb(exc.__traceback__):
+                if fs.filename == os.path.abspath(__file__) or fs.filename == __file__:
+                    where = " (runner line %d, in %s)" % (fs.lineno, fs.name)
+            self.internal_errors.append("".join(traceback.format_exception_only(type(exc), exc)).strip()[:500] + where)
 
     # ------------------------------------------------------------------------------------ tags
     def set_tag(self, t, tag):
@@ -373,7 +389,7 @@ class Tracer:
 
     def _remember_source(self, ev, src):
         try:
-            gf = src.grad_fn
+            gf = _gfn(src)
         except Exception:
             return
         if gf is not None:
@@ -558,7 +574,7 @@ class Tracer:
         recorded = False
         gen = self.n_backward
         if gen and targets and isinstance(targets[0], T) and targets[0].requires_grad:
-            gf = targets[0].grad_fn
+            gf = _gfn(targets[0])
             s = gf.metadata.get("gs") if gf is not None else None
             if s is not None and s[3] < gen and s[1] == line and s[0] == path and path:
                 self.note_gs905(path, line, s, targets[0])
@@ -617,7 +633,7 @@ class Tracer:
                 cut_eids, old = self._grad_input(b, tags, gen, path, line, cut_eids)
                 older = older or old
         for o in outs:
-            gf = o.grad_fn
+            gf = _gfn(o)
             if gf is None:
                 if flags & CTOR:
                     # torch.tensor(x.item(), requires_grad=True): a new leaf rebuilt from cut data.
@@ -650,8 +666,9 @@ class Tracer:
         older = False
         if not isinstance(a, self.Tensor):
             return cut_eids, older
-        if gen and a.grad_fn is not None:
-            s = a.grad_fn.metadata.get("gs")
+        agf = _gfn(a) if gen else None
+        if agf is not None:
+            s = agf.metadata.get("gs")
             if s is not None and s[3] < gen:
                 older = True
                 if s[1] == line and s[0] == path and path:
@@ -763,7 +780,7 @@ class Tracer:
         elif "Can't call numpy() on Tensor that requires grad" in msg:
             related = []
             t = args[0] if args and isinstance(args[0], self.Tensor) else None
-            gf = t.grad_fn if t is not None else None
+            gf = _gfn(t) if t is not None else None
             s = gf.metadata.get("gs") if gf is not None else None
             if s:
                 related.append((s[0], s[1], "the tensor got its autograd history here (%s)" % s[2]))
@@ -1061,11 +1078,11 @@ class Tracer:
             while f is not None:
                 for space in (f.f_locals, f.f_globals):
                     for k, v in space.items():
-                        if isinstance(v, T) and not k.startswith("__") and v.grad_fn is node:
+                        if isinstance(v, T) and not k.startswith("__") and _gfn(v) is node:
                             return k
                         if isinstance(v, (tuple, list)) and len(v) < 8:
                             for x in v:
-                                if isinstance(x, T) and x.grad_fn is node:
+                                if isinstance(x, T) and _gfn(x) is node:
                                     return k
                 f = f.f_back
         except Exception:
@@ -1543,9 +1560,11 @@ class Tracer:
 
     def result(self):
         events = sorted(self.events.values(), key=lambda e: (e["line"], e["kind"], e["op"]))
-        findings = sorted(self.findings, key=lambda f: (f["path"], f["line"], f["code"]))
+        # The order of `gradsight check`: path, line, column, code.
+        findings = sorted(self.findings, key=lambda f: (f["path"], f["line"], f["column"], f["code"]))
         return {"findings": findings, "error": self.error, "events": events, "device": self.device,
-                "steps": self.steps(), "stopped": self.stopped, "internal_errors": self.internal_errors}
+                "steps": self.steps(), "stopped": self.stopped, "internal_errors": self.internal_errors,
+                "traceback": self.traceback}
 
 
 class _DeviceMeta(type):
@@ -1591,6 +1610,28 @@ def _install_cpu_mapping(torch, real):
             return orig(dev)
 
         torch.set_default_device = set_default_device
+
+
+def _user_traceback(exc, limit=MAX_TEXT * 4):
+    """The traceback Python would print for the script, without the frames of the runner, runpy and
+    importlib that sit below the script's own (the user never wrote those)."""
+    try:
+        frames = traceback.extract_tb(exc.__traceback__)
+        me = os.path.abspath(__file__)
+        skip = ("runpy.py", "<frozen runpy>", "<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
+        i = 0
+        while i < len(frames) and (os.path.abspath(frames[i].filename) == me or frames[i].filename.endswith(skip)
+                                   or frames[i].filename.startswith("<frozen")):
+            i += 1
+        # The runner's own frames (the function mode, the backward wrapper) sit between torch's; drop them.
+        kept = traceback.StackSummary.from_list([fs for fs in frames[i:] if os.path.abspath(fs.filename) != me])
+        lines = ["Traceback (most recent call last):\n"]
+        lines += kept.format()
+        lines += traceback.format_exception_only(type(exc), exc)
+        text = "".join(lines)
+        return text if len(text) <= limit else "...\n" + text[-limit:]
+    except Exception:
+        return None
 
 
 def _write_json(path, obj):
@@ -1652,6 +1693,7 @@ class _Run:
             if exc is not None:
                 tracer.error = {"type": type(exc).__name__, "message": _short(str(exc), MAX_TEXT),
                                 "line": line if line is not None else tracer.exc_script_line(exc)}
+                tracer.traceback = _user_traceback(exc)
             tracer.busy += 1
             try:
                 tracer.finalize(exc)
@@ -1792,6 +1834,7 @@ def main(argv=None):
 
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    _watch_parent(here)
 
     def no_input(*_args, **_kwargs):
         raise EOFError(INPUT_MESSAGE)
@@ -1856,10 +1899,21 @@ def main(argv=None):
     except (ValueError, OSError):
         pass
 
-    for script, out in zip(scripts, outputs):
+    for i, (script, out) in enumerate(zip(scripts, outputs)):
         if state.get("terminated"):
             break
         _trace_one(torch, script, out, opts, device, state)
+        if len(scripts) > 1 and i + 1 < len(scripts):
+            # Tell the parent where this script's output ends (it keeps each script's last lines apart).
+            for stream, fd in ((sys.stdout, 1), (sys.stderr, 2)):
+                try:
+                    stream.flush()
+                except Exception:
+                    pass
+                try:
+                    os.write(fd, SCRIPT_MARK)
+                except OSError:
+                    pass
     try:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -1867,6 +1921,37 @@ def main(argv=None):
         pass
     # Do not wait for threads the script left running, nor run its atexit handlers.
     real_exit(0)
+
+
+def _watch_parent(here, interval=0.5):
+    """If the parent (`gradsight trace`, the language server) dies without stopping us (SIGKILL, a crash),
+    remove our temporary folder and kill our whole process group: a trace must never be left running.
+    A daemon thread polling getppid() works on every POSIX system (prctl(PR_SET_PDEATHSIG) is Linux-only
+    and would not reach the script's own children)."""
+    if os.name != "posix":
+        return
+    import shutil
+    import threading
+    import time
+
+    parent = os.getppid()
+    main_pid = os.getpid()
+    real_exit = os._exit  # captured before main() patches os._exit to write a result first
+
+    def watch():
+        while True:
+            time.sleep(interval)
+            if os.getpid() != main_pid:
+                return  # a forked copy of this thread's process: only the runner itself watches
+            if os.getppid() != parent:
+                if os.path.basename(here).startswith("gradsight-trace-"):
+                    shutil.rmtree(here, ignore_errors=True)
+                try:
+                    os.killpg(os.getpgid(0), signal.SIGKILL)
+                finally:
+                    real_exit(137)
+
+    threading.Thread(target=watch, name="gradsight-trace-parent-watch", daemon=True).start()
 
 
 class _MissingFunction(Exception):
