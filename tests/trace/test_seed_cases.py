@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from trace_helpers import FINDING_KEYS, RANK, RESULT_KEYS, load_truth
+from trace_helpers import FINDING_KEYS, RANK, RESULT_KEYS, SEED, load_truth
 
 CASES = load_truth()
 IDS = [c["file"].split("/")[-1] for c in CASES]
@@ -38,7 +38,9 @@ def test_case_judged_like_score_py(seed_traces, case):
     assert judge(case, result["findings"]) == [], result["findings"]
     for f in result["findings"]:
         assert set(f) == FINDING_KEYS
-        assert f["source"] == "trace" and f["fix"] is None
+        assert f["source"] == "trace"
+        if f["fix"] is not None:
+            assert f["fix"]["applicability"] == "unsafe" and f["fix"]["edits"][0]["line"] == f["line"]
         assert f["path"].endswith(case["file"].split("/")[-1])
         assert f["code"].startswith("GS9") and f["severity"] in RANK
         assert 1 <= f["column"] <= f["end_column"] and f["line"] == f["end_line"]
@@ -86,7 +88,19 @@ def test_specific_root_causes(seed_traces):
     assert ("GS902", 14) in at("extra_rnn_hidden_carry")
     assert ("GS902", 21) in at("extra_gan_fake_reused")
     gan = seed_traces["cases/extra_gan_fake_reused.py"]["findings"][0]
-    assert {r["line"] for r in gan["related"]} >= {20, 16}
+    assert {r["line"] for r in gan["related"]} >= {15, 20, 16, 12}
+    # Honest advice: detaching is offered for the discriminator step only, never for the generator's use.
+    assert "detach it at line 15" in gan["message"] and "Do not detach at line 20" in gan["message"]
+    assert "retain_graph=True to the backward at line 16" in gan["message"] and gan["fix"] is None
+    # The loop-carried hidden state: the quick fix the static GS402 offers, `.detach()` at the carry.
+    rnn = [f for f in seed_traces["cases/extra_rnn_hidden_carry.py"]["findings"] if f["code"] == "GS902"][0]
+    edit = rnn["fix"]["edits"][0]
+    text = (SEED / "cases/extra_rnn_hidden_carry.py").read_text().splitlines()[edit["line"] - 1]
+    fixed = text[: edit["column"] - 1] + edit["new_text"] + text[edit["end_column"] - 1:]
+    assert fixed.strip() == "out, hidden = rnn(chunk, hidden.detach())", fixed
+    assert "previous iteration" in rnn["message"] and rnn["confirms"] == ["GS402"]
+    # Non-scalar: at the unreduced value, and at the backward.
+    assert {("GS900", 7), ("GS900", 8)} <= at("extra_nonscalar_backward")
     assert ("GS903", 5) in at("seed001_ex1") and ("GS903", 8) in at("seed001_ex1")
     assert {("GS903", 6), ("GS903", 23)} <= at("extra_helper_rewraps")
     assert ("GS903", 11) in at("extra_no_grad_forward")

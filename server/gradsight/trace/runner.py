@@ -143,14 +143,28 @@ def _carried_name(path, line):
         tree = ast.parse(src)
     except SyntaxError:
         return None
+    def names(t):
+        # Plain names and attribute chains (`self.center`): state carried on a module is carried too.
+        out = []
+        for n in ast.walk(t):
+            if isinstance(n, ast.Name):
+                out.append(n.id)
+            elif isinstance(n, ast.Attribute):
+                try:
+                    out.append(ast.unparse(n))
+                except Exception:
+                    pass
+        return out
+
     for node in ast.walk(tree):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            stored = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+            stored = [n for t in targets for n in ([ast.unparse(t)] if isinstance(t, ast.Attribute) else names(t))
+                      if n]
             value = node.value
             if value is None:
                 continue
-            read = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+            read = set(names(value))
             if isinstance(node, ast.AugAssign):
                 read.update(stored)
             for name in stored:
@@ -192,6 +206,7 @@ class Tracer:
         self.opt_steps = 0
         self.n_backward = 0  # completed backward calls; also the "generation" of graph nodes
         self.backwards = []  # (path, line, retain) per backward call, by generation
+        self.backward_code = []  # the code object (function) that made each backward call
         self.seq = 0  # orders packs and in-place writes
 
         self.cur = (None, 0, "")  # site of the op now running: read by the pack hook
@@ -289,7 +304,7 @@ class Tracer:
         return out
 
     # ---------------------------------------------------------------------------------- output
-    def finding(self, code, path, line, severity, message, related=()):
+    def finding(self, code, path, line, severity, message, related=(), fix=None):
         if not path or not line:
             return
         key = (code, path, line)
@@ -308,7 +323,7 @@ class Tracer:
         self.findings.append({
             "path": path, "line": line, "column": col, "end_line": line, "end_column": end_col,
             "code": code, "name": NAMES[code], "severity": severity,
-            "message": _short(message, MAX_TEXT), "related": rel, "fix": None, "source": "trace",
+            "message": _short(message, MAX_TEXT), "related": rel, "fix": fix, "source": "trace",
         })
 
     def event(self, path, line, kind, op, t=None, extra=None):
@@ -666,10 +681,20 @@ class Tracer:
         older = False
         if not isinstance(a, self.Tensor):
             return cut_eids, older
-        agf = _gfn(a) if gen else None
+        agf = _gfn(a)
         if agf is not None:
-            s = agf.metadata.get("gs")
-            if s is not None and s[3] < gen:
+            md = agf.metadata
+            s = md.get("gs")
+            # The first use of this node in each generation (between two backward calls): GS902 needs the
+            # use that brought it into the graph an earlier backward freed, and the use after that backward.
+            used = md.get("gs_used")
+            if used is None:
+                md["gs_used"] = [(gen, path, line)]
+            elif used[-1][0] != gen:
+                used.append((gen, path, line))
+                if len(used) > 6:
+                    del used[1]
+            if gen and s is not None and s[3] < gen:
                 older = True
                 if s[1] == line and s[0] == path and path:
                     self.note_gs905(path, line, s, a)
@@ -953,6 +978,7 @@ class Tracer:
         mem_before = self._cuda_mem()
         gen = self.n_backward
         self.backwards.append((path, line, bool(retain)))
+        self.backward_code.append(frame.f_code if frame is not None else None)
         try:
             result = orig(*args, **kwargs)
         except RuntimeError as exc:
@@ -1232,6 +1258,35 @@ class Tracer:
         if "backward through the graph a second time" in msg:
             self.explain_freed(exc, roots, path, line, frame, op, gen)
             return
+        if "implicitly created only for scalar outputs" in msg:
+            # The line to change is where the unreduced value was made, not the backward.
+            for r in roots:
+                if r.numel() == 1:
+                    continue
+                gf = _gfn(r)
+                s = gf.metadata.get("gs") if gf is not None else None
+                if s and s[1]:
+                    rname = self.name_in_frame(frame, r)
+                    subject = "`%s`" % rname if rname else "the tensor"
+                    call = "%s.%s()" % (rname, op) if rname and op == "backward" else "%s()" % op
+                    self.finding(
+                        "GS900", s[0], s[1], "error",
+                        "%s at line %d makes %s with shape %s, not a scalar, so %s at line %d fails (RuntimeError: "
+                        "grad can be implicitly created only for scalar outputs). Reduce it to the loss you mean "
+                        "(`.mean()` or `.sum()`, or reduction='mean' on the loss module); pass "
+                        "`gradient=torch.ones_like(%s)` to backward only if you want the sum of per-element "
+                        "gradients." % (_code(s[0], s[1]), s[1], subject, list(r.shape), call, line,
+                                       rname or "t"),
+                        [(path, line, "%s needs a scalar here" % call)] + [
+                            (p, ln, "called from here") for p, ln in self.outer_user_lines(frame)[:2]])
+                    # And the failing line, naming the cause: an editor shows both.
+                    self.finding(
+                        "GS900", path, line, "error",
+                        "%s fails: %s has shape %s, made at line %d without reducing it to a scalar (RuntimeError: "
+                        "grad can be implicitly created only for scalar outputs)." % (call, subject, list(r.shape), s[1]),
+                        [(s[0], s[1], "%s is made here" % subject)])
+                    self.explain(exc)
+                    return
         # Another backward error: point at where the root came from.
         related = []
         for r in roots:
@@ -1312,75 +1367,180 @@ class Tracer:
         if hit is None:
             hit = fallback
         first_bw = None
+        fb_index = None
         if hit is not None:
             node, site, parent_site, _chain = hit
             if site is None:
                 site = self._descendant_site(node)
             gen = site[3] if site else 0
-            for bpath, bline, retain in self.backwards[gen:-1]:
+            for i in range(gen, len(self.backwards) - 1):
+                bpath, bline, retain = self.backwards[i]
                 if not retain:
-                    first_bw = (bpath, bline)
+                    first_bw, fb_index = (bpath, bline), i
                     break
         if first_bw is None:
-            for bpath, bline, retain in self.backwards[:-1]:
+            for i, (bpath, bline, retain) in enumerate(self.backwards[:-1]):
                 if not retain:
-                    first_bw = (bpath, bline)
+                    first_bw, fb_index = (bpath, bline), i
                     break
-        fb_text = ("the backward at line %d" % first_bw[1]) if first_bw else "an earlier backward"
+        same_call = first_bw == (path, line)
+        if first_bw is None:
+            fb_text = "an earlier backward"
+        elif same_call:
+            # The usual loop bug: the same line, one iteration earlier. Say so, or "line 30 freed it" reads
+            # as nonsense next to "line 30 fails".
+            fb_text = "the backward at line %d in the previous iteration" % first_bw[1]
+        else:
+            fb_text = "the backward at line %d" % first_bw[1]
         rname = self.name_in_frame(frame, roots[0]) if roots else None
         call = "%s.%s()" % (rname, op) if rname and op == "backward" else "%s()" % op
-        related_fb = [(first_bw[0], first_bw[1], "this earlier backward freed the graph's saved tensors")] if first_bw else []
-        bw_rel = (path, line, "the second backward through the freed graph is here")
+        related_fb = [(first_bw[0], first_bw[1], "%s freed the graph's saved tensors here" % (
+            "in the previous iteration, this backward" if same_call else "this earlier backward"))] if first_bw else []
+        bw_rel = (path, line, "the backward through the freed graph fails here")
         if hit is None or hit[2] is None:
-            # The root itself belongs to an already backpropagated graph.
+            # The root itself belongs to an already backpropagated graph: the same loss, backpropagated again.
             self.finding(
                 "GS902", path, line, "error",
-                "%s at line %d runs backward again through a graph that %s already freed; pass "
-                "retain_graph=True to the first backward or recompute the loss before calling backward again."
-                % (call, line, fb_text), related_fb)
+                "%s at line %d runs backward again through a graph that %s already freed. If a second "
+                "backward through the same loss is intended (two gradients of one loss), pass "
+                "retain_graph=True to the first backward only; if not, remove the extra call or recompute the "
+                "loss before it." % (call, line, fb_text), related_fb)
+            self.explain(exc)
+            return
+        node, site, parent_site, chain = hit
+        name = self.name_for_node(frame, node)
+        cpath, cline = (site[0], site[1]) if site else (None, 0)
+        ppath, pline = parent_site[0], parent_site[1]
+        # Where the old node was used before the backward that freed it, and after it.
+        earlier_use = None
+        try:
+            used = node.metadata.get("gs_used") or ()
+        except Exception:
+            used = ()
+        for ugen, upath, uline in used:
+            if fb_index is not None and ugen <= fb_index and upath and uline:
+                earlier_use = (upath, uline)
+                break
+        # Where, in the code that calls backward, the old graph came in (e.g. `out, h = model(x, h)`),
+        # when the consuming op ran deeper, inside a model's forward.
+        outer = None
+        if chain and frame is not None:
+            for co, ln in chain[1:]:
+                if co is frame.f_code:
+                    outer = (co.co_filename, ln)
+                    break
+        what = "`%s`" % name if name else "a tensor"
+        created = [(cpath, cline, "%s was computed here, before %s freed its graph" % (what, fb_text))] if cline else []
+        if cpath == ppath and cline and pline <= cline:
+            # The same code consumes its own output from an earlier iteration: a loop-carried graph.
+            inner = []
+            if outer is not None and _carried_name(ppath, pline):
+                # The carrying assignment is inside the call (`self.center = m * self.center + ...` in a
+                # forward): that is the line to change; the loop line goes to `related`.
+                inner = [(outer[0], outer[1], "called from here, in every iteration")]
+            elif outer is not None:
+                inner = [(ppath, pline, "inside the call, %s uses the old graph" % _code(ppath, pline))]
+                ppath, pline = outer
+            carried = _carried_name(ppath, pline) or name
+            cwhat = "`%s`" % carried if carried else "a tensor"
+            fix = ("`%s = %s.detach()`" % (carried, carried)) if carried else "`.detach()`"
+            self.finding(
+                "GS902", ppath, pline, "error",
+                "%s at line %d feeds %s from the previous iteration, whose graph %s already freed, into "
+                "this iteration's graph, so %s at line %d fails; detach the carried state (%s) before "
+                "reusing it (truncated backpropagation through time)." % (
+                    _code(ppath, pline), pline, cwhat, fb_text, call, line, fix),
+                related_fb + [bw_rel] + inner, fix=self._detach_fix(ppath, pline, carried))
+        elif earlier_use is not None and earlier_use == (ppath, pline) and cline:
+            # The same line used the tensor before and after the backward: it was computed once and kept (a
+            # cache on a module, a buffer of log-probabilities never cleared) while the graph under it was freed.
+            reuse = [(ppath, pline, "%s is used again here after its graph was freed" % what)]
+            if outer is not None and outer[1] != pline:
+                reuse.append((outer[0], outer[1], "called from here"))
+            self.finding(
+                "GS902", cpath, cline, "error",
+                "%s at line %d computes %s once and it is kept across backward calls (in an attribute, a list or "
+                "a variable): %s freed its graph, then line %d uses it again and %s at line %d fails. Compute it "
+                "anew for each forward, or clear the stored tensors after each update; store `.detach()` only "
+                "if no gradient should flow through it." % (_code(cpath, cline), cline, what, fb_text, pline,
+                                                             call, line),
+                reuse + related_fb + [bw_rel])
+        elif (first_bw is not None and fb_index is not None and frame is not None
+              and self.backward_code[fb_index] is not frame.f_code and not same_call):
+            # The earlier backward ran in another function, during the forward (a module that backpropagates
+            # an auxiliary loss inside its forward): it freed the graph that the training loop's backward needs.
+            bpath, bline = first_bw
+            self.finding(
+                "GS902", bpath, bline, "error",
+                "%s at line %d backpropagates while the caller's graph is still being built: it frees the graph "
+                "of %s (built at line %d), which is used again at line %d, so %s at line %d fails. To train only "
+                "this part with that loss, compute the loss from detached inputs (`.detach()`); to train everything "
+                "with it, return the loss and add it to the main loss instead of calling backward here." % (
+                    _code(bpath, bline), bline, what, cline, pline, call, line),
+                [(ppath, pline, "%s from the freed graph is used again here" % what)] + created + [bw_rel])
+        elif earlier_use is not None and first_bw is not None:
+            # Two losses share a tensor (a GAN's `fake`, one model output under two losses). Which line to
+            # change depends on intent, which only the author knows: the finding stands on the failing
+            # backward and names both places, each with the situation it is right for. No automatic fix.
+            upath, uline = earlier_use
+            new_use = (ppath, pline) if outer is None or outer[1] == pline else outer
+            self.finding(
+                "GS902", path, line, "error",
+                "%s at line %d goes through the graph of %s (built at line %d), which %s already freed: line "
+                "%d brought it into that earlier loss and line %d uses it again. If the earlier backward should "
+                "not reach what produced it (a GAN's discriminator step), detach it at line %d%s; if both "
+                "losses should train it, add them and call backward once, or pass retain_graph=True to the "
+                "backward at line %d. Do not detach at line %d if gradients must flow there (a generator step)." % (
+                    call, line, what, cline, fb_text, uline, new_use[1], uline,
+                    " (`%s.detach()`)" % name if name else "", first_bw[1], new_use[1]),
+                [(upath, uline, "the earlier loss used %s here (detach here if that step must not train its "
+                                "producer)" % what),
+                 (new_use[0], new_use[1], "%s from the freed graph is used again here" % what)] + created
+                + related_fb)
         else:
-            node, site, parent_site, chain = hit
-            name = self.name_for_node(frame, node)
-            cpath, cline = (site[0], site[1]) if site else (None, 0)
-            ppath, pline = parent_site[0], parent_site[1]
-            # Where, in the code that calls backward, the old graph came in (e.g. `out, h = model(x, h)`),
-            # when the consuming op ran deeper, inside a model's forward.
-            outer = None
-            if chain and frame is not None:
-                for co, ln in chain[1:]:
-                    if co is frame.f_code:
-                        outer = (co.co_filename, ln)
-                        break
-            created = [(cpath, cline, "%s was computed here, before %s freed its graph" % (
-                "`%s`" % name if name else "the tensor", fb_text))] if cline else []
-            if cpath == ppath and cline and pline <= cline:
-                # The same code consumes its own output from an earlier iteration: a loop-carried graph.
-                inner = []
-                if outer is not None:
-                    inner = [(ppath, pline, "inside the call, %s uses the old graph" % _code(ppath, pline))]
-                    ppath, pline = outer
-                carried = _carried_name(ppath, pline) or name
-                what = "`%s`" % carried if carried else "a tensor"
-                fix = ("`%s = %s.detach()`" % (carried, carried)) if carried else "`.detach()`"
-                self.finding(
-                    "GS902", ppath, pline, "error",
-                    "%s at line %d feeds %s from the previous iteration, whose graph %s already freed, into "
-                    "this iteration's graph, so %s at line %d fails; detach the carried state (%s) before "
-                    "reusing it." % (_code(ppath, pline), pline, what, fb_text, call, line, fix),
-                    related_fb + [bw_rel] + inner)
-            else:
-                what = "`%s`" % name if name else "a tensor"
-                if outer is not None and outer[1] != pline:
-                    created.append((ppath, pline, "inside the call, %s uses it" % _code(ppath, pline)))
-                    ppath, pline = outer
-                self.finding(
-                    "GS902", path, line, "error",
-                    "%s at line %d backpropagates into the graph of %s (built at line %d), which %s already "
-                    "freed; line %d carried it into this graph: detach it there if that part should not "
-                    "learn, or pass retain_graph=True to the first backward." % (
-                        call, line, what, cline, fb_text, pline),
-                    [(ppath, pline, "%s from the freed graph is reused here" % what)] + created + related_fb)
+            if outer is not None and outer[1] != pline:
+                created.append((ppath, pline, "inside the call, %s uses it" % _code(ppath, pline)))
+                ppath, pline = outer
+            self.finding(
+                "GS902", path, line, "error",
+                "%s at line %d backpropagates into the graph of %s (built at line %d), which %s already "
+                "freed; line %d carried it into this graph. Detach it there if the part that produced it should "
+                "not learn from this loss; if both backward passes should reach it, add the losses and call "
+                "backward once, or pass retain_graph=True to the first backward." % (
+                    call, line, what, cline, fb_text, pline),
+                [(ppath, pline, "%s from the freed graph is reused here" % what)] + created + related_fb)
         self.explain(exc)
+
+    def _detach_fix(self, path, line, name):
+        """The quick fix the static rule GS402 offers: `.detach()` inserted after the first read of `name` on
+        `line` in the value of an assignment or in a call's arguments (not after an assignment target)."""
+        if not name or not path or not line:
+            return None
+        import ast
+
+        text = linecache.getline(path, line)
+        if not text:
+            return None
+        stripped = text.strip()
+        indent = len(text) - len(text.lstrip())
+        try:
+            tree = ast.parse(stripped)
+        except SyntaxError:
+            return None
+        best = None
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+                if best is None or node.col_offset < best.col_offset:
+                    best = node
+        if best is None:
+            return None
+        # ast offsets are UTF-8 bytes; the JSON's columns are 1-based code points.
+        raw = stripped.encode("utf-8")
+        end = len(raw[: best.end_col_offset].decode("utf-8", "replace"))
+        col = indent + end + 1
+        return {"title": "Detach `%s` here" % name, "applicability": "unsafe",
+                "edits": [{"line": line, "column": col, "end_line": line, "end_column": col,
+                           "new_text": ".detach()"}]}
 
     def _freed_below(self, node, limit=500):
         """The first node at or below `node` whose saved tensors were freed, or None."""
