@@ -46,11 +46,13 @@ def test_detach_in_forward_reports_cut_parameters(script_traces):
 
 
 @pytest.mark.parametrize("name", ["gan_correct.py", "rnn_truncated_bptt.py", "grads_unchanged.py",
-                                  "cuda_targeted.py", "advanced_clean.py"])
+                                  "cuda_targeted.py", "advanced_clean.py", "clean_grad_accumulation.py",
+                                  "init_orthogonal.py"])
 def test_correct_code_is_clean(script_traces, name):
     r = script_traces[name]
     assert r["error"] is None, r["error"]
     assert r["findings"] == []
+    assert r["internal_errors"] == []
 
 
 def test_max_steps_stops_an_endless_loop(script_traces):
@@ -75,3 +77,28 @@ def test_torch_tensor_of_grad_tensors_cuts_history(script_traces):
     r = script_traces["tensor_copy_construct.py"]
     assert warnings_of(r) == [("GS903", 7, "error"), ("GS903", 8, "error")]
     assert "torch.tensor() copies values" in r["findings"][0]["message"]
+
+
+def test_step_before_backward_has_no_gradients(script_traces):
+    r = script_traces["silent_step_first.py"]
+    assert r["error"] is None  # PyTorch says nothing: the steps just do nothing
+    assert warnings_of(r) == [("GS908", 12, "warning")]
+    assert r["findings"][0]["confirms"] == ["GS308", "GS507"]
+
+
+def test_zero_grad_between_backward_and_step_is_named(script_traces):
+    r = script_traces["silent_zero_between.py"]
+    assert warnings_of(r) == [("GS908", 12, "warning")]
+    f = r["findings"][0]
+    assert "zero_grad()" in f["message"] and {x["line"] for x in f["related"]} == {11, 13}
+
+
+def test_gradients_never_reset_accumulate(script_traces):
+    r = script_traces["silent_no_zero_grad.py"]
+    assert warnings_of(r) == [("GS909", 11, "warning")]
+    assert r["findings"][0]["related"][0]["line"] == 12
+
+
+def test_scripts_output_is_kept_per_script_in_a_batch(script_traces):
+    assert script_traces["init_orthogonal.py"]["stdout"].startswith("final loss ")
+    assert "final loss" not in script_traces["clean_grad_accumulation.py"]["stdout"]

@@ -61,6 +61,8 @@ NAMES = {
     "GS905": "graph-kept-alive",
     "GS906": "leaf-inplace-confirmed",
     "GS907": "numpy-on-grad-tensor-confirmed",
+    "GS908": "step-without-gradients",
+    "GS909": "gradients-accumulated-across-steps",
 }
 
 # Op classification flags (computed once per torch callable).
@@ -207,6 +209,10 @@ class Tracer:
         self.n_backward = 0  # completed backward calls; also the "generation" of graph nodes
         self.backwards = []  # (path, line, retain) per backward call, by generation
         self.backward_code = []  # the code object (function) that made each backward call
+        self.step_state = {}  # id(optimizer) -> its last step: backward count, sampled grads, line (GS909)
+        self.watched_grads = set()  # id() of sampled .grad tensors: an in-place write to one resets it
+        self.grad_resets = set()
+        self.last_zero_grad = None
         self.seq = 0  # orders packs and in-place writes
 
         self.cur = (None, 0, "")  # site of the op now running: read by the pack hook
@@ -593,6 +599,11 @@ class Tracer:
             s = gf.metadata.get("gs") if gf is not None else None
             if s is not None and s[3] < gen and s[1] == line and s[0] == path and path:
                 self.note_gs905(path, line, s, targets[0])
+        if self.watched_grads and name in ("zero_", "fill_", "mul_", "copy_", "detach_", "_foreach_zero_",
+                                           "_foreach_mul_"):
+            for t in targets:
+                if id(t) in self.watched_grads:
+                    self.grad_resets.add(id(t))
         for t in targets:
             if not isinstance(t, T):
                 continue
@@ -1595,6 +1606,86 @@ class Tracer:
             finally:
                 self.busy -= 1
             self.step_label = "%s.step()" % oname
+            self.busy += 1
+            try:
+                self.check_step(optimizer, frame, oname)
+            except Exception as exc:
+                self.internal(exc)
+            finally:
+                self.busy -= 1
+
+    def check_step(self, optimizer, frame, oname):
+        """GS908 (a step with no gradients) and GS909 (gradients never reset between two steps)."""
+        params = []
+        for group in getattr(optimizer, "param_groups", ()):
+            for p in group.get("params", ()):
+                if isinstance(p, self.Tensor) and p.requires_grad:
+                    params.append(p)
+        if not params:
+            return
+        path, line = frame.f_code.co_filename, frame.f_lineno
+        with_grad = [p for p in params if p.grad is not None]
+        last_bw = self.backwards[-1] if self.backwards else None
+        zero = self.last_zero_grad  # (path, line, n_backward at the call) of the latest zero_grad()
+        prev = self.step_state.get(id(optimizer))
+        cleared_after_bw = (zero is not None and self.n_backward > 0 and zero[2] == self.n_backward
+                            and (prev is None or prev["bw"] < self.n_backward))
+        empty = not with_grad
+        if not empty and cleared_after_bw:
+            # zero_grad(set_to_none=False) leaves zeros, not None.
+            empty = all(not bool(p.grad.any()) for p in with_grad[:64])
+        bw_code = self.backward_code[-1] if self.backward_code else None
+        step_first = last_bw is not None and bw_code is frame.f_code and last_bw[1] > line
+        if empty:
+            if step_first:
+                # In the same loop body the backward comes after the step: every step sees the gradients
+                # cleared (or never computed), and the backward's gradients are cleared before the next one.
+                self.finding(
+                    "GS908", path, line, "warning",
+                    "%s.step() at line %d runs before backward() at line %d computes the gradients, so every "
+                    "step finds none and changes nothing; call backward() before step()." % (oname, line, last_bw[1]),
+                    [(last_bw[0], last_bw[1], "backward() runs here, after the step")]
+                    + ([(zero[0], zero[1], "zero_grad() clears its gradients before the next step")]
+                       if cleared_after_bw else []))
+            elif cleared_after_bw:
+                self.finding(
+                    "GS908", zero[0], zero[1], "warning",
+                    "%s at line %d clears the gradients that backward() at line %d computed, before %s.step() at "
+                    "line %d uses them, so the step changes nothing; call zero_grad() before the backward (or the "
+                    "forward) instead." % (_code(zero[0], zero[1]), zero[1], last_bw[1], oname, line),
+                    [(last_bw[0], last_bw[1], "backward() computed the gradients here"),
+                     (path, line, "%s.step() finds no gradients here" % oname)])
+            elif (prev["bw"] if prev is not None else 0) == self.n_backward:
+                # No backward at all since the last step (or the start). When a backward did run but did not
+                # reach these parameters, a cut is the cause, and GS904 names it.
+                rel = [(last_bw[0], last_bw[1], "the last backward() ran here, before the previous step")] if last_bw else []
+                self.finding(
+                    "GS908", path, line, "warning",
+                    "%s.step() at line %d runs while none of its parameters has a gradient (no backward() since "
+                    "the last step reached them), so it changes nothing; call backward() before step()."
+                    % (oname, line), rel)
+        elif prev is not None and self.n_backward > prev["bw"]:
+            # The same gradient tensors, alive and never zeroed, since the previous step: they accumulated.
+            same = [p for p, ref in prev["grads"] if p.grad is not None and ref() is p.grad
+                    and id(p.grad) not in self.grad_resets]
+            if same and len(same) == len(prev["grads"]) and last_bw is not None:
+                self.finding(
+                    "GS909", last_bw[0], last_bw[1], "warning",
+                    "backward() at line %d adds into gradients that were never reset since %s.step() at line %d "
+                    "(no zero_grad()), so step() at line %d uses the sum of this and every earlier step's "
+                    "gradients; call %s.zero_grad() before the backward (if you accumulate over micro-batches on "
+                    "purpose, zero after each step)." % (last_bw[1], oname, prev["line"], line, oname),
+                    [(path, line, "%s.step() uses the accumulated gradients here" % oname),
+                     (prev["path"], prev["line"], "the previous step, after which nothing reset the gradients")])
+        sample = [(p, weakref.ref(p.grad)) for p in with_grad[:4]]
+        for p, _ in sample:
+            self.grad_resets.discard(id(p.grad))
+            self.watched_grads.add(id(p.grad))
+        self.step_state[id(optimizer)] = {"bw": self.n_backward, "grads": sample, "path": path, "line": line}
+
+    def on_zero_grad(self, frame):
+        if frame is not None:
+            self.last_zero_grad = (frame.f_code.co_filename, frame.f_lineno, self.n_backward)
 
     def on_step_post(self, optimizer, args, kwargs):
         self.step_line, self.step_frame = -1, None
@@ -1895,6 +1986,23 @@ class Instrumentation:
         patch(torch, "from_numpy", tracer.wrap_from_numpy(torch.from_numpy))
         patch(torch.autograd, "backward", tracer.wrap_backward(torch.autograd.backward, False))
         patch(torch.autograd, "grad", tracer.wrap_backward(torch.autograd.grad, True))
+
+        def wrap_zero_grad(orig):
+            def zero_grad(*args, **kwargs):
+                if not tracer.busy:
+                    try:
+                        tracer.on_zero_grad(tracer.site(2))
+                    except Exception as exc:
+                        tracer.internal(exc)
+                return orig(*args, **kwargs)
+
+            zero_grad.__wrapped__ = orig
+            zero_grad.__doc__ = orig.__doc__
+            return zero_grad
+
+        # Where gradients were last cleared (GS908 names a zero_grad() between backward and step).
+        patch(torch.optim.Optimizer, "zero_grad", wrap_zero_grad(torch.optim.Optimizer.zero_grad))
+        patch(torch.nn.Module, "zero_grad", wrap_zero_grad(torch.nn.Module.zero_grad))
         try:
             from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 
