@@ -7,6 +7,7 @@ notebook cells).
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Sequence
 
 from lsprotocol import types
@@ -146,14 +147,121 @@ def workspace_edit(uri: str, version: int | None, edits: list[types.TextEdit],
 
 # -- hover -----------------------------------------------------------------------------------------
 
+# Engine summaries cite lines as "(line 12)" or "at line 12" without naming the file; the hover lists
+# the chain with file-correct links instead, so those bare references are dropped from the headline.
+_LINE_REF = re.compile(r"\s*\((?:from )?line \d+\)|\s+at line \d+")
+_CODE = re.compile(r"`([^`]+)`")
 
-def fact_markdown(fact: StateFact, snapshot: Snapshot, markdown: bool = True) -> str:
-    """The summary, then the chain of facts that led here with line links."""
-    lines = [f"**{fact.summary}**" if markdown else fact.summary]
+
+class Locator:
+    """Finds which file a chain entry's line belongs to.
+
+    The engine's chain entries are `(line, text)` pairs, and a value that comes from an imported module
+    (`out = model(x)` with `forward` in models.py) has entries whose lines are models.py's. An entry
+    whose code (the backticked part of its text) is on that line of the hovered file belongs to it;
+    otherwise the files the analysis read (`Analysis.dependencies`) are searched. A 3-tuple
+    `(line, text, path)` is taken at its word, for an engine that records the path itself.
+    """
+
+    def __init__(self, snapshot: Snapshot, dependencies: Sequence[str] = (),
+                 resolve_text: Callable[[str], str | None] | None = None) -> None:
+        self.snapshot = snapshot
+        self.dependencies = [d for d in dependencies if d != snapshot.path]
+        self.resolve_text = resolve_text
+        self._lines: dict[str, list[str] | None] = {snapshot.path: snapshot.text.splitlines()}
+
+    def lines_of(self, path: str) -> list[str] | None:
+        if path not in self._lines:
+            text = self.resolve_text(path) if self.resolve_text else None
+            if text is None:
+                try:
+                    with open(path, encoding="utf-8") as fh:
+                        text = fh.read()
+                except (OSError, UnicodeDecodeError, ValueError):
+                    text = None
+            self._lines[path] = None if text is None else text.splitlines()
+        return self._lines[path]
+
+    def _has(self, path: str, line: int, code: str) -> bool:
+        lines = self.lines_of(path)
+        return lines is not None and 0 < line <= len(lines) and code in lines[line - 1]
+
+    def path_of(self, entry: Sequence[Any]) -> str:
+        if len(entry) > 2 and isinstance(entry[2], str) and entry[2]:
+            return entry[2]
+        line, text = entry[0], entry[1]
+        codes = [c.removesuffix("...") for c in _CODE.findall(text)]
+        codes = [c for c in codes if c.strip()]
+        if not codes or any(self._has(self.snapshot.path, line, c) for c in codes):
+            return self.snapshot.path
+        for path in self.dependencies:
+            if any(self._has(path, line, c) for c in codes):
+                return path
+        return self.snapshot.path
+
+
+def _plain(text: str) -> str:
+    """Markdown-free text for clients that show hovers as plain text: no backticks, no emphasis."""
+    return text.replace("`", "")
+
+
+def place_link(path: str, line: int, snapshot: Snapshot, markdown: bool = True) -> str:
+    """`line 12` in the hovered file, `models.py line 31` in another, linked to that file's line."""
+    if path == snapshot.path:
+        return line_link(line, snapshot, markdown)
+    uri = path if "://" in path or path.startswith("untitled:") else from_fs_path(path) or path
+    label = f"{_basename(path)} line {line}"
+    return f"[{label}]({uri}#L{line})" if markdown else label
+
+
+def _basename(path: str) -> str:
+    return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+
+
+def state_text(fact: StateFact) -> str:
+    """The value's state in plain words, without bare line references (the chain gives them with files).
+
+    Backward frees a graph's *saved tensors*, not the graph: the nodes stay referenced for as long as an
+    output is. Saying "graph freed" next to "every step's graph stays in memory" (GS404) reads as a
+    contradiction, so the freed state is told as what it means for the user: a second backward raises.
+    """
+    summary = fact.summary
+    if "graph already freed by backward" in summary:
+        maybe = summary.startswith("maybe ")
+        return (("backward may already have run through this graph" if maybe
+                 else "backward already ran through this graph")
+                + ": its saved tensors are released, so a second backward through it raises "
+                  "(unless the first used retain_graph=True)")
+    if summary.startswith("requires grad"):
+        parts = [p.strip() for p in summary.split(" · ")]
+        words = ["requires grad"]
+        if "parameter" in parts:
+            words.append("a parameter")
+        elif "leaf" in parts:
+            words.append("a leaf tensor (its .grad is filled by backward)")
+        elif "non-leaf" in parts:
+            words.append("computed from tensors that require grad")
+        if any(p.startswith("saved for backward") for p in parts):
+            words.append("saved for backward")
+        return "; ".join(words)
+    if summary.startswith("no gradient:"):
+        return _LINE_REF.sub("", summary.split("; cause:")[0]).replace("no gradient:", "no gradient:", 1)
+    return _LINE_REF.sub("", summary)
+
+
+def fact_markdown(fact: StateFact, snapshot: Snapshot, markdown: bool = True,
+                  locator: Locator | None = None) -> str:
+    """The value's state, then the chain of facts that led here, each with a link to its file and line."""
+    locator = locator or Locator(snapshot)
+    name = f"`{fact.name}`" if markdown else fact.name
+    state = state_text(fact)
+    lines = [f"**{name}**: {state}" if markdown else f"{name}: {_plain(state)}"]
     if fact.chain:
         lines.append("")
-        for line, text in fact.chain:
-            lines.append(f"- {line_link(line, snapshot, markdown)}: {text}")
+        for entry in fact.chain:
+            place = place_link(locator.path_of(entry), entry[0], snapshot, markdown)
+            text = entry[1] if markdown else _plain(entry[1])
+            lines.append(f"- {place}: {text}")
     return "\n".join(lines)
 
 
@@ -167,35 +275,53 @@ def line_link(line: int, snapshot: Snapshot, markdown: bool = True) -> str:
     return f"[{label}]({uri}#L{local})" if markdown else label
 
 
-def finding_markdown(finding: Finding, markdown: bool = True) -> str:
+def finding_markdown(finding: Finding, markdown: bool = True, snapshot: Snapshot | None = None) -> str:
+    """One finding, once: code and name (linked to the rule page), the message, where it comes from
+    (related locations in their own files) and the fix. The rule's one-line summary is left out: it
+    restates the message."""
     rule = get_rule(finding.code)
-    title = f"{finding.code} `{finding.name}`" if markdown else f"{finding.code} {finding.name}"
-    if rule is not None and markdown:
-        title = f"[{finding.code}]({rule.docs_url()}) `{finding.name}`"
-    parts = [f"**{title}**" if markdown else title]
-    if rule is not None:
-        parts.append(rule.summary)
-    parts.append(finding.message + (TRACE_SUFFIX if is_trace(finding) else ""))
+    severity = finding.severity.value if hasattr(finding.severity, "value") else str(finding.severity)
+    if markdown:
+        code = f"[{finding.code}]({rule.docs_url()})" if rule is not None else finding.code
+        title = f"**{code} `{finding.name}`** ({severity})"
+    else:
+        title = f"{finding.code} {finding.name} ({severity})"
+    message = finding.message + (TRACE_SUFFIX if is_trace(finding) else "")
+    parts = [title, message if markdown else _plain(message)]
+    if finding.related and snapshot is not None:
+        lines = []
+        for r in finding.related:
+            place = place_link(r.path, r.line, snapshot, markdown)
+            lines.append(f"- {place}: {r.message if markdown else _plain(r.message)}")
+        parts.append("\n".join(lines))
     if finding.fix is not None:
-        parts.append(f"Fix: {finding.fix.title} ({_FIX_SAFETY.get(finding.fix.applicability, '')})")
+        fix = f"Fix: {finding.fix.title} ({_FIX_SAFETY.get(finding.fix.applicability, '')})"
+        parts.append(fix if markdown else _plain(fix))
     return "\n\n".join(parts)
 
 
+def _same_finding(a: Finding, b: Finding) -> bool:
+    return (a.code, a.line, a.column, a.end_line, a.end_column) == (b.code, b.line, b.column, b.end_line, b.end_column)
+
+
 def hover(facts: Sequence[StateFact], findings: Sequence[Finding], snapshot: Snapshot, view: View,
-          index: LineIndex, markdown: bool = True) -> types.Hover | None:
-    """The innermost fact under the cursor, and the findings there; None when there is neither."""
+          index: LineIndex, markdown: bool = True, locator: Locator | None = None) -> types.Hover | None:
+    """The findings under the cursor (each once), then the innermost value's state and its cause chain;
+    None when there is neither."""
     if not facts and not findings:
         return None
-    sections: list[str] = []
+    unique: list[Finding] = []
+    for finding in findings:
+        if not any(_same_finding(finding, u) for u in unique):
+            unique.append(finding)
+    sections = [finding_markdown(f, markdown, snapshot) for f in unique]
     anchor = None
     if facts:
         fact = facts[0]
-        sections.append(fact_markdown(fact, snapshot, markdown))
+        sections.append(fact_markdown(fact, snapshot, markdown, locator))
         anchor = index.range_to_lsp(fact.line - view.offset, fact.column, fact.end_line - view.offset, fact.end_column)
-    for finding in findings:
-        sections.append(finding_markdown(finding, markdown))
     if anchor is None:
-        f = findings[0]
+        f = unique[0]
         anchor = index.range_to_lsp(f.line - view.offset, f.column, f.end_line - view.offset, f.end_column)
     separator = "\n\n---\n\n" if markdown else "\n\n"
     kind = types.MarkupKind.Markdown if markdown else types.MarkupKind.PlainText
@@ -204,17 +330,89 @@ def hover(facts: Sequence[StateFact], findings: Sequence[Finding], snapshot: Sna
 
 # -- inlay hints -----------------------------------------------------------------------------------
 
+# An assignment target: the span is followed by `=` (not `==`), an augmented operator, or an annotation.
+_ASSIGNED = re.compile(r"\s*(?::[^=]*)?(?:=(?!=)|(?:\*\*|//|>>|<<|[-+*/@%&|^])=)")
+
+
+def plain_label(fact: StateFact) -> str:
+    """The fact's state in two or three plain words, for inlay hints ("requires grad", "no grad")."""
+    summary = fact.summary
+    if "graph already freed by backward" in summary:
+        return "after backward" if not summary.startswith("maybe ") else "maybe after backward"
+    if summary.startswith("backward consumes this graph"):
+        return "runs backward"
+    if summary.startswith("requires grad"):
+        # Whether an op saved the value for backward is in the tooltip; the hint stays two words.
+        return "parameter" if " · parameter" in summary else "requires grad"
+    if summary.startswith("no gradient"):
+        return "no grad"
+    if summary.startswith("may or may not"):
+        return "grad unknown"
+    return fact.label
+
+
+def _state_kind(fact: StateFact) -> str:
+    """The coarse state a transition is about: gradients or none, and whether backward ran."""
+    label = plain_label(fact)
+    if label in ("requires grad", "parameter"):
+        return "grad"
+    return label
+
+
+def is_target(fact: StateFact, line_text: str, column0: int) -> bool:
+    """Whether the fact's span (ending at code-point `column0` of its line) is an assignment target."""
+    return fact.line == fact.end_line and bool(_ASSIGNED.match(line_text, column0))
+
+
+def hinted_facts(facts: Sequence[StateFact], lines: Sequence[str], mode: str) -> list[tuple[int, StateFact]]:
+    """The facts that get an inlay hint, with their index in `facts`.
+
+    `transitions`: where a name is first assigned a tensor that requires grad (`out = model(x)`), where
+    an assigned name's state changes from what it was (`x = x.detach()`), and the engine's own
+    transitions (`loss.backward()`), at most one per line. `all`: every name and attribute (not every
+    call or sub-expression), so a line keeps its width readable.
+    """
+    chosen: list[tuple[int, StateFact]] = []
+    last: dict[str, str] = {}
+    used_lines: set[int] = set()
+    order = sorted(range(len(facts)), key=lambda i: (facts[i].line, facts[i].column))
+    for i in order:
+        fact = facts[i]
+        name = fact.name
+        simple = bool(re.fullmatch(r"[A-Za-z_][\w.]*", name))
+        if mode == "all":
+            if simple:
+                chosen.append((i, fact))
+            continue
+        line_text = lines[fact.end_line - 1] if 0 < fact.end_line <= len(lines) else ""
+        target = simple and is_target(fact, line_text, fact.end_column - 1)
+        kind = _state_kind(fact)
+        if target:
+            before = last.get(name)
+            last[name] = kind
+            changed = (before is None and kind == "grad") or (before is not None and before != kind)
+            if changed and fact.line not in used_lines:
+                chosen.append((i, fact))
+                used_lines.add(fact.line)
+            continue
+        if fact.transition and fact.line not in used_lines:
+            chosen.append((i, fact))
+            used_lines.add(fact.line)
+    chosen.sort(key=lambda pair: pair[0])
+    return chosen
+
 
 def inlay_hint(fact: StateFact, view: View, index: LineIndex, data: Any) -> types.InlayHint:
     return types.InlayHint(
         position=index.to_lsp(fact.end_line - view.offset, fact.end_column),
-        label=fact.label,
+        label=plain_label(fact),
         kind=types.InlayHintKind.Type,
         padding_left=True,
         data=data,
     )
 
 
-def inlay_tooltip(fact: StateFact, snapshot: Snapshot, markdown: bool = True) -> types.MarkupContent | str:
-    text = fact_markdown(fact, snapshot, markdown)
+def inlay_tooltip(fact: StateFact, snapshot: Snapshot, markdown: bool = True,
+                  locator: Locator | None = None) -> types.MarkupContent | str:
+    text = fact_markdown(fact, snapshot, markdown, locator)
     return types.MarkupContent(kind=types.MarkupKind.Markdown, value=text) if markdown else text

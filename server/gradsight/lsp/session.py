@@ -523,7 +523,13 @@ class Session:
 
         facts = sorted((f for f in current.view_facts() if under(f)), key=size)
         findings = [f for f in current.view_findings() if under(f)]
-        return convert.hover(facts, findings, current.snapshot, current.view, current.index, self.markdown)
+        return convert.hover(facts, findings, current.snapshot, current.view, current.index, self.markdown,
+                             self.locator(current))
+
+    def locator(self, current: Current) -> convert.Locator:
+        """Which file each line of a hover's cause chain is in (the analysis read these files)."""
+        dependencies = sorted(getattr(current.analysis, "dependencies", None) or ())
+        return convert.Locator(current.snapshot, dependencies, self._open_text)
 
     # -- inlay hints -------------------------------------------------------------------------------
 
@@ -537,10 +543,9 @@ class Session:
         first = params.range.start.line + 1 + current.view.offset
         last = params.range.end.line + 1 + current.view.offset
         hints = []
-        for number, fact in enumerate(current.analysis.facts):
+        lines = current.snapshot.text.splitlines()
+        for number, fact in convert.hinted_facts(current.analysis.facts, lines, config.inlay_hints):
             if not current.view.owns(fact.line) or not first <= fact.end_line <= last:
-                continue
-            if config.inlay_hints == "transitions" and not fact.transition:
                 continue
             data = {"uri": current.view.uri, "version": current.view.version, "fact": number}
             hints.append(convert.inlay_hint(fact, current.view, current.index, data))
@@ -560,9 +565,9 @@ class Session:
             return hint
         fact = facts[number]
         position = current.index.to_lsp(fact.end_line - current.view.offset, fact.end_column)
-        if fact.label != hint.label or position != hint.position:
+        if convert.plain_label(fact) != hint.label or position != hint.position:
             return hint  # the analysis changed under the hint (settings, an imported file)
-        hint.tooltip = convert.inlay_tooltip(fact, current.snapshot, self.markdown)
+        hint.tooltip = convert.inlay_tooltip(fact, current.snapshot, self.markdown, self.locator(current))
         return hint
 
     # -- code actions ------------------------------------------------------------------------------
