@@ -1077,7 +1077,7 @@ class Interpreter:
         if all(isinstance(v, PyVal) for v in vals):
             cut = next((v.cut for v in vals if v.cut), None)
             return PyVal(cut=cut, pcut=_pcut_of(vals))
-        if isinstance(node, ast.ListComp) and isinstance(vals[0], (TensorVal, ModuleVal)):
+        if not isinstance(node, ast.DictComp) and isinstance(vals[0], (TensorVal, ModuleVal, ObjectVal, SeqVal)):
             return SeqVal((vals[0],), homog=True)
         return UNKNOWN
 
@@ -1369,6 +1369,9 @@ class Interpreter:
             return UNKNOWN
         if name in ("list", "tuple") and len(args) == 1 and isinstance(args[0][1], ParamsVal):
             return args[0][1]
+        if name in ("list", "tuple", "reversed") and len(args) == 1 and isinstance(args[0][1], SeqVal):
+            # A copy of a known sequence has the same elements (an iterator over it yields them once).
+            return args[0][1]
         if name in ("max", "min", "abs", "sum", "round", "float", "int", "len", "sorted", "list", "tuple", "range",
                     "enumerate", "zip", "str", "repr", "print", "isinstance", "pow", "divmod", "map", "filter",
                     "any", "all", "reversed", "dict", "set", "format", "hash", "id", "type"):
@@ -1458,10 +1461,8 @@ class Interpreter:
                 return self.new_leaf(node, rg, is_int=is_int, label=f"torch.{name}()", name_hint=None).with_(
                     nograd=self.fact(node, f"rebuilt by `torch.{name}()` from values that left autograd", src.cut),
                     pcut=src.pcut)
-            if isinstance(src, PyVal) and is_int is Tri.MAYBE and isinstance(src_node, (ast.List, ast.Tuple)):
-                floats = any(isinstance(c, ast.Constant) and isinstance(c.value, float) for c in ast.walk(src_node))
-                ints = all(not isinstance(c, ast.Constant) or isinstance(c.value, (int, bool)) for c in ast.walk(src_node))
-                is_int = Tri.NO if floats else (Tri.YES if ints else Tri.MAYBE)
+            if isinstance(src, PyVal) and is_int is Tri.MAYBE:
+                is_int = _literal_dtype(src_node)
         if name.endswith("_like") and args and isinstance(args[0][1], TensorVal):
             shape = args[0][1].shape
             if is_int is Tri.MAYBE:
@@ -2235,10 +2236,14 @@ class Interpreter:
     # ---- user functions
     def call_function(self, func: FuncVal, self_val: Optional[Value], args, kwargs, node: ast.AST,
                       state: State) -> Value:
-        carried = self.carry_check(flat_tensors(list(args) + list(kwargs.values())), node, state)
         result = self.run_function(func, self_val, args, kwargs, node, state)
         if not isinstance(result, Value):
             return UNKNOWN
+        out = flat_tensors([(node, result)])
+        if out and all(v.leaf is Tri.YES and v.rg is Tri.NO for _, v in out):
+            # A helper that detaches what it is handed (`h = repackage(h)`, truncated BPTT) carries no graph.
+            return result
+        carried = self.carry_check(flat_tensors(list(args) + list(kwargs.values())), node, state)
         return with_carried(result, carried) if carried is not None else result
 
     def run_function(self, func: FuncVal, self_val, args, kwargs, node, state: State, want_state: bool = False):
@@ -2638,6 +2643,29 @@ def _literal_shape(node: ast.AST) -> Optional[tuple]:
             return None
         return (len(node.elts),) + inner[0]
     return None
+
+
+def _literal_dtype(node: ast.AST) -> Tri:
+    """Whether `torch.tensor(<literal>)` has an integer dtype: YES when every element is an int or bool constant,
+    NO when one is a float or the literal is empty (torch gives an empty literal the default float dtype)."""
+    elems: list = []
+
+    def walk(n: ast.AST) -> bool:
+        if isinstance(n, (ast.List, ast.Tuple)):
+            return all(walk(e) for e in n.elts)
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd)):
+            return walk(n.operand)
+        if isinstance(n, ast.Constant) and isinstance(n.value, (int, float, bool)):
+            elems.append(n.value)
+            return True
+        return False
+
+    if not walk(node):
+        return Tri.NO if any(isinstance(c, ast.Constant) and isinstance(c.value, float) for c in ast.walk(node)) \
+            else Tri.MAYBE
+    if not elems or any(isinstance(v, float) for v in elems):
+        return Tri.NO
+    return Tri.YES
 
 
 def _use_kind(node: ast.AST, key: str) -> Optional[str]:

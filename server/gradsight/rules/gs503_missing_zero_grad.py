@@ -31,6 +31,30 @@ def _zeroes(node: ast.AST, defs: dict, depth: int = 0) -> bool | None:
     return False
 
 
+def _bound_inside(loop: ast.AST) -> set:
+    names: set = set()
+    for n in ast.walk(loop):
+        targets: list = []
+        if isinstance(n, ast.Assign):
+            targets = list(n.targets)
+        elif isinstance(n, (ast.With, ast.AsyncWith)):
+            targets = [item.optional_vars for item in n.items if item.optional_vars is not None]
+        for t in targets:
+            names.update(e.id for e in ast.walk(t) if isinstance(e, ast.Name))
+    return names
+
+
+def _distributed_names(tree: ast.AST) -> frozenset:
+    """Local names bound to `torch.distributed.autograd` (or any module under `torch.distributed`)."""
+    out = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            out.update(a.asname for a in n.names if a.asname and a.name.startswith("torch.distributed"))
+        elif isinstance(n, ast.ImportFrom) and (n.module or "").startswith("torch.distributed"):
+            out.update(a.asname or a.name for a in n.names if a.name == "autograd")
+    return frozenset(out)
+
+
 class MissingZeroGrad(Rule):
     code = "GS503"
     name = "missing-zero-grad"
@@ -50,6 +74,12 @@ class MissingZeroGrad(Rule):
         Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
               "for i in range(4):\n    m(torch.randn(3, 2)).pow(2).mean().backward()\n    if i % 2 == 1:\n"
               "        opt.step()\n        opt.zero_grad()\n"),
+        # A meta-learning inner optimizer bound by `with` is new for each task; it never touches `.grad`.
+        Valid("import contextlib\nimport torch\n\n\nclass Inner:\n    def __init__(self, w):\n        self.w = w\n\n"
+              "    def step(self, loss):\n        (g,) = torch.autograd.grad(loss, [self.w], create_graph=True)\n"
+              "        self.w = self.w - 0.1 * g\n\n\n@contextlib.contextmanager\ndef inner(w):\n    yield Inner(w)\n\n\n"
+              "w = torch.ones(2, requires_grad=True)\nfor task in range(3):\n    with inner(w) as opt:\n"
+              "        opt.step((opt.w * 2).sum())\n        (opt.w ** 2).sum().backward()\n"),
     )
     invalid = (
         Invalid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
@@ -86,11 +116,15 @@ class MissingZeroGrad(Rule):
                    span=(line, col, line, len(text) + 1))
 
     def _verdict(self, loop: ast.AST, report) -> bool:
-        if not _method_calls(loop, "backward"):
+        # `dist_autograd.backward(ctx, ...)` writes gradients into a per-iteration context, never into `.grad`.
+        distributed = _distributed_names(report.tree) if report.tree is not None else frozenset()
+        backwards = [c for c in _method_calls(loop, "backward")
+                     if not (isinstance(c.func.value, ast.Name) and c.func.value.id in distributed)]
+        if not backwards:
             return False
-        # The optimizer must outlive the iteration: one built inside the loop is a fresh optimizer each time.
-        built_inside = {t.id for n in ast.walk(loop) if isinstance(n, ast.Assign) for t in n.targets
-                        if isinstance(t, ast.Name)}
+        # The optimizer must outlive the iteration: one built inside the loop (assigned, or bound by a `with`
+        # such as a meta-learning inner optimizer) is a fresh optimizer each time.
+        built_inside = _bound_inside(loop)
         steps = [c for c in _method_calls(loop, "step") if isinstance(c.func.value, (ast.Name, ast.Attribute))
                  and not (isinstance(c.func.value, ast.Name) and c.func.value.id in built_inside)
                  and "sched" not in ast.unparse(c.func.value).lower()]
