@@ -86,12 +86,17 @@ def test_specific_root_causes(seed_traces):
         return {(f["code"], f["line"]) for f in seed_traces[f"cases/{name}.py"]["findings"]}
 
     assert ("GS902", 14) in at("extra_rnn_hidden_carry")
-    assert ("GS902", 21) in at("extra_gan_fake_reused")
+    assert ("GS902", 15) in at("extra_gan_fake_reused")
     gan = seed_traces["cases/extra_gan_fake_reused.py"]["findings"][0]
-    assert {r["line"] for r in gan["related"]} >= {15, 20, 16, 12}
-    # Honest advice: detaching is offered for the discriminator step only, never for the generator's use.
-    assert "detach it at line 15" in gan["message"] and "Do not detach at line 20" in gan["message"]
-    assert "retain_graph=True to the backward at line 16" in gan["message"] and gan["fix"] is None
+    assert {r["line"] for r in gan["related"]} >= {20, 16, 12, 21}
+    # Honest advice: the discriminator step's use detaches (opt_d.step() at line 17 does not train G, so
+    # line 15 was the discriminator's), never the generator's use at line 20; no retain_graph.
+    assert "use `fake.detach()` here" in gan["message"] and "Line 20 uses it again" in gan["message"]
+    assert "retain_graph" not in gan["message"] and gan["fix"]["edits"][0]["line"] == 15
+    shared = [f for f in seed_traces["cases/seed002_ex3_v.py"]["findings"] if f["code"] == "GS902"][0]
+    # One model output under two losses, no step in between: sum them, or retain on the first backward.
+    assert shared["line"] == 31 and "add them and call backward once" in shared["message"]
+    assert "retain_graph=True to the backward at line 29" in shared["message"]
     # The loop-carried hidden state: the quick fix the static GS402 offers, `.detach()` at the carry.
     rnn = [f for f in seed_traces["cases/extra_rnn_hidden_carry.py"]["findings"] if f["code"] == "GS902"][0]
     edit = rnn["fix"]["edits"][0]

@@ -209,6 +209,7 @@ class Tracer:
         self.n_backward = 0  # completed backward calls; also the "generation" of graph nodes
         self.backwards = []  # (path, line, retain) per backward call, by generation
         self.backward_code = []  # the code object (function) that made each backward call
+        self.step_log = []  # (backward count, weakref(optimizer)) per optimizer step
         self.step_state = {}  # id(optimizer) -> its last step: backward count, sampled grads, line (GS909)
         self.watched_grads = set()  # id() of sampled .grad tensors: an in-place write to one resets it
         self.grad_resets = set()
@@ -1490,24 +1491,47 @@ class Tracer:
                     _code(bpath, bline), bline, what, cline, pline, call, line),
                 [(ppath, pline, "%s from the freed graph is used again here" % what)] + created + [bw_rel])
         elif earlier_use is not None and first_bw is not None:
-            # Two losses share a tensor (a GAN's `fake`, one model output under two losses). Which line to
-            # change depends on intent, which only the author knows: the finding stands on the failing
-            # backward and names both places, each with the situation it is right for. No automatic fix.
+            # Two losses share a tensor (a GAN's `fake`, one model output under two losses). Which use should
+            # detach depends on which optimizer stepped in between: if the step after the earlier backward
+            # trained what produced the tensor (a generator step), the later use must not reach it (the
+            # discriminator step): detach there; if it trained something else, the earlier use was the
+            # discriminator's: detach there. With no step in between, both losses train the producer: sum them.
             upath, uline = earlier_use
             new_use = (ppath, pline) if outer is None or outer[1] == pline else outer
-            self.finding(
-                "GS902", path, line, "error",
-                "%s at line %d goes through the graph of %s (built at line %d), which %s already freed: line "
-                "%d brought it into that earlier loss and line %d uses it again. If the earlier backward should "
-                "not reach what produced it (a GAN's discriminator step), detach it at line %d%s; if both "
-                "losses should train it, add them and call backward once, or pass retain_graph=True to the "
-                "backward at line %d. Do not detach at line %d if gradients must flow there (a generator step)." % (
-                    call, line, what, cline, fb_text, uline, new_use[1], uline,
-                    " (`%s.detach()`)" % name if name else "", first_bw[1], new_use[1]),
-                [(upath, uline, "the earlier loss used %s here (detach here if that step must not train its "
-                                "producer)" % what),
-                 (new_use[0], new_use[1], "%s from the freed graph is used again here" % what)] + created
-                + related_fb)
+            trained = self._producer_trained_between(node, fb_index, gen_now)
+            dname = "`%s.detach()`" % name if name else "`.detach()`"
+            if trained is None:
+                self.finding(
+                    "GS902", path, line, "error",
+                    "%s at line %d goes through the graph of %s (built at line %d), which %s already freed: line "
+                    "%d brought it into that earlier loss and line %d uses it again, with no optimizer step in "
+                    "between. If both losses should train what produced it, add them and call backward once, or "
+                    "pass retain_graph=True to the backward at line %d; if the earlier loss should not reach it, "
+                    "use %s at line %d." % (call, line, what, cline, fb_text, uline, new_use[1], first_bw[1],
+                                            dname, uline),
+                    [(upath, uline, "the earlier loss used %s here" % what),
+                     (new_use[0], new_use[1], "%s from the freed graph is used again here" % what)] + created
+                    + related_fb)
+            elif trained:
+                self.finding(
+                    "GS902", new_use[0], new_use[1], "error",
+                    "%s at line %d uses %s (built at line %d) again after %s backpropagated through it and an "
+                    "optimizer step trained what produced it; its graph is freed, so %s at line %d fails. This "
+                    "loss should not reach the producer (a GAN's discriminator step): use %s here. Do not detach "
+                    "at line %d, where gradients must flow (the generator step)." % (
+                        _code(new_use[0], new_use[1]), new_use[1], what, cline, fb_text, call, line, dname, uline),
+                    [(upath, uline, "the earlier loss used %s here and must keep its gradients" % what)] + created
+                    + related_fb + [bw_rel], fix=self._detach_fix(new_use[0], new_use[1], name))
+            else:
+                self.finding(
+                    "GS902", upath, uline, "error",
+                    "%s at line %d brings %s (built at line %d) into the loss that %s backpropagates, which frees "
+                    "its graph; the step after it does not train what produced %s, so this use should not reach "
+                    "it (a GAN's discriminator step): use %s here. Line %d uses it again where gradients must "
+                    "flow (the generator step): do not detach there; %s at line %d then works." % (
+                        _code(upath, uline), uline, what, cline, fb_text, what, dname, new_use[1], call, line),
+                    [(new_use[0], new_use[1], "%s is used again here, where gradients must flow" % what)] + created
+                    + related_fb + [bw_rel], fix=self._detach_fix(upath, uline, name))
         else:
             if outer is not None and outer[1] != pline:
                 created.append((ppath, pline, "inside the call, %s uses it" % _code(ppath, pline)))
@@ -1521,6 +1545,21 @@ class Tracer:
                     call, line, what, cline, fb_text, pline),
                 [(ppath, pline, "%s from the freed graph is reused here" % what)] + created + related_fb)
         self.explain(exc)
+
+    def _producer_trained_between(self, node, fb_index, gen_now):
+        """Did an optimizer step between the backward that freed `node`'s graph and the failing one update a
+        leaf under `node`? None when no step ran in between."""
+        steps = [ref() for nb, ref in self.step_log if fb_index is not None and fb_index < nb <= gen_now]
+        steps = [o for o in steps if o is not None]
+        if not steps:
+            return None
+        leaves = {id(t) for t in self.source_leaves({"src_gfs": [node]})}
+        for opt in steps:
+            for group in getattr(opt, "param_groups", ()):
+                for p in group.get("params", ()):
+                    if id(p) in leaves:
+                        return True
+        return False
 
     def _detach_fix(self, path, line, name):
         """The quick fix the static rule GS402 offers: `.detach()` inserted after the first read of `name` on
@@ -1692,6 +1731,12 @@ class Tracer:
         if self.busy:
             return
         self.opt_steps += 1
+        try:
+            self.step_log.append((self.n_backward, weakref.ref(optimizer)))
+            if len(self.step_log) > 64:
+                del self.step_log[:32]
+        except TypeError:
+            pass
         self.busy += 1
         try:
             frame = self.site(2)
