@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import pathlib
 import sys
 import time
@@ -132,12 +133,15 @@ def capabilities(name: str, *, pull: bool | None = None, notebooks: bool = False
 @contextlib.asynccontextmanager
 async def lsp(root: pathlib.Path, *, caps: types.ClientCapabilities | None = None, stub: bool = True,
               init_options: Any = None, configuration: dict | None = None,
-              server_args: tuple[str, ...] = ()) -> AsyncIterator[Client]:
+              server_args: tuple[str, ...] = (), env: dict[str, str] | None = None) -> AsyncIterator[Client]:
     client = _make_client()
     if configuration is not None:
         client.set_configuration(configuration, section="gradsight")
     command = (STUB_SERVER if stub else REAL_SERVER) + list(server_args)
-    await client.start_io(*command)
+    if env is not None:
+        await client.start_io(*command, env={**os.environ, **env})
+    else:
+        await client.start_io(*command)
     finished = False
     try:
         result = await asyncio.wait_for(client.initialize_session(types.InitializeParams(

@@ -38,10 +38,14 @@ def run_trace(path, *, function=None, device="auto", max_steps=20, timeout=60.0,
             data["message"] = "stub trace: .numpy() raised RuntimeError"
             data["source"] = "trace"
             findings.append(data)
-    # A finding the static analysis did not have, on line 1.
+    # A finding the static analysis did not have, on line 1 (with a fix under `# stub: trace-fix`).
+    fix = None
+    if "# stub: trace-fix" in text:
+        fix = {"title": "Insert `.detach()` (stub)", "applicability": "safe",
+               "edits": [{"line": 1, "column": 2, "end_line": 1, "end_column": 2, "new_text": ".detach()"}]}
     findings.append({"path": path, "line": 1, "column": 1, "end_line": 1, "end_column": 2, "code": "GS998",
                      "name": "stub-trace-only", "severity": "error", "message": "stub trace-only finding",
-                     "related": [], "fix": None, "source": "trace"})
+                     "related": [], "fix": fix, "source": "trace"})
     return {"findings": findings, "error": None, "events": [json.dumps({"kind": "done"})], "stopped": None}
 
 

@@ -11,9 +11,9 @@ from lsprotocol import types
 from lsp_helpers import NUMPY_CASE, capabilities, lsp, write
 
 
-def run_trace(client, uri):
+def run_trace(client, uri, **extra):
     return client.workspace_execute_command_async(types.ExecuteCommandParams(
-        command="gradsight.runTrace", arguments=[{"uri": uri}]))
+        command="gradsight.runTrace", arguments=[{"uri": uri, **extra}]))
 
 
 async def test_untrusted_workspace_refuses(ws):
@@ -48,10 +48,57 @@ async def test_trace_confirms_findings_until_the_text_changes(ws):
         assert isinstance(reports[0], types.WorkDoneProgressBegin) and reports[0].cancellable
         assert isinstance(reports[-1], types.WorkDoneProgressEnd) and "2 findings" in reports[-1].message
 
-        client.replace_all(uri, NUMPY_CASE + "\n", 2)
+        # An edit elsewhere moves the trace findings with their lines...
+        client.replace_all(uri, "# a comment\n" + NUMPY_CASE, 2)
         diags = await client.diagnostics_for(uri, 2)
-        assert not any("confirmed by trace" in d.message for d in diags)
+        (moved,) = [d for d in diags if d.code == "GS999"]
+        assert moved.message.endswith("(confirmed by trace)") and moved.range.start.line == confirmed.range.start.line + 1
+        assert "GS998" in {d.code for d in diags}
+        # ...and an edit on a finding's line drops it (the others stay).
+        lines = ("# a comment\n" + NUMPY_CASE).splitlines(keepends=True)
+        lines[moved.range.start.line] = lines[moved.range.start.line].replace("bins=3", "bins=4")
+        client.replace_all(uri, "".join(lines), 3)
+        diags = await client.diagnostics_for(uri, 3)
+        assert not any(d.code == "GS999" and "confirmed by trace" in d.message for d in diags)
+        assert "GS998" in {d.code for d in diags}  # on line 2 now, untouched
+        # Editing the line a trace-only finding names removes it.
+        lines[1] = "import numpy as np  # edited\n"
+        client.replace_all(uri, "".join(lines), 4)
+        diags = await client.diagnostics_for(uri, 4)
         assert "GS998" not in {d.code for d in diags}
+
+
+async def test_trace_returns_counts_for_the_notification(ws):
+    path, uri = write(ws, "case.py", NUMPY_CASE)
+    async with lsp(ws, caps=capabilities("visual-studio-code", pull=True)) as client:
+        client.open(uri, NUMPY_CASE)
+        result = await run_trace(client, uri, quiet=True)
+        # The stub tracer reports GS999 (confirming the static GS999) and GS998 (trace only, an error).
+        assert result["findings"] == 2 and result["confirmed"] == 1
+        assert result["errors"] == 1 and result["warnings"] == 1 and result["cancelled"] is False
+        assert result["files"] == [str(path)]
+        assert not any("trace of case.py" in m.message for m in client.messages)  # quiet: the client tells
+
+
+async def test_trace_quick_fix_for_a_trace_only_finding(ws):
+    text = "# stub: trace-fix\n" + NUMPY_CASE
+    path, uri = write(ws, "fix.py", text)
+    async with lsp(ws, caps=capabilities("neovim@v0.7")) as client:
+        client.open(uri, text)
+        await client.diagnostics_for(uri, 1)
+        seen = len(client.published)
+        await run_trace(client, uri)
+        await client.wait_for(lambda: len(client.published) > seen, what="diagnostics after the trace")
+        (traced,) = [d for d in client.published[-1].diagnostics if d.code == "GS998"]
+        actions = await client.text_document_code_action_async(types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), range=traced.range,
+            context=types.CodeActionContext(diagnostics=[traced])))
+        titles = [a.title for a in actions]
+        assert "Insert `.detach()` (stub)" in titles, titles
+        fix = next(a for a in actions if a.title == "Insert `.detach()` (stub)")
+        edit = next(iter(fix.edit.changes.values()))[0] if fix.edit.changes else \
+            fix.edit.document_changes[0].edits[0]
+        assert edit.new_text == ".detach()" and edit.range.start.line == traced.range.start.line
 
 
 async def test_unsaved_changes_and_notebooks_are_refused(ws):

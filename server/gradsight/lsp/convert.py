@@ -106,7 +106,9 @@ def confirms(traced: Finding, static: Finding) -> bool:
     reports `GS9xx <static-name>-confirmed` for what a static rule predicted, or the same code)."""
     if traced.line != static.line or traced.path != static.path:
         return False
-    return traced.code == static.code or traced.name == f"{static.name}-confirmed"
+    confirms_codes = traced.extra.get("confirms") or ()
+    return (traced.code == static.code or traced.name == f"{static.name}-confirmed"
+            or static.code in confirms_codes)
 
 
 def merge_trace(static: Sequence[Finding], traced: Sequence[Finding]) -> list[Finding]:
@@ -416,3 +418,57 @@ def inlay_tooltip(fact: StateFact, snapshot: Snapshot, markdown: bool = True,
                   locator: Locator | None = None) -> types.MarkupContent | str:
     text = fact_markdown(fact, snapshot, markdown, locator)
     return types.MarkupContent(kind=types.MarkupKind.Markdown, value=text) if markdown else text
+
+
+# -- trace findings across edits ---------------------------------------------------------------------
+
+
+def line_map(old_text: str, new_text: str) -> dict[int, int]:
+    """Old 1-based line -> new 1-based line, for the lines an edit left as they were.
+
+    Lines inside a replaced, inserted or deleted block have no entry: a finding there is about text
+    that is no longer what the trace ran.
+    """
+    import difflib
+
+    old_lines, new_lines = old_text.splitlines(), new_text.splitlines()
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    mapping: dict[int, int] = {}
+    for tag, i1, i2, j1, _ in matcher.get_opcodes():
+        if tag == "equal":
+            for k in range(i2 - i1):
+                mapping[i1 + k + 1] = j1 + k + 1
+    return mapping
+
+
+def remap_finding(finding: Finding, mapping: dict[int, int]) -> Finding | None:
+    """`finding` moved with its lines, or None when an edit touched one of them. Related locations in
+    the same file move too (or are dropped); a fix survives only if all its lines survived."""
+    from dataclasses import replace
+
+    lines = range(finding.line, finding.end_line + 1)
+    if any(n not in mapping for n in lines):
+        return None
+    related = tuple(replace(r, line=mapping[r.line]) if r.path == finding.path else r
+                    for r in finding.related if r.path != finding.path or r.line in mapping)
+    fix = finding.fix
+    if fix is not None:
+        if all(e.line in mapping and e.end_line in mapping for e in fix.edits):
+            fix = replace(fix, edits=tuple(replace(e, line=mapping[e.line], end_line=mapping[e.end_line])
+                                           for e in fix.edits))
+        else:
+            fix = None
+    return replace(finding, line=mapping[finding.line], end_line=mapping[finding.end_line], related=related, fix=fix)
+
+
+def remap_findings(findings: Sequence[Finding], old_text: str, new_text: str) -> list[Finding]:
+    """The trace findings that still stand after the text changed from `old_text` to `new_text`."""
+    if old_text == new_text:
+        return list(findings)
+    mapping = line_map(old_text, new_text)
+    out = []
+    for finding in findings:
+        moved = remap_finding(finding, mapping)
+        if moved is not None:
+            out.append(moved)
+    return out

@@ -136,6 +136,40 @@ class GradsightProtocol(LanguageServerProtocol):
     def shutting_down(self) -> bool:
         return bool(self._shutdown)
 
+    # -- cancellation and shutdown ------------------------------------------------------------------
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        """`$/cancelRequest`. pygls logs a cancel for a request that already ended as a warning, which
+        clients show as an error line; that is the normal race between an answer and a cancel (VS Code
+        cancels hovers as the mouse moves), so it goes to the debug log. A cancelled command also
+        stops the work it started (a trace: its script's process group is killed)."""
+        session = getattr(self._server, "session", None)
+        if session is not None:
+            try:
+                session.request_cancelled(msg_id)
+            except Exception:  # noqa: BLE001 - a cancel must never take the server down
+                log.exception("cancelling request %s failed", _short(msg_id))
+        future = self._request_futures.pop(msg_id, None)
+        if future is None:
+            log.debug("cancel for request %s, which has already been answered", _short(msg_id))
+            return
+        if future.cancel():
+            log.debug("cancelled request %s", _short(msg_id))
+
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args):
+        """pygls's shutdown cancels every pending request while iterating over the dict of them, and a
+        cancelled command's future removes itself from that dict at once ("dictionary changed size during
+        iteration"): iterate over a copy."""
+        if (user_handler := self.fm.features.get(types.SHUTDOWN)) is not None:
+            yield user_handler, args, None
+        current_id = self.msg_id
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current_id and not future.done():
+                future.cancel()
+        self._shutdown = True
+        return None
+
     # -- answering --------------------------------------------------------------------------------
 
     def send_error(self, msg_id: Any, code: int, message: str) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import pathlib
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
@@ -65,6 +66,9 @@ CONFIG_TIMEOUT = 5.0
 # Seconds a request or a publish waits for one analysis. The engine is fast; this only bounds a
 # runaway one, so that no request can hang. The late result is still cached when it arrives.
 ANALYSIS_TIMEOUT = 20.0
+# Seconds shutdown waits for a cancelled trace to end its process group and remove its folder (the
+# tracer's grace period for the script is 2 s, then it kills the group).
+TRACE_STOP_TIMEOUT = 6.0
 
 
 _MODULE_INDEX = "module:"  # IndexCache key prefix of a notebook's joined text
@@ -76,9 +80,25 @@ class AnalysisTimeout(Exception):
 
 @dataclass
 class TraceState:
+    """A trace's findings for one document, in the coordinates of `text` (its version `version`)."""
+
     version: int
     findings: list[Finding]
     generation: int
+    text: str = ""
+
+
+@dataclass
+class TraceRun:
+    """A running trace: `cancel` asks it to stop; `done` is set once its process group is gone and its
+    temporary folder removed (the tracer does both before `run_trace` returns)."""
+
+    cancel: Any
+    done: Any
+    request: Any = None  # the id of the `workspace/executeCommand` request that started it
+
+    def set(self) -> None:  # what `shutdown` calls on every run
+        self.cancel.set()
 
 
 @dataclass
@@ -114,6 +134,7 @@ class Session:
         self._epochs: dict[str, int] = {}
         self._traces: dict[str, TraceState] = {}
         self._trace_generation = 0
+        self._pending_traces: dict[str, tuple[str, list[Finding], int]] = {}  # path -> (traced text, findings, gen)
         self._published: dict[str, set[str]] = {}
         self._shown: set[str] = set()
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="gradsight-analysis")
@@ -121,7 +142,7 @@ class Session:
         self.collector = Collector.disabled()  # `lsp.main` installs the real one (see `memory.py`)
         self.cache = AnalysisCache(self._pool, self._is_current, lambda: self.collector.work_done())
         self.debouncer = Debouncer()
-        self.trace_runs: dict[str, Any] = {}  # key -> threading.Event of a running trace
+        self.trace_runs: dict[str, TraceRun] = {}  # key -> a running trace
         self.engine_workspaces = EngineWorkspaces()
         self._dependencies: dict[str, frozenset[str]] = {}  # key -> resolved paths its analysis read
         self._absorbed: dict[str, Result] = {}  # key -> the result whose imports and dependencies are recorded
@@ -158,14 +179,24 @@ class Session:
         if self.supports("workspace.configuration"):
             await self.reload_settings()
 
-    def shutdown(self) -> None:
-        """Stop background work (idempotent): pending refreshes, queued analyses, running traces."""
+    def shutdown(self, wait: float = TRACE_STOP_TIMEOUT) -> None:
+        """Stop background work (idempotent): pending refreshes, queued analyses, running traces.
+
+        A running trace is cancelled and waited for (up to `wait` seconds): the tracer kills the
+        script's process group and removes its `gradsight-trace-*` folder before it returns, and the
+        process must not exit before that (`lsp.main` leaves stuck threads behind after two seconds)."""
         self.debouncer.cancel_all()
         self.collector.cancel()
-        for cancel in self.trace_runs.values():
-            cancel.set()
+        runs = list(self.trace_runs.values())
+        for run in runs:
+            run.set()
         self._pool.shutdown(wait=False, cancel_futures=True)
         self.trace_pool.shutdown(wait=False, cancel_futures=True)
+        deadline = time.monotonic() + wait
+        for run in runs:
+            done = getattr(run, "done", None)
+            if done is not None and not done.wait(max(0.0, deadline - time.monotonic())):
+                log.warning("a trace is still stopping after %s s", wait)
 
     async def _register_watchers(self) -> None:
         registrations = []
@@ -283,13 +314,30 @@ class Session:
         if snapshot is None:
             return
         key = snapshot.key
+        if key not in self._versions and self._pending_traces:
+            self._adopt_pending_trace(key, snapshot)
         self._versions[key] = snapshot.version
         if snapshot.cells is None:
             self.engine_workspaces.set_text(snapshot.path, snapshot.text)
-        self._traces.pop(key, None)  # trace results hold until the text changes
+        self._move_trace(key, snapshot)
         if key not in self.graph.names:
             self.graph.update(key, module_names(snapshot.path, self._roots()), frozenset())
         self.schedule(key, delay, cascade=True)
+
+    def _move_trace(self, key: str, snapshot: Snapshot) -> None:
+        """Trace findings stay until the lines they name change: an edit elsewhere moves them with their
+        lines, an edit on one of their lines drops them."""
+        trace = self._traces.get(key)
+        if trace is None or trace.version == snapshot.version:
+            return
+        if snapshot.cells is not None:
+            self._traces.pop(key, None)  # traces run files on disk, never notebooks
+            return
+        findings = convert.remap_findings(trace.findings, trace.text, snapshot.text)
+        if findings:
+            self._traces[key] = TraceState(snapshot.version, findings, trace.generation, snapshot.text)
+        else:
+            self._traces.pop(key, None)
 
     def closed(self, key: str, view_uris: Sequence[str] = ()) -> None:
         self.debouncer.cancel(key)
@@ -678,16 +726,56 @@ class Session:
 
     # -- traces --------------------------------------------------------------------------------------
 
-    def set_trace_findings(self, snapshot: Snapshot, findings: list[Finding]) -> None:
-        """Attach a trace's findings to the version it ran on, then refresh that document."""
+    def set_trace_findings(self, snapshot: Snapshot, findings: list[Finding],
+                           elsewhere: Mapping[str, tuple[str, list[Finding]]] | None = None) -> None:
+        """Attach a trace's findings to the version it ran on, then refresh that document.
+
+        `elsewhere`: findings in other files (a `forward` in models.py), by path, with the text the trace
+        ran. An open document gets them moved onto its current text; a file opened later, when its text
+        is still the traced one."""
         if self._versions.get(snapshot.key) != snapshot.version:
             return
         self._trace_generation += 1
-        self._traces[snapshot.key] = TraceState(snapshot.version, findings, self._trace_generation)
+        self._traces[snapshot.key] = TraceState(snapshot.version, findings, self._trace_generation, snapshot.text)
+        touched = [snapshot.key]
+        for path, (text, found) in (elsewhere or {}).items():
+            key = self._key_of_path(path)
+            if key is None:
+                self._pending_traces[path] = (text, found, self._trace_generation)
+                continue
+            other = self.snapshot(key)
+            if other is None or other.cells is not None:
+                continue
+            moved = convert.remap_findings(found, text, other.text)
+            self._traces[key] = TraceState(other.version, moved, self._trace_generation, other.text)
+            touched.append(key)
         if self.pull_mode:
             self._refresh_client_diagnostics()
         else:
-            self.schedule(snapshot.key, 0, cascade=False)
+            for key in touched:
+                self.schedule(key, 0, cascade=False)
+
+    def request_cancelled(self, msg_id: Any) -> None:
+        """`$/cancelRequest` for a request: if it is a running `gradsight.runTrace`, stop the trace."""
+        for run in list(self.trace_runs.values()):
+            if getattr(run, "request", None) == msg_id:
+                run.set()
+
+    def _key_of_path(self, path: str) -> str | None:
+        for key in self._versions:
+            if resolved(uri_to_path(key)) == path:
+                return key
+        return None
+
+    def _adopt_pending_trace(self, key: str, snapshot: Snapshot) -> None:
+        """A file opened after a trace reported findings in it: show them if it is the traced text."""
+        pending = self._pending_traces.pop(resolved(snapshot.path), None)
+        if pending is None or snapshot.cells is not None:
+            return
+        text, found, generation = pending
+        moved = convert.remap_findings(found, text, snapshot.text)
+        if moved:
+            self._traces[key] = TraceState(snapshot.version, moved, generation, snapshot.text)
 
 
 def _wanted(only: Sequence[str] | None, kind: str) -> bool:

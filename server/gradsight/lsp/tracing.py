@@ -14,7 +14,6 @@ the text changes.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import os
 import pathlib
@@ -25,7 +24,8 @@ from typing import Any, Mapping, Sequence
 
 from lsprotocol import types
 
-from ..findings import Finding
+from ..findings import Finding, Severity
+from .session import TraceRun
 
 log = logging.getLogger(__name__)
 
@@ -56,16 +56,32 @@ async def run_trace_command(session, args: Sequence[Any]) -> dict[str, Any]:
         return _refuse(session, f"the tracer is not available in this installation ({exc})")
 
     config, _ = session.resolver.config_for(snapshot.path)
-    cancel = threading.Event()
-    session.trace_runs[snapshot.key] = cancel
+    cancel, done = threading.Event(), threading.Event()
+    # The request id (pygls keeps it in a context variable the handler's task inherited), so that a
+    # `$/cancelRequest` for this command reaches the trace (`Session.request_cancelled`).
+    request = getattr(session.server.protocol, "msg_id", None)
+    session.trace_runs[snapshot.key] = TraceRun(cancel, done, request)
     progress = await _Progress.start(session, f"Tracing {pathlib.Path(snapshot.path).name}", cancel)
+
+    def call() -> dict[str, Any]:
+        # `done` is set in the worker thread, after the tracer has ended the script's process group and
+        # removed its folder: shutdown waits on it while the event loop is busy answering `shutdown`.
+        try:
+            return run_trace(snapshot.path, device=config.trace.device, max_steps=config.trace.max_steps,
+                             timeout=config.trace.timeout, memory_mb=config.trace.memory_mb,
+                             python=session.resolver.settings.python, cwd=_cwd(session, snapshot.path),
+                             cancel=cancel)
+        finally:
+            done.set()
+
     try:
-        call = functools.partial(
-            run_trace, snapshot.path, device=config.trace.device, max_steps=config.trace.max_steps,
-            timeout=config.trace.timeout, memory_mb=config.trace.memory_mb,
-            python=session.resolver.settings.python, cwd=_cwd(session, snapshot.path), cancel=cancel)
         progress.report("running the script")
         result = await asyncio.get_running_loop().run_in_executor(session.trace_pool, call)
+    except asyncio.CancelledError:
+        # `$/cancelRequest` for this command: stop the script (the worker thread kills its process group).
+        cancel.set()
+        progress.end("cancelled")
+        raise
     except Exception as exc:  # noqa: BLE001 - a broken tracer must not take the server down
         log.exception("trace of %s failed", snapshot.path)
         progress.end("failed")
@@ -73,21 +89,56 @@ async def run_trace_command(session, args: Sequence[Any]) -> dict[str, Any]:
     finally:
         session.trace_runs.pop(snapshot.key, None)
 
-    findings = _findings(result, snapshot.path, config)
+    by_path = _findings(result, config)
+    findings = [_in_file(f, snapshot.path) for f in by_path.pop(os.path.realpath(snapshot.path), [])]
+    elsewhere = {path: (_read(path), found) for path, found in by_path.items()}
+    elsewhere = {path: (text, found) for path, (text, found) in elsewhere.items() if text is not None}
+    everything = [f for found in [findings, *(f for _, f in elsewhere.values())] for f in found]
     error, stopped = result.get("error"), result.get("stopped")
     if cancel.is_set():
         progress.end("cancelled")
-        return {"findings": 0, "cancelled": True, "error": error, "stopped": stopped}
-    summary = f"{len(findings)} finding{'s' if len(findings) != 1 else ''} confirmed"
+        return {"findings": 0, "confirmed": 0, "errors": 0, "warnings": 0, "cancelled": True,
+                "error": error, "stopped": stopped}
+    session.set_trace_findings(snapshot, findings, elsewhere)
+    confirmed = await _confirmed_count(session, uri, findings)
+    counts = {
+        "findings": len(everything),
+        "confirmed": confirmed,
+        "errors": sum(1 for f in everything if f.severity == Severity.ERROR),
+        "warnings": sum(1 for f in everything if f.severity == Severity.WARNING),
+    }
+    summary = (f"{counts['findings']} finding{'s' if counts['findings'] != 1 else ''}"
+               f" ({confirmed} static finding{'s' if confirmed != 1 else ''} confirmed)")
     progress.end(summary)
-    session.set_trace_findings(snapshot, findings)
     name = pathlib.Path(snapshot.path).name
     if isinstance(error, Mapping) and error.get("type") == "TRACE_ERROR":
         session.show(f"the trace of {name} could not run: {error.get('message')}", types.MessageType.Warning)
-    else:
+    elif not arg.get("quiet"):
+        # Clients that show their own notification from the returned counts pass `"quiet": true`.
         ending = f"; the script stopped with {_describe(error)}" if error else ""
         session.show(f"trace of {name}: {summary}{ending}", types.MessageType.Info)
-    return {"findings": len(findings), "cancelled": False, "error": error, "stopped": stopped}
+    return {**counts, "cancelled": False, "error": error, "stopped": stopped,
+            "files": sorted({snapshot.path, *elsewhere})}
+
+
+async def _confirmed_count(session, uri: str, traced: list[Finding]) -> int:
+    """How many static findings of the traced file the trace confirmed."""
+    from .convert import confirms
+
+    try:
+        current = await session.current(uri)
+    except Exception:  # noqa: BLE001
+        return 0
+    if current is None:
+        return 0
+    return sum(1 for s in current.analysis.findings if any(confirms(t, s) for t in traced))
+
+
+def _read(path: str) -> str | None:
+    try:
+        return pathlib.Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _describe(error: Any) -> str:
@@ -97,27 +148,30 @@ def _describe(error: Any) -> str:
     return f"{error.get('type', 'an error')}: {error.get('message', '')}{where}"
 
 
-def _findings(result: Mapping[str, Any], path: str, config) -> list[Finding]:
-    out = []
+def _findings(result: Mapping[str, Any], config) -> dict[str, list[Finding]]:
+    """The trace's findings by file (a finding inside an imported module's `forward` is in that file)."""
+    out: dict[str, list[Finding]] = {}
     for data in result.get("findings") or []:
         try:
             finding = Finding.from_json(data)
         except (KeyError, TypeError, ValueError) as exc:
             log.warning("ignoring a malformed trace finding %r (%s)", data, exc)
             continue
-        if not _same_file(finding.path, path) or not config.is_enabled(finding.code):
+        if not isinstance(finding.path, str) or not os.path.isabs(finding.path) or not config.is_enabled(finding.code):
             continue
+        path = os.path.realpath(finding.path)
         finding = replace(finding, path=path, severity=config.severity_for(finding.code, finding.severity),
                           extra={**finding.extra, "source": "trace"})
-        out.append(finding)
+        out.setdefault(path, []).append(finding)
     return out
 
 
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return a == b or os.path.samefile(a, b)
-    except OSError:
-        return False
+def _in_file(finding: Finding, path: str) -> Finding:
+    """`finding` and its related locations in that file, named by `path` (the editor's spelling of it,
+    which may differ from the tracer's resolved one by a symbolic link)."""
+    real = os.path.realpath(path)
+    related = tuple(replace(r, path=path) if os.path.realpath(r.path) == real else r for r in finding.related)
+    return replace(finding, path=path, related=related)
 
 
 def _cwd(session, path: str) -> str:
