@@ -158,6 +158,8 @@ class Interpreter:
         self.frame_optimized: list[dict] = []
         self.frame_caller_grad: list[Tri] = []  # per call frame: the caller's grad mode
         self.deep_loops = 0  # loops run once from a widened state because they nest too deeply (for tests)
+        # id(ast.Starred) -> (node, value of the starred sequence), for callees that unpack it.
+        self.starred_values: dict = {}
 
     # ------------------------------------------------------------------ utilities
     def syntax(self, kind: str, node: ast.AST, compute: Callable[[ast.AST], object]):
@@ -725,6 +727,7 @@ class Interpreter:
             if isinstance(obj, ObjectVal) and target.attr not in obj.changed:
                 # Its methods read the attribute from the object, no longer from what `__init__` set.
                 state.env[base_key] = replace(obj, changed=obj.changed | {target.attr})
+        self.fresh_storage(value, state, stmt)
         state.set(key, value)
         self.record(target, value)
 
@@ -800,7 +803,7 @@ class Interpreter:
                 out = out.join(v)
             return out
         if isinstance(value, PyVal):
-            return PyVal(cut=value.cut, pcut=value.pcut)
+            return PyVal(cut=value.cut, pcut=value.pcut, scalar=value.scalar_items)
         if isinstance(value, TensorVal):
             return self_view(value)
         if isinstance(value, ModuleVal) and value.layers:
@@ -823,7 +826,7 @@ class Interpreter:
         return method(node, state)
 
     def expr_Constant(self, node, state) -> Value:
-        return PyVal()
+        return PyVal(scalar=isinstance(node.value, (int, float)) and not isinstance(node.value, bool))
 
     def expr_JoinedStr(self, node, state) -> Value:
         for v in node.values:
@@ -959,9 +962,12 @@ class Interpreter:
             self.eval(node.value, state)
             return state.env[key]
         base = self.eval(node.value, state)
-        self.eval(node.slice, state)
+        index = self.eval(node.slice, state)
         if isinstance(base, TensorVal):
             val = self.tensor_op("torch.Tensor.__getitem__", [(node.value, base)], node, state)
+            if isinstance(val, TensorVal) and val.view is None and _int_index(node.slice, index):
+                # `x[k]` with a Python int `k` (a loop variable over `range`) is basic indexing: a view.
+                val = val.with_(view=self.fact(node, f"a view made by `{self.seg(node)}`"), storage=base.storage)
             if isinstance(val, TensorVal):
                 # An item of split()/unbind()'s result is one of those views (we model the tuple as one value).
                 val = val.with_(shape=None, multiview=base.multiview or val.multiview,
@@ -1016,7 +1022,7 @@ class Interpreter:
         if isinstance(left, ParamsVal) and isinstance(right, ParamsVal) and opname == "Add":
             return ParamsVal(origin=left.origin, module_sites=left.module_sites | right.module_sites)
         if isinstance(left, PyVal) and isinstance(right, PyVal):
-            return PyVal(cut=left.cut or right.cut, pcut=_pcut_of((left, right)))
+            return PyVal(cut=left.cut or right.cut, pcut=_pcut_of((left, right)), scalar=left.scalar and right.scalar)
         if isinstance(left, PyVal) and left.cut:
             return PyVal(cut=left.cut, pcut=left.pcut) if not isinstance(right, (TensorVal,)) and right is not UNKNOWN \
                 else UNKNOWN
@@ -1060,7 +1066,8 @@ class Interpreter:
         return UNKNOWN
 
     def expr_Starred(self, node, state) -> Value:
-        self.eval(node.value, state)
+        # The starred sequence is kept aside for the callee that can use it (`nn.Sequential(*layers)`).
+        self.starred_values[id(node)] = (node, self.eval(node.value, state))
         return UNKNOWN
 
     def expr_Await(self, node, state) -> Value:
@@ -1380,7 +1387,8 @@ class Interpreter:
             if any(isinstance(v, TensorVal) for _, v in args):
                 return UNKNOWN
             cut = next((v.cut for _, v in args if isinstance(v, PyVal) and v.cut), None)
-            return PyVal(cut=cut, pcut=_pcut_of(v for _, v in args))
+            return PyVal(cut=cut, pcut=_pcut_of(v for _, v in args), scalar=name in ("len", "int", "float", "round"),
+                         scalar_items=name == "range")
         if name == "super":
             return UNKNOWN
         return UNKNOWN
@@ -1485,7 +1493,7 @@ class Interpreter:
         if rg is Tri.NO:
             nograd = self.fact(node, f"`{self.seg(node)}` was created without requires_grad=True")
         return TensorVal(rg=rg, leaf=Tri.YES, origin=origin, nograd=nograd, sources=sources, param=param,
-                         inference=inference, shape=shape, is_int=is_int)
+                         inference=inference, shape=shape, is_int=is_int, storage=self.site(node))
 
     def new_module(self, qual: str, args, kwargs, node: ast.Call) -> Value:
         short = db.module_short(qual)
@@ -1497,6 +1505,12 @@ class Interpreter:
                 inplace = False  # dropout with p=0 never writes
         if short in db.CONTAINERS:
             layers = tuple(v for _, v in args) if short == "Sequential" else ()
+            if short == "Sequential" and len(args) == 1 and isinstance(args[0][0], ast.Starred):
+                # `nn.Sequential(*[Block() for _ in range(n)])`, `nn.Sequential(*layers)`: the list's modules (a
+                # comprehension's one representative runs once: what it does to its input is the same each time).
+                hit = self.starred_values.get(id(args[0][0]))
+                seq = hit[1] if hit is not None and hit[0] is args[0][0] else None
+                layers = seq.items if isinstance(seq, SeqVal) else (UNKNOWN,)
             if short == "ModuleList" and len(args) == 1 and isinstance(args[0][1], SeqVal):
                 layers = args[0][1].items
             if short in ("Sequential", "ModuleList") and not all(isinstance(v, ModuleVal) for v in layers):
@@ -1567,9 +1581,10 @@ class Interpreter:
         if name == "detach":
             for s in recv.sources:
                 self.cut_sources.setdefault(s, self.fact(node, f"`{self.seg(node)}`"))
+            # `.detach()` shares the storage and the version counter of what it detaches.
             return TensorVal(rg=Tri.NO, leaf=Tri.YES, shape=recv.shape, is_int=recv.is_int, origin=recv.origin,
                              nograd=self.fact(node, f"detached by `{self.seg(node)}`"),
-                             pcut=self.cut_params(recv, node, f"`{self.seg(node)}`"))
+                             pcut=self.cut_params(recv, node, f"`{self.seg(node)}`"), storage=recv.storage)
         if name in db.CUT_METHODS:
             if name == "numpy":
                 self.emit(NumpyEvent(node, recv, self.seg(recv_node), "Tensor.numpy", insert_at=recv_node))
@@ -1732,7 +1747,8 @@ class Interpreter:
                          segs=segs, sources=sources, shape=shape, is_int=is_int, inference=state.inference,
                          carried=carried, via=via, zerograd=zerograd, view=view, multiview=multiview,
                          nograd_view=nograd_view, saved_seg=saved_seg, leaf_view=leaf_view, psaved=psaved,
-                         stepped=stepped, psrc=psrc, pcut=pcut, psrc_partial=partial)
+                         stepped=stepped, psrc=psrc, pcut=pcut, psrc_partial=partial,
+                         storage=base.storage if view is not None else self.site(node))
 
     def carry_check(self, tensors, node: ast.AST, state: Optional[State] = None) -> Optional[Fact]:
         """A tensor from an earlier iteration whose graph a backward later in this loop frees, fed into this
@@ -1780,10 +1796,58 @@ class Interpreter:
                 self.emit(InferenceSaveEvent(node, val, self.seg(arg_node), _pretty(qual)))
             key = key_of(arg_node)
             self.mark_saved_view_base(arg_node, qual, node, state)
+            self.mark_saved_storage(arg_node, val, _pretty(qual), node, state)
             if key is None or state.get(key) != val:
                 continue
             state.env[key] = val.with_(saved=self.fact(node, f"saved for backward by `{_pretty(qual)}`"),
                                        saved_seg=self.site(node))
+
+    def mark_saved_storage(self, arg_node: ast.AST, val: TensorVal, what: str, node: ast.AST, state: State) -> None:
+        """An op saved `val`: every other reference to the same storage shares its version counter, so an in-place
+        write through any of them makes that backward raise. They count as saved too (the heap's alias rule)."""
+        if val.storage is None or val.is_data:
+            return
+        key = key_of(arg_node)
+        fact = None
+        for k, v in list(state.env.items()):
+            if k == key or not isinstance(v, TensorVal) or v.storage != val.storage or v.saved is not None \
+                    or v.is_data:
+                continue
+            if fact is None:
+                fact = self.fact(node, f"`{self.seg(arg_node)}`, which shares its storage, was saved for backward "
+                                       f"by `{what}`")
+            state.env[k] = v.with_(saved=fact, saved_seg=self.site(node))
+
+    def alias_writes(self, target_node: ast.AST, target: TensorVal, op: str, state: State, stmt: ast.AST,
+                     whole: ast.AST) -> None:
+        """An in-place write through `target` bumps the version counter of every alias of its storage: report the
+        aliases whose value an op saved (`preview = energy.detach(); preview.clamp_()` after `exp` saved
+        `energy`), then forget those saves so one write is reported once."""
+        if target.storage is None or target.is_data:
+            return
+        key = key_of(target_node)
+        reported = target.saved is not None
+        for k, v in list(state.env.items()):
+            if k == key or not isinstance(v, TensorVal) or v.storage != target.storage or v.saved is None \
+                    or v.is_data:
+                continue
+            if not reported:
+                self.emit(InplaceEvent(stmt, v, k, op, state.grad, stmt=whole))
+                reported = True
+            state.env[k] = v.with_(saved=None)
+
+    def fresh_storage(self, value: Value, state: State, stmt: ast.AST) -> None:
+        """A tensor allocated by this statement is not the one an earlier run of the same statement allocated (a
+        loop's previous iteration): references to that older one stop being its aliases."""
+        if not isinstance(value, TensorVal) or value.storage is None or not self.loops:
+            return
+        line = value.storage[1]
+        if value.storage[0] != self.scope.path or not (
+                getattr(stmt, "lineno", 0) <= line <= (getattr(stmt, "end_lineno", None) or 0)):
+            return
+        for k, v in list(state.env.items()):
+            if isinstance(v, TensorVal) and v.storage == value.storage:
+                state.env[k] = v.with_(storage=None)
 
     def mark_saved_view_base(self, arg_node: ast.AST, qual: str, node: ast.AST, state: State) -> None:
         """`x[0] * w` saves the view `x[0]`, which shares `x`'s version counter: modifying `x` in place
@@ -1835,6 +1899,7 @@ class Interpreter:
         if not (isinstance(whole, ast.Expr) and whole.value is stmt):
             whole = stmt
         self.emit(InplaceEvent(stmt, target, self.seg(target_node), op, state.grad, stmt=whole, module=module))
+        self.alias_writes(target_node, target, op, state, stmt, whole)
         if target.multiview or target.nograd_view:
             self.emit(ViewInplaceEvent(stmt, target, self.seg(target_node), op, state.grad))
         rg = target.rg
@@ -2107,6 +2172,8 @@ class Interpreter:
                     if isinstance(a_val, TensorVal) and a_val.inference and not state.inference:
                         self.emit(InferenceSaveEvent(node, a_val, self.seg(a_node), short))
                     key = key_of(a_node)
+                    if isinstance(a_val, TensorVal):
+                        self.mark_saved_storage(a_node, a_val, short, node, state)
                     if key and isinstance(a_val, TensorVal) and state.get(key) == a_val:
                         state.env[key] = a_val.with_(saved=self.fact(node, f"saved for backward by `{short}`"),
                                                      saved_seg=self.site(node))
@@ -2128,7 +2195,8 @@ class Interpreter:
                            gained=rg is Tri.YES and params is Tri.YES and all(v.rg is Tri.NO for v in tensors),
                            psaved=psaved if rg is not Tri.NO else frozenset(),
                            stepped=stepped if rg is not Tri.NO else None,
-                           psrc=psrc if rg is not Tri.NO else frozenset(), pcut=pcut, psrc_partial=partial)
+                           psrc=psrc if rg is not Tri.NO else frozenset(), pcut=pcut, psrc_partial=partial,
+                           storage=self.site(node))
         if short in db.RECURRENT:
             hidden = result.with_(saved=None, shape=None)
             return SeqVal((result.with_(shape=None), SeqVal((hidden, hidden)) if short == "LSTM" else hidden))
@@ -2364,6 +2432,13 @@ def _is_tensor_function(qual: str) -> bool:
     if qual.count(".") == 1 and qual.startswith("torch."):
         return True
     return qual.startswith(_OP_NAMESPACES) or db.op_entry(qual) is not None and qual.startswith("torch.")
+
+
+def _int_index(slice_node: ast.AST, index: Value) -> bool:
+    """An index made of Python numbers (and slices of them) only: basic indexing, which makes a view."""
+    if isinstance(slice_node, ast.Tuple):
+        return False  # the tuple's value is not tracked per element: stay with the syntactic rule
+    return isinstance(index, PyVal) and index.scalar
 
 
 def _basic_index(node: ast.AST) -> bool:

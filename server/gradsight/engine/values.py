@@ -110,6 +110,10 @@ class TensorVal(Value):
     psrc: frozenset = frozenset()  # sites of modules whose parameters reach this value with their gradient path
     pcut: frozenset = frozenset()  # (module site, Fact of the cut): parameters whose path to this value was cut
     psrc_partial: bool = False  # an unknown value fed this one: `psrc` may miss modules
+    # The abstract storage (heap cell): the site of the allocation whose memory and version counter this tensor
+    # shares. Views, `.detach()`, basic indexing and iteration keep their base's storage, so an in-place write
+    # through any alias is checked against everything saved from that storage. None: not known.
+    storage: Optional[tuple] = None
 
     def join(self, other: Value) -> Value:
         if not isinstance(other, TensorVal):
@@ -147,6 +151,7 @@ class TensorVal(Value):
             psrc=self.psrc | other.psrc,
             pcut=self.pcut | other.pcut,
             psrc_partial=self.psrc_partial or other.psrc_partial,
+            storage=self.storage if self.storage == other.storage else None,
         )
 
     def with_(self, **changes: Any) -> "TensorVal":
@@ -164,11 +169,14 @@ class PyVal(Value):
     cut: Optional[Fact] = None
     is_tensor_list: bool = False
     pcut: frozenset = frozenset()  # as `TensorVal.pcut`: module parameters whose path was cut on the way here
+    scalar: bool = False  # surely a Python number (a numeric constant, a `range()` element, arithmetic on those)
+    scalar_items: bool = False  # an iterable of Python numbers (`range(...)`)
 
     def join(self, other: Value) -> Value:
         if not isinstance(other, PyVal):
             return UNKNOWN
-        return PyVal(cut=_first(self.cut, other.cut), pcut=self.pcut | other.pcut)
+        return PyVal(cut=_first(self.cut, other.cut), pcut=self.pcut | other.pcut,
+                     scalar=self.scalar and other.scalar, scalar_items=self.scalar_items and other.scalar_items)
 
 
 @dataclass(frozen=True)
