@@ -1531,7 +1531,10 @@ class Interpreter:
                 reduction = "mean" if red is None else "?"
             return ModuleVal(qual, inplace=inplace, has_params=Tri.NO, reduction=reduction, origin=origin)
         has = Tri.YES if short in db.PARAM_MODULES else Tri.MAYBE
-        return ModuleVal(qual, has_params=has, origin=origin)
+        out_node = args[1][0] if len(args) > 1 else kwargs.get("out_features", (None, None))[0]
+        out = out_node.value if short == "Linear" and isinstance(out_node, ast.Constant) \
+            and type(out_node.value) is int else None
+        return ModuleVal(qual, has_params=has, origin=origin, out_features=out)
 
     def optimizer(self, first: tuple, node: ast.Call, qual: str) -> None:
         arg_node, val = first
@@ -1631,10 +1634,7 @@ class Interpreter:
             return self.inplace(recv_node, recv, name, state, node, rhs=[v for _, v in args])
         if name in db.COPY_METHODS:
             return self.copy_method(name, recv_node, recv, args, node, state)
-        if name in db.MULTI_VIEW:
-            val = self.tensor_op(f"torch.Tensor.{name}", [(recv_node, recv)] + list(args), node, state)
-            return val
-        return self.tensor_op(f"torch.Tensor.{name}", [(recv_node, recv)] + list(args), node, state)
+        return self.tensor_op(f"torch.Tensor.{name}", [(recv_node, recv)] + list(args), node, state, kwargs=kwvals)
 
     def copy_method(self, name, recv_node, recv: TensorVal, args, node: ast.Call, state: State) -> Value:
         result = self.tensor_op(f"torch.Tensor.{name}", [(recv_node, recv)], node, state)
@@ -1871,7 +1871,9 @@ class Interpreter:
     def result_shape(short: str, tensors, args, kwargs) -> Optional[tuple]:
         if short in db.REDUCTIONS:
             has_dim = len(args) > 1 or (kwargs and ("dim" in kwargs or "axis" in kwargs))
-            return None if has_dim else ()
+            if not has_dim:
+                return ()
+            return _reduced_shape(tensors[0][1].shape if tensors else None, args, kwargs)
         if short in ("mse_loss", "l1_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
                      "binary_cross_entropy_with_logits", "smooth_l1_loss", "huber_loss", "kl_div"):
             return ()
@@ -2183,6 +2185,8 @@ class Interpreter:
         elif short in db.PARAMLESS_MODULES and isinstance(x, TensorVal) and short not in ("Flatten", "Unflatten") \
                 and "Pool" not in short and "Pad" not in short and "Upsample" not in short:
             shape = x.shape
+        elif mod.out_features is not None and isinstance(x, TensorVal) and x.shape and "?" not in x.shape:
+            shape = x.shape[:-1] + (mod.out_features,)
         zerograd = None
         if rg is Tri.YES and params is Tri.NO:
             grad_inputs = [v for v in tensors if v.rg is not Tri.NO]
@@ -2432,6 +2436,25 @@ def _is_tensor_function(qual: str) -> bool:
     if qual.count(".") == 1 and qual.startswith("torch."):
         return True
     return qual.startswith(_OP_NAMESPACES) or db.op_entry(qual) is not None and qual.startswith("torch.")
+
+
+def _reduced_shape(shape: Optional[tuple], args, kwargs) -> Optional[tuple]:
+    """The shape after reducing over one constant dim (`x.mean(dim=0)`, `x.sum(1)`) without keepdim."""
+    if shape is None or "?" in shape or (kwargs and "keepdim" in kwargs and const_bool(kwargs["keepdim"][0]) is not False):
+        return None
+    dim_node = args[1][0] if len(args) > 1 else (kwargs or {}).get("dim", (None, None))[0]
+    if len(args) > 2:
+        return None
+    if isinstance(dim_node, ast.UnaryOp) and isinstance(dim_node.op, ast.USub) and isinstance(dim_node.operand, ast.Constant):
+        dim = -dim_node.operand.value if type(dim_node.operand.value) is int else None
+    elif isinstance(dim_node, ast.Constant) and type(dim_node.value) is int:
+        dim = dim_node.value
+    else:
+        return None
+    if dim is None or not -len(shape) <= dim < len(shape):
+        return None
+    dim %= len(shape)
+    return shape[:dim] + shape[dim + 1:]
 
 
 def _int_index(slice_node: ast.AST, index: Value) -> bool:

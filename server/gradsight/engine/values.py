@@ -199,6 +199,7 @@ class ModuleVal(Value):
     origin: Optional[Fact] = None
     attrs: tuple = ()  # (name, Value) pairs from __init__ (user modules)
     eval_at: Optional[Fact] = None  # `.eval()` was called on it here
+    out_features: Optional[int] = None  # nn.Linear: the size of the output's last dimension
 
     def attr(self, name: str) -> Optional[Value]:
         for key, val in self.attrs:

@@ -3,7 +3,10 @@ from __future__ import annotations
 from ..engine.events import BackwardEvent
 from ..engine.values import Tri
 from ..findings import Severity
+from ..engine.values import Fact
 from .base import Invalid, Rule, Valid, at
+
+_ERROR = "element 0 of tensors does not require grad and does not have a grad_fn"
 
 
 def root_cause(fact):
@@ -41,7 +44,7 @@ class BackwardWithoutGrad(Rule):
         Invalid("import torch\nx = torch.randn(3, requires_grad=True)\nz = (x * 2).detach()\nw = (z + 3).sum()\n"
                 "w.backward()\n", line=5, runtime="raises: element 0 of tensors does not require grad"),
         Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(3, 1)\nwith torch.no_grad():\n"
-                "    pred = model(torch.randn(4, 3))\nloss = pred.pow(2).mean()\nloss.backward()\n", line=7,
+                "    pred = model(torch.randn(4, 3))\nloss = pred.pow(2).mean()\nloss.backward()\n", line=5,
                 runtime="raises: element 0 of tensors does not require grad"),
         Invalid("import torch\nimport torch.nn as nn\n\n\ndef normalise(t):\n    values = t.tolist()\n"
                 "    return torch.tensor(values) / 2\n\n\nlayer = nn.Linear(4, 3)\n"
@@ -54,10 +57,24 @@ class BackwardWithoutGrad(Rule):
         if t.rg is not Tri.NO:
             return
         cause = root_cause(t.nograd)
-        why = f": {cause.text} ({at(cause)})" if cause else ""
-        related = [f for f in (t.nograd.chain() if t.nograd is not None else [])
-                   if "computed only from" not in f.text]
-        report.add(self, event.node,
-                   f"`{event.expr}` has no autograd history{why}, so `{event.api.split('.')[-1]}` raises "
-                   "\"element 0 of tensors does not require grad and does not have a grad_fn\".",
+        chain = t.nograd.chain() if t.nograd is not None else []
+        related = [f for f in chain if "computed only from" not in f.text]
+        line = report.source.span(event.node)[0]
+        api = event.api.split(".")[-1]
+        raises = Fact(line, report.source.span(event.node)[1],
+                      f"raises here: \"{_ERROR}\"")
+        # The statement to change is the computation that ran with grad mode off, when it is in this file and not
+        # the backward's own line: report there, with the failing backward in `related`.
+        root = next((f for f in chain if f.text.startswith("computed while grad mode was disabled")
+                     and f.path is None and f.line != line), None)
+        if root is not None:
+            text = report.source.line_text(root.line)
+            start = len(text) - len(text.lstrip()) + 1
+            report.add(self, event.node,
+                       f"This runs with grad mode disabled, so `{event.expr}.{api}()` at line {line} raises.",
+                       related=[f for f in related if f is not root] + [raises],
+                       span=(root.line, start, root.line, len(text) + 1))
+            return
+        why = f" {cause.text[0].upper()}{cause.text[1:]} ({at(cause)})." if cause else ""
+        report.add(self, event.node, f"`{event.expr}` has no autograd history, so `{api}` raises.{why}",
                    related=related)

@@ -2,9 +2,11 @@ from __future__ import annotations
 
 from ..engine.events import BackwardEvent
 from ..engine.report import make_fix
-from ..engine.values import Tri
+from ..engine.values import Fact, Tri
 from ..findings import Applicability, Edit, Severity
 from .base import Invalid, Rule, Valid
+
+_ERROR = "grad can be implicitly created only for scalar outputs"
 
 
 class NonScalarBackward(Rule):
@@ -45,7 +47,7 @@ class NonScalarBackward(Rule):
         if t.rg is not Tri.YES or event.gradient_given or t.shape is None:
             return
         if t.shape == ("?",):
-            size = "more than one element (a per-element loss)"
+            size = "more than one element"
         elif all(isinstance(d, int) for d in t.shape) and all(d == 1 for d in t.shape):
             return
         elif any(isinstance(d, int) and d > 1 for d in t.shape):
@@ -57,7 +59,18 @@ class NonScalarBackward(Rule):
             _, _, end_line, end_col = report.source.span(event.target_node)
             fix = make_fix("Reduce with `.sum()` before backward (changes what is optimised)", Applicability.UNSAFE,
                            Edit(end_line, end_col, end_line, end_col, ".sum()"))
+        line, col, _, _ = report.source.span(event.node)
+        origin = t.origin
         report.add(self, event.node,
-                   f"`{event.expr}` has {size}, so backward without a gradient argument raises \"grad can be "
-                   "implicitly created only for scalar outputs\"; reduce it with `.mean()` or `.sum()` first.",
-                   related=[t.origin], fix=fix)
+                   f"`{event.expr}` has {size}, so backward without a gradient argument raises. "
+                   f"Reduce it with `.mean()` or `.sum()` first.",
+                   related=[origin] if origin is not None and origin.line != line else [], fix=fix)
+        if origin is not None and origin.path is None and origin.line != line:
+            # The statement to change is where the unreduced value is made: report there too, with the backward
+            # that raises in `related`.
+            text = report.source.line_text(origin.line)
+            start = len(text) - len(text.lstrip()) + 1
+            report.add(self, event.node,
+                       f"This value has {size} and is never reduced, so its backward at line {line} raises.",
+                       related=[Fact(line, col, f"raises here: \"{_ERROR}\"")],
+                       span=(origin.line, start, origin.line, len(text) + 1))
