@@ -175,6 +175,14 @@ def _carried_name(path, line):
     return None
 
 
+def _carried_is_argument(code, name):
+    """Is the carried `name` a plain argument of the function `code` (so the caller carries the state)?"""
+    if code is None or not name or "." in name:
+        return False
+    n = code.co_argcount + code.co_kwonlyargcount
+    return name in code.co_varnames[:n]
+
+
 def _code(path, line):
     src = _source(path, line)
     if "#" in src:
@@ -786,6 +794,19 @@ class Tracer:
         self.recent_exits.append((eid, id(frame) if frame is not None else None, id(out) if keep_id else None, line))
 
     def note_gs905(self, path, line, site, tensor):
+        # Inside a function that receives the carried tensor as an argument (`forward(self, x, h)`), the
+        # graph is kept by the caller's loop: name the caller's line.
+        try:
+            f = self.site(1)
+            if f is not None and f.f_code.co_filename == path and f.f_lineno == line:
+                if _carried_is_argument(f.f_code, _carried_name(path, line)):
+                    g = f.f_back
+                    while g is not None and not self._is_user(g.f_code.co_filename):
+                        g = g.f_back
+                    if g is not None:
+                        path, line = g.f_code.co_filename, g.f_lineno
+        except Exception:
+            pass
         key = (path, line)
         if key in self.gs905:
             return
@@ -1446,7 +1467,9 @@ class Tracer:
         if cpath == ppath and cline and pline <= cline:
             # The same code consumes its own output from an earlier iteration: a loop-carried graph.
             inner = []
-            if outer is not None and _carried_name(ppath, pline):
+            inner_code = chain[0][0] if chain else None
+            inner_name = _carried_name(ppath, pline)
+            if outer is not None and inner_name and not _carried_is_argument(inner_code, inner_name):
                 # The carrying assignment is inside the call (`self.center = m * self.center + ...` in a
                 # forward): that is the line to change; the loop line goes to `related`.
                 inner = [(outer[0], outer[1], "called from here, in every iteration")]
