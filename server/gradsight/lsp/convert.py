@@ -207,13 +207,14 @@ def _plain(text: str) -> str:
     return text.replace("`", "")
 
 
-def place_link(path: str, line: int, snapshot: Snapshot, markdown: bool = True) -> str:
-    """`line 12` in the hovered file, `models.py line 31` in another, linked to that file's line."""
+def place_link(path: str, line: int, snapshot: Snapshot, markdown: bool = True, links: bool = True) -> str:
+    """`line 12` in the hovered file, `models.py line 31` in another, linked to that file's line
+    (`links=False`: the words only, for clients that render markdown but show links raw)."""
     if path == snapshot.path:
-        return line_link(line, snapshot, markdown)
+        return line_link(line, snapshot, markdown and links)
     uri = path if "://" in path or path.startswith("untitled:") else from_fs_path(path) or path
     label = f"{_basename(path)} line {line}"
-    return f"[{label}]({uri}#L{line})" if markdown else label
+    return f"[{label}]({uri}#L{line})" if markdown and links else label
 
 
 def _basename(path: str) -> str:
@@ -252,7 +253,7 @@ def state_text(fact: StateFact) -> str:
 
 
 def fact_markdown(fact: StateFact, snapshot: Snapshot, markdown: bool = True,
-                  locator: Locator | None = None) -> str:
+                  locator: Locator | None = None, links: bool = True) -> str:
     """The value's state, then the chain of facts that led here, each with a link to its file and line."""
     locator = locator or Locator(snapshot)
     name = f"`{fact.name}`" if markdown else fact.name
@@ -261,7 +262,7 @@ def fact_markdown(fact: StateFact, snapshot: Snapshot, markdown: bool = True,
     if fact.chain:
         lines.append("")
         for entry in fact.chain:
-            place = place_link(locator.path_of(entry), entry[0], snapshot, markdown)
+            place = place_link(locator.path_of(entry), entry[0], snapshot, markdown, links)
             text = entry[1] if markdown else _plain(entry[1])
             lines.append(f"- {place}: {text}")
     return "\n".join(lines)
@@ -277,14 +278,15 @@ def line_link(line: int, snapshot: Snapshot, markdown: bool = True) -> str:
     return f"[{label}]({uri}#L{local})" if markdown else label
 
 
-def finding_markdown(finding: Finding, markdown: bool = True, snapshot: Snapshot | None = None) -> str:
+def finding_markdown(finding: Finding, markdown: bool = True, snapshot: Snapshot | None = None,
+                     links: bool = True) -> str:
     """One finding, once: code and name (linked to the rule page), the message, where it comes from
     (related locations in their own files) and the fix. The rule's one-line summary is left out: it
     restates the message."""
     rule = get_rule(finding.code)
     severity = finding.severity.value if hasattr(finding.severity, "value") else str(finding.severity)
     if markdown:
-        code = f"[{finding.code}]({rule.docs_url()})" if rule is not None else finding.code
+        code = f"[{finding.code}]({rule.docs_url()})" if rule is not None and links else finding.code
         title = f"**{code} `{finding.name}`** ({severity})"
     else:
         title = f"{finding.code} {finding.name} ({severity})"
@@ -293,7 +295,7 @@ def finding_markdown(finding: Finding, markdown: bool = True, snapshot: Snapshot
     if finding.related and snapshot is not None:
         lines = []
         for r in finding.related:
-            place = place_link(r.path, r.line, snapshot, markdown)
+            place = place_link(r.path, r.line, snapshot, markdown, links)
             lines.append(f"- {place}: {r.message if markdown else _plain(r.message)}")
         parts.append("\n".join(lines))
     if finding.fix is not None:
@@ -307,7 +309,8 @@ def _same_finding(a: Finding, b: Finding) -> bool:
 
 
 def hover(facts: Sequence[StateFact], findings: Sequence[Finding], snapshot: Snapshot, view: View,
-          index: LineIndex, markdown: bool = True, locator: Locator | None = None) -> types.Hover | None:
+          index: LineIndex, markdown: bool = True, locator: Locator | None = None,
+          links: bool = True) -> types.Hover | None:
     """The findings under the cursor (each once), then the innermost value's state and its cause chain;
     None when there is neither."""
     if not facts and not findings:
@@ -316,11 +319,11 @@ def hover(facts: Sequence[StateFact], findings: Sequence[Finding], snapshot: Sna
     for finding in findings:
         if not any(_same_finding(finding, u) for u in unique):
             unique.append(finding)
-    sections = [finding_markdown(f, markdown, snapshot) for f in unique]
+    sections = [finding_markdown(f, markdown, snapshot, links) for f in unique]
     anchor = None
     if facts:
         fact = facts[0]
-        sections.append(fact_markdown(fact, snapshot, markdown, locator))
+        sections.append(fact_markdown(fact, snapshot, markdown, locator, links))
         anchor = index.range_to_lsp(fact.line - view.offset, fact.column, fact.end_line - view.offset, fact.end_column)
     if anchor is None:
         f = unique[0]
@@ -415,8 +418,8 @@ def inlay_hint(fact: StateFact, view: View, index: LineIndex, data: Any) -> type
 
 
 def inlay_tooltip(fact: StateFact, snapshot: Snapshot, markdown: bool = True,
-                  locator: Locator | None = None) -> types.MarkupContent | str:
-    text = fact_markdown(fact, snapshot, markdown, locator)
+                  locator: Locator | None = None, links: bool = True) -> types.MarkupContent | str:
+    text = fact_markdown(fact, snapshot, markdown, locator, links)
     return types.MarkupContent(kind=types.MarkupKind.Markdown, value=text) if markdown else text
 
 

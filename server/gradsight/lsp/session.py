@@ -128,6 +128,7 @@ class Session:
         self.pull_mode = False
         self.encoding = "utf-16"
         self.capabilities = types.ClientCapabilities()
+        self.client_name = ""
         self._init_settings: Any = None
         self._pushed_settings: Any = None
         self._versions: dict[str, int] = {}
@@ -159,10 +160,17 @@ class Session:
         formats = self.supports("text_document.hover.content_format", None)
         return formats is None or types.MarkupKind.Markdown in formats
 
+    @property
+    def links(self) -> bool:
+        """Whether hovers may hold markdown links. Neovim renders hover markdown (bold, code) but shows
+        `[text](url)` as it is, unclickable: it gets the words ("models.py line 31") instead."""
+        return self.client_name.lower() not in ("neovim", "nvim")
+
     # -- lifecycle ---------------------------------------------------------------------------------
 
     def initialize(self, params: types.InitializeParams) -> None:
         self.capabilities = params.capabilities
+        self.client_name = params.client_info.name if params.client_info is not None else ""
         self.pull_mode = self.supports("text_document.diagnostic", None) is not None
         self.encoding = normalize_encoding(self.server.workspace.position_encoding)
         options = params.initialization_options
@@ -572,7 +580,7 @@ class Session:
         facts = sorted((f for f in current.view_facts() if under(f)), key=size)
         findings = [f for f in current.view_findings() if under(f)]
         return convert.hover(facts, findings, current.snapshot, current.view, current.index, self.markdown,
-                             self.locator(current))
+                             self.locator(current), self.links)
 
     def locator(self, current: Current) -> convert.Locator:
         """Which file each line of a hover's cause chain is in (the analysis read these files)."""
@@ -615,7 +623,8 @@ class Session:
         position = current.index.to_lsp(fact.end_line - current.view.offset, fact.end_column)
         if convert.plain_label(fact) != hint.label or position != hint.position:
             return hint  # the analysis changed under the hint (settings, an imported file)
-        hint.tooltip = convert.inlay_tooltip(fact, current.snapshot, self.markdown, self.locator(current))
+        hint.tooltip = convert.inlay_tooltip(fact, current.snapshot, self.markdown, self.locator(current),
+                                             self.links)
         return hint
 
     # -- code actions ------------------------------------------------------------------------------
