@@ -50,7 +50,7 @@ from .report import Source
 from .state import State
 from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, Fact, FuncVal, GradModeCtx, ModuleRef,
                      ModuleVal, ObjectVal, OptimizerVal, ParamCut, ParamReach, ParamsVal, PyVal, SeqVal, TensorVal, Tri,
-                     Value)
+                     Value, join_values)
 
 MAX_LOOP_ITERS = 4
 MAX_LOOP_NESTING = 4  # loops nested deeper than this run once, from a widened state (see `Interpreter.loop`)
@@ -158,6 +158,13 @@ class Interpreter:
         self.frame_optimized: list[dict] = []
         self.frame_caller_grad: list[Tri] = []  # per call frame: the caller's grad mode
         self.deep_loops = 0  # loops run once from a widened state because they nest too deeply (for tests)
+        # Object state across method calls (see `call_function`): per frame, the `self.` prefix whose entries a
+        # `return` hands back (None: not tracked), the entries at each return, and the last call's exports.
+        self.return_exports: list = []
+        self.self_names: list = []  # per frame: the name of the instance parameter (`self`), or None
+        self.return_states: list = []
+        self.last_exports: tuple = ()
+        self.memo_exports: dict = {}
         # id(ast.Starred) -> (node, value of the starred sequence), for callees that unpack it.
         self.starred_values: dict = {}
 
@@ -473,9 +480,35 @@ class Interpreter:
 
     def stmt_If(self, stmt: ast.If, state: State) -> State:
         self.eval(stmt.test, state)
+        known = self.static_truth(stmt.test, state)
+        if known is True:
+            return self.exec_block(stmt.body, state)
+        if known is False:
+            return self.exec_block(stmt.orelse, state)
         then = self.exec_block(stmt.body, state.copy())
         other = self.exec_block(stmt.orelse, state.copy())
         return then.join(other)
+
+    def static_truth(self, test: ast.AST, state: State) -> Optional[bool]:
+        """`x is None` / `x is not None` where `x` is surely None or surely an object (a tensor, a module): the
+        branch taken is known (a cache filled on the first call: `if self.cached is None:`). Else None."""
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot))
+                and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None):
+            return None
+        key = key_of(test.left)
+        val = state.get(key) if key is not None else None
+        if val is None and isinstance(test.left, ast.Attribute):
+            base_key = key_of(test.left.value)
+            base = state.get(base_key) if base_key is not None else None
+            if isinstance(base, (ModuleVal, ObjectVal)):
+                val = base.attr(test.left.attr)
+        if isinstance(val, PyVal) and val.is_none:
+            is_none = True
+        elif isinstance(val, (TensorVal, ModuleVal, ObjectVal, OptimizerVal, ParamsVal)):
+            is_none = False
+        else:
+            return None
+        return is_none if isinstance(test.ops[0], ast.Is) else not is_none
 
     def stmt_For(self, stmt: ast.For, state: State) -> State:
         it = self.eval(stmt.iter, state)
@@ -593,9 +626,12 @@ class Interpreter:
         return state
 
     def stmt_Return(self, stmt: ast.Return, state: State) -> State:
-        value = self.eval(stmt.value, state) if stmt.value is not None else PyVal()
+        value = self.eval(stmt.value, state) if stmt.value is not None else PyVal(is_none=stmt.value is None)
         if self.returns:
             self.returns[-1].append(value)
+        if self.return_exports and self.return_exports[-1] is not None:
+            prefix = self.return_exports[-1]
+            self.return_states[-1].append({k: v for k, v in state.env.items() if k.startswith(prefix)})
         state.dead = True
         return state
 
@@ -728,6 +764,11 @@ class Interpreter:
                 # Its methods read the attribute from the object, no longer from what `__init__` set.
                 state.env[base_key] = replace(obj, changed=obj.changed | {target.attr})
         self.fresh_storage(value, state, stmt)
+        if isinstance(target, ast.Attribute) and self.self_names and self.self_names[-1] is not None \
+                and key.startswith(self.self_names[-1] + ".") and isinstance(value, TensorVal) \
+                and value.rg is not Tri.NO and value.leaf is not Tri.YES and value.stored is None:
+            # A graph kept on the object outlives this call: a later call's backward can reach it.
+            value = value.with_(stored=self.fact(stmt, f"`{self.seg(target)}` keeps this graph on the object"))
         state.set(key, value)
         self.record(target, value)
 
@@ -826,7 +867,8 @@ class Interpreter:
         return method(node, state)
 
     def expr_Constant(self, node, state) -> Value:
-        return PyVal(scalar=isinstance(node.value, (int, float)) and not isinstance(node.value, bool))
+        return PyVal(scalar=isinstance(node.value, (int, float)) and not isinstance(node.value, bool),
+                     is_none=node.value is None)
 
     def expr_JoinedStr(self, node, state) -> Value:
         for v in node.values:
@@ -1160,7 +1202,11 @@ class Interpreter:
             return  # a callable attribute (`self.model(x)`), not a method
         changed = self.method_mutations(obj.cls, method) if method is not None else frozenset({"*"})
         if not changed <= obj.changed:
-            state.set(key, replace(obj, changed=obj.changed | changed))
+            if method is not None:
+                # The method's own writes to `self.*` came back as `key.*` entries (see `call_function`): keep them.
+                state.env[key] = replace(obj, changed=obj.changed | changed)
+            else:
+                state.set(key, replace(obj, changed=obj.changed | changed))
 
     def func_grad_call(self, node: ast.Call, state: State) -> Value:
         """`torch.func.grad(f)(*args)`: `f` must return a 0-dim tensor (with has_aux=True, a pair)."""
@@ -1690,6 +1736,7 @@ class Interpreter:
         freed_sure = True
         carried = None
         via = None
+        stored = None
         entry = db.op_entry(qual, [isinstance(v, TensorVal) for _, v in args]) if rg is not Tri.NO else None
         psrc: frozenset = frozenset()
         pcut = _pcut_of(v for _, v in args)
@@ -1707,6 +1754,7 @@ class Interpreter:
                     freed_sure = freed_sure and v.freed_sure
                     carried = carried or v.carried
                     via = via or v.via or self.fact(n, self.seg(n))
+                stored = stored or v.stored
             carried = carried or self.carry_check(tensors, node, state)
             if entry is not None and entry.get("saves_any") and rg is Tri.YES:
                 segs = segs | {self.site(node)}
@@ -1748,7 +1796,7 @@ class Interpreter:
                          carried=carried, via=via, zerograd=zerograd, view=view, multiview=multiview,
                          nograd_view=nograd_view, saved_seg=saved_seg, leaf_view=leaf_view, psaved=psaved,
                          stepped=stepped, psrc=psrc, pcut=pcut, psrc_partial=partial,
-                         storage=base.storage if view is not None else self.site(node))
+                         storage=base.storage if view is not None else self.site(node), stored=stored)
 
     def carry_check(self, tensors, node: ast.AST, state: Optional[State] = None) -> Optional[Fact]:
         """A tensor from an earlier iteration whose graph a backward later in this loop frees, fed into this
@@ -2200,7 +2248,9 @@ class Interpreter:
                            psaved=psaved if rg is not Tri.NO else frozenset(),
                            stepped=stepped if rg is not Tri.NO else None,
                            psrc=psrc if rg is not Tri.NO else frozenset(), pcut=pcut, psrc_partial=partial,
-                           storage=self.site(node))
+                           storage=self.site(node),
+                           stored=next((v.stored for v in tensors if v.stored is not None), None) if rg is not Tri.NO
+                           else None)
         if short in db.RECURRENT:
             hidden = result.with_(saved=None, shape=None)
             return SeqVal((result.with_(shape=None), SeqVal((hidden, hidden)) if short == "LSTM" else hidden))
@@ -2306,9 +2356,33 @@ class Interpreter:
         return tuple(sorted(out, key=lambda kv: kv[0]))
 
     # ---- user functions
+    def receiver_key(self, func: FuncVal, self_val: Optional[Value], node: ast.AST, state: State) -> Optional[str]:
+        """The caller's reference key of the instance a method runs on (`lut` for `lut(x)` and `lut.forward(x)`,
+        `self.meter` for `self.meter.update(v)`), when the caller's value there is that instance."""
+        if not isinstance(self_val, (ModuleVal, ObjectVal)) or not isinstance(node, ast.Call):
+            return None
+        f = node.func
+        ref = f.value if isinstance(f, ast.Attribute) and f.attr == func.node.name else f
+        key = key_of(ref)
+        if key is None or "[" in key or state.get(key) != self_val:
+            return None
+        return key
+
     def call_function(self, func: FuncVal, self_val: Optional[Value], args, kwargs, node: ast.AST,
                       state: State) -> Value:
-        result = self.run_function(func, self_val, args, kwargs, node, state)
+        # Object state across method calls: what the caller knows about `recv.attr` is the method's `self.attr`,
+        # and what the method leaves in `self.attr` is the caller's `recv.attr` afterwards.
+        recv_key = self.receiver_key(func, self_val, node, state)
+        imports = None
+        if recv_key is not None:
+            prefix = recv_key + "."
+            imports = tuple(sorted((k[len(prefix):], v) for k, v in state.env.items() if k.startswith(prefix)))
+        result = self.run_function(func, self_val, args, kwargs, node, state, self_import=imports)
+        if recv_key is not None:
+            for rest, val in self.last_exports:
+                if state.get(f"{recv_key}.{rest}") != val:
+                    state.set(f"{recv_key}.{rest}", val)
+        self.last_exports = ()
         if not isinstance(result, Value):
             return UNKNOWN
         out = flat_tensors([(node, result)])
@@ -2318,7 +2392,11 @@ class Interpreter:
         carried = self.carry_check(flat_tensors(list(args) + list(kwargs.values())), node, state)
         return with_carried(result, carried) if carried is not None else result
 
-    def run_function(self, func: FuncVal, self_val, args, kwargs, node, state: State, want_state: bool = False):
+    def run_function(self, func: FuncVal, self_val, args, kwargs, node, state: State, want_state: bool = False,
+                     self_import: Optional[tuple] = None):
+        """Run `func`'s body on abstract arguments. `self_import`: (attribute path, value) pairs the caller knows
+        about the instance; the `self.*` entries the body leaves are put in `self.last_exports` (when given)."""
+        self.last_exports = ()
         if self.depth >= MAX_CALL_DEPTH or any(f is func.node for f in self.stack):
             return UNKNOWN
         fn = func.node
@@ -2345,19 +2423,25 @@ class Interpreter:
         arg_vals = [v for _, v in args]
         kw_vals = {k: v for k, (_, v) in kwargs.items()}
         memo_key = (id(fn), self_val, tuple(arg_vals), tuple(sorted(kw_vals.items(), key=lambda kv: kv[0])), grad,
-                    inference, self.reporting, want_state)
+                    inference, self.reporting, want_state, self_import)
         try:
             hash(memo_key)
         except TypeError:
             memo_key = None
         if memo_key is not None and memo_key in self.memo:
+            if self_import is not None:
+                self.last_exports = self.memo_exports.get(memo_key, ())
             return self.memo[memo_key]
         callee_state = State(grad=grad, grad_why=why, inference=inference)
         params = fn.args
         positional = list(params.posonlyargs) + list(params.args)
         vals = list(arg_vals)
+        self_name = None
         if self_val is not None and positional:
-            callee_state.set(positional[0].arg, self_val)
+            self_name = positional[0].arg
+            callee_state.set(self_name, self_val)
+            for rest, val in self_import or ():
+                callee_state.set(f"{self_name}.{rest}", val)
             positional = positional[1:]
         for i, p in enumerate(positional):
             if i < len(vals):
@@ -2387,10 +2471,17 @@ class Interpreter:
         self.frame_caller_grad.append(state.grad)
         self.depth += 1
         self.returns.append([])
+        self.return_exports.append(f"{self_name}." if self_import is not None and self_name else None)
+        self.self_names.append(self_name)
+        self.return_states.append([])
         try:
             end = self.exec_block(fn.body, callee_state)
             rets = self.returns[-1]
+            exit_envs = self.return_states[-1]
         finally:
+            self.self_names.pop()
+            self.return_exports.pop()
+            self.return_states.pop()
             self.returns.pop()
             self.depth -= 1
             self.stack.pop()
@@ -2407,8 +2498,21 @@ class Interpreter:
             result = rets[0] if rets else UNKNOWN
             for r in rets[1:]:
                 result = result.join(r)
+        exports: tuple = ()
+        if self_import is not None and self_name:
+            prefix = self_name + "."
+            if not end.dead:
+                exit_envs = exit_envs + [{k: v for k, v in end.env.items() if k.startswith(prefix)}]
+            joined: dict = {}
+            for env in exit_envs:
+                for k, v in env.items():
+                    joined[k] = join_values(joined.get(k), v)
+            exports = tuple(sorted((k[len(prefix):], v) for k, v in joined.items() if v is not None))
+            self.last_exports = exports
         if memo_key is not None:
             self.memo[memo_key] = result
+            if self_import is not None:
+                self.memo_exports[memo_key] = exports
         return result
 
     def static_qual(self, node: ast.AST) -> Optional[str]:

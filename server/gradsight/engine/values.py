@@ -114,6 +114,7 @@ class TensorVal(Value):
     # shares. Views, `.detach()`, basic indexing and iteration keep their base's storage, so an in-place write
     # through any alias is checked against everything saved from that storage. None: not known.
     storage: Optional[tuple] = None
+    stored: Optional[Fact] = None  # the assignment that kept this graph in long-lived storage (`self.cached = ...`)
 
     def join(self, other: Value) -> Value:
         if not isinstance(other, TensorVal):
@@ -152,6 +153,7 @@ class TensorVal(Value):
             pcut=self.pcut | other.pcut,
             psrc_partial=self.psrc_partial or other.psrc_partial,
             storage=self.storage if self.storage == other.storage else None,
+            stored=_first(self.stored, other.stored),
         )
 
     def with_(self, **changes: Any) -> "TensorVal":
@@ -171,12 +173,14 @@ class PyVal(Value):
     pcut: frozenset = frozenset()  # as `TensorVal.pcut`: module parameters whose path was cut on the way here
     scalar: bool = False  # surely a Python number (a numeric constant, a `range()` element, arithmetic on those)
     scalar_items: bool = False  # an iterable of Python numbers (`range(...)`)
+    is_none: bool = False  # surely `None`
 
     def join(self, other: Value) -> Value:
         if not isinstance(other, PyVal):
             return UNKNOWN
         return PyVal(cut=_first(self.cut, other.cut), pcut=self.pcut | other.pcut,
-                     scalar=self.scalar and other.scalar, scalar_items=self.scalar_items and other.scalar_items)
+                     scalar=self.scalar and other.scalar, scalar_items=self.scalar_items and other.scalar_items,
+                     is_none=self.is_none and other.is_none)
 
 
 @dataclass(frozen=True)

@@ -98,6 +98,19 @@ class BackwardThroughFreedGraph(Rule):
 
     def _carry(self, event: CarryEvent, report) -> None:
         freed = event.value.freed
+        stored = event.value.stored
+        if stored is not None and stored.path is None:
+            # The graph is kept on an object (`self.cached = ...` in a method): that assignment is what to change.
+            text = report.source.line_text(stored.line)
+            start = len(text) - len(text.lstrip()) + 1
+            line, col, _, _ = report.source.span(event.node)
+            report.add(self, event.node,
+                       f"This keeps a graph on the object; after the backward at line {freed.line} frees it, "
+                       f"the next backward through it raises.",
+                       severity=Severity.WARNING,
+                       related=[freed, Fact(line, col, f"the kept graph is used again here; the backward raises {_MSG}")],
+                       span=(stored.line, start, stored.line, len(text) + 1))
+            return
         if event.is_tuple:
             detached = f"tuple(t.detach() for t in {event.expr})"
             fix = make_fix(f"Detach every tensor of `{event.expr}` at each step", Applicability.UNSAFE,
