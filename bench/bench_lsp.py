@@ -3,6 +3,7 @@
     .venv/bin/python bench/bench_lsp.py            # everything (about a minute)
     .venv/bin/python bench/bench_lsp.py --quick    # fewer repetitions, skips the whole-corpus RSS step
     .venv/bin/python bench/bench_lsp.py --server "python -m some_other_server"   # any LSP server
+    .venv/bin/python bench/bench_lsp.py --startup 5   # cold starts on a small script: initialize, first diagnostics
 
 It starts `python -m gradsight lsp` with a small hand-written JSON-RPC client (plain LSP 3.17, no
 gradsight-specific messages) and measures, on the largest corpus files (timm vision_transformer.py,
@@ -516,6 +517,68 @@ class Bench:
             print(f"note: {n}")
 
 
+STARTUP_TRAIN = """\
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+pred = net(torch.randn(6, 3))
+print(pred.numpy())
+total = 0
+for step in range(3):
+    loss = net(torch.randn(6, 3)).sum()
+    loss.backward()
+    total += loss
+"""
+
+
+def startup(argv: list[str], runs: int, pull: bool) -> int:
+    """Cold starts, the way an editor opens a small script: spawn -> `initialize` answered, and spawn ->
+    the first diagnostics of the file opened right after `initialized` (median and max of `runs`)."""
+    init_times, init_rtt, first, after_open = [], [], [], []
+    caps: dict = {"textDocument": {"publishDiagnostics": {"versionSupport": True},
+                                   "hover": {"contentFormat": ["markdown", "plaintext"]}},
+                  "workspace": {"configuration": False}, "window": {"workDoneProgress": False}}
+    if pull:
+        caps["textDocument"]["diagnostic"] = {"dynamicRegistration": False}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = pathlib.Path(tmp)
+        script = root / "train.py"
+        script.write_text(STARTUP_TRAIN, encoding="utf-8")
+        for _ in range(runs):
+            c = Client(argv, root, root / "server.stderr")
+            c.root_uri = root.as_uri()
+            try:
+                _, rtt = c.request("initialize", {"processId": os.getpid(), "rootUri": c.root_uri,
+                                                  "capabilities": caps}, timeout=60)
+                init_times.append(c.last_arrival - c.t_start)
+                init_rtt.append(rtt)
+                c.notify("initialized", {})
+                mark = c.diag_mark()
+                sent = c.notify("textDocument/didOpen", {"textDocument": {
+                    "uri": script.as_uri(), "languageId": "python", "version": 1, "text": STARTUP_TRAIN}})
+                if pull:
+                    _, dt = c.request("textDocument/diagnostic", {"textDocument": {"uri": script.as_uri()}})
+                    arrival = sent + dt
+                else:
+                    arrival = c.wait_diagnostics(script.as_uri(), mark, 1)
+                first.append(arrival - c.t_start)
+                after_open.append(arrival - sent)
+            finally:
+                c.shutdown()
+    ms = lambda v: f"{v * 1000:.0f} ms"  # noqa: E731
+    print(f"server: {' '.join(argv)}; {runs} cold starts; diagnostics {'pulled' if pull else 'pushed'}; "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
+    print(f"{'measurement':<58} {'median':>9} {'max':>9} {'target':>9}")
+    for label, values, target in (
+            ("spawn -> initialize answered", init_times, "< 500 ms"),
+            ("initialize request -> answer", init_rtt, ""),
+            ("spawn -> first diagnostics of the opened file", first, "< 1 s"),
+            ("didOpen -> first diagnostics (same runs)", after_open, "")):
+        print(f"{label:<58} {ms(statistics.median(values)):>9} {ms(max(values)):>9} {target:>9}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer repetitions; skip opening the whole corpus")
@@ -524,7 +587,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--files", help="comma-separated corpus paths (relative to bench/.corpus) to use instead of "
                     "the three big files; the first one gets the didChange, hover and inlay-hint measurements")
     ap.add_argument("-q", "--no-progress", action="store_true", help="do not print progress to stderr")
+    ap.add_argument("--startup", type=int, metavar="N", default=0,
+                    help="only measure N cold starts on a small script (spawn -> initialize, -> first diagnostics)")
+    ap.add_argument("--pull", action="store_true", help="with --startup: pull diagnostics instead of waiting for them")
     args = ap.parse_args(argv)
+    if args.startup:
+        py = corpus.project_python() or pathlib.Path(sys.executable)
+        server = shlex.split(args.server) if args.server else [str(py), "-m", "gradsight", "lsp"]
+        return startup(server, args.startup, args.pull)
     big = tuple(f.strip() for f in args.files.split(",")) if args.files else BIG_FILES
     corpus.ensure_corpus(quiet=True)
     if args.server:

@@ -8,12 +8,13 @@ notebook cells).
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from ..engine import StateFact
+if TYPE_CHECKING:
+    from ..engine import StateFact
 from ..findings import Applicability, Edit, Finding, Severity
 from ..rules import get_rule
 from .documents import Snapshot, View

@@ -18,9 +18,10 @@ import asyncio
 import logging
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import Awaitable, Callable, Hashable
+from typing import TYPE_CHECKING, Awaitable, Callable, Hashable
 
-from ..engine import Analysis
+if TYPE_CHECKING:
+    from ..engine import Analysis
 
 log = logging.getLogger(__name__)
 

@@ -27,13 +27,13 @@ import pathlib
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from .. import engine
-from ..engine import Analysis, StateFact
+if TYPE_CHECKING:  # the engine is imported after `initialize` is answered (see `warm_up`)
+    from ..engine import Analysis, StateFact
 from ..findings import Applicability, Finding
 from . import actions, convert
 from .documents import (
@@ -181,7 +181,22 @@ class Session:
         log.info("gradsight language server: %s diagnostics, %s positions, workspace %strusted",
                  "pull" if self.pull_mode else "push", self.encoding, "" if self.trusted else "not ")
 
+    def warm_up(self) -> None:
+        """Import the engine in a background thread once `initialize` has been answered: the answer does
+        not wait for it (it is most of the server's import time), and the first analysis finds it loaded."""
+        import threading
+
+        def load() -> None:
+            try:
+                from .. import engine  # noqa: F401
+                from ..engine import workspace  # noqa: F401
+            except Exception:  # noqa: BLE001 - the first analysis reports a broken engine
+                log.exception("importing the engine failed")
+
+        threading.Thread(target=load, name="gradsight-warm-up", daemon=True).start()
+
     async def initialized(self) -> None:
+        self.warm_up()
         self._ready = True
         await self._register_watchers()
         if self.supports("workspace.configuration"):
@@ -795,6 +810,9 @@ def _wanted(only: Sequence[str] | None, kind: str) -> bool:
 
 def _compute(snapshot: Snapshot, config, excluded: bool, package: str | None, workspace=None) -> Result:
     """Runs in a worker thread: the pure engine on an immutable snapshot."""
+    from .. import engine
+    from ..engine import Analysis
+
     if excluded:
         return Result(Analysis(path=snapshot.path), frozenset())
     try:
