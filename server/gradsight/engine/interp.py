@@ -2443,15 +2443,19 @@ class Interpreter:
             for rest, val in self_import or ():
                 callee_state.set(f"{self_name}.{rest}", val)
             positional = positional[1:]
+        all_positional = list(params.posonlyargs) + list(params.args)
+        defaults = dict(zip([p.arg for p in all_positional[len(all_positional) - len(params.defaults):]],
+                            params.defaults))
+        defaults.update({p.arg: d for p, d in zip(params.kwonlyargs, params.kw_defaults) if d is not None})
         for i, p in enumerate(positional):
             if i < len(vals):
                 callee_state.set(p.arg, vals[i])
             elif p.arg in kw_vals:
                 callee_state.set(p.arg, kw_vals[p.arg])
             else:
-                callee_state.set(p.arg, UNKNOWN)
+                callee_state.set(p.arg, _constant_default(defaults.get(p.arg)))
         for p in params.kwonlyargs:
-            callee_state.set(p.arg, kw_vals.get(p.arg, UNKNOWN))
+            callee_state.set(p.arg, kw_vals[p.arg] if p.arg in kw_vals else _constant_default(defaults.get(p.arg)))
         if params.vararg:
             callee_state.set(params.vararg.arg, UNKNOWN)
         if params.kwarg:
@@ -2540,6 +2544,16 @@ def _is_tensor_function(qual: str) -> bool:
     if qual.count(".") == 1 and qual.startswith("torch."):
         return True
     return qual.startswith(_OP_NAMESPACES) or db.op_entry(qual) is not None and qual.startswith("torch.")
+
+
+def _constant_default(node: Optional[ast.AST]) -> Value:
+    """The value of a parameter left to its default: a constant's is known (`smooth=1.0`, `cache=None`)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    if isinstance(node, ast.Constant):
+        return PyVal(scalar=isinstance(node.value, (int, float)) and not isinstance(node.value, bool),
+                     is_none=node.value is None)
+    return UNKNOWN
 
 
 def _reduced_shape(shape: Optional[tuple], args, kwargs) -> Optional[tuple]:

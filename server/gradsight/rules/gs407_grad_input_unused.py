@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+import ast
+
 from ..engine.events import BackwardEvent
-from ..engine.values import TensorVal, Tri
+from ..engine.values import Fact, TensorVal, Tri
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
+
+_ERROR = "The differentiated Tensor at index N appears to not have been used in the graph"
 
 
 class GradInputUnused(Rule):
@@ -29,15 +33,36 @@ class GradInputUnused(Rule):
         t = event.target
         if event.api != "torch.autograd.grad" or t.rg is not Tri.YES or event.allow_unused is not Tri.NO:
             return
-        if not t.sources:
+        if not t.sources and t.psrc_partial:
             return  # gradsight does not know what feeds the output: stay quiet
         for index, (node, val) in enumerate(event.inputs):
             if not isinstance(val, TensorVal) or val.leaf is not Tri.YES or val.rg is not Tri.YES or not val.sources:
                 continue
             if val.sources & t.sources:
                 continue
+            name = report.source.segment(node)
+            line, col, _, _ = report.source.span(event.node)
+            origin = val.origin
+            if origin is not None and origin.path is None and origin.line < line and "requires_grad_" in origin.text \
+                    and _used_before(report.tree, name, origin.line):
+                # `x` was used before it started requiring grad: that ordering is the statement to change.
+                text = report.source.line_text(origin.line)
+                start = len(text) - len(text.lstrip()) + 1
+                report.add(self, event.node,
+                           f"`{name}` starts requiring grad after it was used, so `torch.autograd.grad` at line "
+                           f"{line} raises.",
+                           related=[Fact(line, col, f"raises here: \"{_ERROR}\"")],
+                           span=(origin.line, start, origin.line, len(text) + 1))
+                return
             report.add(self, event.node,
-                       f"Input {index} (`{report.source.segment(node)}`) never feeds `{event.expr}`, so "
-                       "`torch.autograd.grad` raises \"appears to not have been used in the graph\"; remove it or pass "
-                       "`allow_unused=True`.", related=[val.origin])
+                       f"Input {index} (`{name}`) never feeds `{event.expr}`, so `torch.autograd.grad` raises.",
+                       related=[origin] if origin is not None and origin.line != line else [])
             return
+
+
+def _used_before(tree, name: str, line: int) -> bool:
+    """Whether `name` is read on a line before `line` (a computation that ran before it required grad)."""
+    if tree is None or not name.isidentifier():
+        return False
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and n.lineno < line
+               for n in ast.walk(tree))
