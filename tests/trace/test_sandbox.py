@@ -229,7 +229,9 @@ def test_function_mode_imports_and_calls(sandbox):
     r, _ = sandbox["function"]
     # The module is imported (not run as __main__, whose block would raise SystemExit), then train() runs.
     assert r["error"]["type"] == "RuntimeError" and r["error"]["line"] == 11
-    assert {(f["code"], f["line"]) for f in r["findings"]} == {("GS903", 10), ("GS903", 11)}
+    # The statement to change is the `with torch.no_grad():` (line 9); the op under it is in `related`.
+    assert {(f["code"], f["line"]) for f in r["findings"]} == {("GS903", 9), ("GS903", 11)}
+    assert 10 in {x["line"] for f in r["findings"] for x in f["related"]}
 
 
 def test_missing_function(sandbox):

@@ -108,7 +108,7 @@ def test_specific_root_causes(seed_traces):
     assert {("GS900", 7), ("GS900", 8)} <= at("extra_nonscalar_backward")
     assert ("GS903", 5) in at("seed001_ex1") and ("GS903", 8) in at("seed001_ex1")
     assert {("GS903", 6), ("GS903", 23)} <= at("extra_helper_rewraps")
-    assert ("GS903", 11) in at("extra_no_grad_forward")
+    assert ("GS903", 10) in at("extra_no_grad_forward")  # the `with torch.no_grad():` line
     assert ("GS906", 8) in at("extra_inplace_leaf")
     saved = [f for f in seed_traces["cases/extra_inplace_saved_output.py"]["findings"] if f["code"] == "GS901"]
     assert saved and saved[0]["line"] == 12 and saved[0]["related"][0]["line"] == 11

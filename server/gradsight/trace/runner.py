@@ -175,6 +175,57 @@ def _carried_name(path, line):
     return None
 
 
+_CONTEXTS = {}  # filename -> [(first line, last line, context line, kind)] of no-grad regions
+
+
+def _no_grad_regions(path):
+    """`with torch.no_grad():` / `inference_mode()` / `set_grad_enabled(False)` blocks and functions decorated
+    with them, in one file (parsed once)."""
+    got = _CONTEXTS.get(path)
+    if got is not None:
+        return got
+    import ast
+
+    regions = []
+    try:
+        tree = ast.parse("".join(linecache.getlines(path)))
+    except (SyntaxError, ValueError):
+        tree = None
+
+    def disables(call):
+        f = call.func if isinstance(call, ast.Call) else call
+        name = f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
+        if name in ("no_grad", "inference_mode"):
+            return True
+        if name == "set_grad_enabled" and isinstance(call, ast.Call) and call.args:
+            a = call.args[0]
+            return isinstance(a, ast.Constant) and a.value is False
+        return False
+
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, (ast.With, ast.AsyncWith)) and any(disables(i.context_expr) for i in node.items):
+            regions.append((node.body[0].lineno, node.end_lineno, node.lineno))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for d in node.decorator_list:
+                if disables(d):
+                    regions.append((node.body[0].lineno, node.end_lineno, d.lineno))
+    _CONTEXTS[path] = regions
+    return regions
+
+
+def _grad_context(chain):
+    """The innermost no-grad context enclosing a frame of `chain` [(path, line), innermost first]:
+    (context path, context line, the enclosed path, the enclosed line), or None."""
+    for path, line in chain:
+        best = None
+        for first, last, ctx in _no_grad_regions(path):
+            if first <= line <= last and (best is None or first > best[0]):
+                best = (first, ctx)
+        if best is not None:
+            return path, best[1], path, line
+    return None
+
+
 def _carried_is_argument(code, name):
     """Is the carried `name` a plain argument of the function `code` (so the caller carries the state)?"""
     if code is None or not name or "." in name:
@@ -217,6 +268,7 @@ class Tracer:
         self.n_backward = 0  # completed backward calls; also the "generation" of graph nodes
         self.backwards = []  # (path, line, retain) per backward call, by generation
         self.backward_code = []  # the code object (function) that made each backward call
+        self.create_graph_calls = set()  # indices into `backwards` of calls with create_graph=True
         self.step_log = []  # (backward count, weakref(optimizer)) per optimizer step
         self.step_state = {}  # id(optimizer) -> its last step: backward count, sampled grads, line (GS909)
         self.watched_grads = set()  # id() of sampled .grad tensors: an in-place write to one resets it
@@ -750,6 +802,9 @@ class Tracer:
                 tag = best
             else:
                 eid = self.new_cut_event("nograd", path, line, name, frame, grad_inputs[0])
+                if frame is not None:
+                    # The user frames now: GS903/GS904 name the `with torch.no_grad():` that encloses one.
+                    self.cut_events[eid]["chain"] = [(co.co_filename, ln) for co, ln in self.user_chain(frame, 8)]
                 for g in grad_inputs[1:8]:
                     self._remember_source(self.cut_events[eid], g)
                 tag = (K_NOGRAD, path, line, name, eid, False)
@@ -807,6 +862,11 @@ class Tracer:
                         path, line = g.f_code.co_filename, g.f_lineno
         except Exception:
             pass
+        since = range(site[3], len(self.backwards))
+        if since and all(i in self.create_graph_calls for i in since):
+            # Only create_graph=True calls ran since the graph was built (a differentiable inner step of
+            # meta-learning): extending that graph is the point, and nothing was freed.
+            return
         key = (path, line)
         if key in self.gs905:
             return
@@ -1012,6 +1072,11 @@ class Tracer:
         gen = self.n_backward
         self.backwards.append((path, line, bool(retain)))
         self.backward_code.append(frame.f_code if frame is not None else None)
+        create = kwargs.get("create_graph")
+        if create is None and len(args) > (4 if is_grad else 3):
+            create = args[4 if is_grad else 3]
+        if create:
+            self.create_graph_calls.add(len(self.backwards) - 1)
         try:
             result = orig(*args, **kwargs)
         except RuntimeError as exc:
@@ -1087,8 +1152,17 @@ class Tracer:
                 cause = (tpath, tline, "%s at line %d builds a new tensor from plain data, without history"
                          % (_code(tpath, tline), tline))
             elif ev is not None and ev["kind"] == "nograd":
-                cause = (tpath, tline, "%s at line %d runs with gradient tracking disabled (torch.no_grad(), "
-                         "inference_mode or set_grad_enabled(False))" % (_code(tpath, tline), tline))
+                ctx = _grad_context(ev.get("chain") or [(tpath, tline)])
+                if ctx is not None:
+                    cpath, cline, inner_path, inner_line = ctx
+                    cause = (cpath, cline, "%s at line %d disables gradient tracking, so %s at line %d inside it "
+                             "builds no graph" % (_code(cpath, cline), cline, _code(inner_path, inner_line), inner_line))
+                    if (inner_path, inner_line) != (tpath, tline):
+                        related.append((inner_path, inner_line, "the call under the context"))
+                    related.append((tpath, tline, "%s runs without gradient tracking here" % top))
+                else:
+                    cause = (tpath, tline, "%s at line %d runs with gradient tracking disabled (torch.no_grad(), "
+                             "inference_mode or set_grad_enabled(False))" % (_code(tpath, tline), tline))
             elif ev is not None and ev["kind"] == "cut":
                 how = ("torch.%s() copies values, not history" % top) if top in _CTOR_NAMES else ".%s()" % top
                 cause = (tpath, tline, "%s at line %d cuts the autograd history (%s)" % (_code(tpath, tline), tline, how))

@@ -1,4 +1,4 @@
-# expect: with --function train: GS903 at line 10 (no_grad); the __main__ block does not run
+# expect: with --function train: GS903 at line 9 (the no_grad block); the __main__ block does not run
 import torch
 
 x = torch.randn(3, requires_grad=True)
