@@ -2128,6 +2128,19 @@ class Interpreter:
         return map_tensors(result, tag)
 
     def _call_module(self, mod: ModuleVal, args, kwargs, node: ast.AST, state: State) -> Value:
+        if mod.alts:
+            # One of several modules (bound on different paths): each runs on its own copy of the state.
+            out: Optional[Value] = None
+            ends = []
+            for alt in mod.alts:
+                branch = state.copy()
+                out = join_values(out, self.call_module(alt, args, kwargs, node, branch))
+                ends.append(branch)
+            joined = ends[0]
+            for e in ends[1:]:
+                joined = joined.join(e)
+            state.env, state.compound = joined.env, joined.compound
+            return out if out is not None else UNKNOWN
         if mod.cls is not None:
             fwd = self.find_method(mod.cls, "forward")
             if fwd is None:

@@ -204,6 +204,9 @@ class ModuleVal(Value):
     attrs: tuple = ()  # (name, Value) pairs from __init__ (user modules)
     eval_at: Optional[Fact] = None  # `.eval()` was called on it here
     out_features: Optional[int] = None  # nn.Linear: the size of the output's last dimension
+    # A name bound to different modules on different paths (`model = A() if flag else B()`): the alternatives.
+    # `qual` is then "torch.nn.Module"; a call runs each alternative and joins the results.
+    alts: tuple = ()
 
     def attr(self, name: str) -> Optional[Value]:
         for key, val in self.attrs:
@@ -212,8 +215,15 @@ class ModuleVal(Value):
         return None
 
     def join(self, other: Value) -> Value:
-        if isinstance(other, ModuleVal) and other.qual == self.qual and other.cls is self.cls:
+        if isinstance(other, ModuleVal) and other.qual == self.qual and other.cls is self.cls and not (
+                self.alts or other.alts):
             return self if self == other else replace(self, has_params=self.has_params.join(other.has_params))
+        if isinstance(other, ModuleVal):
+            alts = tuple(dict.fromkeys((self.alts or (self,)) + (other.alts or (other,))))
+            if len(alts) > 4:
+                return UNKNOWN
+            return ModuleVal("torch.nn.Module", has_params=self.has_params.join(other.has_params),
+                             origin=_first(self.origin, other.origin), alts=alts)
         return UNKNOWN
 
 
