@@ -1311,6 +1311,11 @@ class Interpreter:
         if qual.startswith("builtins."):
             return self.call_builtin(short, node, state)
         args, kwargs = self.eval_args(node, state)
+        if qual == "torch.load":
+            # A whole pickled model (what a call on the result shows it is): a module whose parameters require
+            # grad unless something froze them. Evidence from use, so findings built on it are warnings.
+            return ModuleVal("torch.load", has_params=Tri.YES, evidence=True,
+                             origin=self.fact(node, f"a model loaded by `{self.seg(node)}`"))
         if qual in db.BACKWARD_FUNCS:
             target_node, target = args[0] if args else kwargs.get("outputs", kwargs.get("tensors", (None, UNKNOWN)))
             inputs: list = []
@@ -1796,7 +1801,8 @@ class Interpreter:
                          carried=carried, via=via, zerograd=zerograd, view=view, multiview=multiview,
                          nograd_view=nograd_view, saved_seg=saved_seg, leaf_view=leaf_view, psaved=psaved,
                          stepped=stepped, psrc=psrc, pcut=pcut, psrc_partial=partial,
-                         storage=base.storage if view is not None else self.site(node), stored=stored)
+                         storage=base.storage if view is not None else self.site(node), stored=stored,
+                         evidence=rg is Tri.YES and all(v.evidence for _, v in tensors if v.rg is Tri.YES))
 
     def carry_check(self, tensors, node: ast.AST, state: Optional[State] = None) -> Optional[Fact]:
         """A tensor from an earlier iteration whose graph a backward later in this loop frees, fed into this
@@ -2263,7 +2269,9 @@ class Interpreter:
                            psrc=psrc if rg is not Tri.NO else frozenset(), pcut=pcut, psrc_partial=partial,
                            storage=self.site(node),
                            stored=next((v.stored for v in tensors if v.stored is not None), None) if rg is not Tri.NO
-                           else None)
+                           else None,
+                           evidence=rg is Tri.YES and (mod.evidence or (params is not Tri.YES and bool(tensors) and all(
+                               v.evidence for v in tensors if v.rg is Tri.YES))))
         if short in db.RECURRENT:
             hidden = result.with_(saved=None, shape=None)
             return SeqVal((result.with_(shape=None), SeqVal((hidden, hidden)) if short == "LSTM" else hidden))

@@ -115,6 +115,9 @@ class TensorVal(Value):
     # through any alias is checked against everything saved from that storage. None: not known.
     storage: Optional[tuple] = None
     stored: Optional[Fact] = None  # the assignment that kept this graph in long-lived storage (`self.cached = ...`)
+    # `rg` is known from evidence of use only (the output of a model loaded by `torch.load`, of an object whose
+    # parameters an optimizer takes): rules report such findings as warnings, never as errors.
+    evidence: bool = False
 
     def join(self, other: Value) -> Value:
         if not isinstance(other, TensorVal):
@@ -154,6 +157,7 @@ class TensorVal(Value):
             psrc_partial=self.psrc_partial or other.psrc_partial,
             storage=self.storage if self.storage == other.storage else None,
             stored=_first(self.stored, other.stored),
+            evidence=self.evidence or other.evidence,
         )
 
     def with_(self, **changes: Any) -> "TensorVal":
@@ -207,6 +211,7 @@ class ModuleVal(Value):
     # A name bound to different modules on different paths (`model = A() if flag else B()`): the alternatives.
     # `qual` is then "torch.nn.Module"; a call runs each alternative and joins the results.
     alts: tuple = ()
+    evidence: bool = False  # known to be a module with parameters from its use only (`torch.load(path)(x)`)
 
     def attr(self, name: str) -> Optional[Value]:
         for key, val in self.attrs:

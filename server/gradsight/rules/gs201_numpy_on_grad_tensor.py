@@ -50,8 +50,10 @@ class NumpyOnGradTensor(Rule):
         if event.insert_at is not None:
             fix = make_fix("Use `.detach().numpy()`", Applicability.SAFE,
                            insert_after(report.source, event.insert_at, ".detach()"))
-        where = f" ({t.origin.text}, line {t.origin.line})" if t.origin else ""
+        line = report.source.span(event.node)[0]
+        # Known from use only (a model loaded by `torch.load`): a warning, since something may have frozen it.
+        severity = Severity.WARNING if t.evidence else None
         report.add(self, event.node,
-                   f"`{event.expr}` requires grad{where}, so converting it to NumPy raises "
-                   "\"Can't call numpy() on Tensor that requires grad\"; call `.detach()` first.",
-                   related=[t.origin], fix=fix)
+                   f"`{event.expr}` requires grad, so converting it to NumPy raises; call `.detach()` first.",
+                   related=[t.origin] if t.origin is not None and t.origin.line != line else [], fix=fix,
+                   severity=severity)
