@@ -1,0 +1,230 @@
+"""Recall of gradsight on real autograd bug fixes taken from public repository history.
+
+    .venv/bin/python bench/realbugs/score.py                      # fetch the trees (if needed) and score
+    .venv/bin/python bench/realbugs/score.py --fetch-only         # only materialise bench/realbugs/.trees/
+    .venv/bin/python bench/realbugs/score.py --engine-path DIR    # score another gradsight source tree (DIR/gradsight)
+    .venv/bin/python bench/realbugs/score.py --label after --write-doc   # also rewrite the section in docs/recall.md
+
+bench/realbugs/manifest.json lists every case: the repository, the fixing commit and its parent, the files
+the fix touched, the lines of the BUGGY file (the parent's version) that the fix changed (`fixed_lines`),
+the bug kind, its effect (raises / silent / memory) and a one-line truth statement. The source files are
+not stored in this repository (they belong to their authors): this script materialises them into
+bench/realbugs/.trees/<id>/{buggy,fixed}/<path> (gitignored), from a local mirror of the repository when
+one is given (`--mirrors DIR`, holding `<owner>+<name>/repo` git directories, as the team's fetch tool
+makes them) or else from raw.githubusercontent.com at the pinned commits, and checks each file against the
+sha256 in the manifest.
+
+Scoring, per case:
+
+* FOUND AT THE FIXED LINE: some finding of severity warning or error on the buggy version stands on one of
+  the case's `fixed_lines` (exact line, no tolerance).
+* FOUND ELSEWHERE: warning/error findings on other lines of the buggy files (listed, not scored).
+* INFO AT THE FIXED LINE: an information/hint finding on a fixed line (listed, not scored).
+* NEW ON FIXED: warning/error findings on the fixed version whose code and source line text do not appear
+  among the buggy version's findings (a finding the fix did not remove is not counted as new, since it is
+  about code the fix did not touch). All warnings/errors on the fixed versions are listed too.
+
+gradsight is run as `gradsight check --output-format json --no-cache` on all trees in one call.
+Exit status: 0 when the run worked (whatever the numbers), 2 when gradsight could not be run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import hashlib
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import urllib.request
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+MANIFEST = HERE / "manifest.json"
+TREES = HERE / ".trees"
+CACHE = REPO / "bench" / ".cache"
+DOC = REPO / "docs" / "recall.md"
+LOUD = ("warning", "error")
+MARK_START = "<!-- realbugs:start -->"
+MARK_END = "<!-- realbugs:end -->"
+
+
+def load_manifest() -> list[dict]:
+    return json.loads(MANIFEST.read_text(encoding="utf-8"))["cases"]
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _git_dir(mirrors: pathlib.Path | None, repo: str) -> pathlib.Path | None:
+    if mirrors is None:
+        return None
+    base = mirrors / repo.replace("/", "+") / "repo"
+    for cand in (base / ".git", base):
+        if (cand / "HEAD").is_file():
+            return cand
+    return None
+
+
+def _read_blob(case: dict, commit: str, path: str, mirrors: pathlib.Path | None) -> bytes:
+    git_dir = _git_dir(mirrors, case["repo"])
+    if git_dir is not None:
+        proc = subprocess.run(["git", "--git-dir", str(git_dir), "show", f"{commit}:{path}"], capture_output=True)
+        if proc.returncode == 0:
+            return proc.stdout
+    url = f"https://raw.githubusercontent.com/{case['repo']}/{commit}/{path}"
+    with urllib.request.urlopen(url, timeout=60) as resp:  # noqa: S310 - a fixed https host
+        return resp.read()
+
+
+def materialise(cases: list[dict], mirrors: pathlib.Path | None, log=print) -> None:
+    """Write every case's buggy and fixed files under .trees/, verified against the manifest's hashes."""
+    for case in cases:
+        for side, commit in (("buggy", case["parent"]), ("fixed", case["commit"])):
+            for f in case["files"]:
+                target = TREES / case["id"] / side / f["path"]
+                want = f[f"{side}_sha256"]
+                if target.is_file() and _sha(target.read_bytes()) == want:
+                    continue
+                data = _read_blob(case, commit, f["path"], mirrors)
+                if _sha(data) != want:
+                    raise SystemExit(f"{case['id']}: {side} {f['path']} at {commit[:10]} has sha256 {_sha(data)}, "
+                                     f"the manifest pins {want}")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+                log(f"  fetched {case['id']}/{side}/{f['path']}")
+
+
+def run_gradsight(files: list[pathlib.Path], engine_path: str | None) -> tuple[list[dict], str]:
+    env = dict(os.environ)
+    python = REPO / ".venv" / "bin" / "python"
+    cmd = [str(python if python.exists() else sys.executable), "-m", "gradsight", "check", "--output-format", "json",
+           "--no-cache", "--exit-zero"]
+    if engine_path:
+        env["PYTHONPATH"] = engine_path + os.pathsep + env.get("PYTHONPATH", "")
+    probe = subprocess.run([cmd[0], "-c", "import gradsight; print(gradsight.__file__)"], capture_output=True,
+                           text=True, env=env)
+    where = probe.stdout.strip()
+    proc = subprocess.run([*cmd, *map(str, files)], capture_output=True, text=True, env=env, cwd=REPO)
+    try:
+        data = json.loads(proc.stdout) if proc.stdout.strip() else []
+    except ValueError:
+        print(f"gradsight check did not print JSON (exit {proc.returncode}):\n{proc.stdout[-1500:]}\n"
+              f"{proc.stderr[-1500:]}", file=sys.stderr)
+        raise SystemExit(2)
+    if proc.returncode not in (0, 1):
+        print(f"gradsight check failed (exit {proc.returncode}):\n{proc.stderr[-1500:]}", file=sys.stderr)
+        raise SystemExit(2)
+    return data, where
+
+
+def _key(path: pathlib.Path) -> str:
+    return str(path.resolve())
+
+
+def score(cases: list[dict], findings: list[dict]) -> list[dict]:
+    by_file: dict[str, list[dict]] = {}
+    for f in findings:
+        p = pathlib.Path(f["path"])
+        if not p.is_absolute():
+            p = REPO / p
+        by_file.setdefault(_key(p), []).append(f)
+    rows = []
+    for case in cases:
+        row = {"id": case["id"], "repo": case["repo"], "commit": case["commit"][:10], "kind": case["kind"],
+               "effect": case["effect"], "hit": [], "info_hit": [], "elsewhere": [], "fixed_all": [], "new_on_fixed": []}
+        for f in case["files"]:
+            buggy = TREES / case["id"] / "buggy" / f["path"]
+            fixed = TREES / case["id"] / "fixed" / f["path"]
+            btext = buggy.read_text(encoding="utf-8", errors="replace").splitlines()
+            ftext = fixed.read_text(encoding="utf-8", errors="replace").splitlines()
+            fixed_lines = set(f["fixed_lines"])
+            seen = set()
+            name = pathlib.PurePosixPath(f["path"]).name
+            for g in by_file.get(_key(buggy), []):
+                tag = f"{g['code']}@{name}:{g['line']}"
+                src = btext[g["line"] - 1].strip() if 0 < g["line"] <= len(btext) else ""
+                seen.add((g["code"], src))
+                if g["severity"] in LOUD:
+                    (row["hit"] if g["line"] in fixed_lines else row["elsewhere"]).append(tag)
+                elif g["line"] in fixed_lines:
+                    row["info_hit"].append(f"{tag} ({g['severity']})")
+            for g in by_file.get(_key(fixed), []):
+                if g["severity"] not in LOUD:
+                    continue
+                tag = f"{g['code']}@{name}:{g['line']}"
+                row["fixed_all"].append(tag)
+                src = ftext[g["line"] - 1].strip() if 0 < g["line"] <= len(ftext) else ""
+                if (g["code"], src) not in seen:
+                    row["new_on_fixed"].append(tag + " " + g["message"][:160])
+        rows.append(row)
+    return rows
+
+
+def head_commit() -> str:
+    proc = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return proc.stdout.strip() or "?"
+
+
+def report(rows: list[dict], meta: dict) -> str:
+    n = len(rows)
+    hits = sum(1 for r in rows if r["hit"])
+    new = sum(1 for r in rows if r["new_on_fixed"])
+    out = [f"realbugs: {meta['label']} · engine {meta['engine']} · tree at {meta['commit']} · {meta['date']}",
+           f"found at the fixed line: {hits}/{n} = {hits / n:.0%}",
+           f"cases with a new warning/error on the fixed version: {new}/{n}", ""]
+    for r in rows:
+        mark = "HIT " if r["hit"] else "miss"
+        extra = []
+        if r["hit"]:
+            extra.append("at " + ", ".join(r["hit"]))
+        if r["info_hit"]:
+            extra.append("info " + ", ".join(r["info_hit"]))
+        if r["elsewhere"]:
+            extra.append("elsewhere " + ", ".join(r["elsewhere"]))
+        if r["new_on_fixed"]:
+            extra.append("NEW ON FIXED " + " | ".join(r["new_on_fixed"]))
+        out.append(f"{mark} {r['id']:<40} {r['effect']:<7} {'; '.join(extra)}")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    default_mirrors = os.environ.get("GRADSIGHT_MIRRORS") or ("/work/.mirror" if pathlib.Path("/work/.mirror").is_dir()
+                                                                else None)
+    ap.add_argument("--mirrors", type=pathlib.Path, default=default_mirrors,
+                    help="folder of <owner>+<name>/repo git mirrors to read the files from (else GitHub raw)")
+    ap.add_argument("--fetch-only", action="store_true")
+    ap.add_argument("--engine-path", help="a folder that holds the gradsight package to use (put first on PYTHONPATH)")
+    ap.add_argument("--label", default="current", help="a name for this run (first-try, after, ...)")
+    ap.add_argument("--commit", help="the gradsight commit the engine comes from (default: this tree's HEAD)")
+    ap.add_argument("-k", help="only cases whose id contains this")
+    args = ap.parse_args(argv)
+
+    cases = load_manifest()
+    if args.k:
+        cases = [c for c in cases if args.k in c["id"]]
+    materialise(cases, args.mirrors)
+    if args.fetch_only:
+        return 0
+    files = [TREES / c["id"] / side / f["path"] for c in cases for side in ("buggy", "fixed") for f in c["files"]]
+    findings, where = run_gradsight(files, args.engine_path)
+    rows = score(cases, findings)
+    meta = {"label": args.label, "engine": where, "commit": args.commit or head_commit(),
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    print(report(rows, meta))
+    CACHE.mkdir(parents=True, exist_ok=True)
+    out = CACHE / f"realbugs-{args.label}.json"
+    hits = sum(1 for r in rows if r["hit"])
+    out.write_text(json.dumps({"meta": meta, "cases": len(rows), "found_at_fixed_line": hits,
+                               "cases_with_new_on_fixed": sum(1 for r in rows if r["new_on_fixed"]),
+                               "rows": rows}, indent=1) + "\n", encoding="utf-8")
+    print(f"\nwrote {out.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
