@@ -2861,9 +2861,17 @@ def _accumulated_operand(target: ast.AST, value: ast.AST) -> Optional[ast.AST]:
         return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
                 and key_of(node.func.value) == container)
 
-    if reads_target(value.left) and not any(reads_target(n) for n in ast.walk(value.right)):
+    def scaled_target(node: ast.AST) -> bool:
+        # `0.95 * trend`, `trend * decay`: a running average (EMA) keeps the old value, scaled.
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
+            return (reads_target(node.left) and not any(reads_target(n) for n in ast.walk(node.right))) or (
+                isinstance(node.op, ast.Mult) and reads_target(node.right)
+                and not any(reads_target(n) for n in ast.walk(node.left)))
+        return reads_target(node)
+
+    if scaled_target(value.left) and not any(reads_target(n) for n in ast.walk(value.right)):
         return value.right
-    if reads_target(value.right) and not any(reads_target(n) for n in ast.walk(value.left)):
+    if scaled_target(value.right) and not any(reads_target(n) for n in ast.walk(value.left)):
         return value.left
     return None
 

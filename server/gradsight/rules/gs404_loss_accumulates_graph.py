@@ -4,6 +4,7 @@ import ast
 
 from ..engine.events import AccumulateEvent
 from ..engine.report import insert_after, make_fix
+from ..engine.values import Fact
 from ..findings import Applicability, Severity
 from .base import Invalid, Rule, Valid
 
@@ -120,14 +121,15 @@ class LossAccumulatesGraph(Rule):
             fix = make_fix("Accumulate `.item()` (a Python number) instead", Applicability.UNSAFE,
                            insert_after(report.source, event.value_node, ".item()"))
         verb = {"+=": "adds", "append": "appends"}.get(event.how, "keeps")
+        line = report.source.span(event.node)[0]
+        origin = event.value.origin
+        related = [origin] if origin is not None and origin.line != line else []
         if event.per_call:
             report.add(self, event.node,
-                       f"`{event.target_expr}` {verb} a loss that still carries its graph, and the object keeps it "
-                       f"after this method (which calls backward, line {event.backward_in_loop}) returns, so every "
-                       "call's graph stays in memory; accumulate `loss.item()` or `loss.detach()`.",
-                       related=[event.value.origin], fix=fix)
+                       f"`{event.target_expr}` {verb} a tensor with its graph; the object keeps every call's graph.",
+                       related=related, fix=fix)
             return
         report.add(self, event.node,
-                   f"`{event.target_expr}` {verb} a loss that still carries its graph on every iteration of a loop "
-                   f"that calls backward (line {event.backward_in_loop}), so every step's graph stays in memory; "
-                   "accumulate `loss.item()` or `loss.detach()`.", related=[event.value.origin], fix=fix)
+                   f"`{event.target_expr}` {verb} a tensor with its graph each step, so memory grows every iteration.",
+                   related=related + [Fact(event.backward_in_loop, 1, "the loop calls backward here")]
+                   if event.backward_in_loop != line else related, fix=fix)
