@@ -269,6 +269,9 @@ class Tracer:
         self.backwards = []  # (path, line, retain) per backward call, by generation
         self.backward_code = []  # the code object (function) that made each backward call
         self.create_graph_calls = set()  # indices into `backwards` of calls with create_graph=True
+        self._grad_inputs = []
+        self.rg_sites = {}  # id(tensor) -> (path, line) of its requires_grad_() call
+        self.manual_state = {}  # id(leaf) -> (weakref(grad), backward count, path, line): manual updates (GS909)
         self.step_log = []  # (backward count, weakref(optimizer)) per optimizer step
         self.step_state = {}  # id(optimizer) -> its last step: backward count, sampled grads, line (GS909)
         self.watched_grads = set()  # id() of sampled .grad tensors: an in-place write to one resets it
@@ -530,6 +533,15 @@ class Tracer:
             info = self.classify(func)
         name, flags = info
         if flags & PASS:
+            if name == "requires_grad_" and args and isinstance(args[0], self.Tensor):
+                # Where a tensor started to require grad: ops that ran before do not depend on it (gap: "the
+                # differentiated Tensor appears to not have been used in the graph").
+                try:
+                    uf = self.site(3)
+                    if uf is not None and len(self.rg_sites) < 10000:
+                        self.rg_sites[id(args[0])] = (uf.f_code.co_filename, uf.f_lineno)
+                except Exception as exc:
+                    self.internal(exc)
             return func(*args, **kwargs)
         f = sys._getframe(2)  # 0: on_op, 1: the mode's __torch_function__, 2: whoever called torch
         cache = self._user_code
@@ -660,6 +672,10 @@ class Tracer:
             s = gf.metadata.get("gs") if gf is not None else None
             if s is not None and s[3] < gen and s[1] == line and s[0] == path and path:
                 self.note_gs905(path, line, s, targets[0])
+        t0 = targets[0] if targets else None
+        if (isinstance(t0, T) and t0.requires_grad and t0.is_leaf and t0.grad is not None and path
+                and not flags & FOREACH and not self.torch.is_grad_enabled()):
+            self.check_manual_update(t0, path, line)
         if self.watched_grads and name in ("zero_", "fill_", "mul_", "copy_", "detach_", "_foreach_zero_",
                                            "_foreach_mul_"):
             for t in targets:
@@ -1055,6 +1071,9 @@ class Tracer:
             retain = kwargs.get("create_graph", False) or (len(args) > (4 if is_grad else 3) and bool(args[4 if is_grad else 3]))
         op = "grad" if is_grad else "backward"
         self.event(path, line, "backward", op, roots[0] if roots else None)
+        if is_grad:
+            ins = args[1] if len(args) > 1 else kwargs.get("inputs")
+            self._grad_inputs = [ins] if isinstance(ins, self.Tensor) else list(ins or ())
 
         self.busy += 1
         try:
@@ -1365,6 +1384,38 @@ class Tracer:
         if "backward through the graph a second time" in msg:
             self.explain_freed(exc, roots, path, line, frame, op, gen)
             return
+        if "appears to not have been used in the graph" in msg and op == "grad":
+            import re
+
+            m = re.search(r"at index (\d+)", msg)
+            inputs = self._grad_inputs
+            k = int(m.group(1)) if m else 0
+            t = inputs[k] if inputs and k < len(inputs) else None
+            site = self.rg_sites.get(id(t)) if t is not None else None
+            if site is not None:
+                tname = self.name_in_frame(frame, t)
+                subject = "`%s`" % tname if tname else "the input"
+                self.finding(
+                    "GS900", site[0], site[1], "error",
+                    "%s at line %d makes %s require grad only now, after the computation that should depend on it "
+                    "ran without recording it, so grad() at line %d fails (the differentiated tensor was not used "
+                    "in the graph); call requires_grad_() before computing with it." % (
+                        _code(site[0], site[1]), site[1], subject, line),
+                    [(path, line, "grad() asks for the gradient of %s here" % subject)])
+                self.explain(exc)
+                return
+        if "returned an incorrect number of gradients" in msg:
+            where = self._function_backward_return(roots, msg)
+            if where is not None:
+                bpath, bline, cls, expected, got = where
+                self.finding(
+                    "GS900", bpath, bline, "error",
+                    "%s.backward returns %s gradient(s) at line %d, but forward takes %s input(s) after ctx, so "
+                    "backward at line %d fails; return one value per forward input, None for those that need no "
+                    "gradient (e.g. `return grad_out, None`)." % (cls, got, bline, expected, line),
+                    [(path, line, "the backward that runs %s.backward" % cls)])
+                self.explain(exc)
+                return
         if "implicitly created only for scalar outputs" in msg:
             # The line to change is where the unreduced value was made, not the backward.
             for r in roots:
@@ -1403,6 +1454,45 @@ class Tracer:
                 related.append((s[0], s[1], "%s (shape %s) was computed here by %s" % (
                     self.name_in_frame(frame, r) or "the tensor", list(r.shape), s[2])))
         self._backward_related = related
+
+    def _function_backward_return(self, roots, msg):
+        """For a custom autograd.Function whose backward returns the wrong number of gradients: the file and
+        line of its `return`, the class name, and the expected and returned counts."""
+        import ast
+        import re
+
+        m = re.search(r"function (\w+?)Backward returned an incorrect number of gradients \(expected (\d+), got (\d+)\)",
+                      msg)
+        if not m:
+            return None
+        target = m.group(1) + "Backward"
+        stack = [_gfn(r) for r in roots]
+        seen = set()
+        cls = None
+        while stack and len(seen) < 5000:
+            node = stack.pop()
+            if node is None or id(node) in seen:
+                continue
+            seen.add(id(node))
+            if type(node).__name__ == target and hasattr(node, "_forward_cls"):
+                cls = node._forward_cls
+                break
+            stack.extend(n for n, _ in node.next_functions)
+        code = getattr(getattr(cls, "backward", None), "__code__", None)
+        if code is None:
+            return None
+        src = "".join(linecache.getlines(code.co_filename))
+        try:
+            tree = ast.parse(src)
+        except SyntaxError:
+            return None
+        for fn in ast.walk(tree):
+            if isinstance(fn, ast.FunctionDef) and fn.name == "backward" and fn.lineno <= code.co_firstlineno + len(
+                    getattr(fn, "decorator_list", ())) and fn.end_lineno >= code.co_firstlineno:
+                rets = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
+                if rets:
+                    return code.co_filename, rets[0].lineno, cls.__name__, m.group(2), m.group(3)
+        return None
 
     def _node_freed(self, node):
         cls = type(node)
@@ -1818,6 +1908,34 @@ class Tracer:
             self.grad_resets.discard(id(p.grad))
             self.watched_grads.add(id(p.grad))
         self.step_state[id(optimizer)] = {"bw": self.n_backward, "grads": sample, "path": path, "line": line}
+
+    def check_manual_update(self, leaf, path, line):
+        """A hand-written update (`w -= lr * w.grad` under no_grad): GS909 when the same gradient tensor,
+        never reset, was already used by the previous update of this leaf and a backward added to it since."""
+        key = id(leaf)
+        g = leaf.grad
+        prev = self.manual_state.get(key)
+        if (prev is not None and prev[0]() is g and self.n_backward > prev[1] and id(g) not in self.grad_resets
+                and self.backwards and prev[2] == path and prev[3] == line):
+            bpath, bline, _ = self.backwards[-1]
+            self.finding(
+                "GS909", bpath, bline, "warning",
+                "backward() at line %d adds into a gradient that was never reset since the update at line %d used "
+                "it, so each update uses the sum of all gradients so far; reset it after the update (`%s.grad = "
+                "None` or `.grad.zero_()`, inside the no_grad block)." % (bline, line, self._leaf_label(leaf)),
+                [(path, line, "the update uses the accumulated gradient here")])
+        self.manual_state[key] = (weakref.ref(g), self.n_backward, path, line)
+        self.watched_grads.add(id(g))
+        self.grad_resets.discard(id(g))
+        if len(self.manual_state) > 4096:
+            self.manual_state.clear()
+
+    def _leaf_label(self, leaf):
+        try:
+            f = self.site(3)
+            return self.name_in_frame(f, leaf) or "w"
+        except Exception:
+            return "w"
 
     def on_zero_grad(self, frame):
         if frame is not None:
