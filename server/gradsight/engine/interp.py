@@ -409,6 +409,13 @@ class Interpreter:
         return state
 
     def check_accumulate(self, stmt, target, value: Value, value_node, state: State, how: str) -> None:
+        if how == "append" and not isinstance(value, TensorVal) and isinstance(value_node, ast.Name):
+            # `history.append(stats)` where `stats["loss"] = loss`: the container holds the graph.
+            prefix_sub, prefix_dot = value_node.id + "[", value_node.id + "."
+            held = next((v for k, v in state.env.items() if k.startswith((prefix_sub, prefix_dot))
+                         and isinstance(v, TensorVal) and v.rg is Tri.YES and v.leaf is not Tri.YES), None)
+            if held is not None:
+                value = held
         if not self.loops:
             self.check_accumulate_on_self(stmt, target, value, value_node, how)
             return
@@ -1177,6 +1184,10 @@ class Interpreter:
             if isinstance(recv, PyVal):
                 vals = [self.eval(a, state) for a in node.args]
                 return PyVal(cut=recv.cut, pcut=_pcut_of([recv] + vals))
+            if recv is UNKNOWN and func.attr == "backward":
+                args, kwargs = self.eval_args(node, state)
+                self.backward(recv, func.value, node, state, "Tensor.backward", kwargs, positional=len(args))
+                return PyVal()
             callee = self.attribute(recv, func, state)
             if isinstance(recv, ObjectVal) and isinstance(callee, BoundMethod) and self.loops:
                 self.check_accumulating_method(node, func, recv, callee, state)
@@ -1997,6 +2008,13 @@ class Interpreter:
     def backward(self, target: Value, target_node: ast.AST, call: ast.Call, state: State, api: str,
                  kwargs: dict, positional: int = 0, inputs: list | None = None,
                  gradient: Optional[tuple] = None) -> None:
+        key = key_of(target_node)
+        if key is not None and state.grad is not Tri.NO and (
+                target is UNKNOWN or isinstance(target, TensorVal) and target.rg is Tri.MAYBE):
+            # Evidence from use: past a backward on it, the tensor has a graph (the backward would raise otherwise).
+            known = target if isinstance(target, TensorVal) else TensorVal(
+                origin=self.fact(target_node, f"`{self.seg(target_node)}` is backwarded, so it has a graph"))
+            state.set(key, known.with_(rg=Tri.YES, leaf=Tri.NO, evidence=True))
         if not isinstance(target, TensorVal):
             return
         retain = Tri.NO

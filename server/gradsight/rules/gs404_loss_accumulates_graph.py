@@ -9,11 +9,15 @@ from ..findings import Applicability, Severity
 from .base import Invalid, Rule, Valid
 
 
-def _backwarded(tree: ast.AST | None, name: str) -> bool:
+def _backwarded(tree: ast.AST | None, name: str, anywhere: bool = False) -> bool:
+    """Whether some backward runs on `name` (`name.backward()`, `name.sum().backward()`); with `anywhere`, also on
+    an expression that reads it (`torch.stack(name).sum().backward()`)."""
     if tree is None:
         return False
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "backward":
+            if anywhere and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node)):
+                return True
             base = node.func.value
             while isinstance(base, (ast.Call, ast.Attribute, ast.Subscript, ast.BinOp)):
                 base = base.func if isinstance(base, ast.Call) else (base.left if isinstance(base, ast.BinOp) else base.value)
@@ -111,9 +115,18 @@ class LossAccumulatesGraph(Rule):
     )
 
     def check(self, event: AccumulateEvent, report) -> None:
-        if event.backward_in_loop is None:
-            return
         name = event.target_expr.split(".")[0].split("[")[0]
+        if event.backward_in_loop is None:
+            if event.how == "append" and not event.per_call and not _backwarded(report.tree, name, anywhere=True):
+                # A loop with no backward that keeps outputs with their graphs (an evaluation loop without
+                # `torch.no_grad()`): memory grows with the batches. A later backward could want them, so it is
+                # only information.
+                report.add(self, event.node,
+                           f"`{event.target_expr}` keeps each iteration's graph; run this loop under "
+                           f"`torch.no_grad()` if no backward needs it.", severity=Severity.INFORMATION,
+                           related=[event.value.origin] if event.value.origin is not None
+                           and event.value.origin.line != report.source.span(event.node)[0] else [])
+            return
         if _backwarded(report.tree, name):
             return
         fix = None
