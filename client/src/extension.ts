@@ -1,6 +1,7 @@
 // gradsight's VS Code client: starts the Python language server, forwards settings and commands, and
 // shows the server's state in the status bar. All analysis happens in the server (`python -m gradsight lsp`).
 
+import * as path from "path";
 import * as vscode from "vscode";
 import {
   ExecuteCommandRequest,
@@ -155,6 +156,19 @@ function popUp(level: Level, message: string): void {
   void show(message, "Show output").then((choice) => choice && output.show());
 }
 
+/** What `gradsight.runTrace` answers (lsp/tracing.py); every key is optional, older servers send fewer. */
+interface TraceResult {
+  findings?: number;
+  confirmed?: number;
+  errors?: number;
+  warnings?: number;
+  cancelled?: boolean;
+  /** A refusal (a string, already shown by the server) or the exception the script stopped with. */
+  error?: string | { type?: string; message?: string; line?: number } | null;
+  stopped?: string | null;
+  files?: string[];
+}
+
 async function runTraceForFile(): Promise<void> {
   const document = activePythonDocument();
   if (!document) {
@@ -173,8 +187,87 @@ async function runTraceForFile(): Promise<void> {
   if (document.isDirty && !(await document.save())) {
     return;
   }
-  // The server reports progress and shows the outcome (or why it refused) itself.
-  await executeServerCommand("gradsight.runTrace", (c) => [{ uri: c.code2ProtocolConverter.asUri(document.uri) }]);
+  const name = path.basename(document.uri.fsPath);
+  // A notification with a Cancel button while the script runs (the server's own work-done progress only
+  // reaches the status bar). Cancelling sends $/cancelRequest, which stops the script's process group.
+  // `quiet`: the server leaves the end-of-trace message to this client, which adds a Show action.
+  const result = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `gradsight: tracing ${name}`, cancellable: true },
+    async (progress, token) => {
+      progress.report({ message: "running the script…" });
+      return executeServerCommand<TraceResult>(
+        "gradsight.runTrace",
+        (c) => [{ uri: c.code2ProtocolConverter.asUri(document.uri), quiet: true }],
+        token,
+      );
+    },
+  );
+  if (result === undefined) {
+    return; // not running, failed (already reported) or cancelled before an answer
+  }
+  if (result.cancelled) {
+    vscode.window.setStatusBarMessage(`gradsight: trace of ${name} cancelled`, 5000);
+    return;
+  }
+  if (typeof result.error === "string" && result.confirmed === undefined) {
+    return; // refused: the server has shown why
+  }
+  output.info(`Trace of ${name}: ${describeTrace(result)}`);
+  if (notificationLevel() === "off") {
+    return;
+  }
+  const show = "Show";
+  const level = (result.errors ?? 0) > 0 ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+  const choice = await level(`gradsight: trace of ${name}: ${describeTrace(result)}`, show);
+  if (choice === show) {
+    await showTraceFindings(document);
+  }
+}
+
+/** "2 findings (1 error, 1 warning), 1 static finding confirmed; the script stopped with …". */
+export function describeTrace(result: TraceResult): string {
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+  const parts: string[] = [];
+  if (typeof result.findings === "number") {
+    const kinds = [
+      typeof result.errors === "number" && result.errors > 0 ? plural(result.errors, "error") : "",
+      typeof result.warnings === "number" && result.warnings > 0 ? plural(result.warnings, "warning") : "",
+    ].filter(Boolean);
+    parts.push(plural(result.findings, "finding") + (kinds.length ? ` (${kinds.join(", ")})` : ""));
+  }
+  if (typeof result.confirmed === "number") {
+    parts.push(`${plural(result.confirmed, "static finding")} confirmed`);
+  }
+  let text = parts.join(", ") || "done";
+  const error = result.error;
+  if (error && typeof error === "object") {
+    const where = typeof error.line === "number" ? ` at line ${error.line}` : "";
+    text += `; the script stopped with ${error.type ?? "an error"}${where}`;
+  } else if (typeof error === "string" && error) {
+    text += `; ${error}`;
+  } else if (typeof result.stopped === "string" && result.stopped) {
+    text += `; stopped: ${result.stopped}`;
+  }
+  return text;
+}
+
+/** The Show action: the Problems panel, and the traced file at its first finding from the trace. */
+async function showTraceFindings(document: vscode.TextDocument): Promise<void> {
+  const fromTrace = vscode.languages
+    .getDiagnostics(document.uri)
+    .filter((d) => d.source?.startsWith("gradsight") && (/confirmed by trace/.test(d.message) || /^GS9/.test(diagnosticCode(d))))
+    .sort((a, b) => a.range.start.compareTo(b.range.start));
+  const editor = await vscode.window.showTextDocument(document, { preview: false });
+  if (fromTrace.length > 0) {
+    editor.selection = new vscode.Selection(fromTrace[0].range.start, fromTrace[0].range.start);
+    editor.revealRange(fromTrace[0].range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+  }
+  await vscode.commands.executeCommand("workbench.actions.view.problems");
+}
+
+function diagnosticCode(diagnostic: vscode.Diagnostic): string {
+  const code = diagnostic.code;
+  return String(typeof code === "object" && code !== null ? code.value : code ?? "");
 }
 
 async function fixAllSafe(): Promise<void> {
@@ -203,17 +296,30 @@ function activePythonDocument(): vscode.TextDocument | undefined {
 }
 
 /** Sends workspace/executeCommand to the server; undefined when it is not running or the request failed. */
-async function executeServerCommand<T>(command: string, args: (c: LanguageClient) => unknown[]): Promise<T | undefined> {
+async function executeServerCommand<T>(
+  command: string,
+  args: (c: LanguageClient) => unknown[],
+  token?: vscode.CancellationToken,
+): Promise<T | undefined> {
   const c = client;
   if (!c?.isRunning()) {
     notify("error", "gradsight: the server is not running.");
     return undefined;
   }
   try {
-    const result = (await c.sendRequest(ExecuteCommandRequest.type, { command, arguments: args(c) })) as T;
+    const params = { command, arguments: args(c) };
+    const result = (await (token ? c.sendRequest(ExecuteCommandRequest.type, params, token)
+      : c.sendRequest(ExecuteCommandRequest.type, params))) as T;
     output.debug(`${command}: ${JSON.stringify(result)}`);
-    return result;
+    if ((result === null || result === undefined) && token?.isCancellationRequested) {
+      return { cancelled: true } as T;
+    }
+    return result ?? undefined;
   } catch (error) {
+    if (token?.isCancellationRequested) {
+      output.info(`${command}: cancelled`);
+      return { cancelled: true } as T;
+    }
     notify("error", `gradsight: ${command} failed: ${errorMessage(error)}`);
     return undefined;
   }

@@ -29,6 +29,8 @@ export interface ServerSettings {
   ignore: string[];
   severity: Record<string, string>;
   inlayHints: string;
+  /** `openFiles` (default) or `workspace`: which files the server publishes diagnostics for. */
+  diagnosticMode: string;
   trace: { timeout: number; maxSteps: number; device: string; memoryMb: number };
   logLevel: string;
 }
@@ -62,6 +64,7 @@ export function serverSettings(scope: vscode.ConfigurationScope | undefined): Se
     ignore: config.get<string[]>("ignore", []),
     severity: config.get<Record<string, string>>("severity", {}),
     inlayHints: config.get<string>("inlayHints", "transitions"),
+    diagnosticMode: config.get<string>("diagnosticMode", "openFiles"),
     trace: {
       timeout: config.get<number>("trace.timeout", 60),
       maxSteps: config.get<number>("trace.maxSteps", 20),
