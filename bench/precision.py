@@ -3,6 +3,7 @@
     .venv/bin/python bench/precision.py               # run `gradsight check --output-format json --no-cache`
     .venv/bin/python bench/precision.py --cache       # let the CLI use its cache (faster re-runs)
     .venv/bin/python bench/precision.py --in-process  # call gradsight.engine.analyze_source directly
+    .venv/bin/python bench/precision.py --training    # the training-code corpus (bench/corpus.py --training)
 
 The corpus is mature library code (timm, transformers, pytorch-lightning, torchvision, torch.nn /
 optim / distributions), so nearly every warning or error on it is a false alarm until someone has
@@ -65,12 +66,12 @@ def run_in_process(files: list[str]) -> tuple[list[dict], str]:
     return out, "gradsight.engine.analyze_source (in-process)"
 
 
-def _rel(path: str) -> str:
+def _rel(path: str, root: pathlib.Path = corpus.CORPUS) -> str:
     p = pathlib.Path(path)
     if not p.is_absolute():
         p = REPO / p
     try:
-        return str(p.resolve().relative_to(corpus.CORPUS))
+        return str(p.resolve().relative_to(root))
     except ValueError:
         return path
 
@@ -80,17 +81,30 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", action="store_true", help="let `gradsight check` use its cache")
     ap.add_argument("--in-process", action="store_true",
                     help="call gradsight.engine.analyze_source instead of the CLI")
-    ap.add_argument("--project", choices=[p.name for p in corpus.PROJECTS], help="only this corpus project")
+    ap.add_argument("--project", help="only this corpus project")
+    ap.add_argument("--training", action="store_true",
+                    help="run on the training-code corpus (pinned git commits) instead of the library corpus")
+    ap.add_argument("--mirrors", type=pathlib.Path, help="local git mirrors for the training corpus (see corpus.py)")
     ap.add_argument("--all-severities", action="store_true", help="also list information and hint findings")
     ap.add_argument("--output", type=pathlib.Path, default=OUT, help=f"summary JSON (default {OUT.relative_to(REPO)})")
     args = ap.parse_args(argv)
 
-    corpus.ensure_corpus(quiet=True)
-    paths = corpus.corpus_files(args.project)
+    if args.training:
+        corpus.ensure_training_corpus(mirrors=args.mirrors, quiet=True)
+        paths = corpus.training_files(args.project)
+        project_of = corpus.training_project_of
+        root = corpus.TRAINING_DIR
+        if args.output == OUT:
+            args.output = corpus.CACHE / "precision-training.json"
+    else:
+        corpus.ensure_corpus(quiet=True)
+        paths = corpus.corpus_files(args.project)
+        project_of = corpus.project_of
+        root = corpus.CORPUS
     files = [os.path.relpath(p, REPO) for p in paths]
     lines_by_project: collections.Counter[str] = collections.Counter()
     for p in paths:
-        lines_by_project[corpus.project_of(p)] += corpus.count_lines(p)
+        lines_by_project[project_of(p)] += corpus.count_lines(p)
     total_lines = sum(lines_by_project.values())
 
     t0 = time.perf_counter()
@@ -108,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = time.perf_counter() - t0
 
     for f in findings:
-        f["corpus_path"] = _rel(f.get("path", "?"))
+        f["corpus_path"] = _rel(f.get("path", "?"), root)
         f["project"] = f["corpus_path"].split("/", 1)[0]
     loud = [f for f in findings if f.get("severity") in LOUD]
     shown = findings if args.all_severities else loud
@@ -116,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     for f in shown:
         by_code[f.get("code", "?")].append(f)
 
-    print(f"gradsight precision on the corpus · {how} · {elapsed:.1f} s")
+    print(f"gradsight precision on the {'training' if args.training else 'library'} corpus · {how} · {elapsed:.1f} s")
     print(f"{len(files)} files, {total_lines:,} lines · {len(findings)} findings, {len(loud)} warning-or-error")
     print()
     for code in sorted(by_code, key=lambda c: (-len(by_code[c]), c)):
