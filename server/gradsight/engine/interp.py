@@ -2156,10 +2156,15 @@ class Interpreter:
             # One of several modules (bound on different paths): each runs on its own copy of the state.
             out: Optional[Value] = None
             ends = []
+            unsaved = False
             for alt in mod.alts:
                 branch = state.copy()
-                out = join_values(out, self.call_module(alt, args, kwargs, node, branch))
+                res = self.call_module(alt, args, kwargs, node, branch)
+                unsaved = unsaved or not (isinstance(res, TensorVal) and res.saved is not None)
+                out = join_values(out, res)
                 ends.append(branch)
+            if unsaved and isinstance(out, TensorVal):
+                out = out.with_(saved=None, saved_seg=None)  # saved only if every alternative saves it
             joined = ends[0]
             for e in ends[1:]:
                 joined = joined.join(e)
