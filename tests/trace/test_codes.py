@@ -57,3 +57,9 @@ def test_the_advice_pages_keep_retain_graph_honest():
     # retain_graph is named only together with the situation it is right for.
     assert "only right when two backward passes through the same graph are intended" in page
     assert "generator" in page
+
+
+def test_page_generator_writes_one_page_per_code(tmp_path):
+    written = codes.write_pages(str(tmp_path))
+    assert sorted(p.rsplit("/", 1)[-1] for p in written) == sorted(f"{r.code}.md" for r in TRACE_RULES)
+    assert (tmp_path / "GS908.md").read_text(encoding="utf-8") == codes.BY_CODE["GS908"].docs_markdown()

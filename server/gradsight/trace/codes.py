@@ -221,3 +221,25 @@ CONFIRMS: dict[str, tuple[str, ...]] = {r.code: r.confirms for r in TRACE_RULES}
 
 def trace_rule(code: str) -> TraceRule | None:
     return BY_CODE.get(code.upper())
+
+
+def write_pages(folder: str) -> list[str]:
+    """Write one `GS9xx.md` page per trace code into `folder` (for docs/rules/, whose generator belongs to the
+    static rules); returns the paths written. `python -m gradsight.trace.codes docs/rules` runs it."""
+    import os
+
+    os.makedirs(folder, exist_ok=True)
+    written = []
+    for rule in TRACE_RULES:
+        path = os.path.join(folder, f"{rule.code}.md")
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(rule.docs_markdown())
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":
+    import sys
+
+    for p in write_pages(sys.argv[1] if len(sys.argv) > 1 else "."):
+        print(p)
