@@ -113,6 +113,10 @@ class Debouncer:
         for key in list(self._tasks):
             self.cancel(key)
 
+    def pending(self) -> bool:
+        """Whether any refresh is waiting or running (read from other threads: a plain dict read)."""
+        return bool(self._tasks)
+
     async def _run(self, key: Hashable, delay: float, action: Callable[[], Awaitable[None]]) -> None:
         try:
             if delay > 0:

@@ -50,6 +50,7 @@ from .documents import (
 from .memory import Collector
 from .positions import IndexCache, LineIndex, normalize_encoding
 from .scheduler import AnalysisCache, Debouncer, Result, Stamp
+from .workspace_scan import WorkspaceDiagnostics
 from .settings import (
     ConfigResolver,
     parse_editor_settings,
@@ -149,6 +150,8 @@ class Session:
         self._absorbed: dict[str, Result] = {}  # key -> the result whose imports and dependencies are recorded
         self.indexes = IndexCache()  # line indexes of the texts requests were last about
         self._ready = False
+        self.workspace_diagnostics = WorkspaceDiagnostics(self)
+        self._diagnostic_mode = "openFiles"
 
     # -- capabilities ------------------------------------------------------------------------------
 
@@ -201,6 +204,37 @@ class Session:
         await self._register_watchers()
         if self.supports("workspace.configuration"):
             await self.reload_settings()
+        self._follow_diagnostic_mode()
+
+    # -- workspace diagnostics -----------------------------------------------------------------------
+
+    def _follow_diagnostic_mode(self, restart: bool = False) -> None:
+        """Start or stop the workspace walk when `diagnosticMode` changes (or restart it: settings changed)."""
+        if not self._ready:
+            return
+        mode = self.resolver.settings.diagnostic_mode
+        if mode == "workspace" and (mode != self._diagnostic_mode or restart):
+            self.workspace_diagnostics.start(self._roots())
+        elif mode != "workspace" and self._diagnostic_mode == "workspace":
+            self.workspace_diagnostics.clear()
+        self._diagnostic_mode = mode
+
+    @property
+    def workspace_mode(self) -> bool:
+        return self._diagnostic_mode == "workspace"
+
+    def is_open_uri(self, uri: str) -> bool:
+        return uri in self._versions
+
+    def is_open_path(self, path: str) -> bool:
+        return self._key_of_path(resolved(path)) is not None
+
+    def typing(self) -> bool:
+        """Whether edits are waiting for their analysis (the workspace walk waits for them)."""
+        return self.debouncer.pending()
+
+    def open_text(self, path: str) -> str | None:
+        return self._open_text(path)
 
     def shutdown(self, wait: float = TRACE_STOP_TIMEOUT) -> None:
         """Stop background work (idempotent): pending refreshes, queued analyses, running traces.
@@ -210,6 +244,7 @@ class Session:
         process must not exit before that (`lsp.main` leaves stuck threads behind after two seconds)."""
         self.debouncer.cancel_all()
         self.collector.cancel()
+        self.workspace_diagnostics.stop()
         runs = list(self.trace_runs.values())
         for run in runs:
             run.set()
@@ -271,8 +306,10 @@ class Session:
             log.debug("settings: %s", settings)
             self.resolver.update(settings)
             self.invalidate_all()
+            self._follow_diagnostic_mode(restart=True)
         else:
             self.resolver.settings = settings  # e.g. only logLevel changed: analyses stay valid
+            self._follow_diagnostic_mode()
 
     def files_changed(self, changes: Sequence[types.FileEvent]) -> None:
         """Watched files changed on disk: a pyproject.toml (all settings), or modules others import."""
@@ -280,9 +317,13 @@ class Session:
             self._shown = {m for m in self._shown if "pyproject.toml" not in m}
             self.resolver.pyproject_changed()
             self.invalidate_all()
+            self._follow_diagnostic_mode(restart=True)
             return
         changed = {resolved(uri_to_path(c.uri)) for c in changes if c.uri.endswith(".py")}
         open_paths = {resolved(uri_to_path(key)) for key in self._versions}
+        if self.workspace_mode and changed - open_paths:
+            self.workspace_diagnostics.start(self._roots(), sorted(p for p in changed - open_paths
+                                                                   if pathlib.Path(p).is_file()))
         stale = [k for k, deps in self._dependencies.items() if deps & (changed - open_paths)]
         if stale:
             self._bump(stale)
@@ -327,6 +368,7 @@ class Session:
         return snapshot_of(self.server.workspace, uri)
 
     def opened(self, uri: str) -> None:
+        self.workspace_diagnostics.opened(uri)
         self._track(uri, delay=0)
 
     def changed(self, uri: str) -> None:
@@ -379,6 +421,10 @@ class Session:
         if not self.pull_mode:
             for uri in published:
                 self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        path = uri_to_path(key)
+        if self.workspace_mode and path.endswith(".py") and pathlib.Path(path).is_file():
+            # Closed: the file's saved text is what the workspace shows again.
+            self.workspace_diagnostics.start(self._roots(), [path])
 
     def schedule(self, key: str, delay: float, cascade: bool) -> None:
         self.debouncer.schedule(key, delay, lambda: self._refresh(key, cascade))

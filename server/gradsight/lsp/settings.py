@@ -20,8 +20,9 @@ reads the kebab-case spelling of `[tool.gradsight]`, so keys are normalised here
 Keys that only the server or the editor integration uses are taken out before the rest goes to
 `Config.from_mapping`: `logLevel` (off|error|warning|info|debug: what reaches `window/logMessage`
 and stderr), `python` (the interpreter `gradsight.runTrace` runs the script with; default: the
-server's own), and keys that belong to editor extensions (`trace.server`, `interpreter`, `path`,
-`enable`, `importStrategy`, `showNotifications`), which are accepted and ignored.
+server's own), `diagnosticMode` (`openFiles` | `workspace`), and keys that belong to editor
+extensions (`trace.server`, `interpreter`, `path`, `enable`, `importStrategy`, `showNotifications`),
+which are accepted and ignored.
 
 Trust is *not* a setting a workspace can give itself: only `initializationOptions.trusted` (what
 the VS Code extension computes from `vscode.workspace.isTrusted`) counts. A client that sends no
@@ -50,7 +51,8 @@ DEFAULT_LOG_LEVEL = "info"
 
 # Keys used by editor integrations rather than by the analysis; silently dropped.
 _EDITOR_ONLY = {"interpreter", "path", "args", "enable", "import-strategy", "show-notifications", "server"}
-_SERVER_KEYS = {"log-level", "python", "trusted"}
+_SERVER_KEYS = {"log-level", "python", "trusted", "diagnostic-mode"}
+DIAGNOSTIC_MODES = ("openFiles", "workspace")
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
 
 
@@ -81,6 +83,9 @@ class ServerSettings:
 
     log_level: str = DEFAULT_LOG_LEVEL
     python: str | None = None
+    # `openFiles`: diagnostics for open documents only; `workspace`: also for every file of the workspace
+    # folders (see `workspace_scan.py`).
+    diagnostic_mode: str = "openFiles"
     # The rest, normalised, for `Config.from_mapping` (may still hold bad values: checked there).
     analysis: Mapping[str, Any] = field(default_factory=dict)
 
@@ -114,6 +119,12 @@ def parse_editor_settings(*layers: Any) -> tuple[ServerSettings, list[str]]:
     if python is not None and (not isinstance(python, str) or not python.strip()):
         problems.append(f"setting 'python' must be a path to an interpreter; got {python!r}, using the server's own")
         python = None
+    mode = merged.pop("diagnostic-mode", "openFiles")
+    if not isinstance(mode, str) or mode.replace("_", "").lower() not in {m.lower() for m in DIAGNOSTIC_MODES}:
+        problems.append(f"setting 'diagnosticMode' must be one of {', '.join(DIAGNOSTIC_MODES)}; got {mode!r}, "
+                        "using 'openFiles'")
+        mode = "openFiles"
+    mode = next(m for m in DIAGNOSTIC_MODES if m.lower() == mode.replace("_", "").lower())
     merged.pop("trusted", None)  # only initializationOptions.trusted counts; see the module docs
     for key in _EDITOR_ONLY:
         merged.pop(key, None)
@@ -122,7 +133,8 @@ def parse_editor_settings(*layers: Any) -> tuple[ServerSettings, list[str]]:
     # Validate once now, so a bad value is reported when it is set, not at the first analysis.
     _, config_problems = Config.from_mapping(merged)
     problems.extend(config_problems)
-    return ServerSettings(log_level=log_level.lower(), python=python or None, analysis=merged), problems
+    return ServerSettings(log_level=log_level.lower(), python=python or None, diagnostic_mode=mode,
+                          analysis=merged), problems
 
 
 def trusted_from_init(options: Any) -> bool:
