@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pathlib
 
-from gradsight.findings import Applicability, Edit, Finding, Fix, Severity
+from gradsight.findings import Applicability, Edit, Finding, Fix, Related, Severity
 from gradsight.fixes import apply_edits
 from gradsight.lsp import actions, convert
 from gradsight.lsp.documents import ImportGraph, Snapshot, View, imported_modules, module_names
@@ -223,3 +223,31 @@ def test_editor_defaults_do_not_hide_pyproject(tmp_path: pathlib.Path):
     config, _ = resolver.config_for(str(tmp_path / "a.py"))
     assert not config.is_enabled("GS201") and config.inlay_hints == "all"
     assert config.trace.max_steps == 3 and config.trace.timeout == 30
+
+
+def test_trace_findings_move_with_their_lines_and_go_when_edited():
+    old = "a = 1\nb = x.numpy()\nc = 3\n"
+    fix = Fix("t", Applicability.SAFE, (Edit(2, 6, 2, 6, ".detach()"),))
+    traced = Finding("p", 2, 5, 2, 14, "GS907", "n", Severity.ERROR, "m",
+                     related=(Related("p", 1, 1, "from here"), Related("/other.py", 1, 1, "elsewhere")), fix=fix,
+                     extra={"source": "trace"})
+    # Two lines inserted above: everything moves down by two, the other file's location stays.
+    [moved] = convert.remap_findings([traced], old, "# one\n# two\n" + old)
+    assert (moved.line, moved.end_line) == (4, 4)
+    assert [(r.path, r.line) for r in moved.related] == [("p", 3), ("/other.py", 1)]
+    assert moved.fix.edits[0].line == 4 and moved.fix.edits[0].new_text == ".detach()"
+    # The related line edited: the finding stays, that location goes.
+    [kept] = convert.remap_findings([traced], old, "a = 2\nb = x.numpy()\nc = 3\n")
+    assert kept.line == 2 and [r.path for r in kept.related] == ["/other.py"]
+    # Its own line edited: gone.
+    assert convert.remap_findings([traced], old, "a = 1\nb = x.detach().numpy()\nc = 3\n") == []
+
+
+def test_a_trace_finding_confirms_the_static_codes_it_lists():
+    static = Finding("p", 8, 26, 8, 38, "GS404", "loss-accumulates-graph", Severity.WARNING, "static")
+    traced = Finding("p", 8, 1, 8, 47, "GS905", "graph-kept-alive", Severity.WARNING, "ran it",
+                     extra={"source": "trace", "confirms": ["GS404"]})
+    unrelated = Finding("p", 8, 1, 8, 47, "GS906", "other", Severity.WARNING, "ran it",
+                        extra={"source": "trace", "confirms": ["GS201"]})
+    merged = convert.merge_trace([static], [traced, unrelated])
+    assert [(f.code, convert.is_trace(f)) for f in merged] == [("GS404", True), ("GS906", True)]
