@@ -1,0 +1,481 @@
+"""Calls: dispatch on the callee, torch and builtin functions by qualified name, factories, modules and optimizers
+being built."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from typing import Optional
+
+from . import torchdb as db
+from .events import (CheckpointEvent, FactoryEvent, FuncGradEvent, GraphCutEvent, ModuleCallEvent, NumpyEvent,
+                     OptimizerEvent)
+from .interp_util import (FUNC_GRAD_TRANSFORMS, REQUIRES_GRAD_SPELLINGS, _fsite, _is_static, _is_tensor_function,
+                          _literal_dtype, _literal_shape, _pcut_of, const_bool, flat_tensors, key_of, kwarg,
+                          map_tensors)
+from .state import State
+from .values import (UNKNOWN, BoundMethod, ClassVal, FuncVal, GradModeCtx, ModuleRef, ModuleVal, ObjectVal,
+                     OptimizerVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value)
+
+
+class CallsMixin:
+    """Part of `Interpreter` (see interp.py)."""
+
+    # ------------------------------------------------------------------ calls
+    def expr_Call(self, node: ast.Call, state: State) -> Value:
+        func = node.func
+        if isinstance(func, ast.Call) and func.args and self.static_qual(func.func) in FUNC_GRAD_TRANSFORMS:
+            return self.func_grad_call(node, state)
+        # Method call on a value: evaluate the receiver once.
+        if isinstance(func, ast.Attribute):
+            recv = self.eval(func.value, state)
+            if isinstance(recv, TensorVal):
+                args = [(a, self.eval(a, state)) for a in node.args]
+                kwvals = {}
+                for kw in node.keywords:
+                    v = self.eval(kw.value, state)
+                    if kw.arg:
+                        kwvals[kw.arg] = (kw.value, v)
+                val = self.tensor_method(func.attr, func.value, recv, args, node, state, kwvals)
+                self.record(node, val)
+                return val
+            if isinstance(recv, ModuleVal):
+                return self.module_method(recv, func, node, state)
+            if isinstance(recv, OptimizerVal):
+                for a in node.args:
+                    self.eval(a, state)
+                if func.attr == "step" and not node.args and not node.keywords and recv.module_sites:
+                    self.optimizer_step(recv, func, node, state)
+                return PyVal()
+            if isinstance(recv, SeqVal) or (recv is UNKNOWN and func.attr == "append"):
+                key = key_of(func.value)
+                if isinstance(recv, SeqVal) and key and func.attr in (
+                        "append", "extend", "insert", "__setitem__", "__iadd__", "pop", "remove", "clear"):
+                    state.set(key, UNKNOWN)  # its elements are no longer all alike (or no longer the known ones)
+                if func.attr == "append" and node.args:
+                    val = self.eval(node.args[0], state)
+                    self.check_accumulate(node, func.value, val, node.args[0], state, "append")
+                    return PyVal()
+            if isinstance(recv, PyVal):
+                vals = [self.eval(a, state) for a in node.args]
+                return PyVal(cut=recv.cut, pcut=_pcut_of([recv] + vals))
+            if recv is UNKNOWN and func.attr == "backward":
+                args, kwargs = self.eval_args(node, state)
+                self.backward(recv, func.value, node, state, "Tensor.backward", kwargs, positional=len(args))
+                return PyVal()
+            callee = self.attribute(recv, func, state)
+            if isinstance(recv, ObjectVal) and isinstance(callee, BoundMethod) and self.loops:
+                self.check_accumulating_method(node, func, recv, callee, state)
+            val = self.call_value(callee, node, state)
+            if isinstance(recv, ObjectVal):
+                self.used_object(func.value, recv, state, func.attr)
+            self.record(node, val)
+            return val
+        callee = self.eval(func, state)
+        val = self.call_value(callee, node, state)
+        if isinstance(callee, ObjectVal):
+            self.used_object(func, callee, state, "__call__")
+        self.record(node, val)
+        return val
+
+    def used_object(self, ref: ast.AST, obj: ObjectVal, state: State, method: Optional[str]) -> None:
+        """Method `method` of `obj` ran (None: `obj` was handed to other code): from now on the attributes that
+        may have changed are UNKNOWN."""
+        key = key_of(ref)
+        if key is None or state.get(key) != obj:
+            return
+        if method is not None and self.find_method(obj.cls, method) is None:
+            return  # a callable attribute (`self.model(x)`), not a method
+        changed = self.method_mutations(obj.cls, method) if method is not None else frozenset({"*"})
+        if not changed <= obj.changed:
+            if method is not None:
+                # The method's own writes to `self.*` came back as `key.*` entries (see `call_function`): keep them.
+                state.env[key] = replace(obj, changed=obj.changed | changed)
+            else:
+                state.set(key, replace(obj, changed=obj.changed | changed))
+
+    def func_grad_call(self, node: ast.Call, state: State) -> Value:
+        """`torch.func.grad(f)(*args)`: `f` must return a 0-dim tensor (with has_aux=True, a pair)."""
+        transform = node.func
+        fn = self.eval(transform.args[0], state)
+        for a in transform.args[1:]:
+            self.eval(a, state)
+        for kw in transform.keywords:
+            self.eval(kw.value, state)
+        args, kwargs = self.eval_args(node, state)
+        if not isinstance(fn, FuncVal) or kwarg(transform, "has_aux") is not None or any(
+                isinstance(a, ast.Starred) for a in node.args) or any(kw.arg is None for kw in node.keywords):
+            return UNKNOWN
+        result = self.call_function(fn, None, args, kwargs, node, state)
+        if isinstance(result, TensorVal) and result.shape is not None and len(result.shape) >= 1:
+            self.emit(FuncGradEvent(node, self.static_qual(transform.func) or "torch.func.grad",
+                                    self.seg(transform.args[0]), result))
+        return UNKNOWN
+
+    def optimizer_step(self, opt: OptimizerVal, func: ast.Attribute, node: ast.Call, state: State) -> None:
+        """`opt.step()` updates the parameters of the module the optimizer was built from, in place: a graph
+        that saved them and is still alive (not yet backwarded, or retained) can no longer be backwarded."""
+        sites = opt.module_sites
+        what = f"`{self.seg(node)}` updated " + (f"the parameters of `{opt.owner}`" if opt.owner else "its parameters") \
+            + " in place"
+        fact = None
+
+        def mark(val: TensorVal) -> TensorVal:
+            nonlocal fact
+            if val.rg is Tri.NO or val.freed is not None or val.stepped is not None or not sites & val.psaved:
+                return val
+            fact = fact or self.fact(node, what)
+            return val.with_(stepped=fact)
+
+        for key, val in list(state.env.items()):
+            state.env[key] = map_tensors(val, mark)
+
+    def eval_args(self, node: ast.Call, state: State) -> tuple[list, dict]:
+        args = [(a, self.eval(a, state)) for a in node.args]
+        kwargs = {kw.arg: (kw.value, self.eval(kw.value, state)) for kw in node.keywords if kw.arg}
+        for kw in node.keywords:
+            if kw.arg is None:
+                self.eval(kw.value, state)
+        for n, v in list(args) + list(kwargs.values()):
+            if isinstance(v, ObjectVal):
+                self.used_object(n, v, state, None)
+        return args, kwargs
+
+    def call_value(self, callee: Value, node: ast.Call, state: State) -> Value:
+        if isinstance(callee, ModuleRef):
+            return self.call_qualified(callee.qual, node, state)
+        if isinstance(callee, ModuleVal):
+            args, kwargs = self.eval_args(node, state)
+            result = self.call_module(callee, args, kwargs, node, state)
+            if isinstance(result, TensorVal) and result.rg is Tri.YES and not result.gained and all(
+                    v.rg is Tri.NO for _, v in args if isinstance(v, TensorVal)) and any(
+                    isinstance(v, TensorVal) for _, v in args):
+                result = result.with_(gained=True)
+            if callee.eval_at is not None and state.grad is Tri.YES and isinstance(result, TensorVal) \
+                    and result.rg is Tri.YES:
+                self.emit(ModuleCallEvent(node, self.seg(node), result, callee.eval_at))
+            return result
+        if isinstance(callee, FuncVal):
+            args, kwargs = self.eval_args(node, state)
+            return self.call_function(callee, None, args, kwargs, node, state)
+        if isinstance(callee, BoundMethod):
+            args, kwargs = self.eval_args(node, state)
+            return self.call_function(callee.func, callee.self_val, args, kwargs, node, state)
+        if isinstance(callee, ClassVal):
+            args, kwargs = self.eval_args(node, state)
+            return self.instantiate(callee.info, args, kwargs, node, state)
+        if isinstance(callee, ObjectVal):
+            args, kwargs = self.eval_args(node, state)
+            meth = self.find_method(callee.cls, "__call__")
+            if meth is None or _is_static(meth.node):
+                return UNKNOWN
+            return self.call_function(meth, callee, args, kwargs, node, state)
+        self.eval_args(node, state)
+        return UNKNOWN
+
+    # ---- torch and library functions by qualified name
+    def call_qualified(self, qual: str, node: ast.Call, state: State) -> Value:
+        short = qual.rsplit(".", 1)[-1]
+        if qual in db.GRAD_MODE:
+            args, _ = self.eval_args(node, state)
+            enabled, inference = db.GRAD_MODE[qual]
+            if qual.endswith("inference_mode") and (node.args or node.keywords):
+                mode = node.args[0] if node.args else node.keywords[0].value
+                flag = const_bool(mode)
+                if flag is False:
+                    enabled, inference = True, False
+                elif flag is None:
+                    # `inference_mode(cond)`: gradsight cannot tell, so the mode is unknown.
+                    return GradModeCtx(Tri.MAYBE, False, f"{qual}({self.seg(mode)})")
+            if enabled is None:
+                flag = const_bool(node.args[0]) if node.args else None
+                enabled_t = Tri.of(flag)
+                label = f"{qual.replace('torch.autograd.', 'torch.')}({self.seg(node.args[0]) if node.args else ''})"
+                # As a statement, set_grad_enabled changes the mode from here on.
+                return GradModeCtx(enabled_t, False, label)
+            return GradModeCtx(Tri.of(enabled), inference, f"{qual}()")
+        if qual.startswith("builtins."):
+            return self.call_builtin(short, node, state)
+        args, kwargs = self.eval_args(node, state)
+        if qual == "torch.load":
+            # A whole pickled model (what a call on the result shows it is): a module whose parameters require
+            # grad unless something froze them. Evidence from use, so findings built on it are warnings.
+            return ModuleVal("torch.load", has_params=Tri.YES, evidence=True,
+                             origin=self.fact(node, f"a model loaded by `{self.seg(node)}`"))
+        if qual in db.BACKWARD_FUNCS:
+            target_node, target = args[0] if args else kwargs.get("outputs", kwargs.get("tensors", (None, UNKNOWN)))
+            inputs: list = []
+            if qual.endswith(".grad"):
+                in_node, in_val = args[1] if len(args) > 1 else kwargs.get("inputs", (None, UNKNOWN))
+                if isinstance(in_val, TensorVal):
+                    inputs = [(in_node, in_val)]
+                elif isinstance(in_val, SeqVal) and isinstance(in_node, (ast.List, ast.Tuple)):
+                    inputs = list(zip(in_node.elts, in_val.items))
+            if qual.endswith(".grad"):
+                gradient = args[2] if len(args) > 2 else kwargs.get("grad_outputs")
+            else:
+                gradient = args[1] if len(args) > 1 else kwargs.get("grad_tensors")
+            if target_node is not None:
+                self.backward(target, target_node, node, state, qual, kwargs, inputs=inputs, gradient=gradient)
+            if not qual.endswith(".grad"):
+                return PyVal()
+            return self.grad_results(node, target, inputs, kwargs, state)
+        if qual in db.NUMPY_FUNCS:
+            if args and isinstance(args[0][1], TensorVal):
+                self.emit(NumpyEvent(node, args[0][1], self.seg(args[0][0]), qual, insert_at=None))
+                return PyVal(cut=self.fact(node, f"`{self.seg(node)}` copied the values into NumPy"),
+                             pcut=self.cut_params(args[0][1], node, f"`{self.seg(node)}`"))
+            return PyVal(cut=next((v.cut for _, v in args if isinstance(v, PyVal) and v.cut), None),
+                         pcut=_pcut_of(v for _, v in args))
+        if qual.startswith("numpy.") or qual.startswith("math."):
+            cut = next((v.cut for _, v in args if isinstance(v, PyVal) and v.cut), None)
+            tensor_args = [(n, v) for n, v in args if isinstance(v, TensorVal)]
+            if qual.startswith("numpy.") and tensor_args and qual.rsplit(".", 1)[-1] not in db.NUMPY_METHOD_DISPATCH:
+                # NumPy functions convert tensor arguments with __array__, which is `.numpy()`.
+                n, v = tensor_args[0]
+                self.emit(NumpyEvent(node, v, self.seg(n), qual, insert_at=n if isinstance(n, (ast.Name, ast.Attribute)) else None))
+                return PyVal(cut=self.fact(node, f"`{self.seg(node)}` converted the tensor to NumPy"),
+                             pcut=self.cut_params(v, node, f"`{self.seg(node)}`"))
+            if tensor_args:
+                return UNKNOWN
+            return PyVal(cut=cut, pcut=_pcut_of(v for _, v in args))
+        if qual.startswith("torch.optim.") and short[:1].isupper() and "lr_scheduler" not in qual:
+            owner = None
+            module_sites: frozenset = frozenset()
+            if args:
+                self.optimizer(args[0], node, qual)
+                if isinstance(args[0][1], ParamsVal):
+                    module_sites = args[0][1].module_sites
+                    self.note_trained(module_sites)
+                if isinstance(args[0][1], ParamsVal) and args[0][1].owner:
+                    owner = args[0][1].owner
+                    fact = self.fact(node, f"`{short}` took the parameters of `{owner}`")
+                    if self.frame_optimized:
+                        # Inside a function: `owner` names a local of this call only (`self` in a method called
+                        # from elsewhere is not the `self` of another method).
+                        self.frame_optimized[-1][owner] = fact
+                    else:
+                        self.optimized_modules[owner] = fact
+            return OptimizerVal(origin=self.fact(node, f"optimizer `{short}`"), owner=owner, module_sites=module_sites)
+        if qual == "torch.nn.Parameter" or qual == "torch.nn.parameter.Parameter":
+            rg = Tri.YES
+            if len(args) > 1 or "requires_grad" in kwargs:
+                flag = const_bool((args[1][0] if len(args) > 1 else kwargs["requires_grad"][0]))
+                rg = Tri.of(flag)
+            src = args[0][1] if args else UNKNOWN
+            leaf = self.new_leaf(node, rg, param=True, shape=src.shape if isinstance(src, TensorVal) else None,
+                                 label="nn.Parameter", name_hint=None)
+            return leaf.with_(psrc=frozenset({_fsite(leaf.origin)})) if rg is Tri.YES else leaf
+        if qual.startswith("torch.nn.init."):
+            return args[0][1] if args else UNKNOWN
+        if qual.startswith("torch.nn.utils."):
+            return UNKNOWN
+        if qual.startswith("torch.nn.") and short[:1].isupper() and not qual.startswith("torch.nn.functional"):
+            if short == "Sequential" and len(args) == 1 and isinstance(args[0][0], ast.Starred) \
+                    and isinstance(args[0][0].value, ast.Name):
+                # `nn.Sequential(*layers)` with `layers` a list literal built just before.
+                inner = self.lookup(args[0][0].value.id, state)
+                if isinstance(inner, SeqVal) and not inner.homog:
+                    args = [(args[0][0], v) for v in inner.items]
+            return self.new_module(qual, args, kwargs, node)
+        if qual.startswith("torch.") and short in db.FACTORIES and qual.count(".") == 1:
+            return self.factory(short, args, kwargs, node, state)
+        if qual == "torch.autograd.Variable":
+            return args[0][1] if args else UNKNOWN
+        if qual in ("torch.utils.checkpoint.checkpoint",):
+            reentrant_node = kwargs.get("use_reentrant", (None, None))[0]
+            reentrant = Tri.YES if reentrant_node is None else Tri.of(const_bool(reentrant_node))
+            inputs = tuple(v for _, v in args[1:] if isinstance(v, TensorVal))
+            if len(inputs) == len(args[1:]) and inputs:
+                self.emit(CheckpointEvent(node, inputs, reentrant, state.grad))
+            if args:
+                fn = args[0][1]
+                rest = args[1:]
+                if isinstance(fn, (FuncVal, BoundMethod, ModuleVal)):
+                    if isinstance(fn, ModuleVal):
+                        return self.call_module(fn, rest, {}, node, state)
+                    if isinstance(fn, BoundMethod):
+                        return self.call_function(fn.func, fn.self_val, rest, {}, node, state)
+                    return self.call_function(fn, None, rest, {}, node, state)
+            return UNKNOWN
+        if _is_tensor_function(qual):
+            return self.torch_function(qual, args, kwargs, node, state)
+        return UNKNOWN
+
+    def call_builtin(self, name: str, node: ast.Call, state: State) -> Value:
+        args, kwargs = self.eval_args(node, state)
+        if name in ("float", "int", "bool", "complex") and args and isinstance(args[0][1], TensorVal):
+            t = args[0][1]
+            return PyVal(cut=self.fact(node, f"`{name}()` turned `{self.seg(args[0][0])}` into a Python number",
+                                       t.origin if t.rg is Tri.YES else None),
+                         pcut=self.cut_params(t, node, f"`{self.seg(node)}`"))
+        if name in ("list", "tuple") and args and isinstance(args[0][1], TensorVal):
+            return UNKNOWN
+        if name in ("list", "tuple") and len(args) == 1 and isinstance(args[0][1], ParamsVal):
+            return args[0][1]
+        if name in ("list", "tuple", "reversed") and len(args) == 1 and isinstance(args[0][1], SeqVal):
+            # A copy of a known sequence has the same elements (an iterator over it yields them once).
+            return args[0][1]
+        if name in ("max", "min", "abs", "sum", "round", "float", "int", "len", "sorted", "list", "tuple", "range",
+                    "enumerate", "zip", "str", "repr", "print", "isinstance", "pow", "divmod", "map", "filter",
+                    "any", "all", "reversed", "dict", "set", "format", "hash", "id", "type"):
+            if name in ("enumerate", "zip", "sum") and any(isinstance(v, (TensorVal, ParamsVal, SeqVal)) for _, v in args):
+                return UNKNOWN
+            if any(isinstance(v, TensorVal) for _, v in args):
+                return UNKNOWN
+            cut = next((v.cut for _, v in args if isinstance(v, PyVal) and v.cut), None)
+            return PyVal(cut=cut, pcut=_pcut_of(v for _, v in args), scalar=name in ("len", "int", "float", "round"),
+                         scalar_items=name == "range")
+        if name == "super":
+            return UNKNOWN
+        return UNKNOWN
+
+    def factory(self, name: str, args, kwargs, node: ast.Call, state: State) -> Value:
+        for typo in REQUIRES_GRAD_SPELLINGS - {"requires_grad"}:
+            if typo in kwargs:
+                self.emit(FactoryEvent(node, TensorVal(), f"kwarg:{typo}", Tri.of(const_bool(kwargs[typo][0])),
+                                       state.grad, state.inference))
+        rg_node = kwargs.get("requires_grad", (None, None))[0]
+        flag = const_bool(rg_node) if rg_node is not None else False
+        rg = Tri.of(flag)
+        is_int = Tri.MAYBE
+        dtype = kwargs.get("dtype", (None, None))[0]
+        if dtype is not None:
+            dname = dtype.attr if isinstance(dtype, ast.Attribute) else (dtype.id if isinstance(dtype, ast.Name) else "")
+            is_int = Tri.YES if dname in db.INT_DTYPES else (Tri.NO if dname in db.FLOAT_DTYPES else Tri.MAYBE)
+        elif name in db.INT_FACTORIES:
+            is_int = Tri.YES
+        elif name == "arange" and args:
+            if all(isinstance(a, ast.Constant) and type(a.value) is int for a, _ in args):
+                is_int = Tri.YES
+            elif any(isinstance(a, ast.Constant) and isinstance(a.value, float) for a, _ in args):
+                is_int = Tri.NO
+        elif name in ("randn", "rand", "randn_like", "rand_like", "normal", "linspace", "logspace", "FloatTensor",
+                      "DoubleTensor", "empty", "zeros", "ones", "eye"):
+            is_int = Tri.NO
+        shape = None
+        if name in ("randn", "rand", "zeros", "ones", "empty", "full") and args:
+            dim_nodes = [a for a, _ in args]
+            if name == "full":
+                dim_nodes = dim_nodes[:1]
+            if len(dim_nodes) == 1 and isinstance(dim_nodes[0], (ast.Tuple, ast.List)):
+                dim_nodes = dim_nodes[0].elts  # torch.zeros((2, 3))
+            elif name == "full":
+                dim_nodes = []
+            dims = []
+            for a in dim_nodes:
+                if isinstance(a, ast.Constant) and type(a.value) is int:
+                    dims.append(a.value)
+                else:
+                    dims = None
+                    break
+            shape = tuple(dims) if dims is not None and (dims or name != "full") else None
+        elif name in ("tensor", "Tensor", "FloatTensor") and len(args) == 1 and not kwargs.keys() - {
+                "requires_grad", "dtype", "device"}:
+            # `torch.Tensor(3)` is an uninitialised tensor of size 3, not a scalar: only lists for the legacy names.
+            if name == "tensor" or isinstance(args[0][0], (ast.List, ast.Tuple)):
+                shape = _literal_shape(args[0][0])
+        if name in ("tensor", "as_tensor", "asarray", "from_numpy") and args:
+            src_node, src = args[0]
+            if isinstance(src, TensorVal) and name in ("as_tensor", "asarray"):
+                # as_tensor returns its tensor argument itself (history included) unless dtype/device change.
+                if not kwargs:
+                    return src
+                return self.tensor_op("torch.Tensor.to", [(src_node, src)], node, state)
+            if isinstance(src, TensorVal):
+                result = self.new_leaf(node, rg, shape=src.shape, is_int=src.is_int,
+                                       label=f"torch.{name}()", name_hint=None, inference=state.inference)
+                if src.rg is Tri.YES and state.grad is not Tri.NO:
+                    self.emit(GraphCutEvent(node, src, self.seg(src_node), f"torch.{name}"))
+                if src.rg is not Tri.NO and rg is Tri.NO and state.grad is not Tri.NO:
+                    result = result.with_(nograd=self.fact(
+                        node, f"`torch.{name}({self.seg(src_node)})` copies the values without their history",
+                        src.origin), pcut=self.cut_params(src, node, f"`{self.seg(node)}`"))
+                return result
+            if isinstance(src, SeqVal):
+                inner = flat_tensors([(src_node, src)])
+                grads = [(n, v) for n, v in inner if v.rg is Tri.YES]
+                if grads and state.grad is not Tri.NO:
+                    self.emit(GraphCutEvent(node, grads[0][1], self.seg(src_node), f"torch.{name}"))
+                if not inner and all(isinstance(v, PyVal) for v in src.items):
+                    cut = next((v.cut for v in src.items if v.cut), None)
+                    src = PyVal(cut=cut)
+            if isinstance(src, PyVal) and src.cut is not None and rg is not Tri.NO and rg_node is not None:
+                self.emit(FactoryEvent(node, TensorVal(nograd=src.cut), "rewrap", rg, state.grad, state.inference))
+            if isinstance(src, PyVal) and src.cut is not None and rg is Tri.NO:
+                return self.new_leaf(node, rg, is_int=is_int, label=f"torch.{name}()", name_hint=None).with_(
+                    nograd=self.fact(node, f"rebuilt by `torch.{name}()` from values that left autograd", src.cut),
+                    pcut=src.pcut)
+            if isinstance(src, PyVal) and is_int is Tri.MAYBE:
+                is_int = _literal_dtype(src_node)
+        if name.endswith("_like") and args and isinstance(args[0][1], TensorVal):
+            shape = args[0][1].shape
+            if is_int is Tri.MAYBE:
+                is_int = args[0][1].is_int
+        result = self.new_leaf(node, rg, shape=shape, is_int=is_int, label=f"torch.{name}()", name_hint=None,
+                               inference=state.inference)
+        if rg_node is not None and rg is not Tri.NO:
+            self.emit(FactoryEvent(node, result, "factory", rg, state.grad, state.inference))
+        return result
+
+    def new_leaf(self, node: ast.AST, rg: Tri, *, param: bool = False, shape=None, is_int: Tri = Tri.MAYBE,
+                 label: str, name_hint, inference: bool = False) -> TensorVal:
+        origin = self.fact(node, f"created by `{label}`" + (" with requires_grad=True" if rg is Tri.YES and not param else ""))
+        sources: frozenset = frozenset()
+        nograd = None
+        if rg is Tri.YES and not param:
+            site = self.site(node)
+            sources = frozenset({site})
+            self.grad_leaves.setdefault(site, (label, origin))
+        if rg is Tri.NO:
+            nograd = self.fact(node, f"`{self.seg(node)}` was created without requires_grad=True")
+        return TensorVal(rg=rg, leaf=Tri.YES, origin=origin, nograd=nograd, sources=sources, param=param,
+                         inference=inference, shape=shape, is_int=is_int, storage=self.site(node))
+
+    def new_module(self, qual: str, args, kwargs, node: ast.Call) -> Value:
+        short = db.module_short(qual)
+        origin = self.fact(node, f"`{self.seg(node)}`")
+        inplace = const_bool(kwargs.get("inplace", (None, None))[0]) is True
+        if inplace and "Dropout" in short:
+            p_node = args[0][0] if args else kwargs.get("p", (None, None))[0]
+            if isinstance(p_node, ast.Constant) and p_node.value == 0:
+                inplace = False  # dropout with p=0 never writes
+        if short in db.CONTAINERS:
+            layers = tuple(v for _, v in args) if short == "Sequential" else ()
+            if short == "Sequential" and len(args) == 1 and isinstance(args[0][0], ast.Starred):
+                # `nn.Sequential(*[Block() for _ in range(n)])`, `nn.Sequential(*layers)`: the list's modules (a
+                # comprehension's one representative runs once: what it does to its input is the same each time).
+                hit = self.starred_values.get(id(args[0][0]))
+                seq = hit[1] if hit is not None and hit[0] is args[0][0] else None
+                layers = seq.items if isinstance(seq, SeqVal) else (UNKNOWN,)
+            if short == "ModuleList" and len(args) == 1 and isinstance(args[0][1], SeqVal):
+                layers = args[0][1].items
+            if short in ("Sequential", "ModuleList") and not all(isinstance(v, ModuleVal) for v in layers):
+                layers = ()
+            has = Tri.NO
+            for lay in layers:
+                has = Tri.YES if has is Tri.YES or lay.has_params is Tri.YES else (Tri.MAYBE if lay.has_params is Tri.MAYBE else has)
+            if not layers:
+                has = Tri.MAYBE
+            return ModuleVal(qual, layers=layers if short in ("Sequential", "ModuleList") else (), has_params=has,
+                             origin=origin)
+        if short in db.PARAMLESS_MODULES or short.endswith("Loss"):
+            reduction = None
+            red = kwargs.get("reduction", (None, None))[0]
+            if isinstance(red, ast.Constant) and isinstance(red.value, str):
+                reduction = red.value
+            elif short.endswith("Loss"):
+                reduction = "mean" if red is None else "?"
+            return ModuleVal(qual, inplace=inplace, has_params=Tri.NO, reduction=reduction, origin=origin)
+        has = Tri.YES if short in db.PARAM_MODULES else Tri.MAYBE
+        out_node = args[1][0] if len(args) > 1 else kwargs.get("out_features", (None, None))[0]
+        out = out_node.value if short == "Linear" and isinstance(out_node, ast.Constant) \
+            and type(out_node.value) is int else None
+        return ModuleVal(qual, has_params=has, origin=origin, out_features=out)
+
+    def optimizer(self, first: tuple, node: ast.Call, qual: str) -> None:
+        arg_node, val = first
+        if isinstance(val, SeqVal) and isinstance(arg_node, (ast.List, ast.Tuple)):
+            params = tuple((elt, v) for elt, v in zip(arg_node.elts, val.items) if isinstance(v, TensorVal))
+            if params:
+                self.emit(OptimizerEvent(node, params, qual))

@@ -1,0 +1,302 @@
+"""Expressions: names, attributes (module and object state), subscripts, containers, operators, comprehensions."""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from . import torchdb as db
+from .events import GradReadEvent
+from .interp_util import BUILTINS, MODULE_METHODS, _int_index, _is_static, _msite, _pcut_of, key_of
+from .state import State
+from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, FuncVal, ModuleRef, ModuleVal, ObjectVal, OptimizerVal,
+                     ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value)
+
+
+class ExpressionsMixin:
+    """Part of `Interpreter` (see interp.py)."""
+
+    # ------------------------------------------------------------------ expressions
+    def eval(self, node: Optional[ast.AST], state: State) -> Value:
+        if node is None:
+            return UNKNOWN
+        method = getattr(self, "expr_" + type(node).__name__, None)
+        if method is None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.expr):
+                    self.eval(child, state)
+            return UNKNOWN
+        return method(node, state)
+
+    def expr_Constant(self, node, state) -> Value:
+        return PyVal(scalar=isinstance(node.value, (int, float)) and not isinstance(node.value, bool),
+                     is_none=node.value is None)
+
+    def expr_JoinedStr(self, node, state) -> Value:
+        for v in node.values:
+            self.eval(v, state)
+        return PyVal()
+
+    def expr_FormattedValue(self, node, state) -> Value:
+        self.eval(node.value, state)
+        return PyVal()
+
+    def expr_Name(self, node: ast.Name, state: State) -> Value:
+        val = self.lookup(node.id, state)
+        self.record(node, val)
+        return val
+
+    def lookup(self, name: str, state: State) -> Value:
+        val = state.get(name)
+        if val is not None:
+            return val
+        scope = self.scope
+        if self.globals_state is not None and scope is self.globals_scope:
+            val = self.globals_state.get(name)
+            if val is not None:
+                return val
+        if name in scope.env:
+            return scope.env[name]
+        if name in scope.functions:
+            return scope.functions[name]
+        if name in scope.classes:
+            return ClassVal(scope.classes[name])
+        if name in scope.imports:
+            return self.import_value(scope.imports[name])
+        if name in BUILTINS:
+            return ModuleRef("builtins." + name)
+        return UNKNOWN
+
+    def import_value(self, qual: str) -> Value:
+        if qual.startswith("."):
+            return self.workspace_value(qual)
+        if self.resolve_module is not None and not qual.startswith(("torch", "numpy")):
+            val = self.workspace_value(qual)
+            if val is not UNKNOWN:
+                return val
+        return ModuleRef(qual)
+
+    def workspace_value(self, qual: str) -> Value:
+        if self.resolve_module is None:
+            return UNKNOWN
+        mod, _, name = qual.rpartition(".")
+        level = len(qual) - len(qual.lstrip("."))
+        other = self.resolve_module(mod.lstrip("."), level, self.scope)
+        if other is None:
+            return UNKNOWN
+        if name in other.functions:
+            return other.functions[name]
+        if name in other.classes:
+            return ClassVal(other.classes[name])
+        return UNKNOWN
+
+    def expr_Attribute(self, node: ast.Attribute, state: State) -> Value:
+        key = key_of(node)
+        if key is not None and key in state.env:
+            val = state.env[key]
+            self.record(node, val)
+            return val
+        base = self.eval(node.value, state)
+        val = self.attribute(base, node, state)
+        self.record(node, val)
+        return val
+
+    def attribute(self, base: Value, node: ast.Attribute, state: State) -> Value:
+        attr = node.attr
+        if isinstance(base, ModuleRef):
+            return ModuleRef(f"{base.qual}.{attr}")
+        if isinstance(base, TensorVal):
+            if attr == "data":
+                return TensorVal(rg=Tri.NO, leaf=Tri.YES, shape=base.shape, is_int=base.is_int,
+                                 nograd=self.fact(node, "`.data` returns the values without autograd history"),
+                                 origin=base.origin, saved=base.saved, is_data=True,
+                                 pcut=self.cut_params(base, node, f"`{self.seg(node)}`"))
+            if attr == "grad":
+                if isinstance(getattr(self, "current_stmt", None), ast.Assign) is False or not any(
+                        t is node for t in getattr(self.current_stmt, "targets", ())):
+                    self.emit(GradReadEvent(node, base, self.seg(node.value)))
+                return TensorVal(rg=Tri.NO, leaf=Tri.YES, shape=base.shape, origin=self.fact(node, "a `.grad`"))
+            if attr in ("T", "mT", "H", "mH", "real", "imag"):
+                return self.tensor_op(f"torch.Tensor.{attr}", [(node.value, base)], node, state)
+            if attr in ("shape", "dtype", "device", "requires_grad", "is_leaf", "grad_fn", "ndim", "is_cuda"):
+                return PyVal()
+            return UNKNOWN
+        if isinstance(base, ModuleVal):
+            sub = base.attr(attr)
+            if sub is not None:
+                return sub
+            if base.cls is None and attr in ("weight", "bias") and base.has_params is not Tri.NO:
+                return TensorVal(rg=base.has_params, leaf=Tri.YES, param=True, is_int=Tri.NO,
+                                 origin=self.fact(node, f"parameter `{self.seg(node)}`"),
+                                 psrc=frozenset({_msite(base)}) if _msite(base) else frozenset())
+            if base.cls is not None:
+                meth = self.find_method(base.cls, attr)
+                if meth is not None:
+                    return BoundMethod(meth, base)
+            return ModuleRef(f"<module-attr>.{attr}") if attr in MODULE_METHODS else UNKNOWN
+        if isinstance(base, ObjectVal):
+            sub = base.attr(attr)
+            if sub is not None:
+                return sub
+            meth = self.find_method(base.cls, attr)
+            if meth is not None and not _is_static(meth.node):
+                return BoundMethod(meth, base)
+            return UNKNOWN
+        if isinstance(base, (OptimizerVal,)):
+            return UNKNOWN
+        return UNKNOWN
+
+    def find_method(self, info: ClassInfo, name: str) -> Optional[FuncVal]:
+        seen = 0
+        while info is not None and seen < 10:
+            if name in info.methods:
+                return info.methods[name]
+            parent = None
+            for b in info.bases:
+                if isinstance(b, ClassInfo):
+                    parent = b
+                    break
+            info = parent
+            seen += 1
+        return None
+
+    def expr_Subscript(self, node: ast.Subscript, state: State) -> Value:
+        key = key_of(node)
+        if key is not None and key in state.env:
+            self.eval(node.value, state)
+            return state.env[key]
+        base = self.eval(node.value, state)
+        index = self.eval(node.slice, state)
+        if isinstance(base, TensorVal):
+            val = self.tensor_op("torch.Tensor.__getitem__", [(node.value, base)], node, state)
+            if isinstance(val, TensorVal) and val.view is None and _int_index(node.slice, index):
+                # `x[k]` with a Python int `k` (a loop variable over `range`) is basic indexing: a view.
+                val = val.with_(view=self.fact(node, f"a view made by `{self.seg(node)}`"), storage=base.storage)
+            if isinstance(val, TensorVal):
+                # An item of split()/unbind()'s result is one of those views (we model the tuple as one value).
+                val = val.with_(shape=None, multiview=base.multiview or val.multiview,
+                                view=base.view if base.multiview else val.view)
+            return val
+        if isinstance(base, SeqVal):
+            k = node.slice
+            if isinstance(k, ast.Slice):
+                return base if base.homog else UNKNOWN
+            if base.homog:
+                return self.element_of(base)
+            if isinstance(k, ast.Constant) and isinstance(k.value, int) and -len(base.items) <= k.value < len(base.items):
+                return base.items[k.value]
+            return self.element_of(base)
+        if isinstance(base, ModuleVal) and base.layers:
+            k = node.slice
+            if isinstance(k, ast.Constant) and isinstance(k.value, int) and -len(base.layers) <= k.value < len(base.layers):
+                return base.layers[k.value]
+            return UNKNOWN
+        if isinstance(base, PyVal):
+            return PyVal(cut=base.cut, pcut=base.pcut)
+        return UNKNOWN
+
+    def expr_Tuple(self, node, state) -> Value:
+        return SeqVal(tuple(self.eval(e, state) for e in node.elts))
+
+    expr_List = expr_Tuple
+
+    def expr_Set(self, node, state) -> Value:
+        for e in node.elts:
+            self.eval(e, state)
+        return UNKNOWN
+
+    def expr_Dict(self, node, state) -> Value:
+        for k in node.keys:
+            if k is not None:
+                self.eval(k, state)
+        for v in node.values:
+            self.eval(v, state)
+        return UNKNOWN
+
+    def expr_BinOp(self, node: ast.BinOp, state: State) -> Value:
+        left = self.eval(node.left, state)
+        right = self.eval(node.right, state)
+        opname = type(node.op).__name__
+        dunder = db.BINOP_DUNDER.get(opname, "__add__")
+        if isinstance(left, TensorVal):
+            return self.tensor_op(f"torch.Tensor.{dunder}", [(node.left, left), (node.right, right)], node, state)
+        if isinstance(right, TensorVal):
+            rdunder = "__r" + dunder[2:]
+            return self.tensor_op(f"torch.Tensor.{rdunder}", [(node.right, right), (node.left, left)], node, state)
+        if isinstance(left, ParamsVal) and isinstance(right, ParamsVal) and opname == "Add":
+            return ParamsVal(origin=left.origin, module_sites=left.module_sites | right.module_sites)
+        if isinstance(left, PyVal) and isinstance(right, PyVal):
+            return PyVal(cut=left.cut or right.cut, pcut=_pcut_of((left, right)), scalar=left.scalar and right.scalar)
+        if isinstance(left, PyVal) and left.cut:
+            return PyVal(cut=left.cut, pcut=left.pcut) if not isinstance(right, (TensorVal,)) and right is not UNKNOWN \
+                else UNKNOWN
+        return UNKNOWN
+
+    def expr_UnaryOp(self, node: ast.UnaryOp, state: State) -> Value:
+        val = self.eval(node.operand, state)
+        if isinstance(val, TensorVal):
+            if isinstance(node.op, ast.Not):
+                return PyVal()
+            name = {"USub": "__neg__", "UAdd": "__pos__", "Invert": "__invert__"}[type(node.op).__name__]
+            return self.tensor_op(f"torch.Tensor.{name}", [(node.operand, val)], node, state)
+        if isinstance(val, PyVal):
+            return val
+        return UNKNOWN
+
+    def expr_Compare(self, node: ast.Compare, state: State) -> Value:
+        vals = [self.eval(node.left, state)] + [self.eval(c, state) for c in node.comparators]
+        if any(isinstance(v, TensorVal) for v in vals):
+            return TensorVal(rg=Tri.NO, leaf=Tri.YES, is_int=Tri.YES,
+                             nograd=self.fact(node, "a comparison gives a boolean tensor with no gradient"))
+        return PyVal()
+
+    def expr_BoolOp(self, node, state) -> Value:
+        vals = [self.eval(v, state) for v in node.values]
+        out = vals[0]
+        for v in vals[1:]:
+            out = out.join(v)
+        return out
+
+    def expr_IfExp(self, node, state) -> Value:
+        self.eval(node.test, state)
+        return self.eval(node.body, state).join(self.eval(node.orelse, state))
+
+    def expr_NamedExpr(self, node, state) -> Value:
+        val = self.eval(node.value, state)
+        self.assign(node.target, val, state, node)
+        return val
+
+    def expr_Lambda(self, node, state) -> Value:
+        return UNKNOWN
+
+    def expr_Starred(self, node, state) -> Value:
+        # The starred sequence is kept aside for the callee that can use it (`nn.Sequential(*layers)`).
+        self.starred_values[id(node)] = (node, self.eval(node.value, state))
+        return UNKNOWN
+
+    def expr_Await(self, node, state) -> Value:
+        return self.eval(node.value, state)
+
+    def _comprehension(self, node, elts: list[ast.AST], state: State) -> Value:
+        s = state.copy()
+        for gen in node.generators:
+            it = self.eval(gen.iter, s)
+            self.assign(gen.target, self.element_of(it), s, node)
+            for cond in gen.ifs:
+                self.eval(cond, s)
+        vals = [self.eval(e, s) for e in elts]
+        if all(isinstance(v, PyVal) for v in vals):
+            cut = next((v.cut for v in vals if v.cut), None)
+            return PyVal(cut=cut, pcut=_pcut_of(vals))
+        if not isinstance(node, ast.DictComp) and isinstance(vals[0], (TensorVal, ModuleVal, ObjectVal, SeqVal)):
+            return SeqVal((vals[0],), homog=True)
+        return UNKNOWN
+
+    def expr_ListComp(self, node, state) -> Value:
+        return self._comprehension(node, [node.elt], state)
+
+    expr_SetComp = expr_ListComp
+    expr_GeneratorExp = expr_ListComp
+
+    def expr_DictComp(self, node, state) -> Value:
+        return self._comprehension(node, [node.key, node.value], state)

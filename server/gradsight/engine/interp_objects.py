@@ -1,0 +1,512 @@
+"""Modules and objects: module calls, user classes and their state across method calls, user functions."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from typing import Optional
+
+from . import torchdb as db
+from .events import InferenceSaveEvent
+from .interp_util import (BUILTINS, MAX_CALL_DEPTH, _class_methods, _constant_default, _is_static, _msite,
+                          _own_mutations, _pcut_of, _plain_class, const_bool, flat_tensors, key_of, map_tensors,
+                          with_carried)
+from .state import State
+from .values import (UNKNOWN, ClassInfo, FuncVal, ModuleVal, ObjectVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri,
+                     Value, join_values)
+
+
+class ObjectsMixin:
+    """Part of `Interpreter` (see interp.py)."""
+
+    # ---- modules
+    def module_method(self, recv: ModuleVal, func: ast.Attribute, node: ast.Call, state: State) -> Value:
+        name = func.attr
+        if name in ("parameters",):
+            self.eval_args(node, state)
+            return ParamsVal(origin=self.fact(node, f"parameters of `{self.seg(func.value)}`"), owner=key_of(func.value),
+                             module_sites=frozenset({_msite(recv)}) if _msite(recv) else frozenset())
+        if name in ("to", "cuda", "cpu", "float", "double", "half", "train", "eval", "requires_grad_", "zero_grad",
+                    "apply", "share_memory", "type"):
+            args, kwargs = self.eval_args(node, state)
+            key = key_of(func.value)
+            if name in ("requires_grad_", "eval", "train"):
+                if name == "requires_grad_":
+                    flag = const_bool(node.args[0]) if node.args else True
+                    new = replace(recv, has_params=Tri.of(flag) if flag is not None else Tri.MAYBE)
+                elif name == "eval" or (node.args and const_bool(node.args[0]) is False):
+                    new = replace(recv, eval_at=self.fact(node, f"`{self.seg(node)}` switched to evaluation mode"))
+                else:
+                    new = replace(recv, eval_at=None)
+                if key:
+                    state.set(key, new)
+                return new
+            return recv if name != "zero_grad" else PyVal()
+        if name == "forward":
+            args, kwargs = self.eval_args(node, state)
+            return self.call_module(recv, args, kwargs, node, state)
+        if name in ("append", "extend", "insert") and recv.layers and db.module_short(recv.qual) == "ModuleList":
+            self.eval_args(node, state)
+            key = key_of(func.value)
+            if key:
+                state.set(key, replace(recv, layers=()))  # its layers are no longer all known
+            return PyVal()
+        if recv.cls is not None:
+            meth = self.find_method(recv.cls, name)
+            if meth is not None:
+                args, kwargs = self.eval_args(node, state)
+                return self.call_function(meth, recv, args, kwargs, node, state)
+            sub = recv.attr(name)
+            if isinstance(sub, ModuleVal):
+                args, kwargs = self.eval_args(node, state)
+                return self.call_module(sub, args, kwargs, node, state)
+        self.eval_args(node, state)
+        return UNKNOWN
+
+    def call_module(self, mod: ModuleVal, args, kwargs, node: ast.AST, state: State) -> Value:
+        ins = [v for _, v in flat_tensors(list(args) + list(kwargs.values()))]
+        inherited = frozenset().union(*[v.psaved for v in ins])
+        inherited_src = frozenset().union(*[v.psrc for v in ins]) | {e[0] for v in ins for e in v.pcut}
+        result = self._call_module(mod, args, kwargs, node, state)
+        site = _msite(mod)
+        if site is None or mod.has_params is Tri.NO:
+            return result
+        self.optimized_modules.setdefault(f"\0name\0{site!r}",
+                                          self.seg(node.func if isinstance(node, ast.Call) else node))
+
+        def tag(val: TensorVal) -> TensorVal:
+            # Parameters of a sub-module (or the module's own) were saved by this call: so were `mod`'s.
+            if val.psaved - inherited and site not in val.psaved:
+                val = val.with_(psaved=val.psaved | {site})
+            new_src = val.psrc - inherited_src - {site}
+            for sub in new_src | ({e[0] for e in val.pcut} - inherited_src - {site}):
+                self.note_parent(sub, site)
+            if new_src:
+                val = val.with_(psrc=val.psrc | {site})
+            return val
+
+        return map_tensors(result, tag)
+
+    def _call_module(self, mod: ModuleVal, args, kwargs, node: ast.AST, state: State) -> Value:
+        if mod.alts:
+            # One of several modules (bound on different paths): each runs on its own copy of the state.
+            out: Optional[Value] = None
+            ends = []
+            unsaved = False
+            for alt in mod.alts:
+                branch = state.copy()
+                res = self.call_module(alt, args, kwargs, node, branch)
+                unsaved = unsaved or not (isinstance(res, TensorVal) and res.saved is not None)
+                out = join_values(out, res)
+                ends.append(branch)
+            if unsaved and isinstance(out, TensorVal):
+                out = out.with_(saved=None, saved_seg=None)  # saved only if every alternative saves it
+            joined = ends[0]
+            for e in ends[1:]:
+                joined = joined.join(e)
+            state.env, state.compound = joined.env, joined.compound
+            return out if out is not None else UNKNOWN
+        if mod.cls is not None:
+            fwd = self.find_method(mod.cls, "forward")
+            if fwd is None:
+                return UNKNOWN
+            return self.call_function(fwd, mod, args, kwargs, node, state)
+        short = db.module_short(mod.qual)
+        if short == "Sequential" and mod.layers:
+            if not args:
+                return UNKNOWN
+            val: Value = args[0][1]
+            arg_node = args[0][0]
+            for layer in mod.layers:
+                val = self.call_module(layer, [(arg_node, val)], {}, node, state)
+                arg_node = node
+            return val
+        if not args:
+            return UNKNOWN
+        in_node, x = args[0]
+        if not isinstance(x, TensorVal) and x is not UNKNOWN and not isinstance(x, SeqVal):
+            return UNKNOWN
+        if mod.inplace and isinstance(x, TensorVal):
+            self.inplace(in_node, x, f"{short}(inplace=True)", state, node, module=mod)
+            if x.saved is not None and state.grad is not Tri.NO and x.rg is Tri.YES:
+                x = x.with_(saved=None)
+        params = mod.has_params
+        if state.grad is Tri.NO:
+            rg = Tri.NO
+        elif params is Tri.YES:
+            rg = Tri.YES
+        elif isinstance(x, TensorVal):
+            rg = x.rg if params is Tri.NO else (Tri.YES if x.rg is Tri.YES else Tri.MAYBE)
+            if any(v.rg is Tri.YES for _, v in flat_tensors(args[1:])):
+                rg = Tri.YES
+        else:
+            rg = Tri.MAYBE
+        origin = self.fact(node, f"from `{self.seg(node)}`")
+        pairs = flat_tensors(args)
+        tensors = [v for _, v in pairs]
+        nograd = None
+        if rg is Tri.NO:
+            if state.grad is Tri.NO:
+                nograd = self.fact(node, "computed while grad mode was disabled", state.grad_why)
+            else:
+                nograd = self.fact(node, "computed only from tensors that do not require grad",
+                                   next((v.nograd for v in tensors if v.nograd), None))
+        segs = frozenset().union(*[v.segs for v in tensors]) if tensors else frozenset()
+        sources = frozenset().union(*[v.sources for v in tensors]) if tensors else frozenset()
+        freed = next((v.freed for v in tensors if v.freed is not None and v.rg is not Tri.NO and v.leaf is not Tri.YES), None)
+        carried = next((v.carried for v in tensors if v.carried is not None), None)
+        via = None
+        if freed is not None:
+            via_arg = next(((n, v) for n, v in pairs if v.freed is freed), None)
+            if via_arg is not None:
+                via = via_arg[1].via or self.fact(via_arg[0], self.seg(via_arg[0]))
+        carried = carried or self.carry_check(pairs, node, state)
+        entry = db.op_entry(mod.qual)
+        saved = None
+        psaved = frozenset().union(*[v.psaved for v in tensors if v.rg is not Tri.NO]) if tensors else frozenset()
+        psrc = frozenset().union(*[v.psrc for v in tensors if v.rg is not Tri.NO]) if tensors else frozenset()
+        if rg is Tri.YES and params is Tri.YES and _msite(mod):
+            psrc = psrc | {_msite(mod)}
+        pcut = _pcut_of(tensors)
+        partial = x is UNKNOWN or any(v is UNKNOWN for _, v in args) or any(v.psrc_partial for v in tensors)
+        stepped = next((v.stepped for v in tensors if v.stepped is not None and v.rg is not Tri.NO), None)
+        if rg is Tri.YES and params is Tri.YES and state.grad is Tri.YES and entry is not None and _msite(mod):
+            for pname, triggers in (entry.get("saves_inputs") or {}).items():
+                if pname.isdigit():
+                    continue
+                if not triggers or any(isinstance(t, int) and t < len(args) and isinstance(args[t][1], TensorVal)
+                                       and args[t][1].rg is Tri.YES for t in triggers):
+                    psaved = psaved | {_msite(mod)}
+                    break
+        if rg is Tri.YES:
+            if entry is None or entry.get("saves_any", True):
+                segs = segs | {self.site(node)}
+            if entry is not None:
+                if entry.get("saves_output"):
+                    saved = self.fact(node, f"saved for backward by `{short}`")
+                    if not (entry is None or entry.get("saves_any", True)):
+                        segs = segs | {self.site(node)}
+                trig_args = list(args)
+                # Modules: input 0 is saved when its weights require grad ("weight" trigger).
+                for idx_s, triggers in (entry.get("saves_inputs") or {}).items():
+                    if not idx_s.isdigit() or int(idx_s) >= len(trig_args):
+                        continue
+                    if triggers and not any((isinstance(t, str) and params is Tri.YES) or (isinstance(t, int) and t < len(trig_args)
+                                                                                       and isinstance(trig_args[t][1], TensorVal)
+                                                                                       and trig_args[t][1].rg is Tri.YES)
+                                            for t in triggers):
+                        continue
+                    a_node, a_val = trig_args[int(idx_s)]
+                    if isinstance(a_val, TensorVal) and a_val.inference and not state.inference:
+                        self.emit(InferenceSaveEvent(node, a_val, self.seg(a_node), short))
+                    key = key_of(a_node)
+                    if isinstance(a_val, TensorVal):
+                        self.mark_saved_storage(a_node, a_val, short, node, state)
+                    if key and isinstance(a_val, TensorVal) and state.get(key) == a_val:
+                        state.env[key] = a_val.with_(saved=self.fact(node, f"saved for backward by `{short}`"),
+                                                     saved_seg=self.site(node))
+        shape = None
+        if mod.reduction is not None:
+            shape = ("?",) if mod.reduction == "none" else (() if mod.reduction in ("mean", "sum") else None)
+        elif short in db.PARAMLESS_MODULES and isinstance(x, TensorVal) and short not in ("Flatten", "Unflatten") \
+                and "Pool" not in short and "Pad" not in short and "Upsample" not in short:
+            shape = x.shape
+        elif mod.out_features is not None and isinstance(x, TensorVal) and x.shape and "?" not in x.shape:
+            shape = x.shape[:-1] + (mod.out_features,)
+        zerograd = None
+        if rg is Tri.YES and params is Tri.NO:
+            grad_inputs = [v for v in tensors if v.rg is not Tri.NO]
+            if grad_inputs and all(v.zerograd is not None for v in grad_inputs):
+                zerograd = grad_inputs[0].zerograd
+        result = TensorVal(rg=rg, leaf=Tri.NO if rg is Tri.YES else (Tri.YES if rg is Tri.NO else Tri.MAYBE),
+                           origin=origin, nograd=nograd, saved=saved, freed=freed, segs=segs, sources=sources,
+                           shape=shape, is_int=Tri.NO, carried=carried, via=via, zerograd=zerograd,
+                           inference=state.inference, saved_seg=self.site(node) if saved is not None else None,
+                           gained=rg is Tri.YES and params is Tri.YES and all(v.rg is Tri.NO for v in tensors),
+                           psaved=psaved if rg is not Tri.NO else frozenset(),
+                           stepped=stepped if rg is not Tri.NO else None,
+                           psrc=psrc if rg is not Tri.NO else frozenset(), pcut=pcut, psrc_partial=partial,
+                           storage=self.site(node),
+                           stored=next((v.stored for v in tensors if v.stored is not None), None) if rg is not Tri.NO
+                           else None,
+                           evidence=rg is Tri.YES and (mod.evidence or (params is not Tri.YES and bool(tensors) and all(
+                               v.evidence for v in tensors if v.rg is Tri.YES))))
+        if short in db.RECURRENT:
+            hidden = result.with_(saved=None, shape=None)
+            return SeqVal((result.with_(shape=None), SeqVal((hidden, hidden)) if short == "LSTM" else hidden))
+        return result
+
+    def instantiate(self, info: ClassInfo, args, kwargs, node: ast.AST, state: State) -> Value:
+        if not info.is_module:
+            return self.new_object(info, args, kwargs, node, state)
+        origin = self.fact(node, f"`{self.seg(node)}`")
+        base = ModuleVal(info.name, cls=info, origin=origin, has_params=Tri.MAYBE)
+        init = self.find_method(info, "__init__")
+        attrs: tuple = ()
+        if init is not None:
+            ck = (id(info), tuple(v for _, v in args))
+            if ck in self.init_cache:
+                attrs = self.init_cache[ck]
+            else:
+                self.init_cache[ck] = ()
+                attrs = self.collect_init_attrs(init, base, args, kwargs, node, state)
+                self.init_cache[ck] = attrs
+        has = Tri.NO
+        for _, v in attrs:
+            if isinstance(v, ModuleVal):
+                if v.has_params is Tri.YES:
+                    has = Tri.YES
+                elif v.has_params is Tri.MAYBE and has is Tri.NO:
+                    has = Tri.MAYBE
+            elif isinstance(v, TensorVal) and v.param:
+                has = Tri.YES
+            elif v is UNKNOWN and has is Tri.NO:
+                has = Tri.MAYBE
+        if not attrs:
+            has = Tri.MAYBE
+        return ModuleVal(info.name, cls=info, origin=origin, has_params=has, attrs=attrs)
+
+    def new_object(self, info: ClassInfo, args, kwargs, node: ast.AST, state: State, fresh: bool = True) -> Value:
+        """An instance of a plain class whose every base is a plain class of the analysed code (so all its methods
+        are known), without decorators or a metaclass; anything else is UNKNOWN. Not `fresh`: any method may
+        already have run on it."""
+        if not _plain_class(info):
+            return UNKNOWN
+        changed = frozenset() if fresh else self.method_mutations(info, None)
+        origin = self.fact(node, f"`{self.seg(node)}`")
+        base = ObjectVal(info, (), origin, changed)
+        init = self.find_method(info, "__init__")
+        attrs: tuple = ()
+        if init is not None:
+            ck = (id(info), tuple(v for _, v in args), tuple(sorted((k, v) for k, (_, v) in kwargs.items())))
+            try:
+                hash(ck)
+            except TypeError:
+                return UNKNOWN
+            if ck in self.init_cache:
+                attrs = self.init_cache[ck]
+            else:
+                self.init_cache[ck] = ()
+                attrs = self.collect_init_attrs(init, base, args, kwargs, node, state)
+                self.init_cache[ck] = attrs
+        return replace(base, attrs=attrs)
+
+    def method_mutations(self, info: ClassInfo, method: Optional[str]) -> frozenset:
+        """The attributes of `self` that running `method` of `info` may have changed (`_own_mutations`, followed
+        through its calls of other methods on `self`; "*": any). `method` None: every method but `__init__` may
+        have run. Each method's syntax is read once per analysis."""
+        key = ("mutates", id(info.node), method)
+        hit = self.syntax_memo.get(key)
+        if hit is not None and hit[0] is info.node:
+            return hit[1]
+        methods = self.syntax("methods", info.node, lambda _n: _class_methods(info))
+        todo = [m for m in methods if m != "__init__"] if method is None else [method]
+        out: set = set()
+        done: set = set()
+        while todo:
+            name = todo.pop()
+            if name in done:
+                continue
+            done.add(name)
+            meth = methods.get(name)
+            if meth is None:
+                if name != "__call__":
+                    out.add("*")
+                continue
+            attrs, calls = self.syntax("own_mutations", meth.node, lambda fn: _own_mutations(fn, methods))
+            out |= attrs
+            todo.extend(calls)
+        result = frozenset(out)
+        self.syntax_memo[key] = (info.node, result)
+        return result
+
+    def collect_init_attrs(self, init: FuncVal, self_val: ModuleVal, args, kwargs, node, state) -> tuple:
+        was = self.reporting
+        self.reporting = False
+        try:
+            end = self.run_function(init, self_val, args, kwargs, node, state, want_state=True)
+        finally:
+            self.reporting = was
+        if not isinstance(end, State):
+            return ()
+        out = []
+        for key, val in end.env.items():
+            if key.startswith("self.") and key.count(".") == 1 and "[" not in key:
+                out.append((key[5:], val))
+        return tuple(sorted(out, key=lambda kv: kv[0]))
+
+    # ---- user functions
+    def receiver_key(self, func: FuncVal, self_val: Optional[Value], node: ast.AST, state: State) -> Optional[str]:
+        """The caller's reference key of the instance a method runs on (`lut` for `lut(x)` and `lut.forward(x)`,
+        `self.meter` for `self.meter.update(v)`), when the caller's value there is that instance."""
+        if not isinstance(self_val, (ModuleVal, ObjectVal)) or not isinstance(node, ast.Call):
+            return None
+        f = node.func
+        ref = f.value if isinstance(f, ast.Attribute) and f.attr == func.node.name else f
+        key = key_of(ref)
+        if key is None or "[" in key or state.get(key) != self_val:
+            return None
+        return key
+
+    def call_function(self, func: FuncVal, self_val: Optional[Value], args, kwargs, node: ast.AST,
+                      state: State) -> Value:
+        # Object state across method calls: what the caller knows about `recv.attr` is the method's `self.attr`,
+        # and what the method leaves in `self.attr` is the caller's `recv.attr` afterwards.
+        recv_key = self.receiver_key(func, self_val, node, state)
+        imports = None
+        if recv_key is not None:
+            prefix = recv_key + "."
+            imports = tuple(sorted((k[len(prefix):], v) for k, v in state.env.items() if k.startswith(prefix)))
+        result = self.run_function(func, self_val, args, kwargs, node, state, self_import=imports)
+        if recv_key is not None:
+            for rest, val in self.last_exports:
+                if state.get(f"{recv_key}.{rest}") != val:
+                    state.set(f"{recv_key}.{rest}", val)
+        self.last_exports = ()
+        if not isinstance(result, Value):
+            return UNKNOWN
+        out = flat_tensors([(node, result)])
+        if out and all(v.leaf is Tri.YES and v.rg is Tri.NO for _, v in out):
+            # A helper that detaches what it is handed (`h = repackage(h)`, truncated BPTT) carries no graph.
+            return result
+        carried = self.carry_check(flat_tensors(list(args) + list(kwargs.values())), node, state)
+        return with_carried(result, carried) if carried is not None else result
+
+    def run_function(self, func: FuncVal, self_val, args, kwargs, node, state: State, want_state: bool = False,
+                     self_import: Optional[tuple] = None):
+        """Run `func`'s body on abstract arguments. `self_import`: (attribute path, value) pairs the caller knows
+        about the instance; the `self.*` entries the body leaves are put in `self.last_exports` (when given)."""
+        self.last_exports = ()
+        if self.depth >= MAX_CALL_DEPTH or any(f is func.node for f in self.stack):
+            return UNKNOWN
+        fn = func.node
+        if self_val is UNKNOWN and not self.stack and isinstance(func.owner, ClassInfo) and not func.owner.is_module \
+                and fn.name != "__init__" and not _is_static(fn) and not any(
+                    isinstance(d, ast.Name) and d.id == "classmethod" for d in fn.decorator_list):
+            # A plain class's method analysed on its own: `self` is an instance built from unknown arguments, on
+            # which other methods may already have run.
+            init = self.find_method(func.owner, "__init__")
+            n_args = len(init.node.args.args) - 1 if init is not None else 0
+            self_val = self.new_object(func.owner, [(fn, UNKNOWN)] * max(n_args, 0), {}, fn, state, fresh=False)
+        grad, why, inference = state.grad, state.grad_why, state.inference
+        for dec in fn.decorator_list:
+            target = dec.func if isinstance(dec, ast.Call) else dec
+            q = self.static_qual(target)
+            if q in db.GRAD_MODE:
+                enabled, inf = db.GRAD_MODE[q]
+                if enabled is not None:
+                    grad, inference = Tri.of(enabled), inf
+                    why = self.fact(dec, f"grad mode disabled by the `@{self.seg(dec)}` decorator") if not enabled else None
+            elif q not in ("builtins.staticmethod", "builtins.classmethod", "functools.wraps", "builtins.property") \
+                    and not (q or "").startswith("torch."):
+                return UNKNOWN if not want_state else None
+        arg_vals = [v for _, v in args]
+        kw_vals = {k: v for k, (_, v) in kwargs.items()}
+        memo_key = (id(fn), self_val, tuple(arg_vals), tuple(sorted(kw_vals.items(), key=lambda kv: kv[0])), grad,
+                    inference, self.reporting, want_state, self_import)
+        try:
+            hash(memo_key)
+        except TypeError:
+            memo_key = None
+        if memo_key is not None and memo_key in self.memo:
+            if self_import is not None:
+                self.last_exports = self.memo_exports.get(memo_key, ())
+            return self.memo[memo_key]
+        callee_state = State(grad=grad, grad_why=why, inference=inference)
+        params = fn.args
+        positional = list(params.posonlyargs) + list(params.args)
+        vals = list(arg_vals)
+        self_name = None
+        if self_val is not None and positional:
+            self_name = positional[0].arg
+            callee_state.set(self_name, self_val)
+            for rest, val in self_import or ():
+                callee_state.set(f"{self_name}.{rest}", val)
+            positional = positional[1:]
+        all_positional = list(params.posonlyargs) + list(params.args)
+        defaults = dict(zip([p.arg for p in all_positional[len(all_positional) - len(params.defaults):]],
+                            params.defaults))
+        defaults.update({p.arg: d for p, d in zip(params.kwonlyargs, params.kw_defaults) if d is not None})
+        for i, p in enumerate(positional):
+            if i < len(vals):
+                callee_state.set(p.arg, vals[i])
+            elif p.arg in kw_vals:
+                callee_state.set(p.arg, kw_vals[p.arg])
+            else:
+                callee_state.set(p.arg, _constant_default(defaults.get(p.arg)))
+        for p in params.kwonlyargs:
+            callee_state.set(p.arg, kw_vals[p.arg] if p.arg in kw_vals else _constant_default(defaults.get(p.arg)))
+        if params.vararg:
+            callee_state.set(params.vararg.arg, UNKNOWN)
+        if params.kwarg:
+            callee_state.set(params.kwarg.arg, UNKNOWN)
+        other_scope = func.module if func.module is not None else self.scope
+        saved_globals = (self.globals_state, self.globals_scope)
+        if not self.stack:
+            # Called from module-level code (or analysed on its own, with an empty state): its globals are
+            # that code's variables as of the call.
+            self.globals_state, self.globals_scope = state, self.scope
+        saved_scope, saved_src = self.scope, self.src
+        saved_loops = self.loops
+        self.scope, self.src = other_scope, other_scope.source
+        self.loops = []
+        self.stack.append(fn)
+        self.frame_optimized.append({})
+        self.frame_caller_grad.append(state.grad)
+        self.depth += 1
+        self.returns.append([])
+        self.return_exports.append(f"{self_name}." if self_import is not None and self_name else None)
+        self.self_names.append(self_name)
+        self.return_states.append([])
+        try:
+            end = self.exec_block(fn.body, callee_state)
+            rets = self.returns[-1]
+            exit_envs = self.return_states[-1]
+        finally:
+            self.self_names.pop()
+            self.return_exports.pop()
+            self.return_states.pop()
+            self.returns.pop()
+            self.depth -= 1
+            self.stack.pop()
+            self.frame_optimized.pop()
+            self.frame_caller_grad.pop()
+            self.scope, self.src = saved_scope, saved_src
+            self.globals_state, self.globals_scope = saved_globals
+            self.loops = saved_loops
+        if want_state:
+            result = end
+        else:
+            if not end.dead:
+                rets = rets + [PyVal()]
+            result = rets[0] if rets else UNKNOWN
+            for r in rets[1:]:
+                result = result.join(r)
+        exports: tuple = ()
+        if self_import is not None and self_name:
+            prefix = self_name + "."
+            if not end.dead:
+                exit_envs = exit_envs + [{k: v for k, v in end.env.items() if k.startswith(prefix)}]
+            joined: dict = {}
+            for env in exit_envs:
+                for k, v in env.items():
+                    joined[k] = join_values(joined.get(k), v)
+            exports = tuple(sorted((k[len(prefix):], v) for k, v in joined.items() if v is not None))
+            self.last_exports = exports
+        if memo_key is not None:
+            self.memo[memo_key] = result
+            if self_import is not None:
+                self.memo_exports[memo_key] = exports
+        return result
+
+    def static_qual(self, node: ast.AST) -> Optional[str]:
+        if isinstance(node, ast.Name):
+            if node.id in self.scope.imports:
+                return self.scope.imports[node.id]
+            if node.id in BUILTINS:
+                return "builtins." + node.id
+            return node.id
+        if isinstance(node, ast.Attribute):
+            base = self.static_qual(node.value)
+            return f"{base}.{node.attr}" if base else None
+        return None

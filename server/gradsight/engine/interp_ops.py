@@ -1,0 +1,497 @@
+"""Differentiable ops and the heap: tensor methods, the op table, saved tensors and the storage they share with
+their aliases, in-place writes, backward."""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from . import torchdb as db
+from .events import (BackwardEvent, CarryEvent, FactoryEvent, InferenceSaveEvent, InplaceEvent, NumpyEvent,
+                     OutArgEvent, ViewInplaceEvent)
+from .interp_util import (_basic_index, _broadcast, _cap, _fsite, _pcut_of, _pretty, _reduced_shape,
+                          _saved_input_indices, const_bool, key_of, kwarg, map_tensors)
+from .state import State
+from .values import UNKNOWN, Fact, ModuleVal, ParamCut, ParamReach, PyVal, SeqVal, TensorVal, Tri, Value
+
+
+class OpsMixin:
+    """Part of `Interpreter` (see interp.py)."""
+
+    # ---- differentiable ops
+    def torch_function(self, qual: str, args, kwargs, node: ast.Call, state: State) -> Value:
+        short = qual.rsplit(".", 1)[-1]
+        tensor_args = [(n, v) for n, v in args if isinstance(v, TensorVal)]
+        inplace_kw = const_bool(kwargs.get("inplace", (None, None))[0]) is True
+        if (inplace_kw and short in db.INPLACE_CAPABLE_FUNCTIONAL) or (db.is_inplace_name(short) and args):
+            if args and isinstance(args[0][1], TensorVal):
+                return self.inplace(args[0][0], args[0][1], f"{short}" + ("(inplace=True)" if inplace_kw else ""),
+                                    state, node, rhs=[v for _, v in args[1:]])
+            return UNKNOWN
+        if "out" in kwargs and state.grad is not Tri.NO:
+            grads = tuple(self.seg(n) for n, v in tensor_args if v.rg is Tri.YES)
+            if grads:
+                self.emit(OutArgEvent(node, qual, grads, state.grad))
+        if not tensor_args and not any(isinstance(v, (SeqVal,)) for _, v in args):
+            return UNKNOWN
+        # torch.cat / torch.stack take a sequence of tensors.
+        flat = list(args)
+        if args and isinstance(args[0][1], SeqVal):
+            elts = args[0][0].elts if isinstance(args[0][0], (ast.List, ast.Tuple)) else [args[0][0]] * len(args[0][1].items)
+            flat = list(zip(elts, args[0][1].items)) + list(args[1:])
+        result = self.tensor_op(qual, flat, node, state, kwargs=kwargs)
+        if isinstance(result, TensorVal) and "reduction" in kwargs:
+            red = kwargs["reduction"][0]
+            if isinstance(red, ast.Constant) and red.value == "none":
+                result = result.with_(shape=("?",))
+            elif isinstance(red, ast.Constant) and red.value in ("mean", "sum"):
+                result = result.with_(shape=())
+        return result
+
+    def tensor_method(self, name: str, recv_node: ast.AST, recv: TensorVal, args, node: ast.Call,
+                      state: State, kwvals: Optional[dict] = None) -> Value:
+        if name == "backward":
+            kwargs = kwvals if kwvals is not None else {kw.arg: (kw.value, UNKNOWN) for kw in node.keywords if kw.arg}
+            gradient = args[0] if args else kwargs.get("gradient")
+            self.backward(recv, recv_node, node, state, "Tensor.backward", kwargs, positional=len(args),
+                          gradient=gradient)
+            return PyVal()
+        if name == "detach":
+            for s in recv.sources:
+                self.cut_sources.setdefault(s, self.fact(node, f"`{self.seg(node)}`"))
+            # `.detach()` shares the storage and the version counter of what it detaches.
+            return TensorVal(rg=Tri.NO, leaf=Tri.YES, shape=recv.shape, is_int=recv.is_int, origin=recv.origin,
+                             nograd=self.fact(node, f"detached by `{self.seg(node)}`"),
+                             pcut=self.cut_params(recv, node, f"`{self.seg(node)}`"), storage=recv.storage)
+        if name in db.CUT_METHODS:
+            if name == "numpy":
+                self.emit(NumpyEvent(node, recv, self.seg(recv_node), "Tensor.numpy", insert_at=recv_node))
+            if recv.rg is not Tri.NO:
+                for s in recv.sources:
+                    self.cut_sources.setdefault(s, self.fact(node, f"`.{name}()` turned the tensor into {db.CUT_METHODS[name]}"))
+            return PyVal(cut=self.fact(node, f"`.{name}()` turned `{self.seg(recv_node)}` into {db.CUT_METHODS[name]}"),
+                         pcut=self.cut_params(recv, node, f"`{self.seg(node)}`"))
+        if name == "requires_grad_":
+            flag = const_bool(args[0][0]) if args else True
+            self.emit(FactoryEvent(node, recv, "requires_grad_", Tri.of(flag), state.grad, state.inference))
+            key = key_of(recv_node)
+            if recv.leaf is Tri.YES:
+                rg = Tri.of(flag)
+                site = self.site(node)
+                new = recv.with_(rg=rg, nograd=None if rg is not Tri.NO else self.fact(node, "requires_grad_(False)"),
+                                 sources=recv.sources | ({site} if rg is Tri.YES and not recv.param else set()),
+                                 origin=self.fact(node, f"`{self.seg(node)}` made a leaf that requires grad", recv.origin))
+                if rg is Tri.YES and not recv.param:
+                    self.grad_leaves.setdefault(site, ("requires_grad_()", new.origin))
+                if key:
+                    state.set(key, new)
+                return new
+            return recv
+        if name == "retain_grad":
+            key = key_of(recv_node)
+            if key and state.get(key) == recv:
+                state.set(key, recv.with_(retains=True))
+            return PyVal()
+        if name in ("register_hook", "size", "dim", "numel", "stride", "element_size"):
+            return PyVal() if name in ("size", "dim", "numel", "stride", "element_size") else recv
+        if name == "detach_" and recv.view is not None:
+            self.emit(ViewInplaceEvent(node, recv, self.seg(recv_node), "detach_", state.grad))
+        if name in ("resize_", "resize_as_") and recv.rg is Tri.YES:
+            self.emit(ViewInplaceEvent(node, recv, self.seg(recv_node), name, state.grad))
+            return recv
+        if name == "detach_":
+            new = recv.with_(rg=Tri.NO, leaf=Tri.YES, nograd=self.fact(node, "detached in place by `.detach_()`"))
+            key = key_of(recv_node)
+            if key:
+                state.set(key, new)
+            return new
+        if db.is_inplace_name(name):
+            return self.inplace(recv_node, recv, name, state, node, rhs=[v for _, v in args])
+        if name in db.COPY_METHODS:
+            return self.copy_method(name, recv_node, recv, args, node, state)
+        return self.tensor_op(f"torch.Tensor.{name}", [(recv_node, recv)] + list(args), node, state, kwargs=kwvals)
+
+    def copy_method(self, name, recv_node, recv: TensorVal, args, node: ast.Call, state: State) -> Value:
+        result = self.tensor_op(f"torch.Tensor.{name}", [(recv_node, recv)], node, state)
+        if not isinstance(result, TensorVal):
+            return result
+        if recv.rg is Tri.NO:
+            return result.with_(leaf=Tri.YES)
+        always = name in db.ALWAYS_COPY
+        if name in ("to", "type"):
+            dtype_nodes = [kwarg(node, "dtype")] + [a for a in node.args]
+            for d in dtype_nodes:
+                if isinstance(d, ast.Attribute) and d.attr in ("float64", "double", "float16", "half", "bfloat16",
+                                                               "int64", "long", "int32", "int"):
+                    always = True
+        if always:
+            return result
+        return result.with_(leaf=Tri.MAYBE, rg=recv.rg) if recv.leaf is not Tri.NO else result
+
+    def tensor_op(self, qual: str, args, node: ast.AST, state: State, kwargs=None) -> Value:
+        """A differentiable op: the result's grad state from its inputs, and what it saves for backward."""
+        short = qual.rsplit(".", 1)[-1]
+        tensors = [(n, v) for n, v in args if isinstance(v, TensorVal)]
+        unknown_inputs = any(v is UNKNOWN for _, v in args)
+        nd = db.nondifferentiable(qual)
+        if nd == "no_grad" or short in ("long", "int", "bool", "byte", "short"):
+            return TensorVal(rg=Tri.NO, leaf=Tri.YES, is_int=Tri.YES, origin=self.fact(node, f"`{self.seg(node)}`"),
+                             nograd=self.fact(node, f"`{short}` is not differentiable: its result has no gradient"))
+        if not tensors:
+            return UNKNOWN
+        any_yes = any(v.rg is Tri.YES for _, v in tensors)
+        all_no = all(v.rg is Tri.NO for _, v in tensors) and not unknown_inputs
+        if state.grad is Tri.NO:
+            rg = Tri.NO
+        elif any_yes and state.grad is Tri.YES:
+            rg = Tri.YES
+        elif all_no:
+            rg = Tri.NO
+        else:
+            rg = Tri.MAYBE
+        origin = self.fact(node, f"from `{self.seg(node)}`")
+        nograd = None
+        if rg is Tri.NO:
+            if state.grad is Tri.NO:
+                nograd = self.fact(node, "computed while grad mode was disabled", state.grad_why)
+            else:
+                cause = next((v.nograd for _, v in tensors if v.nograd is not None), None)
+                nograd = self.fact(node, "computed only from tensors that do not require grad", cause)
+        segs: frozenset = frozenset()
+        sources: frozenset = frozenset()
+        psaved: frozenset = frozenset()
+        stepped = None
+        freed = None
+        freed_sure = True
+        carried = None
+        via = None
+        stored = None
+        entry = db.op_entry(qual, [isinstance(v, TensorVal) for _, v in args]) if rg is not Tri.NO else None
+        psrc: frozenset = frozenset()
+        pcut = _pcut_of(v for _, v in args)
+        partial = unknown_inputs or any(v.psrc_partial for _, v in tensors)
+        if rg is not Tri.NO:
+            for n, v in tensors:
+                segs |= v.segs
+                sources |= v.sources
+                if v.rg is not Tri.NO:
+                    psaved |= v.psaved
+                    psrc |= v.psrc
+                    stepped = stepped or v.stepped
+                if v.freed is not None and v.rg is not Tri.NO and v.leaf is not Tri.YES:
+                    freed = freed or v.freed
+                    freed_sure = freed_sure and v.freed_sure
+                    carried = carried or v.carried
+                    via = via or v.via or self.fact(n, self.seg(n))
+                stored = stored or v.stored
+            carried = carried or self.carry_check(tensors, node, state)
+            if entry is not None and entry.get("saves_any") and rg is Tri.YES:
+                segs = segs | {self.site(node)}
+        saved_out = None
+        if rg is Tri.YES and entry is not None:
+            if entry.get("saves_output"):
+                saved_out = self.fact(node, f"saved for backward by `{_pretty(qual)}`")
+            self.mark_saved_inputs(qual, entry, args, node, state)
+            for idx in _saved_input_indices(entry, args):
+                v = args[idx][1]
+                if v.param and v.rg is Tri.YES and v.origin is not None:
+                    psaved |= {_fsite(v.origin)}
+        saved_seg = self.site(node) if saved_out is not None else None
+        shape = self.result_shape(short, tensors, args, kwargs)
+        is_int = Tri.NO if any(v.is_int is Tri.NO for _, v in tensors) else (
+            Tri.YES if all(v.is_int is Tri.YES for _, v in tensors) else Tri.MAYBE)
+        if short in ("float", "double", "half", "softmax", "log_softmax", "mean", "sigmoid", "__truediv__", "div"):
+            is_int = Tri.NO
+        zerograd = None
+        if rg is Tri.YES:
+            if nd == "zero_grad":
+                zerograd = self.fact(node, f"`{_pretty(qual)}` has a zero gradient everywhere")
+            else:
+                grad_inputs = [v for _, v in tensors if v.rg is not Tri.NO]
+                if grad_inputs and all(v.zerograd is not None for v in grad_inputs):
+                    zerograd = grad_inputs[0].zerograd
+        view = None
+        multiview = short in db.MULTI_VIEW
+        if multiview or (short in db.VIEW_METHODS and (short != "__getitem__" or _basic_index(node))):
+            view = self.fact(node, f"a view made by `{self.seg(node)}`")
+        nograd_view = view is not None and state.grad is Tri.NO and not state.inference and any(
+            v.rg is Tri.YES for _, v in tensors)
+        base = tensors[0][1]
+        leaf_view = view is not None and rg is Tri.YES and (
+            (base.leaf is Tri.YES and base.rg is Tri.YES) or base.leaf_view)
+        return TensorVal(rg=rg, leaf=Tri.NO if rg is Tri.YES else (Tri.YES if rg is Tri.NO else Tri.MAYBE),
+                         origin=origin, nograd=nograd, saved=saved_out, freed=freed, freed_sure=freed_sure,
+                         segs=segs, sources=sources, shape=shape, is_int=is_int, inference=state.inference,
+                         carried=carried, via=via, zerograd=zerograd, view=view, multiview=multiview,
+                         nograd_view=nograd_view, saved_seg=saved_seg, leaf_view=leaf_view, psaved=psaved,
+                         stepped=stepped, psrc=psrc, pcut=pcut, psrc_partial=partial,
+                         storage=base.storage if view is not None else self.site(node), stored=stored,
+                         evidence=rg is Tri.YES and all(v.evidence for _, v in tensors if v.rg is Tri.YES))
+
+    def carry_check(self, tensors, node: ast.AST, state: Optional[State] = None) -> Optional[Fact]:
+        """A tensor from an earlier iteration whose graph a backward later in this loop frees, fed into this
+        step's graph: report the carry once (CarryEvent) and mark what is computed from it."""
+        if not self.loops:
+            return None
+        for n, v in tensors:
+            if v.carried is not None:
+                return v.carried
+        for n, v in tensors:
+            f = v.freed
+            if f is None or v.rg is Tri.NO or v.leaf is Tri.YES or f.path is not None:
+                continue
+            if f.line >= getattr(node, "lineno", 0) and self._in_current_loop(f.line):
+                key = key_of(n)
+                is_tuple = state is not None and key is not None and isinstance(state.get(key), SeqVal)
+                self.emit(CarryEvent(node, v, self.seg(n), n, is_tuple))
+                return self.fact(node, f"`{self.seg(n)}` carries the previous iteration's graph into this step")
+        return None
+
+    def _in_current_loop(self, line: int) -> bool:
+        loop = self.loops[-1].node
+        return loop.lineno <= line <= (getattr(loop, "end_lineno", None) or loop.lineno)
+
+    def mark_saved_inputs(self, qual: str, entry: dict, args, node: ast.AST, state: State) -> None:
+        saves = entry.get("saves_inputs") or {}
+        rgs = [(v.rg if isinstance(v, TensorVal) else Tri.NO) for _, v in args]
+        for idx_s, triggers in saves.items():
+            try:
+                idx = int(idx_s)
+            except ValueError:
+                continue
+            if idx >= len(args):
+                continue
+            arg_node, val = args[idx]
+            if not isinstance(val, TensorVal):
+                continue
+            if triggers:
+                ok = any(isinstance(t, int) and t < len(rgs) and rgs[t] is Tri.YES for t in triggers)
+            else:
+                ok = any(r is Tri.YES for r in rgs)
+            if not ok:
+                continue
+            if val.inference and not state.inference:
+                self.emit(InferenceSaveEvent(node, val, self.seg(arg_node), _pretty(qual)))
+            key = key_of(arg_node)
+            self.mark_saved_view_base(arg_node, qual, node, state)
+            self.mark_saved_storage(arg_node, val, _pretty(qual), node, state)
+            if key is None or state.get(key) != val:
+                continue
+            state.env[key] = val.with_(saved=self.fact(node, f"saved for backward by `{_pretty(qual)}`"),
+                                       saved_seg=self.site(node))
+
+    def mark_saved_storage(self, arg_node: ast.AST, val: TensorVal, what: str, node: ast.AST, state: State) -> None:
+        """An op saved `val`: every other reference to the same storage shares its version counter, so an in-place
+        write through any of them makes that backward raise. They count as saved too (the heap's alias rule)."""
+        if val.storage is None or val.is_data:
+            return
+        key = key_of(arg_node)
+        fact = None
+        for k, v in list(state.env.items()):
+            if k == key or not isinstance(v, TensorVal) or v.storage != val.storage or v.saved is not None \
+                    or v.is_data:
+                continue
+            if fact is None:
+                fact = self.fact(node, f"`{self.seg(arg_node)}`, which shares its storage, was saved for backward "
+                                       f"by `{what}`")
+            state.env[k] = v.with_(saved=fact, saved_seg=self.site(node))
+
+    def alias_writes(self, target_node: ast.AST, target: TensorVal, op: str, state: State, stmt: ast.AST,
+                     whole: ast.AST) -> None:
+        """An in-place write through `target` bumps the version counter of every alias of its storage: report the
+        aliases whose value an op saved (`preview = energy.detach(); preview.clamp_()` after `exp` saved
+        `energy`), then forget those saves so one write is reported once."""
+        if target.storage is None or target.is_data:
+            return
+        key = key_of(target_node)
+        reported = target.saved is not None
+        for k, v in list(state.env.items()):
+            if k == key or not isinstance(v, TensorVal) or v.storage != target.storage or v.saved is None \
+                    or v.is_data:
+                continue
+            if not reported:
+                self.emit(InplaceEvent(stmt, v, k, op, state.grad, stmt=whole))
+                reported = True
+            state.env[k] = v.with_(saved=None)
+
+    def fresh_storage(self, value: Value, state: State, stmt: ast.AST) -> None:
+        """A tensor allocated by this statement is not the one an earlier run of the same statement allocated (a
+        loop's previous iteration): references to that older one stop being its aliases."""
+        if not isinstance(value, TensorVal) or value.storage is None or not self.loops:
+            return
+        line = value.storage[1]
+        if value.storage[0] != self.scope.path or not (
+                getattr(stmt, "lineno", 0) <= line <= (getattr(stmt, "end_lineno", None) or 0)):
+            return
+        for k, v in list(state.env.items()):
+            if isinstance(v, TensorVal) and v.storage == value.storage:
+                state.env[k] = v.with_(storage=None)
+
+    def mark_saved_view_base(self, arg_node: ast.AST, qual: str, node: ast.AST, state: State) -> None:
+        """`x[0] * w` saves the view `x[0]`, which shares `x`'s version counter: modifying `x` in place
+        afterwards (`x[0] = ...`, `x += 1`) makes that backward raise, so `x` counts as saved too."""
+        if isinstance(arg_node, ast.Subscript) and _basic_index(arg_node):
+            base_node = arg_node.value
+        elif (isinstance(arg_node, ast.Call) and isinstance(arg_node.func, ast.Attribute)
+              and arg_node.func.attr in db.VIEW_METHODS and arg_node.func.attr not in ("reshape", "flatten")):
+            base_node = arg_node.func.value  # reshape/flatten copy when they must: not surely a view
+        else:
+            return
+        key = key_of(base_node)
+        base = state.get(key) if key else None
+        if not isinstance(base, TensorVal) or base.saved is not None or base.is_data:
+            return
+        state.set(key, base.with_(saved=self.fact(node, f"`{self.seg(arg_node)}`, a view of it, was saved for "
+                                                        f"backward by `{_pretty(qual)}`"),
+                                  saved_seg=self.site(node)))
+
+    @staticmethod
+    def result_shape(short: str, tensors, args, kwargs) -> Optional[tuple]:
+        if short in db.REDUCTIONS:
+            has_dim = len(args) > 1 or (kwargs and ("dim" in kwargs or "axis" in kwargs))
+            if not has_dim:
+                return ()
+            return _reduced_shape(tensors[0][1].shape if tensors else None, args, kwargs)
+        if short in ("mse_loss", "l1_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
+                     "binary_cross_entropy_with_logits", "smooth_l1_loss", "huber_loss", "kl_div"):
+            return ()
+        shapes = [v.shape for _, v in tensors]
+        if short in ("matmul", "__matmul__", "mm", "mv", "dot") and len(tensors) == 2 and len(args) == 2 \
+                and all(s is not None and "?" not in s and len(s) in (1, 2) for s in shapes):
+            a, b = shapes
+            if a[-1] != b[0]:
+                return None
+            return a[:-1] + b[1:]
+        if short in db.ELEMENTWISE_UNARY and len(tensors) == 1:
+            return shapes[0]
+        if short in db.ELEMENTWISE_BINARY:
+            known = [s for s in shapes if s is not None]
+            if len(known) == len(shapes) and known:
+                return _broadcast(known)
+            if len(tensors) == 1 and shapes[0] is not None:
+                others_scalar = all(not isinstance(v, TensorVal) for _, v in args[1:])
+                return shapes[0] if others_scalar else None
+        return None
+
+    def inplace(self, target_node: ast.AST, target: TensorVal, op: str, state: State, stmt: ast.AST,
+                rhs=(), module: Optional[ModuleVal] = None) -> Value:
+        whole = getattr(self, "current_stmt", None)
+        if not (isinstance(whole, ast.Expr) and whole.value is stmt):
+            whole = stmt
+        self.emit(InplaceEvent(stmt, target, self.seg(target_node), op, state.grad, stmt=whole, module=module))
+        self.alias_writes(target_node, target, op, state, stmt, whole)
+        if target.multiview or target.nograd_view:
+            self.emit(ViewInplaceEvent(stmt, target, self.seg(target_node), op, state.grad))
+        rg = target.rg
+        extra = [v for v in rhs if isinstance(v, TensorVal)]
+        if state.grad is not Tri.NO and any(v.rg is Tri.YES for v in extra):
+            rg = Tri.YES
+        leaf = target.leaf
+        if state.grad is not Tri.NO and rg is Tri.YES and target.leaf is Tri.YES and not target.param and target.rg is Tri.NO:
+            leaf = Tri.NO
+        new = target.with_(saved=None, rg=rg, leaf=leaf,
+                           sources=target.sources | frozenset().union(*[v.sources for v in extra]) if extra else target.sources,
+                           psrc=target.psrc | frozenset().union(*[v.psrc for v in extra if v.rg is not Tri.NO]),
+                           pcut=_cap(target.pcut | _pcut_of(extra)),
+                           psrc_partial=target.psrc_partial or any(v is UNKNOWN for v in rhs)
+                           or any(v.psrc_partial for v in extra))
+        key = key_of(target_node)
+        if key is not None:
+            state.set(key, new)
+        self.record(target_node, new)
+        return new
+
+    # ---- backward
+    def grad_results(self, node: ast.Call, target: Value, inputs: list, kwargs: dict, state: State) -> Value:
+        """`torch.autograd.grad(...)` returns one gradient per input; without create_graph they have no history."""
+        if not inputs:
+            return UNKNOWN
+        create = Tri.of(const_bool(kwargs["create_graph"][0])) if "create_graph" in kwargs else Tri.NO
+        if create is Tri.NO or state.grad is Tri.NO:
+            why = self.fact(node, "`torch.autograd.grad` without create_graph=True returns gradients with no history")
+            g = TensorVal(rg=Tri.NO, leaf=Tri.YES, nograd=why, origin=why, is_int=Tri.NO)
+        else:
+            rg = Tri.YES if isinstance(target, TensorVal) and target.rg is Tri.YES and create is Tri.YES else Tri.MAYBE
+            src = target if isinstance(target, TensorVal) else TensorVal()
+            g = TensorVal(rg=rg, leaf=Tri.NO if rg is Tri.YES else Tri.MAYBE, is_int=Tri.NO,
+                          origin=self.fact(node, "a gradient computed with create_graph=True"),
+                          sources=src.sources, segs=src.segs)
+        return SeqVal(tuple(g.with_(shape=v.shape if isinstance(v, TensorVal) else None) for _, v in inputs))
+
+    def backward(self, target: Value, target_node: ast.AST, call: ast.Call, state: State, api: str,
+                 kwargs: dict, positional: int = 0, inputs: list | None = None,
+                 gradient: Optional[tuple] = None) -> None:
+        key = key_of(target_node)
+        if key is not None and state.grad is not Tri.NO and (
+                target is UNKNOWN or isinstance(target, TensorVal) and target.rg is Tri.MAYBE):
+            # Evidence from use: past a backward on it, the tensor has a graph (the backward would raise otherwise).
+            known = target if isinstance(target, TensorVal) else TensorVal(
+                origin=self.fact(target_node, f"`{self.seg(target_node)}` is backwarded, so it has a graph"))
+            state.set(key, known.with_(rg=Tri.YES, leaf=Tri.NO, evidence=True))
+        if not isinstance(target, TensorVal):
+            return
+        retain = Tri.NO
+        rnode = kwargs.get("retain_graph", (None, None))[0]
+        cnode = kwargs.get("create_graph", (None, None))[0]
+        if rnode is not None:
+            retain = Tri.of(const_bool(rnode))
+        if cnode is not None and const_bool(cnode) is not False:
+            retain = Tri.YES if retain is Tri.NO else retain
+        if api == "Tensor.backward" and positional >= 2:
+            retain = Tri.MAYBE
+        gradient_given = positional >= 1 or "gradient" in kwargs or "grad_tensors" in kwargs or "grad_outputs" in kwargs
+        if api == "torch.autograd.grad" and len(call.args) >= 3:
+            gradient_given = True
+        create = Tri.NO if cnode is None else Tri.of(const_bool(cnode))
+        unode = kwargs.get("allow_unused", (None, None))[0]
+        allow_unused = Tri.NO if unode is None else Tri.of(const_bool(unode))
+        if kwargs.get("materialize_grads", (None, None))[0] is not None:
+            allow_unused = Tri.MAYBE
+        self.emit(BackwardEvent(call, target, self.seg(target_node), api, call, gradient_given, retain, state.grad,
+                                target_node, tuple(inputs or ()), create, allow_unused, gradient))
+        self.backward_seen = True
+        self.reached_sources |= target.sources
+        self.param_cuts(target)
+        if target.rg is not Tri.YES or retain is not Tri.NO:
+            return
+        line_fact = self.fact(call, f"`{self.seg(call)}` freed the graph's saved tensors")
+        self.record(call, target.with_(freed=line_fact), transition=True,
+                    summary="backward consumes this graph here: its saved tensors are freed, so another backward "
+                            "through any part of it raises (unless retain_graph=True)",
+                    label="graph freed")
+        def consume(val: TensorVal) -> TensorVal:
+            if val.saved is not None and val.saved_seg is not None and val.saved_seg in target.segs:
+                # The graph that saved this value is gone: modifying it in place is harmless now.
+                val = val.with_(saved=None, saved_seg=None)
+            if val.segs & target.segs and val.rg is not Tri.NO:
+                val = val.with_(freed=line_fact, freed_sure=True, carried=None)
+            return val
+
+        for key, val in list(state.env.items()):
+            state.env[key] = map_tensors(val, consume)
+        key = key_of(target_node)
+        if key and isinstance(state.get(key), TensorVal) and target.segs:
+            state.env[key] = state.env[key].with_(freed=line_fact, freed_sure=True)
+
+    def param_cuts(self, target: TensorVal) -> None:
+        """Module parameters reaching this backward only through a cut (`.detach()`, `.data`, a NumPy round
+        trip) become GS202 candidates, keyed at the cut; any backward reaching them uncut clears them."""
+        if target.rg is Tri.NO:
+            return
+        for site in target.psrc:
+            self.reached_sources.add(ParamReach(("params", site)))
+        if target.rg is not Tri.YES or target.psrc_partial or not target.pcut:
+            return
+        for site, cut_site, cut in sorted(target.pcut, key=lambda e: (repr(e[1]), repr(e[0]))):
+            if site in target.psrc or cut.path is not None or cut_site[0] != self.root_path \
+                    or not self.is_trained(site):
+                continue
+            key = ParamCut((cut_site[0], cut_site[1], cut_site[2], site))
+            if any(isinstance(k, ParamCut) and k[0] == key[0] and k[1] == key[1] and k[3] == site and k[2] != key[2]
+                   for k in self.grad_leaves):
+                continue  # one report per line: `h.data / h.data.norm()` cuts twice, the fix is the same
+            name = self.module_name(site)
+            label = f"the parameters of `{name}`" if name else "these parameters"
+            created = Fact(site[1], site[2], f"{label} were created here", None, site[0])
+            self.grad_leaves.setdefault(key, (label, created))
+            self.cut_sources.setdefault(key, cut)

@@ -1,0 +1,597 @@
+"""Statements: blocks, assignments, branches, loops to a fixpoint, `with` grad-mode blocks, returns."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from typing import Optional
+
+from . import torchdb as db
+from .events import AccumulateEvent, FactoryEvent, GradModeEvent, LoopEvent, ReassignEvent, ZeroGradEvent
+from .interp_util import (LoopCtx, MAX_LOOP_ITERS, MAX_LOOP_NESTING, REQUIRES_GRAD_SPELLINGS, _accumulated_operand,
+                          _backward_names, _grad_read_keys, _has_backward, _holds_tensor, _is_static, _loop_effects,
+                          _loop_store_counts, _params_accumulated_into_self, _pcut_of, _root_name, _stmt_method,
+                          _use_kind, const_bool, key_of, self_view, widen)
+from .state import State
+from .values import (UNKNOWN, BoundMethod, ClassVal, Fact, FuncVal, GradModeCtx, ModuleVal, ObjectVal, OptimizerVal,
+                     ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value)
+
+
+class StatementsMixin:
+    """Part of `Interpreter` (see interp.py)."""
+
+    # ------------------------------------------------------------------ statements
+    def exec_block(self, stmts: list[ast.stmt], state: State) -> State:
+        pending = self.check_step_order(stmts) if self.reporting and len(stmts) >= 3 else ()
+        for stmt in stmts:
+            if state.dead:
+                break
+            state = self.exec_stmt(stmt, state)
+        for zero, backward, step in pending:
+            # Resolved after the block ran, so optimizers built inside it are known.
+            if self.clears_stepped_grads(zero.value, step.value, state):
+                self.emit(ZeroGradEvent(zero.value, self.fact(backward.value, f"`{self.seg(backward.value)}`"),
+                                        self.fact(step.value, f"`{self.seg(step.value)}`")))
+        return state
+
+    def check_step_order(self, stmts: list[ast.stmt]) -> list:
+        """`loss.backward()`, then `x.zero_grad()`, then `opt.step()` in one block, with no backward between the
+        last two: candidates (zero, backward, step); `clears_stepped_grads` decides whether `x` is `opt` or the
+        module it trains."""
+        backward = zero = None
+        found = []
+        for stmt in stmts:
+            name = _stmt_method(stmt)
+            if name == "backward":
+                backward, zero = stmt, None
+            elif name == "zero_grad" and backward is not None:
+                zero = zero or stmt
+            elif name == "step" and zero is not None and "sched" not in self.seg(stmt.value.func.value).lower():
+                found.append((zero, backward, stmt))
+                backward = zero = None
+            elif name is None and backward is not None and self.sets_grads(stmt):
+                # A nested block with its own backward/step, or code that writes gradients back (gradient
+                # surgery: `p.grad = ...`, `set_grads(...)`): stay quiet.
+                backward = zero = None
+        return found
+
+    def clears_stepped_grads(self, zero: ast.Call, step: ast.Call, state: State) -> bool:
+        """Whether `zero` (`x.zero_grad()`) clears gradients that `step` (`opt.step()`, `scaler.step(opt)`) would
+        apply: the same optimizer, or the module the optimizer was built from. Anything else (a GAN's other
+        optimizer or network, values gradsight does not know) stays quiet."""
+        zr = zero.func.value
+        opt_node = step.func.value
+        for arg in step.args:
+            key = key_of(arg)
+            if key is not None and isinstance(state.get(key), OptimizerVal):
+                opt_node = arg  # `scaler.step(opt)`
+        if self.seg(zr) == self.seg(opt_node):
+            return True
+        zkey, okey = key_of(zr), key_of(opt_node)
+        zval = state.get(zkey) if zkey else None
+        oval = state.get(okey) if okey else None
+        if isinstance(zval, OptimizerVal):
+            return isinstance(oval, OptimizerVal) and zval == oval
+        return isinstance(oval, OptimizerVal) and oval.owner is not None and oval.owner == zkey
+
+    def exec_stmt(self, stmt: ast.stmt, state: State) -> State:
+        self.current_stmt = stmt
+        method = getattr(self, "stmt_" + type(stmt).__name__, None)
+        if method is None:
+            return state
+        return method(stmt, state)
+
+    def stmt_Expr(self, stmt: ast.Expr, state: State) -> State:
+        val = self.eval(stmt.value, state)
+        if isinstance(val, GradModeCtx) and "set_grad_enabled" in val.label:
+            # `torch.set_grad_enabled(False)` as a statement changes the mode from here on.
+            state.grad = val.enabled
+            state.grad_why = self.fact(stmt.value, f"grad mode set by `{val.label}`")
+        return state
+
+    def stmt_Assign(self, stmt: ast.Assign, state: State) -> State:
+        value = self.eval(stmt.value, state)
+        if len(stmt.targets) == 1 and self.loops and (isinstance(value, TensorVal) or value is UNKNOWN):
+            # `total = total + loss`, `stats[k] = stats.get(k, 0) + loss`: an accumulation spelled as a rebinding.
+            added = _accumulated_operand(stmt.targets[0], stmt.value)
+            if added is not None:
+                self.check_accumulate(stmt, stmt.targets[0], value, added, state, "+=")
+        for target in stmt.targets:
+            self.assign(target, value, state, stmt)
+        return state
+
+    def stmt_AnnAssign(self, stmt: ast.AnnAssign, state: State) -> State:
+        if stmt.value is not None:
+            self.assign(stmt.target, self.eval(stmt.value, state), state, stmt)
+        return state
+
+    def stmt_AugAssign(self, stmt: ast.AugAssign, state: State) -> State:
+        rhs = self.eval(stmt.value, state)
+        target = stmt.target
+        if isinstance(target, ast.Subscript):
+            base = self.eval(target.value, state)
+            if isinstance(base, TensorVal):
+                self.inplace(target.value, base, "__setitem__", state, stmt, rhs=[rhs])
+                return state
+            if key_of(target) is None:
+                # `stats[name] += loss` into a dict (or list) kept across iterations.
+                self.eval(target.slice, state)
+                self.check_accumulate(stmt, target, rhs, stmt.value, state, "+=")
+                return state
+        cur = self.eval(target, state) if key_of(target) else UNKNOWN
+        opname = type(stmt.op).__name__
+        if isinstance(cur, TensorVal):
+            dunder = db.INPLACE_DUNDER.get(opname, "__iadd__")
+            if isinstance(rhs, TensorVal) and opname == "Add":
+                # From the second iteration on, `total += loss` adds in place into the tensor the first one made.
+                self.check_accumulate(stmt, target, rhs, stmt.value, state, "+=")
+            self.inplace(target, cur, dunder, state, stmt, rhs=[rhs])
+        elif isinstance(rhs, TensorVal):
+            result = self.tensor_op(f"torch.Tensor.__r{db.BINOP_DUNDER.get(opname, '__add__')[2:]}",
+                                    [(stmt.value, rhs)], stmt, state)
+            self.check_accumulate(stmt, target, rhs, stmt.value, state, "+=")
+            self.assign(target, result, state, stmt)
+        elif isinstance(cur, PyVal) or isinstance(rhs, PyVal):
+            if rhs is UNKNOWN and opname == "Add":
+                self.check_accumulate(stmt, target, rhs, stmt.value, state, "+=")
+            self.assign(target, PyVal(cut=(cur.cut if isinstance(cur, PyVal) else None)
+                                       or (rhs.cut if isinstance(rhs, PyVal) else None),
+                                      pcut=_pcut_of((cur, rhs))), state, stmt)
+        else:
+            if rhs is UNKNOWN and opname == "Add":
+                self.check_accumulate(stmt, target, rhs, stmt.value, state, "+=")
+            self.assign(target, UNKNOWN, state, stmt)
+        return state
+
+    def check_accumulate(self, stmt, target, value: Value, value_node, state: State, how: str) -> None:
+        if how == "append" and not isinstance(value, TensorVal) and isinstance(value_node, ast.Name):
+            # `history.append(stats)` where `stats["loss"] = loss`: the container holds the graph.
+            prefix_sub, prefix_dot = value_node.id + "[", value_node.id + "."
+            held = next((v for k, v in state.env.items() if k.startswith((prefix_sub, prefix_dot))
+                         and isinstance(v, TensorVal) and v.rg is Tri.YES and v.leaf is not Tri.YES), None)
+            if held is not None:
+                value = held
+        if not self.loops:
+            self.check_accumulate_on_self(stmt, target, value, value_node, how)
+            return
+        loop = self.loops[-1]
+        value = self.surely_grad_loss(value, value_node, loop.node)
+        if value is None:
+            return
+        key = key_of(target)
+        root = _root_name(target)
+        # The accumulator outlives the iteration: bound before the loop, or an item or attribute of a
+        # container bound before it (`stats["loss"]`, `history[k]`, `self.losses`).
+        if not ((key is not None and key in loop.entry_keys)
+                or (not isinstance(target, ast.Name) and root is not None and root in loop.entry_keys)):
+            return
+        if key is not None and self.syntax("loop_stores", loop.node, _loop_store_counts).get(key, 0) > 1:
+            # Rebound elsewhere in the loop too (`x = x + step; ...; x = x.detach()`): not a running total.
+            return
+        self.emit(AccumulateEvent(stmt, self.seg(target), value, value_node, loop.has_backward, how))
+
+    def check_accumulating_method(self, node: ast.Call, func: ast.Attribute, recv: ObjectVal, meth: BoundMethod,
+                                  state: State) -> None:
+        """`meter.update(loss, n)` in a loop that calls backward, on an object bound before the loop whose method
+        adds that argument into one of its attributes (`self.sum += val * n`, `self.values.append(val)`): the
+        object keeps every iteration's graph."""
+        loop = self.loops[-1]
+        key = key_of(func.value)
+        if key is None or key not in loop.entry_keys or any(isinstance(a, ast.Starred) for a in node.args):
+            return
+        fn = meth.func.node
+        params = [p.arg for p in fn.args.posonlyargs + fn.args.args][1:]
+        kept = self.syntax("keeps_args", fn, _params_accumulated_into_self)
+        for i, arg in enumerate(node.args):
+            if i >= len(params) or params[i] not in kept:
+                continue
+            arg_key = key_of(arg)  # only references: evaluating an expression twice could report twice
+            if arg_key is None or state.get(arg_key) is None:
+                continue
+            value = self.surely_grad_loss(state.get(arg_key), arg, loop.node)
+            if value is not None:
+                self.emit(AccumulateEvent(node, f"{self.seg(func.value)}.{func.attr}()", value, arg,
+                                          loop.has_backward, "keeps"))
+                return
+
+    def surely_grad_loss(self, value: Value, value_node, region: ast.AST) -> Optional[TensorVal]:
+        """`value` if it surely requires grad. A loss that `region` calls backward on surely does, even when
+        gradsight cannot see why (a model passed in as an argument): `loss.backward()` would raise otherwise."""
+        if isinstance(value, TensorVal) and value.rg is Tri.YES:
+            return value
+        if (value is UNKNOWN or isinstance(value, TensorVal) and value.rg is Tri.MAYBE) and isinstance(
+                value_node, ast.Name) and value_node.id in self.syntax("backward_on", region, _backward_names):
+            return value.with_(rg=Tri.YES) if isinstance(value, TensorVal) else TensorVal(rg=Tri.YES)
+        return None
+
+    def check_accumulate_on_self(self, stmt, target, value: Value, value_node, how: str) -> None:
+        """Outside loops: a method that calls backward and adds its loss into an attribute of `self`
+        (`self.running_loss += loss`, `self.losses.append(loss)`). The object outlives the call, so each call of
+        the training step leaves its graph there."""
+        fn = self.stack[-1] if self.stack else None
+        if fn is None or fn.name == "__init__" or isinstance(target, ast.Name) or _is_static(fn):
+            return
+        params = fn.args.posonlyargs + fn.args.args
+        if not params or _root_name(target) != params[0].arg:
+            return
+        backward = self.syntax("has_backward", fn, _has_backward)
+        value = self.surely_grad_loss(value, value_node, fn)
+        if backward is None or value is None:
+            return
+        self.emit(AccumulateEvent(stmt, self.seg(target), value, value_node, backward, how, per_call=True))
+
+    def stmt_If(self, stmt: ast.If, state: State) -> State:
+        self.eval(stmt.test, state)
+        known = self.static_truth(stmt.test, state)
+        if known is True:
+            return self.exec_block(stmt.body, state)
+        if known is False:
+            return self.exec_block(stmt.orelse, state)
+        then = self.exec_block(stmt.body, state.copy())
+        other = self.exec_block(stmt.orelse, state.copy())
+        return then.join(other)
+
+    def static_truth(self, test: ast.AST, state: State) -> Optional[bool]:
+        """`x is None` / `x is not None` where `x` is surely None or surely an object (a tensor, a module): the
+        branch taken is known (a cache filled on the first call: `if self.cached is None:`). Else None."""
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot))
+                and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None):
+            return None
+        key = key_of(test.left)
+        val = state.get(key) if key is not None else None
+        if val is None and isinstance(test.left, ast.Attribute):
+            base_key = key_of(test.left.value)
+            base = state.get(base_key) if base_key is not None else None
+            if isinstance(base, (ModuleVal, ObjectVal)):
+                val = base.attr(test.left.attr)
+        if isinstance(val, PyVal) and val.is_none:
+            is_none = True
+        elif isinstance(val, (TensorVal, ModuleVal, ObjectVal, OptimizerVal, ParamsVal)):
+            is_none = False
+        else:
+            return None
+        return is_none if isinstance(test.ops[0], ast.Is) else not is_none
+
+    def stmt_For(self, stmt: ast.For, state: State) -> State:
+        it = self.eval(stmt.iter, state)
+        elem = self.element_of(it)
+        # `for loss in [loss_a, loss_b]:` iterates over references whose values the body changes (a backward
+        # frees their graphs): read them again on each round instead of once before the loop.
+        reread = isinstance(stmt.iter, (ast.List, ast.Tuple)) and isinstance(it, SeqVal) \
+            and len(it.items) == len(stmt.iter.elts) and all(key_of(e) is not None for e in stmt.iter.elts)
+
+        def bind(s: State) -> None:
+            cur = elem
+            if reread:
+                cur = self.element_of(SeqVal(tuple(s.env.get(key_of(e), v) for e, v in zip(stmt.iter.elts, it.items))))
+            self.assign(stmt.target, cur, s, stmt)
+
+        return self.loop(stmt, state, bind, stmt.body, stmt.orelse)
+
+    stmt_AsyncFor = stmt_For
+
+    def stmt_While(self, stmt: ast.While, state: State) -> State:
+        self.eval(stmt.test, state)
+        return self.loop(stmt, state, lambda s: self.eval(stmt.test, s), stmt.body, stmt.orelse)
+
+    def loop(self, node, state: State, bind, body, orelse) -> State:
+        entry = state.copy()
+        ctx = LoopCtx(node, frozenset(state.env), self.syntax("has_backward", node, _has_backward))
+        if len(self.loops) >= MAX_LOOP_NESTING:
+            return self.deep_loop(node, ctx, entry, bind, body, orelse)
+        was_reporting = self.reporting
+        self.reporting = False
+        head = entry
+        self.loops.append(ctx)
+        try:
+            for _ in range(MAX_LOOP_ITERS):
+                ctx.breaks.clear()
+                ctx.continues.clear()
+                s = head.copy()
+                bind(s)
+                s = self.exec_block(body, s)
+                for c in ctx.continues:
+                    s = s.join(c)
+                new_head = entry.join(s)
+                if new_head.same(head):
+                    break
+                head = new_head
+            else:
+                head = widen(entry, head)
+            self.reporting = was_reporting
+            ctx.breaks.clear()
+            ctx.continues.clear()
+            self.loop_pass(node, head, bind, body)
+        finally:
+            self.reporting = was_reporting
+            self.loops.pop()
+        return self.loop_exit(head, ctx, orelse)
+
+    def loop_pass(self, node, head: State, bind, body) -> None:
+        """The reporting pass over a loop body, from its fixpoint `head` (nothing to do off the reporting pass)."""
+        if self.reporting:
+            self.emit(LoopEvent(node, self.stack[-1] if self.stack else None))
+            s = head.copy()
+            bind(s)
+            self.exec_block(body, s)
+
+    def loop_exit(self, head: State, ctx: LoopCtx, orelse) -> State:
+        """The state after a loop: its head (the test failed) joined with every `break`, then the `else` block."""
+        out = head.copy()
+        out.dead = False
+        for b in ctx.breaks:
+            out = out.join(b)
+        if orelse:
+            out = self.exec_block(orelse, out)
+        return out
+
+    def deep_loop(self, node, ctx: LoopCtx, entry: State, bind, body, orelse) -> State:
+        """A loop nested more than `MAX_LOOP_NESTING` deep: no fixpoint iteration (each round would re-run every
+        loop inside it, so the cost would grow with a power of the depth). The body runs once, in the current
+        mode, from a state where everything an iteration could change is UNKNOWN: every name the loop mentions
+        that has a value or is bound in it, every key the loop stores to, every value holding a tensor (a backward
+        or `step()` anywhere changes those), and the grad mode if the loop sets it. That state is already a
+        fixpoint, so one pass is sound, and the cost is linear in the nesting."""
+        names, stores, sets_mode = self.syntax("loop_effects", node, _loop_effects)
+        head = entry.copy()
+        for key, val in entry.env.items():
+            root = key.split(".", 1)[0].split("[", 1)[0]
+            if root in names or _holds_tensor(val):
+                head.env[key] = UNKNOWN
+        for key in stores:
+            head.set(key, UNKNOWN)
+        if sets_mode:
+            head.grad = head.grad.join(Tri.MAYBE) if head.grad is not Tri.MAYBE else head.grad
+        self.deep_loops += 1
+        self.loops.append(ctx)
+        try:
+            if self.reporting:
+                self.loop_pass(node, head, bind, body)
+            else:
+                s = head.copy()
+                bind(s)
+                self.exec_block(body, s)
+        finally:
+            self.loops.pop()
+        return self.loop_exit(head, ctx, orelse)
+
+    def stmt_Break(self, stmt, state: State) -> State:
+        if self.loops:
+            self.loops[-1].breaks.append(state.copy())
+        state.dead = True
+        return state
+
+    def stmt_Continue(self, stmt, state: State) -> State:
+        if self.loops:
+            self.loops[-1].continues.append(state.copy())
+        state.dead = True
+        return state
+
+    def stmt_Return(self, stmt: ast.Return, state: State) -> State:
+        value = self.eval(stmt.value, state) if stmt.value is not None else PyVal(is_none=stmt.value is None)
+        if self.returns:
+            self.returns[-1].append(value)
+        if self.return_exports and self.return_exports[-1] is not None:
+            prefix = self.return_exports[-1]
+            self.return_states[-1].append({k: v for k, v in state.env.items() if k.startswith(prefix)})
+        state.dead = True
+        return state
+
+    def stmt_Raise(self, stmt, state: State) -> State:
+        if stmt.exc is not None:
+            self.eval(stmt.exc, state)
+        state.dead = True
+        return state
+
+    def stmt_Try(self, stmt: ast.Try, state: State) -> State:
+        body = self.exec_block(stmt.body, state.copy())
+        handler_in = state.join(body) if not body.dead else state.copy()
+        outs = [self.exec_block(stmt.orelse, body.copy()) if stmt.orelse else body]
+        for handler in stmt.handlers:
+            h = handler_in.copy()
+            h.dead = False
+            if handler.name:
+                h.set(handler.name, UNKNOWN)
+            outs.append(self.exec_block(handler.body, h))
+        out = outs[0]
+        for o in outs[1:]:
+            out = out.join(o)
+        if stmt.finalbody:
+            was_dead = out.dead
+            out.dead = False
+            out = self.exec_block(stmt.finalbody, out)
+            out.dead = out.dead or was_dead
+        return out
+
+    stmt_TryStar = stmt_Try
+
+    def stmt_With(self, stmt: ast.With, state: State) -> State:
+        saved = (state.grad, state.grad_why, state.inference)
+        for item in stmt.items:
+            ctx = self.eval(item.context_expr, state)
+            if isinstance(ctx, GradModeCtx):
+                if ctx.enabled is Tri.NO and state.grad is Tri.NO and not ctx.inference and not (
+                        self.frame_caller_grad and self.frame_caller_grad[-1] is not Tri.YES):
+                    # (Inside a function called with grad off, the `with` is redundant for this caller only.)
+                    self.emit(GradModeEvent(item.context_expr, ctx.label, state.grad_why))
+                state.grad = ctx.enabled
+                state.grad_why = self.fact(item.context_expr, f"grad mode {'enabled' if ctx.enabled is Tri.YES else 'disabled'} by `{ctx.label}`")
+                state.inference = ctx.inference
+            if item.optional_vars is not None:
+                self.assign(item.optional_vars, UNKNOWN, state, stmt)
+        state = self.exec_block(stmt.body, state)
+        state.grad, state.grad_why, state.inference = saved
+        return state
+
+    stmt_AsyncWith = stmt_With
+
+    def stmt_Match(self, stmt, state: State) -> State:
+        self.eval(stmt.subject, state)
+        out: Optional[State] = None
+        for case in stmt.cases:
+            s = self.exec_block(case.body, state.copy())
+            out = s if out is None else out.join(s)
+        return state.join(out) if out is not None else state
+
+    def stmt_FunctionDef(self, stmt, state: State) -> State:
+        state.set(stmt.name, FuncVal(stmt, None, self.scope, stmt.name))
+        return state
+
+    stmt_AsyncFunctionDef = stmt_FunctionDef
+
+    def stmt_ClassDef(self, stmt, state: State) -> State:
+        info = self.scope.classes.get(stmt.name)
+        if info is not None and info.node is stmt:
+            state.set(stmt.name, ClassVal(info))
+        return state
+
+    def stmt_Delete(self, stmt, state: State) -> State:
+        for t in stmt.targets:
+            k = key_of(t)
+            if k:
+                state.env.pop(k, None)
+        return state
+
+    def stmt_Assert(self, stmt, state: State) -> State:
+        self.eval(stmt.test, state)
+        return state
+
+    # ------------------------------------------------------------------ assignment
+    def assign(self, target: ast.AST, value: Value, state: State, stmt: ast.AST) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            items: list[Value]
+            n = len(target.elts)
+            if isinstance(value, SeqVal) and not value.homog and len(value.items) == n and not any(isinstance(e, ast.Starred) for e in target.elts):
+                items = list(value.items)
+            else:
+                items = [self.element_of(value)] * n
+            for elt, val in zip(target.elts, items):
+                self.assign(elt, val, state, stmt)
+            return
+        if isinstance(target, ast.Starred):
+            self.assign(target.value, UNKNOWN, state, stmt)
+            return
+        if isinstance(target, ast.Subscript):
+            base = self.eval(target.value, state)
+            self.eval(target.slice, state)
+            if isinstance(base, TensorVal):
+                self.inplace(target.value, base, "__setitem__", state, stmt, rhs=[value])
+                return
+            if isinstance(base, SeqVal) and base.homog and key_of(target.value):
+                state.set(key_of(target.value), UNKNOWN)
+                return
+            key = key_of(target)
+            if key:
+                if isinstance(base, ModuleVal):
+                    self.check_reassign(key, state.get(key), value, state, stmt)
+                state.set(key, value)
+            return
+        if isinstance(target, ast.Attribute) and target.attr in REQUIRES_GRAD_SPELLINGS:
+            base = self.eval(target.value, state)
+            if isinstance(base, TensorVal):
+                self.set_requires_grad_attr(target, base, value, state, stmt)
+                return
+        key = key_of(target)
+        if key is None:
+            if isinstance(target, ast.Attribute):
+                self.eval(target.value, state)
+            return
+        old = state.get(key)
+        if old is not None or "." in key:
+            self.check_reassign(key, old, value, state, stmt)
+        if isinstance(target, ast.Attribute):
+            base_key = key_of(target.value)
+            obj = state.get(base_key) if base_key is not None else None
+            if isinstance(obj, ObjectVal) and target.attr not in obj.changed:
+                # Its methods read the attribute from the object, no longer from what `__init__` set.
+                state.env[base_key] = replace(obj, changed=obj.changed | {target.attr})
+        self.fresh_storage(value, state, stmt)
+        if isinstance(target, ast.Attribute) and self.self_names and self.self_names[-1] is not None \
+                and key.startswith(self.self_names[-1] + ".") and isinstance(value, TensorVal) \
+                and value.rg is not Tri.NO and value.leaf is not Tri.YES and value.stored is None:
+            # A graph kept on the object outlives this call: a later call's backward can reach it.
+            value = value.with_(stored=self.fact(stmt, f"`{self.seg(target)}` keeps this graph on the object"))
+        state.set(key, value)
+        self.record(target, value)
+
+    def set_requires_grad_attr(self, target: ast.Attribute, base: TensorVal, value: Value, state: State, stmt) -> None:
+        flag = const_bool(getattr(stmt, "value", None)) if isinstance(stmt, ast.Assign) else None
+        flag_t = Tri.of(flag)
+        self.emit(FactoryEvent(stmt, base, f"attr:{target.attr}", flag_t, state.grad, state.inference))
+        key = key_of(target.value)
+        if target.attr != "requires_grad" or key is None or base.leaf is not Tri.YES:
+            return
+        site = self.site(stmt)
+        new = base.with_(rg=flag_t, nograd=None if flag_t is not Tri.NO else self.fact(stmt, "`requires_grad = False`"),
+                         sources=base.sources | ({site} if flag_t is Tri.YES and not base.param else set()))
+        if flag_t is Tri.YES and not base.param:
+            self.grad_leaves.setdefault(site, ("requires_grad = True", self.fact(stmt, "`requires_grad = True`")))
+        state.set(key, new)
+
+    def check_reassign(self, key: str, old: Optional[Value], new: Value, state: State, stmt) -> None:
+        value_node = getattr(stmt, "value", None)
+        reads_grad = value_node is not None and key in self.syntax("grad_reads", value_node, _grad_read_keys)
+        frame = self.frame_optimized[-1] if self.frame_optimized else {}
+        owner = next((k for k in frame if key.startswith((k + ".", k + "["))), None)
+        where = frame.get(owner) if owner is not None else None
+        if owner is None:
+            owner = next((k for k in self.optimized_modules if key.startswith((k + ".", k + "["))), None)
+            where = self.optimized_modules.get(owner) if owner is not None else None
+        if reads_grad or (owner is not None and isinstance(new, ModuleVal)):
+            next_use = self.next_use_after(key, stmt) if reads_grad and self.reporting else None
+            self.emit(ReassignEvent(stmt, key, old, new, reads_grad, where, next_use, state.grad))
+
+    def next_use_after(self, key: str, stmt: ast.AST) -> Optional[tuple]:
+        """What happens next to `key` after the rebinding `stmt`, in execution order: the rest of the
+        enclosing loop body, then (next iteration) its start up to and including `stmt`; outside a loop, the rest
+        of the enclosing function or module. ("grad", Fact) for a read of `key.grad`, ("backward", Fact) for a
+        backward call, ("reset", Fact) for a statement that rebinds `key` or makes it require grad again."""
+        in_loop = bool(self.loops)
+        region = self.loops[-1].node if in_loop else (self.stack[-1] if self.stack else self.scope.tree)
+        found = []
+        for node in ast.walk(region):
+            kind = _use_kind(node, key)
+            if kind is not None and hasattr(node, "lineno"):
+                found.append(((node.lineno, node.col_offset), kind, node))
+        if isinstance(region, (ast.For, ast.AsyncFor, ast.While)):
+            # The loop header (iterable, test) is not part of an iteration's body.
+            head = {id(n) for n in ast.walk(region.iter if not isinstance(region, ast.While) else region.test)}
+            found = [f for f in found if id(f[2]) not in head]
+            if not isinstance(region, ast.While) and any(key_of(n) == key for n in ast.walk(region.target)):
+                # Rebinding the loop's own variable: the update is lost unless the new value is read afterwards.
+                end_pos = (getattr(stmt, "end_lineno", stmt.lineno), getattr(stmt, "end_col_offset", 0))
+                for n in ast.walk(region):
+                    if isinstance(n, (ast.Name, ast.Attribute, ast.Subscript)) and isinstance(n.ctx, ast.Load) \
+                            and key_of(n) == key and (n.lineno, n.col_offset) >= end_pos:
+                        return "reset", self.fact(n, f"`{self.seg(n)}`")
+                return "loopvar", self.fact(region.target, f"`{self.seg(region.target)}`")
+        start = (stmt.lineno, stmt.col_offset)
+        end = (getattr(stmt, "end_lineno", stmt.lineno), getattr(stmt, "end_col_offset", 0))
+        after = sorted((f for f in found if f[0] >= end), key=lambda f: f[0])
+        before = sorted((f for f in found if f[0] < end and f[2] is not stmt), key=lambda f: f[0]) if in_loop else []
+        for _, kind, node in after + before:
+            if node is stmt or (kind == "reset" and start <= (node.lineno, node.col_offset) < end):
+                continue
+            text = self.seg(node)
+            return kind, self.fact(node, f"`{text}`")
+        return None
+
+    def element_of(self, value: Value) -> Value:
+        if isinstance(value, ParamsVal):
+            return TensorVal(rg=Tri.YES, leaf=Tri.YES, param=True, origin=value.origin, is_int=Tri.NO,
+                             psrc=value.module_sites)
+        if isinstance(value, SeqVal) and value.items:
+            out = value.items[0]
+            for v in value.items[1:]:
+                out = out.join(v)
+            return out
+        if isinstance(value, PyVal):
+            return PyVal(cut=value.cut, pcut=value.pcut, scalar=value.scalar_items)
+        if isinstance(value, TensorVal):
+            return self_view(value)
+        if isinstance(value, ModuleVal) and value.layers:
+            out = value.layers[0]
+            for v in value.layers[1:]:
+                out = out.join(v)
+            return out
+        return UNKNOWN

@@ -1,0 +1,616 @@
+"""Helpers of the abstract interpreter: limits, the scope of a file, reference keys, and pure functions over the
+syntax and over abstract values."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Optional
+
+from . import torchdb as db
+from .report import Source
+from .state import State
+from .values import UNKNOWN, ClassInfo, Fact, FuncVal, ModuleVal, PyVal, SeqVal, TensorVal, Tri, Value
+
+
+MAX_LOOP_ITERS = 4
+MAX_LOOP_NESTING = 4  # loops nested deeper than this run once, from a widened state (see `Interpreter.loop`)
+MAX_CALL_DEPTH = 6
+MAX_FACTS = 20000
+MAX_PCUT = 16
+
+
+@dataclass
+class LoopCtx:
+    node: ast.AST
+    entry_keys: frozenset
+    has_backward: Optional[int]
+    breaks: list = field(default_factory=list)
+    continues: list = field(default_factory=list)
+
+
+@dataclass
+class ModuleScope:
+    """One analysed file: its imports, top-level functions and classes."""
+
+    path: str
+    tree: ast.Module
+    source: Source
+    imports: dict = field(default_factory=dict)  # local name -> qualified name
+    functions: dict = field(default_factory=dict)  # name -> FuncVal
+    classes: dict = field(default_factory=dict)  # name -> ClassInfo
+    env: dict = field(default_factory=dict)  # module-level values (as last seen)
+    import_records: tuple = ()  # ("import" | "from", module, level, names) per import statement
+    package: str = ""
+
+
+def _has_backward(node: ast.AST) -> Optional[int]:
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call):
+            f = sub.func
+            if isinstance(f, ast.Attribute) and f.attr in ("backward", "grad") and not (
+                    isinstance(f.value, ast.Name) and f.attr == "grad" and f.value.id not in ("autograd",)):
+                return sub.lineno
+    return None
+
+
+def _const_key(node: ast.AST) -> Optional[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, (str, int)) and not isinstance(node.value, bool):
+        return repr(node.value)
+    return None
+
+
+def key_of(node: ast.AST) -> Optional[str]:
+    """Reference key for a Name / Attribute chain / constant subscript, else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = key_of(node.value)
+        return f"{base}.{node.attr}" if base else None
+    if isinstance(node, ast.Subscript):
+        base = key_of(node.value)
+        k = _const_key(node.slice)
+        return f"{base}[{k}]" if base and k else None
+    return None
+
+
+def kwarg(call: ast.Call, name: str) -> Optional[ast.expr]:
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    return None
+
+
+def const_bool(node: Optional[ast.AST]) -> Optional[bool]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+        return node.value
+    return None
+
+
+_OP_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.special.", "torch.fft.")
+
+
+def _is_tensor_function(qual: str) -> bool:
+    """torch functions that compute tensors from tensors. Classes (`torch.distributed.rpc.RRef`) and
+    other namespaces (`torch.cuda.*`, `torch.distributed.*`, `torch.jit.*`) are not modelled: UNKNOWN."""
+    short = qual.rsplit(".", 1)[-1]
+    if not short or short[0].isupper():
+        return False
+    if qual.count(".") == 1 and qual.startswith("torch."):
+        return True
+    return qual.startswith(_OP_NAMESPACES) or db.op_entry(qual) is not None and qual.startswith("torch.")
+
+
+def _constant_default(node: Optional[ast.AST]) -> Value:
+    """The value of a parameter left to its default: a constant's is known (`smooth=1.0`, `cache=None`)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    if isinstance(node, ast.Constant):
+        return PyVal(scalar=isinstance(node.value, (int, float)) and not isinstance(node.value, bool),
+                     is_none=node.value is None)
+    return UNKNOWN
+
+
+def _reduced_shape(shape: Optional[tuple], args, kwargs) -> Optional[tuple]:
+    """The shape after reducing over one constant dim (`x.mean(dim=0)`, `x.sum(1)`) without keepdim."""
+    if shape is None or "?" in shape or (kwargs and "keepdim" in kwargs and const_bool(kwargs["keepdim"][0]) is not False):
+        return None
+    dim_node = args[1][0] if len(args) > 1 else (kwargs or {}).get("dim", (None, None))[0]
+    if len(args) > 2:
+        return None
+    if isinstance(dim_node, ast.UnaryOp) and isinstance(dim_node.op, ast.USub) and isinstance(dim_node.operand, ast.Constant):
+        dim = -dim_node.operand.value if type(dim_node.operand.value) is int else None
+    elif isinstance(dim_node, ast.Constant) and type(dim_node.value) is int:
+        dim = dim_node.value
+    else:
+        return None
+    if dim is None or not -len(shape) <= dim < len(shape):
+        return None
+    dim %= len(shape)
+    return shape[:dim] + shape[dim + 1:]
+
+
+def _int_index(slice_node: ast.AST, index: Value) -> bool:
+    """An index made of Python numbers (and slices of them) only: basic indexing, which makes a view."""
+    if isinstance(slice_node, ast.Tuple):
+        return False  # the tuple's value is not tracked per element: stay with the syntactic rule
+    return isinstance(index, PyVal) and index.scalar
+
+
+def _basic_index(node: ast.AST) -> bool:
+    """`x[0]`, `x[1:3]`, `x[:, None]`, `x[..., 0]` make views; indexing with tensors or lists copies."""
+    if not isinstance(node, ast.Subscript):
+        return False
+    parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    for p in parts:
+        if isinstance(p, ast.Slice):
+            continue
+        if isinstance(p, ast.Constant) and (p.value is None or p.value is Ellipsis or type(p.value) is int):
+            continue
+        if isinstance(p, ast.UnaryOp) and isinstance(p.operand, ast.Constant):
+            continue
+        return False
+    return True
+
+
+def _sets_grads(node: ast.AST) -> bool:
+    if isinstance(node, ast.Attribute) and node.attr == "grad" and isinstance(node.ctx, ast.Store):
+        return True
+    if isinstance(node, ast.Call):
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
+        return name in ("backward", "step") or ("grad" in name and "clip_grad" not in name)
+    return False
+
+
+def _stmt_method(stmt: ast.stmt) -> Optional[str]:
+    """`backward` for `loss.backward()` (also `scaler.scale(loss).backward()`), `zero_grad` for
+    `opt.zero_grad()`, `step` for `opt.step()` / `scaler.step(opt)`, as whole expression statements; else None."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+            and isinstance(stmt.value.func, ast.Attribute)):
+        return None
+    name = stmt.value.func.attr
+    return name if name in ("backward", "zero_grad", "step") else None
+
+
+def _backward_names(loop: ast.AST) -> frozenset:
+    """The names `name` the loop calls `name.backward(...)` on."""
+    return frozenset(sub.func.value.id for sub in ast.walk(loop)
+                     if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)
+                     and sub.func.attr == "backward" and isinstance(sub.func.value, ast.Name))
+
+
+def _loop_store_counts(loop: ast.AST) -> dict:
+    """How many statements in the loop bind each reference key (assignments, augmented assignments, loop targets)."""
+    out: dict = {}
+    for n in ast.walk(loop):
+        if isinstance(n, ast.Assign):
+            targets = n.targets
+        elif isinstance(n, (ast.AugAssign, ast.AnnAssign)):
+            targets = [n.target]
+        elif isinstance(n, (ast.For, ast.AsyncFor)) and n is not loop:
+            targets = [n.target]
+        else:
+            continue
+        keys = set()
+        for t in targets:
+            for sub in ast.walk(t):
+                k = key_of(sub) if isinstance(getattr(sub, "ctx", None), ast.Store) else None
+                if k is not None:
+                    keys.add(k)
+        for k in keys:
+            out[k] = out.get(k, 0) + 1
+    return out
+
+
+def _params_accumulated_into_self(fn: ast.AST) -> frozenset:
+    """Parameters of method `fn` that it adds into an attribute of `self` (`self.sum += val * n`,
+    `self.total = self.total + val`, `self.history.append(val)`)."""
+    params = [p.arg for p in fn.args.posonlyargs + fn.args.args]
+    if not params:
+        return frozenset()
+    me, rest = params[0], set(params[1:])
+    out: set = set()
+
+    def names(node: ast.AST) -> set:
+        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in rest}
+
+    for n in ast.walk(fn):
+        if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add) and _self_attr(n.target, me):
+            out |= names(n.value)
+        elif isinstance(n, ast.Assign) and len(n.targets) == 1 and _self_attr(n.targets[0], me):
+            added = _accumulated_operand(n.targets[0], n.value)
+            if added is not None:
+                out |= names(added)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("append", "extend") \
+                and _self_attr(n.func.value, me) and n.args:
+            out |= names(n.args[0])
+    return frozenset(out)
+
+
+def _is_static(fn: ast.AST) -> bool:
+    return any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in fn.decorator_list)
+
+
+# Calls on an attribute (`self.x.m(...)`) that leave what gradsight knows about `x` as it was; any other method
+# may change it. (`train`/`eval` change only a module's mode: recorded as "x:mode".)
+_KEEPING_METHODS = {"parameters", "named_parameters", "state_dict", "children", "modules", "named_modules",
+                    "buffers", "named_buffers", "forward", "zero_grad", "step", "to", "cuda", "cpu", "float", "double",
+                    "half", "size", "dim", "numel", "item", "tolist", "numpy", "detach", "clone", "get", "keys",
+                    "values", "items", "copy", "format", "view", "reshape", "flatten", "unsqueeze", "squeeze",
+                    "permute", "transpose", "contiguous", "sum", "mean", "max", "min", "argmax", "argmin", "abs",
+                    "exp", "log", "sigmoid", "softmax", "log_softmax", "matmul", "mm", "norm", "pow", "sqrt",
+                    "expand", "repeat", "gather", "index_select", "masked_fill", "split", "chunk", "long", "int",
+                    "bool", "type", "eq", "ne", "gt", "lt", "ge", "le", "mul", "add", "sub", "div"}
+
+
+def _plain_class(info: ClassInfo) -> bool:
+    """A class without decorators or metaclass whose bases are all such classes of the analysed code."""
+    todo, seen = [info], 0
+    while todo:
+        cur = todo.pop()
+        seen += 1
+        if seen > 10 or cur.node.decorator_list or cur.node.keywords:
+            return False
+        for b in cur.bases:
+            if isinstance(b, ClassInfo):
+                todo.append(b)
+            elif b not in ("object", "builtins.object"):
+                return False
+    return True
+
+
+def _class_methods(info: ClassInfo) -> dict:
+    """name -> FuncVal over the class and its bases (the nearest definition wins)."""
+    out: dict = {}
+    todo, seen = [info], 0
+    while todo and seen < 10:
+        cur = todo.pop(0)
+        seen += 1
+        for name, meth in cur.methods.items():
+            out.setdefault(name, meth)
+        todo.extend(b for b in cur.bases if isinstance(b, ClassInfo))
+    return out
+
+
+def _own_mutations(fn: ast.AST, methods: dict) -> tuple:
+    """For `Interpreter.method_mutations`: (the attributes of `self` that method `fn` itself may rebind or change:
+    `self.x = ...`, `self.x += ...`, `self.x[k] = ...`, `self.x.append(...)`, `self.x.add_(...)`, "x:mode" for
+    `self.x.eval()`/`.train()`, "*" when it hands `self` to other code or uses `__dict__`; the names of the other
+    methods it calls on `self`)."""
+    params = fn.args.posonlyargs + fn.args.args
+    if not params or _is_static(fn):
+        return frozenset(), ()
+    me = params[0].arg
+    out: set = set()
+    calls: list = []
+    for n in ast.walk(fn):
+        if isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            attr = _self_attr(n, me)
+            if attr:
+                out.add(attr)
+        elif isinstance(n, ast.Call):
+            f = n.func
+            if isinstance(f, ast.Attribute):
+                if isinstance(f.value, ast.Name) and f.value.id == me:
+                    if f.attr in methods:
+                        calls.append(f.attr)  # self.other_method(...); else a callable attribute (a module)
+                else:
+                    attr = _self_attr(f.value, me)
+                    if attr and f.attr in ("train", "eval"):
+                        out.add(f"{attr}:mode")
+                    elif attr and (f.attr not in _KEEPING_METHODS or f.attr.endswith("_")):
+                        out.add(attr)
+            if any(isinstance(a, ast.Name) and a.id == me for a in list(n.args) + [k.value for k in n.keywords]):
+                out.add("*")  # `self` handed to other code
+        elif isinstance(n, ast.Attribute) and n.attr == "__dict__" and isinstance(n.value, ast.Name) \
+                and n.value.id == me:
+            out.add("*")
+        elif isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and isinstance(
+                getattr(n, "value", None), ast.Name) and n.value.id == me:
+            out.add("*")  # aliased: `obj = self`
+    return frozenset(out), tuple(calls)
+
+
+def _self_attr(node: ast.AST, me: str) -> Optional[str]:
+    """`x` for `self.x`, `self.x.y`, `self.x[k]`, `self.x.y[k].z` (with `me` the name of `self`); else None."""
+    attr = None
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        if isinstance(node, ast.Attribute):
+            attr = node.attr
+        node = node.value
+    return attr if isinstance(node, ast.Name) and node.id == me else None
+
+
+def _loop_effects(loop: ast.AST) -> tuple:
+    """For `Interpreter.deep_loop`: (every name the loop mentions, the keys it assigns to, whether it calls
+    `set_grad_enabled`, which changes the grad mode past the statement)."""
+    names, stores, sets_mode = set(), set(), False
+    for n in ast.walk(loop):
+        if isinstance(n, ast.Name):
+            names.add(n.id)
+            if isinstance(n.ctx, (ast.Store, ast.Del)):
+                stores.add(n.id)
+        elif isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            k = key_of(n)
+            if k is not None:
+                stores.add(k)
+        elif isinstance(n, ast.Call):
+            f = n.func
+            if (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")) == "set_grad_enabled":
+                sets_mode = True
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(n.name)
+            stores.add(n.name)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            names.add(n.name)
+            stores.add(n.name)
+        elif isinstance(n, ast.alias):
+            name = (n.asname or n.name).split(".", 1)[0]
+            names.add(name)
+            stores.add(name)
+    return frozenset(names), frozenset(stores), sets_mode
+
+
+def _holds_tensor(val: Value) -> bool:
+    if isinstance(val, TensorVal):
+        return True
+    if isinstance(val, SeqVal):
+        return any(_holds_tensor(v) for v in val.items)
+    return False
+
+
+def _grad_read_keys(node: ast.AST) -> frozenset:
+    """The reference keys `k` whose `k.grad` appears under `node`."""
+    out = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Attribute) and n.attr == "grad":
+            k = key_of(n.value)
+            if k is not None:
+                out.add(k)
+    return frozenset(out)
+
+
+def _root_name(node: ast.AST) -> Optional[str]:
+    """`stats` for `stats[k]`, `self` for `self.history["loss"]`; None when the chain does not start at a name."""
+    while isinstance(node, (ast.Subscript, ast.Attribute)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _accumulated_operand(target: ast.AST, value: ast.AST) -> Optional[ast.AST]:
+    """For `t = t + x` / `t = x + t` / `stats[k] = stats.get(k, 0) + x`: the added operand `x`, else None."""
+    if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
+        return None
+    key = key_of(target)
+    container = key_of(target.value) if isinstance(target, ast.Subscript) else None
+
+    def reads_target(node: ast.AST) -> bool:
+        if key is not None and key_of(node) == key:
+            return True
+        if container is None:
+            return False
+        if isinstance(node, ast.Subscript) and key_of(node.value) == container:
+            return True
+        return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+                and key_of(node.func.value) == container)
+
+    def scaled_target(node: ast.AST) -> bool:
+        # `0.95 * trend`, `trend * decay`: a running average (EMA) keeps the old value, scaled.
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
+            return (reads_target(node.left) and not any(reads_target(n) for n in ast.walk(node.right))) or (
+                isinstance(node.op, ast.Mult) and reads_target(node.right)
+                and not any(reads_target(n) for n in ast.walk(node.left)))
+        return reads_target(node)
+
+    if scaled_target(value.left) and not any(reads_target(n) for n in ast.walk(value.right)):
+        return value.right
+    if scaled_target(value.right) and not any(reads_target(n) for n in ast.walk(value.left)):
+        return value.left
+    return None
+
+
+def _literal_shape(node: ast.AST) -> Optional[tuple]:
+    """The shape of `torch.tensor(<literal>)`: `1.0` -> (), `[1.0]` -> (1,), `[[1, 2], [3, 4]]` -> (2, 2)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return ()
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return _literal_shape(node.operand)
+    if isinstance(node, (ast.List, ast.Tuple)) and node.elts:
+        inner = [_literal_shape(e) for e in node.elts]
+        if inner[0] is None or any(i != inner[0] for i in inner):
+            return None
+        return (len(node.elts),) + inner[0]
+    return None
+
+
+def _literal_dtype(node: ast.AST) -> Tri:
+    """Whether `torch.tensor(<literal>)` has an integer dtype: YES when every element is an int or bool constant,
+    NO when one is a float or the literal is empty (torch gives an empty literal the default float dtype)."""
+    elems: list = []
+
+    def walk(n: ast.AST) -> bool:
+        if isinstance(n, (ast.List, ast.Tuple)):
+            return all(walk(e) for e in n.elts)
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd)):
+            return walk(n.operand)
+        if isinstance(n, ast.Constant) and isinstance(n.value, (int, float, bool)):
+            elems.append(n.value)
+            return True
+        return False
+
+    if not walk(node):
+        return Tri.NO if any(isinstance(c, ast.Constant) and isinstance(c.value, float) for c in ast.walk(node)) \
+            else Tri.MAYBE
+    if not elems or any(isinstance(v, float) for v in elems):
+        return Tri.NO
+    return Tri.YES
+
+
+def _use_kind(node: ast.AST, key: str) -> Optional[str]:
+    """For `Interpreter.next_use_after`: "grad" for a read of `key.grad`, "backward" for a backward call, "reset" for a
+    statement that rebinds `key` or makes it require grad again, else None."""
+    if isinstance(node, ast.Attribute) and node.attr == "grad" and isinstance(node.ctx, ast.Load) \
+            and key_of(node.value) == key:
+        return "grad"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if node.func.attr == "backward" or (node.func.attr == "grad" and key_of(node.func.value) in (
+                "torch.autograd", "autograd")):
+            return "backward"
+        if node.func.attr == "requires_grad_" and key_of(node.func.value) == key:
+            return "reset"
+    if isinstance(node, (ast.Assign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for t in targets:
+            for sub in ast.walk(t):
+                if key_of(sub) == key and isinstance(getattr(sub, "ctx", None), ast.Store):
+                    return "reset"
+                if isinstance(sub, ast.Attribute) and sub.attr == "requires_grad" and key_of(sub.value) == key:
+                    return "reset"
+    return None
+
+
+def _cap(pcut: frozenset) -> frozenset:
+    if len(pcut) <= MAX_PCUT:
+        return pcut
+    return frozenset(sorted(pcut, key=lambda e: (repr(e[1]), repr(e[0])))[:MAX_PCUT])
+
+
+def _pcut_of(vals) -> frozenset:
+    out: frozenset = frozenset()
+    for v in vals:
+        if isinstance(v, (TensorVal, PyVal)) and v.pcut:
+            out |= v.pcut
+    return _cap(out)
+
+
+def _fsite(f: Fact) -> tuple:
+    return (f.path, f.line, f.column)
+
+
+def _msite(mod: Value) -> Optional[tuple]:
+    """A module's identity for `TensorVal.psaved`: where it was created."""
+    origin = getattr(mod, "origin", None)
+    return _fsite(origin) if isinstance(mod, ModuleVal) and origin is not None else None
+
+
+def _saved_input_indices(entry: dict, args) -> list:
+    """Indices of the arguments an op saves for backward, given which arguments require grad."""
+    rgs = [(v.rg if isinstance(v, TensorVal) else Tri.NO) for _, v in args]
+    out = []
+    for idx_s, triggers in (entry.get("saves_inputs") or {}).items():
+        if not idx_s.isdigit() or int(idx_s) >= len(args) or not isinstance(args[int(idx_s)][1], TensorVal):
+            continue
+        if triggers:
+            ok = any(isinstance(t, int) and t < len(rgs) and rgs[t] is Tri.YES for t in triggers)
+        else:
+            ok = any(r is Tri.YES for r in rgs)
+        if ok:
+            out.append(int(idx_s))
+    return out
+
+
+def map_tensors(value: Value, fn) -> Value:
+    if isinstance(value, TensorVal):
+        return fn(value)
+    if isinstance(value, SeqVal):
+        items = tuple(map_tensors(v, fn) for v in value.items)
+        return value if items == value.items else SeqVal(items)
+    return value
+
+
+def flat_tensors(args) -> list:
+    """(node, TensorVal) pairs from call arguments, looking inside tuples such as an LSTM's `(h, c)`."""
+    out = []
+    for n, v in args:
+        if isinstance(v, TensorVal):
+            out.append((n, v))
+        elif isinstance(v, SeqVal):
+            elts = n.elts if isinstance(n, (ast.Tuple, ast.List)) and len(n.elts) == len(v.items) else [n] * len(v.items)
+            out.extend(flat_tensors(list(zip(elts, v.items))))
+    return out
+
+
+def with_carried(value: Value, carried: Fact) -> Value:
+    if isinstance(value, TensorVal) and value.freed is not None:
+        return value.with_(carried=carried)
+    if isinstance(value, SeqVal):
+        return SeqVal(tuple(with_carried(v, carried) for v in value.items))
+    return value
+
+
+def self_view(value: TensorVal) -> TensorVal:
+    return value.with_(saved=None, shape=None)
+
+
+def widen(entry: State, head: State) -> State:
+    out = head.copy()
+    for key, val in head.env.items():
+        if entry.env.get(key) != val:
+            out.env[key] = UNKNOWN
+    return out
+
+
+def _broadcast(shapes: list[tuple]) -> Optional[tuple]:
+    if any("?" in s for s in shapes):
+        return ("?",) if all(len(s) for s in shapes) else None
+    n = max(len(s) for s in shapes)
+    out = []
+    for i in range(1, n + 1):
+        dims = {s[-i] for s in shapes if len(s) >= i and s[-i] != 1}
+        if len(dims) > 1:
+            return None
+        out.append(dims.pop() if dims else 1)
+    return tuple(reversed(out))
+
+
+def _pretty(qual: str) -> str:
+    short = qual.rsplit(".", 1)[-1]
+    if qual.startswith("torch.Tensor."):
+        sym = {"__mul__": "*", "__rmul__": "*", "__matmul__": "@", "__truediv__": "/", "__rtruediv__": "/",
+               "__pow__": "**", "__getitem__": "indexing"}.get(short)
+        return sym or f".{short}()"
+    if qual.startswith("torch.nn.functional."):
+        return f"F.{short}"
+    return qual
+
+
+def describe(value: TensorVal) -> tuple[str, str, list[Fact]]:
+    """(one-line summary, short inlay label, chain of facts) for a tensor value."""
+    if value.freed is not None and value.rg is not Tri.NO:
+        chain = value.freed.chain()
+        word = "" if value.freed_sure else "maybe "
+        return (f"{word}graph already freed by backward at line {value.freed.line}; another backward through it raises",
+                f"{word}graph freed (L{value.freed.line})", chain)
+    if value.rg is Tri.NO:
+        if value.nograd is not None:
+            chain = value.nograd.chain()
+            root = chain[0]
+            return (f"no gradient: {value.nograd.text} (line {value.nograd.line})"
+                    + (f"; cause: {root.text} (line {root.line})" if root is not value.nograd else ""),
+                    "no grad", chain)
+        return "no gradient: does not require grad", "no grad", []
+    if value.rg is Tri.MAYBE:
+        return "may or may not require grad (depends on values gradsight cannot see)", "grad? (maybe)", []
+    parts = ["requires grad", "leaf" if value.leaf is Tri.YES else ("non-leaf" if value.leaf is Tri.NO else "maybe leaf")]
+    if value.param:
+        parts.append("parameter")
+    if value.origin is not None:
+        parts.append(f"{value.origin.text} (line {value.origin.line})")
+    chain = value.origin.chain() if value.origin else []
+    label = "grad · " + ("leaf" if value.leaf is Tri.YES else "non-leaf")
+    if value.saved is not None:
+        parts.append(f"{value.saved.text} at line {value.saved.line}")
+        label += " · saved"
+        chain = chain + [value.saved]
+    return " · ".join(parts), label, chain
+
+
+FUNC_GRAD_TRANSFORMS = {"torch.func.grad", "torch.func.grad_and_value", "functorch.grad", "functorch.grad_and_value"}
+REQUIRES_GRAD_SPELLINGS = {"requires_grad", "require_grad", "requires_grads", "require_grads", "requires_gradient",
+                           "requiresgrad", "required_grad", "requires_grad_"}
+BUILTINS = {"float", "int", "bool", "complex", "list", "tuple", "max", "min", "abs", "sum", "round", "len",
+            "sorted", "range", "enumerate", "zip", "str", "repr", "print", "isinstance", "pow", "divmod", "map",
+            "filter", "any", "all", "reversed", "dict", "set", "format", "hash", "id", "type", "super",
+            "staticmethod", "classmethod", "property"}
+MODULE_METHODS = {"parameters", "to", "cuda", "cpu", "train", "eval", "zero_grad", "forward", "requires_grad_"}
