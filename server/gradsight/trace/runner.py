@@ -575,7 +575,7 @@ class Tracer:
             if flags & INPLACE or "out" in kwargs or kwargs.get("inplace") is True:
                 try:
                     self.before_inplace(func, name if flags & INPLACE else (
-                        name + ("(inplace=True)" if "out" not in kwargs else "(out=...)")), flags, args, kwargs, path, line)
+                        name + ("(inplace=True)" if "out" not in kwargs else "(out=...)")), flags, args, kwargs, path, line, f)
                 except Exception as exc:  # our bug must not break the script
                     self.internal(exc)
         self.cur = (path, line, name)
@@ -649,11 +649,11 @@ class Tracer:
                 log = self.mutlog.get(key)
                 if log is None:
                     log = self.mutlog[key] = []
-                log.append((path, line, self.step_label, self.seq, False))
+                log.append((path, line, self.step_label, self.seq, False, None, ()))
                 if len(log) > 4:
                     del log[0]
 
-    def before_inplace(self, func, name, flags, args, kwargs, path, line):
+    def before_inplace(self, func, name, flags, args, kwargs, path, line, frame=None):
         targets = []
         T = self.Tensor
         if "out" in kwargs:
@@ -695,7 +695,10 @@ class Tracer:
                 if len(self.mutlog) > 50000:
                     self.mutlog.clear()
                 log = self.mutlog[key] = []
-            log.append((path, line, name, self.seq, via_data))
+            # Inside a forward, the caller's lines (the training loop) go to `related`; frames are not kept.
+            outer = (tuple(self.outer_user_lines(frame, 2))
+                     if frame is not None and frame.f_code.co_name != "<module>" else ())
+            log.append((path, line, name, self.seq, via_data, None, outer))
             if len(log) > 4:
                 del log[0]
             if via_data:
@@ -991,7 +994,8 @@ class Tracer:
                 "In-place %s at line %d overwrites a tensor that %s at line %d saved for backward, so "
                 "backward fails; use an out-of-place op (e.g. `x = x * 2`) or clone before writing."
                 % (mut[2], mut[1], sop, sline),
-                [(spath, sline, "%s saved this tensor for backward here" % sop)])
+                [(spath, sline, "%s saved this tensor for backward here" % sop)]
+                + [(p, ln, "called from here") for p, ln in mut[6]])
         elif sline:
             self.finding(
                 "GS901", spath, sline, "error",
