@@ -57,3 +57,30 @@ async def test_open_files_mode_is_the_default(ws):
         await client.diagnostics_for(clean_uri, 1)
         await asyncio.sleep(1.0)
         assert bad_uri not in {p.uri for p in client.published}
+
+
+async def test_normal_use_logs_no_errors(ws):
+    """Hovers cancelled after they were answered (VS Code does it as the mouse moves) are normal: no
+    error or warning line on stderr (the output channel) or in `window/logMessage`."""
+    bad_uri, clean_uri = project(ws)
+    async with lsp(ws, caps=capabilities("visual-studio-code", pull=True), stub=False,
+                   init_options={"settings": {"diagnosticMode": "workspace"}}) as client:
+        client.open(bad_uri, NUMPY_CASE)
+        await client.text_document_diagnostic_async(types.DocumentDiagnosticParams(
+            text_document=types.TextDocumentIdentifier(uri=bad_uri)))
+        for i in range(5):
+            msg_id = f"hover-{i}"
+            future = client.protocol.send_request(types.TEXT_DOCUMENT_HOVER, types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=bad_uri), position=types.Position(line=7, character=27)),
+                msg_id=msg_id)
+            await asyncio.wrap_future(future)
+            client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+        client.replace_all(bad_uri, NUMPY_CASE + "y = 2\n", 2)
+        await client.text_document_diagnostic_async(types.DocumentDiagnosticParams(
+            text_document=types.TextDocumentIdentifier(uri=bad_uri)))
+        await asyncio.sleep(0.5)
+        process = client._server
+        assert not [m for m in client.log_messages if m.type <= types.MessageType.Warning]
+    stderr = (await process.stderr.read()).decode(errors="replace")
+    assert not [line for line in stderr.splitlines() if " ERROR " in line or " WARNING " in line
+                or "Cancel notification" in line], stderr
