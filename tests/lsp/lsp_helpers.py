@@ -133,7 +133,8 @@ def capabilities(name: str, *, pull: bool | None = None, notebooks: bool = False
 @contextlib.asynccontextmanager
 async def lsp(root: pathlib.Path, *, caps: types.ClientCapabilities | None = None, stub: bool = True,
               init_options: Any = None, configuration: dict | None = None,
-              server_args: tuple[str, ...] = (), env: dict[str, str] | None = None) -> AsyncIterator[Client]:
+              server_args: tuple[str, ...] = (), env: dict[str, str] | None = None,
+              client_name: str | None = None) -> AsyncIterator[Client]:
     client = _make_client()
     if configuration is not None:
         client.set_configuration(configuration, section="gradsight")
@@ -149,6 +150,7 @@ async def lsp(root: pathlib.Path, *, caps: types.ClientCapabilities | None = Non
             root_uri=from_fs_path(str(root)),
             workspace_folders=[types.WorkspaceFolder(uri=from_fs_path(str(root)), name=root.name)],
             initialization_options=init_options,
+            client_info=types.ClientInfo(name=client_name) if client_name else None,
         )), 20)
         client.initialize_result = result  # type: ignore[attr-defined]
         yield client

@@ -133,3 +133,16 @@ async def test_inlay_hints_in_plain_words_where_gradients_start(ws):
                 break
         assert len(every) > len(hints)
         assert max(len(str(h.label)) for h in every) <= 22
+
+
+async def test_vscode_hover_leaves_the_message_to_the_diagnostic_hover(ws):
+    """VS Code shows the diagnostic's message at the top of the hover: ours must not repeat it."""
+    models_uri, train_uri = project(ws)
+    async with lsp(ws, caps=capabilities("visual-studio-code"), stub=False, client_name="Visual Studio Code") as client:
+        client.open(train_uri, TRAIN)
+        diags = await client.diagnostics_for(train_uri, 1)
+        [gs404] = [d for d in diags if d.code == "GS404"]
+        text = (await hover(client, train_uri, gs404.range.start.line, 6)).contents.value
+        assert gs404.message.split(";")[0] not in text
+        assert "GS404" in text and "Fix: Accumulate" in text and "models.py line 16" in text
+        assert "**`total_loss`**" in text  # the value's state still follows

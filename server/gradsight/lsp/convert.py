@@ -280,10 +280,11 @@ def line_link(line: int, snapshot: Snapshot, markdown: bool = True) -> str:
 
 
 def finding_markdown(finding: Finding, markdown: bool = True, snapshot: Snapshot | None = None,
-                     links: bool = True) -> str:
+                     links: bool = True, message: bool = True) -> str:
     """One finding, once: code and name (linked to the rule page), the message, where it comes from
     (related locations in their own files) and the fix. The rule's one-line summary is left out: it
-    restates the message."""
+    restates the message. `message=False` for editors that already show the diagnostic's message in
+    the same hover (VS Code), so that it is not shown twice."""
     rule = get_rule(finding.code)
     severity = finding.severity.value if hasattr(finding.severity, "value") else str(finding.severity)
     if markdown:
@@ -291,8 +292,10 @@ def finding_markdown(finding: Finding, markdown: bool = True, snapshot: Snapshot
         title = f"**{code} `{finding.name}`** ({severity})"
     else:
         title = f"{finding.code} {finding.name} ({severity})"
-    message = finding.message + (TRACE_SUFFIX if is_trace(finding) else "")
-    parts = [title, message if markdown else _plain(message)]
+    parts = [title]
+    if message:
+        text = finding.message + (TRACE_SUFFIX if is_trace(finding) else "")
+        parts.append(text if markdown else _plain(text))
     if finding.related and snapshot is not None:
         lines = []
         for r in finding.related:
@@ -311,7 +314,7 @@ def _same_finding(a: Finding, b: Finding) -> bool:
 
 def hover(facts: Sequence[StateFact], findings: Sequence[Finding], snapshot: Snapshot, view: View,
           index: LineIndex, markdown: bool = True, locator: Locator | None = None,
-          links: bool = True) -> types.Hover | None:
+          links: bool = True, messages: bool = True) -> types.Hover | None:
     """The findings under the cursor (each once), then the innermost value's state and its cause chain;
     None when there is neither."""
     if not facts and not findings:
@@ -320,7 +323,7 @@ def hover(facts: Sequence[StateFact], findings: Sequence[Finding], snapshot: Sna
     for finding in findings:
         if not any(_same_finding(finding, u) for u in unique):
             unique.append(finding)
-    sections = [finding_markdown(f, markdown, snapshot, links) for f in unique]
+    sections = [finding_markdown(f, markdown, snapshot, links, messages) for f in unique]
     anchor = None
     if facts:
         fact = facts[0]

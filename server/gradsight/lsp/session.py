@@ -164,6 +164,13 @@ class Session:
         return formats is None or types.MarkupKind.Markdown in formats
 
     @property
+    def hover_shows_diagnostics(self) -> bool:
+        """VS Code and its forks put the diagnostics under the cursor at the top of every hover; the
+        finding's message is then left out of ours, so that the hover says it once."""
+        name = self.client_name.lower()
+        return any(word in name for word in ("visual studio code", "code-server", "vscodium", "cursor", "windsurf"))
+
+    @property
     def links(self) -> bool:
         """Whether hovers may hold markdown links. Neovim renders hover markdown (bold, code) but shows
         `[text](url)` as it is, unclickable: it gets the words ("models.py line 31") instead."""
@@ -641,7 +648,7 @@ class Session:
         facts = sorted((f for f in current.view_facts() if under(f)), key=size)
         findings = [f for f in current.view_findings() if under(f)]
         return convert.hover(facts, findings, current.snapshot, current.view, current.index, self.markdown,
-                             self.locator(current), self.links)
+                             self.locator(current), self.links, not self.hover_shows_diagnostics)
 
     def locator(self, current: Current) -> convert.Locator:
         """Which file each line of a hover's cause chain is in (the analysis read these files)."""
