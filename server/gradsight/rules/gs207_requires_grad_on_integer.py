@@ -24,9 +24,13 @@ class RequiresGradOnInteger(Rule):
     valid = (
         Valid("import torch\nx = torch.arange(5.0, requires_grad=True)\n"),
         Valid("import torch\nx = torch.arange(5).float().requires_grad_()\n"),
+        # An empty literal gets the default (float) dtype.
+        Valid("import torch\nh = torch.tensor([], requires_grad=True)\ns = torch.tensor((), requires_grad=True)\n"),
     )
     invalid = (
         Invalid("import torch\nlabels = torch.zeros(4, dtype=torch.long, requires_grad=True)\n", line=2,
+                runtime="raises: Only Tensors of floating point and complex dtype can require gradients"),
+        Invalid("import torch\nscale = torch.tensor(3, requires_grad=True)\n", line=2,
                 runtime="raises: Only Tensors of floating point and complex dtype can require gradients"),
         Invalid("import torch\nidx = torch.arange(5)\nidx.requires_grad_()\n", line=3,
                 runtime="raises: only Tensors of floating point dtype can require gradients"),

@@ -45,6 +45,10 @@ class BackwardThroughFreedGraph(Rule):
                   "which parameters receive gradients, so review it.")
     references = ("https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html",)
     valid = (
+        # Truncated BPTT through a helper that detaches the carried state (recursively over a tuple).
+        Valid("import torch\nimport torch.nn as nn\n\n\ndef cut(state):\n    return tuple(s.detach() for s in state)\n\n\n"
+              "rnn = nn.LSTM(2, 3)\nstate = (torch.zeros(1, 1, 3), torch.zeros(1, 1, 3))\nfor _ in range(3):\n"
+              "    state = cut(state)\n    out, state = rnn(torch.randn(4, 1, 2), state)\n    out.sum().backward()\n"),
         Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nfor _ in range(3):\n"
               "    loss = m(torch.randn(4, 2)).pow(2).mean()\n    loss.backward()\n"),
         Valid("import torch\nx = torch.randn(3, requires_grad=True)\ny = (x + 2).sum()\ny.backward()\ny.backward()\n"),
@@ -52,6 +56,13 @@ class BackwardThroughFreedGraph(Rule):
               "loss.backward(retain_graph=True)\nloss.backward()\n"),
     )
     invalid = (
+        # A graph cached on a module in forward: the second call's backward goes through the first one's graph.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Lut(nn.Module):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.w = nn.Parameter(torch.randn(4))\n        self.cached = None\n\n"
+                "    def forward(self, i):\n        if self.cached is None:\n"
+                "            self.cached = torch.tanh(self.w) * 2\n        return self.cached[i]\n\n\nlut = Lut()\n"
+                "for _ in range(2):\n    lut(torch.tensor([0, 1])).sum().backward()\n", line=13,
+                runtime="raises: backward through the graph a second time"),
         Invalid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nloss = m(torch.randn(4, 2)).pow(2).mean()\n"
                 "loss.backward()\nloss.backward()\n", line=6, runtime="raises: backward through the graph a second time"),
         Invalid("import torch\nimport torch.nn as nn\nrnn = nn.GRU(4, 8, batch_first=True)\n"
