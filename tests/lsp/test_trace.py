@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import pathlib
 
 import pytest
 from lsprotocol import types
@@ -168,3 +169,53 @@ async def test_real_trace_confirms_the_numpy_finding(ws):
         await client.wait_for(lambda: len(client.published) > seen, what="diagnostics after the trace")
         (numpy,) = [d for d in client.published[-1].diagnostics if d.code == "GS201"]
         assert numpy.message.endswith("(confirmed by trace)") and numpy.data["source"] == "trace"
+
+
+RNN_CASE = pathlib.Path("/work/shared/seed-cases/cases/extra_rnn_hidden_carry.py")
+RNN_TEXT = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+rnn = nn.RNN(input_size=4, hidden_size=8, batch_first=True)
+head = nn.Linear(8, 1)
+opt = torch.optim.SGD(list(rnn.parameters()) + list(head.parameters()), lr=0.01)
+data = torch.randn(2, 12, 4)
+target = torch.randn(2, 1)
+hidden = torch.zeros(1, 2, 8)
+
+for start in range(0, 12, 4):
+    chunk = data[:, start:start + 4]
+    out, hidden = rnn(chunk, hidden)
+    loss = (head(out[:, -1]) - target).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+@pytest.mark.torch
+@pytest.mark.slow
+@pytest.mark.skipif(not _real_tracer(), reason="needs gradsight.trace.run_trace and torch")
+async def test_real_trace_confirms_a_static_finding_with_counts_and_a_quick_fix(ws):
+    text = RNN_CASE.read_text(encoding="utf-8") if RNN_CASE.is_file() else RNN_TEXT
+    path, uri = write(ws, "rnn.py", text)
+    async with lsp(ws, caps=capabilities("neovim@v0.7"), stub=False,
+                   init_options={"settings": {"trace": {"device": "cpu", "timeout": 120}}}) as client:
+        client.open(uri, text)
+        static = [d for d in await client.diagnostics_for(uri, 1) if d.code == "GS402"]
+        assert static, "the static rule flags the carried hidden state"
+        seen = len(client.published)
+        result = await asyncio.wait_for(run_trace(client, uri, quiet=True), 180)
+        assert result["confirmed"] == 1 and result["errors"] >= 1 and result["error"]["type"] == "RuntimeError"
+        await client.wait_for(lambda: len(client.published) > seen, what="diagnostics after the trace")
+        (confirmed,) = [d for d in client.published[-1].diagnostics if d.code == "GS402"]
+        assert confirmed.message.endswith("(confirmed by trace)")
+        actions = await client.text_document_code_action_async(types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), range=confirmed.range,
+            context=types.CodeActionContext(diagnostics=[confirmed])))
+        assert any("detach" in a.title.lower() for a in actions), [a.title for a in actions]
+        # An edit below the loop leaves the confirmation in place.
+        client.replace_all(uri, text + "print('done')\n", 2)
+        diags = await client.diagnostics_for(uri, 2)
+        assert any(d.code == "GS402" and d.message.endswith("(confirmed by trace)") for d in diags)
