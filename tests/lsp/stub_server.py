@@ -2,6 +2,7 @@
 
 import json
 import pathlib
+import re
 import sys
 import threading
 import time
@@ -46,6 +47,13 @@ def run_trace(path, *, function=None, device="auto", max_steps=20, timeout=60.0,
     findings.append({"path": path, "line": 1, "column": 1, "end_line": 1, "end_column": 2, "code": "GS998",
                      "name": "stub-trace-only", "severity": "error", "message": "stub trace-only finding",
                      "related": [], "fix": fix, "source": "trace"})
+    # `# stub: trace-other=NAME`: a finding on line 2 of NAME, next to the traced file (an error inside
+    # an imported module's code).
+    for other in re.findall(r"#\s*stub:\s*trace-other=(\S+)", text):
+        findings.append({"path": str(pathlib.Path(path).parent / other), "line": 2, "column": 1, "end_line": 2,
+                         "end_column": 3, "code": "GS997", "name": "stub-trace-elsewhere", "severity": "warning",
+                         "message": "stub trace finding in another file", "related": [], "fix": None,
+                         "source": "trace"})
     return {"findings": findings, "error": None, "events": [json.dumps({"kind": "done"})], "stopped": None}
 
 

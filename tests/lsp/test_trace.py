@@ -43,6 +43,8 @@ async def test_trace_confirms_findings_until_the_text_changes(ws):
         assert confirmed.data["fix"] is not None  # the static fix is kept
         (extra,) = [d for d in diags if d.code == "GS998"]
         assert extra.severity == types.DiagnosticSeverity.Error and extra.data["source"] == "trace"
+        assert extra.message.endswith("(found by trace)") and not extra.data["confirmed"]
+        assert confirmed.data["confirmed"] is True
         assert [d for d in diags if d.code == "GS201"][0].data["source"] == "static"
 
         (token, reports), = client.progress_reports.items()
@@ -219,3 +221,25 @@ async def test_real_trace_confirms_a_static_finding_with_counts_and_a_quick_fix(
         client.replace_all(uri, text + "print('done')\n", 2)
         diags = await client.diagnostics_for(uri, 2)
         assert any(d.code == "GS402" and d.message.endswith("(confirmed by trace)") for d in diags)
+
+
+async def test_trace_findings_in_other_files_land_in_those_files(ws):
+    text = "# stub: trace-other=models.py\n# stub: trace-other=helpers.py\n" + NUMPY_CASE
+    models_text = "import torch\nh = torch.ones(2)\nprint(h)\n"
+    path, uri = write(ws, "train.py", text)
+    _, models_uri = write(ws, "models.py", models_text)
+    _, helpers_uri = write(ws, "helpers.py", models_text)
+    async with lsp(ws, caps=capabilities("neovim@v0.7")) as client:
+        client.open(uri, text)
+        client.open(models_uri, models_text)
+        await client.diagnostics_for(models_uri, 1)
+        result = await run_trace(client, uri)
+        assert result["files"] == sorted([str(path), str(ws / "models.py"), str(ws / "helpers.py")])
+        await client.wait_for(lambda: any(p.uri == models_uri and any(d.code == "GS997" for d in p.diagnostics)
+                                          for p in client.published), what="models.py trace finding")
+        (found,) = [d for p in client.published if p.uri == models_uri for d in p.diagnostics if d.code == "GS997"][:1]
+        assert found.range.start.line == 1 and found.message.endswith("(found by trace)")
+        # helpers.py was not open: it gets its finding when it is opened with the traced text.
+        client.open(helpers_uri, models_text)
+        diags = await client.diagnostics_for(helpers_uri, 1)
+        assert [d.range.start.line for d in diags if d.code == "GS997"] == [1]

@@ -21,7 +21,8 @@ from .documents import Snapshot, View
 from .positions import LineIndex
 
 SOURCE = "gradsight"
-TRACE_SUFFIX = " (confirmed by trace)"
+TRACE_SUFFIX = " (confirmed by trace)"  # a static finding the trace confirmed
+FOUND_SUFFIX = " (found by trace)"  # a trace finding no static rule predicted
 
 _SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
@@ -42,11 +43,18 @@ def is_trace(finding: Finding) -> bool:
     return finding.extra.get("source") == "trace"
 
 
+def trace_suffix(finding: Finding) -> str:
+    """What a message ends with: confirmed static findings and trace-only ones read differently."""
+    if not is_trace(finding):
+        return ""
+    return TRACE_SUFFIX if finding.extra.get("confirmed") else FOUND_SUFFIX
+
+
 def diagnostic(finding: Finding, view: View, index: LineIndex, snapshot: Snapshot,
                resolve_text: Callable[[str], str | None] | None = None) -> types.Diagnostic:
     """One finding as a diagnostic on `view`. `resolve_text(path)` gives other open files' text."""
     rule = get_rule(finding.code)
-    message = finding.message + (TRACE_SUFFIX if is_trace(finding) else "")
+    message = finding.message + trace_suffix(finding)
     tags = None
     if finding.severity == Severity.HINT and any(w in finding.name for w in _UNNECESSARY_WORDS):
         tags = [types.DiagnosticTag.Unnecessary]
@@ -71,6 +79,7 @@ def diagnostic_data(finding: Finding, version: int) -> dict[str, Any]:
     return {
         "fix": finding.fix.to_json() if finding.fix else None,
         "source": "trace" if is_trace(finding) else "static",
+        "confirmed": bool(finding.extra.get("confirmed")),  # a static finding the trace confirmed
         "code": finding.code,
         "line": finding.line,
         "version": version,
@@ -120,7 +129,8 @@ def merge_trace(static: Sequence[Finding], traced: Sequence[Finding]) -> list[Fi
         for i, s in enumerate(out):
             if confirms(t, s) and not is_trace(s):
                 out[i] = Finding(s.path, s.line, s.column, s.end_line, s.end_column, s.code, s.name, s.severity,
-                                 s.message, s.related, s.fix or t.fix, {**s.extra, "source": "trace"})
+                                 s.message, s.related, s.fix or t.fix,
+                                 {**s.extra, "source": "trace", "confirmed": True, "trace_message": t.message})
                 break
         else:
             out.append(t)
@@ -294,8 +304,12 @@ def finding_markdown(finding: Finding, markdown: bool = True, snapshot: Snapshot
         title = f"{finding.code} {finding.name} ({severity})"
     parts = [title]
     if message:
-        text = finding.message + (TRACE_SUFFIX if is_trace(finding) else "")
+        text = finding.message + trace_suffix(finding)
         parts.append(text if markdown else _plain(text))
+    trace_message = finding.extra.get("trace_message")
+    if isinstance(trace_message, str) and trace_message:
+        trace_text = f"The trace: {trace_message}"
+        parts.append(trace_text if markdown else _plain(trace_text))
     if finding.related and snapshot is not None:
         lines = []
         for r in finding.related:
