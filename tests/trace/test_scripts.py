@@ -102,3 +102,9 @@ def test_gradients_never_reset_accumulate(script_traces):
 def test_scripts_output_is_kept_per_script_in_a_batch(script_traces):
     assert script_traces["init_orthogonal.py"]["stdout"].startswith("final loss ")
     assert "final loss" not in script_traces["clean_grad_accumulation.py"]["stdout"]
+
+
+def test_module_that_never_gets_a_gradient_is_named_once(script_traces):
+    r = script_traces["unused_layer.py"]
+    assert [(f["code"], f["line"], f["severity"]) for f in r["findings"]] == [("GS904", 22, "information")]
+    assert "`model.fc2` (weight, bias)" in r["findings"][0]["message"]

@@ -20,7 +20,7 @@ SCRIPT_BATCH = [
     "detach_in_forward.py", "gan_correct.py", "rnn_truncated_bptt.py", "grads_unchanged.py",
     "loop_forever_training.py", "cuda_targeted.py", "advanced_clean.py", "frozen_features.py",
     "tensor_copy_construct.py", "silent_step_first.py", "silent_zero_between.py", "silent_no_zero_grad.py",
-    "clean_grad_accumulation.py", "init_orthogonal.py",
+    "clean_grad_accumulation.py", "init_orthogonal.py", "unused_layer.py",
 ]
 
 

@@ -146,8 +146,9 @@ TRACE_RULES: tuple[TraceRule, ...] = (
         what_it_does=("Reported at the cut (`.detach()`, `.numpy()`, `.item()` rebuilt into a new leaf, a "
                       "`no_grad` block) that kept parameters or `requires_grad` inputs out of every backward, "
                       "one finding per cut; when no cut was seen, one finding per module whose parameters an "
-                      "optimizer updates but no backward reached, at the optimizer's construction. A cut "
-                      "under `no_grad` (a frozen feature extractor) is reported as information."),
+                      "optimizer updates but no backward reached in the whole run (at least two steps), at "
+                      "that optimizer's `step()`, as information (a branch not taken in a short trace looks "
+                      "the same). A cut under `no_grad` (a frozen feature extractor) is also information."),
         why_bad=("Nothing raises: the optimizer silently skips those parameters and that part of the "
                  "model never learns."),
         example="feat = encoder(x).detach()\nloss = head(feat).pow(2).mean()\nloss.backward()\nopt.step()  # opt holds encoder's parameters too",

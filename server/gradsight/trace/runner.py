@@ -270,6 +270,8 @@ class Tracer:
         self.backward_code = []  # the code object (function) that made each backward call
         self.create_graph_calls = set()  # indices into `backwards` of calls with create_graph=True
         self._grad_inputs = []
+        self.ever_grad = set()  # id() of parameters seen with a gradient at some optimizer step
+        self.opt_watch = {}  # id(optimizer) -> its step line, step count and parameter names
         self.rg_sites = {}  # id(tensor) -> (path, line) of its requires_grad_() call
         self.manual_state = {}  # id(leaf) -> (weakref(grad), backward count, path, line): manual updates (GS909)
         self.step_log = []  # (backward count, weakref(optimizer)) per optimizer step
@@ -1907,6 +1909,14 @@ class Tracer:
                     "purpose, zero after each step)." % (last_bw[1], oname, prev["line"], line, oname),
                     [(path, line, "%s.step() uses the accumulated gradients here" % oname),
                      (prev["path"], prev["line"], "the previous step, after which nothing reset the gradients")])
+        for p in with_grad:
+            self.ever_grad.add(id(p))
+        w = self.opt_watch.get(id(optimizer))
+        if w is None and len(self.opt_watch) < 16:
+            w = self.opt_watch[id(optimizer)] = {"ref": weakref.ref(optimizer), "path": path, "line": line,
+                                                 "steps": 0, "label": oname, "names": self._param_names(frame)}
+        if w is not None:
+            w["steps"] += 1
         sample = [(p, weakref.ref(p.grad)) for p in with_grad[:4]]
         for p, _ in sample:
             self.grad_resets.discard(id(p.grad))
@@ -1941,6 +1951,49 @@ class Tracer:
         except Exception:
             return "w"
 
+    def _param_names(self, frame):
+        """id(parameter) -> "model.fc3.weight" for the modules visible from the user frames (once per optimizer)."""
+        nn = self.torch.nn
+        names = {}
+        f = frame
+        try:
+            while f is not None and len(names) < 100000:
+                for space in (f.f_locals, f.f_globals):
+                    for k, v in list(space.items()):
+                        if isinstance(v, nn.Module) and not k.startswith("__"):
+                            for pn, p in v.named_parameters():
+                                names.setdefault(id(p), "%s.%s" % (k, pn))
+                f = f.f_back
+        except Exception:
+            pass
+        return names
+
+    def unused_modules(self):
+        """GS904 without a cut: parameters an optimizer holds that no backward reached in the whole run, one
+        finding per module. Information only: a branch not taken in a short trace looks the same."""
+        for w in self.opt_watch.values():
+            opt = w["ref"]()
+            if opt is None or w["steps"] < 2:
+                continue
+            params = [p for g in getattr(opt, "param_groups", ()) for p in g.get("params", ())
+                      if isinstance(p, self.Tensor) and p.requires_grad]
+            missing = [p for p in params if id(p) not in self.ever_grad and p.grad is None
+                       and id(p) not in self.candidates]
+            if not missing or len(missing) == len(params):
+                continue  # all missing: GS903/GS904/GS908 explain it
+            groups = collections.OrderedDict()
+            for p in missing:
+                name = w["names"].get(id(p))
+                module, _, leaf = name.rpartition(".") if name else ("", "", "")
+                groups.setdefault(module or "(unnamed parameters)", []).append(leaf or "?")
+            for module, leaves in list(groups.items())[:8]:
+                self.finding(
+                    "GS904", w["path"], w["line"], "information",
+                    "`%s` (%s) is updated by %s.step() at line %d but never received a gradient in %d steps: "
+                    "no loss that was backpropagated depends on it (a layer not called in forward, or a branch "
+                    "not taken); if that is intended, freeze it or leave it out of the optimizer."
+                    % (module, ", ".join(leaves[:6]), w["label"], w["line"], w["steps"]))
+
     def on_zero_grad(self, frame):
         if frame is not None:
             self.last_zero_grad = (frame.f_code.co_filename, frame.f_lineno, self.n_backward)
@@ -1967,6 +2020,10 @@ class Tracer:
 
     # ----------------------------------------------------------------------------- finalize
     def finalize(self, exc):
+        try:
+            self.unused_modules()
+        except Exception as e:
+            self.internal(e)
         # GS905: graphs that keep growing across backward calls, unless a GS902 already explains the line.
         gs902_lines = set()
         for f in self.findings:
