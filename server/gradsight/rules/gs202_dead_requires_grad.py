@@ -56,12 +56,15 @@ class DeadRequiresGrad(Rule):
     def check(self, event: DeadGradEvent, report) -> None:
         cut = event.cuts[0] if event.cuts else None
         if event.name.startswith(("the parameters of", "these parameters")) and cut is not None:
+            # The module is in an optimizer and every backward reaches it only through this cut: certain, so a
+            # warning (a tensor's cut below stays information: it may be deliberate).
             report.add(self, event.node,
-                       f"{event.name[0].upper()}{event.name[1:]} reach the loss only through {cut.text} at line "
-                       f"{cut.line}, which cuts their gradient path, so the optimizer never updates them; if that is "
-                       "not deliberate, keep the tensor itself.", related=[event.created])
+                       f"This cuts {event.name} off every loss, so the optimizer never updates them. "
+                       "If that is not deliberate, keep the tensor itself.", related=[event.created],
+                       severity=Severity.WARNING)
             return
-        where = f" by {cut.text} at line {cut.line}" if cut else ""
+        line = report.source.span(event.node)[0]
+        where = f" The cut: {cut.text} (line {cut.line})." if cut else ""
         report.add(self, event.node,
-                   f"This tensor requires grad, but its path to every backward is cut{where}, so its `.grad` "
-                   "will stay None.", related=[cut])
+                   f"This tensor requires grad, but every path to a backward is cut, so its `.grad` stays None.{where}",
+                   related=[cut] if cut is not None and cut.line != line else [])

@@ -42,5 +42,5 @@ class RequiresGradOnInteger(Rule):
         if event.api not in ("factory", "requires_grad_", "attr:requires_grad"):
             return
         report.add(self, event.node,
-                   "This tensor has an integer or boolean dtype, so requiring grad raises \"Only Tensors of floating "
-                   "point and complex dtype can require gradients\"; use a float dtype or drop requires_grad.")
+                   "This tensor has an integer or boolean dtype, so requiring grad raises. "
+                   "Use a float dtype (`3.0`, `dtype=torch.float32`) or drop requires_grad.")

@@ -68,5 +68,5 @@ class OptimizerStepBeforeBackward(Rule):
         if step is None or event.target.rg is not Tri.YES or event.grad_mode is Tri.NO:
             return
         report.add(self, event.node,
-                   f"`{event.expr}`'s graph saved parameters, but {step.text} at {at(step)} after the graph was "
-                   f"built; this backward will raise {_MSG}.", related=[step])
+                   f"An optimizer step changed parameters this graph saved, so this backward raises. "
+                   f"The step: {step.text} ({at(step)}), after the graph was built; PyTorch says {_MSG}.", related=[step])

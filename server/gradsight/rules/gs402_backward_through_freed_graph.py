@@ -102,8 +102,8 @@ class BackwardThroughFreedGraph(Rule):
                                insert_after(report.source, use, ".detach()"))
         sev = Severity.ERROR if t.freed_sure else Severity.WARNING
         report.add(self, event.node,
-                   f"This backward goes{through} into a graph whose saved tensors were already freed by the "
-                   f"backward at line {freed.line}; it raises {_MSG}.", severity=sev,
+                   f"This backward goes{through} into a graph an earlier backward freed, so it raises. "
+                   f"The earlier backward is at line {freed.line}; PyTorch says {_MSG}.", severity=sev,
                    related=[freed, via and Fact(via.line, via.column, f"`{via.text}` is used again here, after its graph was freed")],
                    fix=fix)
 
@@ -116,8 +116,8 @@ class BackwardThroughFreedGraph(Rule):
             start = len(text) - len(text.lstrip()) + 1
             line, col, _, _ = report.source.span(event.node)
             report.add(self, event.node,
-                       f"This keeps a graph on the object; after the backward at line {freed.line} frees it, "
-                       f"the next backward through it raises.",
+                       f"This keeps a graph on the object; the next backward through it (after line {freed.line}'s) "
+                       f"raises.",
                        severity=Severity.WARNING,
                        related=[freed, Fact(line, col, f"the kept graph is used again here; the backward raises {_MSG}")],
                        span=(stored.line, start, stored.line, len(text) + 1))
@@ -131,7 +131,7 @@ class BackwardThroughFreedGraph(Rule):
             fix = make_fix(f"Detach `{event.expr}` at each step", Applicability.UNSAFE,
                            insert_after(report.source, event.arg, ".detach()"))
         report.add(self, event.node,
-                   f"`{event.expr}` carries the previous iteration's graph into this step, and the backward at "
-                   f"line {freed.line} frees that graph, so the next iteration's backward raises {_MSG}; "
-                   f"pass `{detached}`.", severity=Severity.WARNING, related=[freed], fix=fix,
+                   f"This carries the previous iteration's graph, which the backward at line {freed.line} frees. "
+                   f"The next iteration's backward then raises {_MSG}; pass `{detached}`.",
+                   severity=Severity.WARNING, related=[freed], fix=fix,
                    span=report.source.span(event.arg))

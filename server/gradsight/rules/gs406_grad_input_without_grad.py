@@ -29,9 +29,10 @@ class GradInputWithoutGrad(Rule):
         for node, val in event.inputs:
             if isinstance(val, TensorVal) and val.rg is Tri.NO:
                 cause = val.nograd
+                line = report.source.span(event.node)[0]
                 report.add(self, event.node,
-                           f"`{report.source.segment(node)}` does not require grad"
-                           + (f" ({cause.text}, line {cause.line})" if cause else "")
-                           + ", so `torch.autograd.grad` raises \"One of the differentiated Tensors does not require "
-                           "grad\"; call `.requires_grad_()` on it before the forward pass.", related=[cause])
+                           f"`{report.source.segment(node)}` does not require grad, so `torch.autograd.grad` raises."
+                           + (f" {cause.text[0].upper()}{cause.text[1:]} (line {cause.line})." if cause else "")
+                           + " Call `.requires_grad_()` on it before the forward pass.",
+                           related=[cause] if cause is not None and cause.line != line else [])
                 return

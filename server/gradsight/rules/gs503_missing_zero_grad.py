@@ -111,8 +111,8 @@ class MissingZeroGrad(Rule):
         line, col, _, _ = report.source.span(loop)
         text = report.source.line_text(line)
         report.add(self, loop,
-                   "This loop calls `backward()` and `step()` but never zeroes gradients, so every step adds to the "
-                   "gradients of all earlier steps; call `optimizer.zero_grad()` each iteration.",
+                   "Gradients are never zeroed in this loop, so each step uses the sum of all earlier gradients. "
+                   "Call `optimizer.zero_grad()` each iteration.",
                    span=(line, col, line, len(text) + 1))
 
     def _verdict(self, loop: ast.AST, report) -> bool:

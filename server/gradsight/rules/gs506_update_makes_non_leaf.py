@@ -72,16 +72,15 @@ class UpdateMakesNonLeaf(Rule):
                 return
             loop = nxt[1]
             report.add(self, event.node,
-                       f"This rebinds the loop variable `{key}` (from {loop.text} at line {loop.line}) to a new "
-                       f"tensor that nothing reads, so the tensor it named is never updated; update it in place "
-                       f"under `torch.no_grad()` (`{key} -= ...`).", related=[loop])
+                       f"This rebinds the loop variable `{key}` to a new tensor, so the tensor it named is never "
+                       f"updated. Update it in place under `torch.no_grad()` (`{key} -= ...`).", related=[loop])
             return
         if nxt is not None and nxt[0] == "reset":
             return  # `w.requires_grad_()` (or a new binding) follows
         if isinstance(old, TensorVal) and isinstance(new, TensorVal) and old.leaf is Tri.YES and not old.param \
                 and new.leaf is Tri.NO and new.rg is Tri.YES and old.rg is Tri.YES:
-            msg = (f"This rebinds `{key}` to a computed tensor (grad mode is on), so it is no longer a leaf: "
-                   f"the next backward leaves `{key}.grad` as None; update it in place under `torch.no_grad()`.")
+            msg = (f"This rebinds `{key}` to a computed tensor (not a leaf), so the next backward leaves its "
+                   f"`.grad` None. Update it in place under `torch.no_grad()`.")
             report.add(self, event.node, msg, related=[old.origin])
             return
         if event.grad_mode is not Tri.NO:
@@ -105,16 +104,17 @@ class UpdateMakesNonLeaf(Rule):
         if isinstance(new, TensorVal) and new.rg is not Tri.NO or "requires_grad" in text or "Parameter" in text:
             return
         related = [old.origin] if isinstance(old, TensorVal) else []
+        extra = ""
         if nxt is None:
             then = "the next backward never reaches it"
         else:
             kind, use = nxt
             related.append(use)
             if kind == "grad":
-                then = f"{use.text} at line {use.line} is None afterwards"
+                then = f"its `.grad` (line {use.line}) is None afterwards"
             else:
-                then = (f"the backward {use.text} at line {use.line} no longer reaches it (and raises if nothing "
-                        "else in its graph requires grad)")
-        msg = (f"Under no_grad this rebinds `{key}` to a new tensor that does not require grad, so {then}; "
-               f"update it in place (`{key} -= ...`).")
+                then = f"the backward at line {use.line} misses it"
+                extra = " That backward raises if nothing else in its graph requires grad."
+        msg = (f"Under no_grad this rebinds `{key}` to a tensor without grad, so {then}.{extra} "
+               f"Update it in place (`{key} -= ...`).")
         report.add(self, event.node, msg, related=related)

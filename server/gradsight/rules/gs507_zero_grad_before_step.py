@@ -55,7 +55,7 @@ class ZeroGradBeforeStep(Rule):
 
     def check(self, event: ZeroGradEvent, report) -> None:
         report.add(self, event.node,
-                   f"This clears the gradients that {event.backward.text} at line {event.backward.line} just "
-                   f"computed, so {event.step.text} at line {event.step.line} has nothing to apply and the weights "
-                   "do not change; call `zero_grad()` before the backward (or after the step).",
+                   f"This clears the gradients the backward (line {event.backward.line}) just computed, so the step "
+                   f"applies nothing. Call `zero_grad()` before the backward (or after {event.step.text}, line "
+                   f"{event.step.line}).",
                    related=[event.backward, event.step])
