@@ -24,7 +24,6 @@ RANK = {"hint": 0, "information": 1, "info": 1, "warning": 2, "error": 3}
 # Why each still-failing case fails (the engine lacks the mechanism, or another lane's part is missing).
 MISSING = {
     "gap09": "a Python-float penalty added to a loss (`loss = fit + 0.5 * sparsity.item()`) is not reported",
-    "gap10": "`.data` on a module's only path to the loss is not escalated to a warning",
     "gap11": "a manual update loop that never resets `coef.grad` is not reported",
     "gap12": "modules kept in a plain dict attribute are not reported as unregistered",
     "gap15": "a `parameters()` generator exhausted by the optimizer and reused is not reported",
