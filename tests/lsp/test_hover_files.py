@@ -146,3 +146,29 @@ async def test_vscode_hover_leaves_the_message_to_the_diagnostic_hover(ws):
         assert gs404.message.split(";")[0] not in text
         assert "GS404" in text and "Fix: Accumulate" in text and "models.py line 16" in text
         assert "**`total_loss`**" in text  # the value's state still follows
+
+
+def test_transition_hints_start_again_in_each_function():
+    from gradsight.engine import analyze_source
+    from gradsight.lsp import convert
+
+    text = """\
+import torch
+import torch.nn as nn
+
+model = nn.Linear(4, 2)
+
+
+def train(x):
+    out = model(x)
+    return out.sum()
+
+
+def evaluate(x):
+    out = model(x)
+    return out.mean()
+"""
+    facts = analyze_source(text, "/tmp/two_functions.py").facts
+    lines = text.splitlines()
+    hinted = {(f.line, convert.plain_label(f)) for _, f in convert.hinted_facts(facts, lines, "transitions")}
+    assert (8, "requires grad") in hinted and (13, "requires grad") in hinted, hinted

@@ -396,8 +396,9 @@ def hinted_facts(facts: Sequence[StateFact], lines: Sequence[str], mode: str) ->
     call or sub-expression), so a line keeps its width readable.
     """
     chosen: list[tuple[int, StateFact]] = []
-    last: dict[str, str] = {}
+    last: dict[tuple[int, str], str] = {}
     used_lines: set[int] = set()
+    scope_of = _scopes(lines)
     order = sorted(range(len(facts)), key=lambda i: (facts[i].line, facts[i].column))
     for i in order:
         fact = facts[i]
@@ -411,8 +412,9 @@ def hinted_facts(facts: Sequence[StateFact], lines: Sequence[str], mode: str) ->
         target = simple and is_target(fact, line_text, fact.end_column - 1)
         kind = _state_kind(fact)
         if target:
-            before = last.get(name)
-            last[name] = kind
+            key = (scope_of(fact.line), name)
+            before = last.get(key)
+            last[key] = kind
             changed = (before is None and kind == "grad") or (before is not None and before != kind)
             if changed and fact.line not in used_lines:
                 chosen.append((i, fact))
@@ -423,6 +425,31 @@ def hinted_facts(facts: Sequence[StateFact], lines: Sequence[str], mode: str) ->
             used_lines.add(fact.line)
     chosen.sort(key=lambda pair: pair[0])
     return chosen
+
+
+_DEF = re.compile(r"^(\s*)(?:async\s+)?def\s")
+
+
+def _scopes(lines: Sequence[str]) -> Callable[[int], int]:
+    """line -> the line of the innermost `def` around it (0: module level), so that `out = model(x)` in
+    `train()` and again in `evaluate()` are both the first assignment of `out` in their function."""
+    defs: list[tuple[int, int]] = []  # (line, indentation) of each def
+    for number, text in enumerate(lines, start=1):
+        m = _DEF.match(text)
+        if m:
+            defs.append((number, len(m.group(1).expandtabs())))
+
+    def scope(line: int) -> int:
+        if not 0 < line <= len(lines):
+            return 0
+        text = lines[line - 1]
+        indent = len(text) - len(text.lstrip())
+        for number, def_indent in reversed(defs):
+            if number < line and def_indent < indent:
+                return number
+        return 0
+
+    return scope
 
 
 def inlay_hint(fact: StateFact, view: View, index: LineIndex, data: Any) -> types.InlayHint:
