@@ -3,7 +3,7 @@
     .venv/bin/python bench/realbugs/score.py                      # fetch the trees (if needed) and score
     .venv/bin/python bench/realbugs/score.py --fetch-only         # only materialise bench/realbugs/.trees/
     .venv/bin/python bench/realbugs/score.py --engine-path DIR    # score another gradsight source tree (DIR/gradsight)
-    .venv/bin/python bench/realbugs/score.py --label after --write-doc   # also rewrite the section in docs/recall.md
+    .venv/bin/python bench/realbugs/score.py --repros             # run every case's torch reproduction
 
 bench/realbugs/manifest.json lists every case: the repository, the fixing commit and its parent, the files
 the fix touched, the lines of the BUGGY file (the parent's version) that the fix changed (`fixed_lines`),
@@ -191,6 +191,22 @@ def report(rows: list[dict], meta: dict) -> str:
     return "\n".join(out)
 
 
+def run_repros(cases: list[dict]) -> int:
+    """Run each case's repro.py with the project's interpreter (torch needed); each prints CONFIRMED."""
+    python = REPO / ".venv" / "bin" / "python"
+    exe = str(python if python.exists() else sys.executable)
+    failed = 0
+    for case in cases:
+        script = REPO / case["repro"]
+        proc = subprocess.run([exe, str(script)], capture_output=True, text=True, timeout=300)
+        ok = proc.returncode == 0 and "CONFIRMED" in proc.stdout
+        failed += not ok
+        tail = "" if ok else " :: " + (proc.stderr or proc.stdout).strip().splitlines()[-1:][0][:200]
+        print(f"{'confirmed' if ok else 'FAILED   '} {case['id']}{tail}")
+    print(f"\n{len(cases) - failed}/{len(cases)} reproductions confirmed")
+    return 1 if failed else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     default_mirrors = os.environ.get("GRADSIGHT_MIRRORS") or ("/work/.mirror" if pathlib.Path("/work/.mirror").is_dir()
@@ -202,11 +218,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--label", default="current", help="a name for this run (first-try, after, ...)")
     ap.add_argument("--commit", help="the gradsight commit the engine comes from (default: this tree's HEAD)")
     ap.add_argument("-k", help="only cases whose id contains this")
+    ap.add_argument("--repros", action="store_true", help="run the torch reproductions instead of scoring")
     args = ap.parse_args(argv)
 
     cases = load_manifest()
     if args.k:
         cases = [c for c in cases if args.k in c["id"]]
+    if args.repros:
+        return run_repros(cases)
     materialise(cases, args.mirrors)
     if args.fetch_only:
         return 0
