@@ -91,6 +91,9 @@ class StatementsMixin:
 
     def stmt_Assign(self, stmt: ast.Assign, state: State) -> State:
         value = self.eval(stmt.value, state)
+        if value is UNKNOWN and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                and isinstance(stmt.value, ast.Call):
+            value = self.library_value(stmt.targets[0])
         if len(stmt.targets) == 1 and self.loops and (isinstance(value, TensorVal) or value is UNKNOWN):
             # `total = total + loss`, `stats[k] = stats.get(k, 0) + loss`: an accumulation spelled as a rebinding.
             added = _accumulated_operand(stmt.targets[0], stmt.value)
@@ -99,6 +102,27 @@ class StatementsMixin:
         for target in stmt.targets:
             self.assign(target, value, state, stmt)
         return state
+
+    def library_value(self, name: ast.Name) -> Value:
+        """A call result the engine cannot resolve (`model = AutoModel.from_pretrained(...)`), classified by the
+        optional library inference the driver may install (`interp.libinfer`): a module or an optimizer, known from
+        evidence of use (findings built on it are warnings at most). UNKNOWN when there is none or it says nothing."""
+        infer = getattr(self, "libinfer", None)
+        if infer is None:
+            return UNKNOWN
+        try:
+            lib = infer.classify(self.src.text, self.scope.path, name.lineno, self.src.cp_col(name.lineno,
+                                                                                              name.col_offset) - 1)
+        except Exception:  # noqa: BLE001 - an inference failure must never stop the analysis
+            return UNKNOWN
+        if lib is None:
+            return UNKNOWN
+        origin = self.fact(name, f"`{self.seg(name)}` is a `{lib.qualname}`")
+        if getattr(lib, "is_module", False):
+            return ModuleVal(lib.qualname, has_params=Tri.YES, evidence=True, origin=origin)
+        if getattr(lib, "is_optimizer", False):
+            return OptimizerVal(origin=origin)
+        return UNKNOWN
 
     def stmt_AnnAssign(self, stmt: ast.AnnAssign, state: State) -> State:
         if stmt.value is not None:

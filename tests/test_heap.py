@@ -1,0 +1,272 @@
+"""The heap model (docs/heap.md): storage shared by views and aliases, containers, object state across method
+calls, module alternatives, and evidence from use. Each test states the runtime behaviour it models; the buggy
+programs raise (or misbehave) under torch 2.13 as the comment says, the clean ones run."""
+
+import textwrap
+from types import SimpleNamespace
+
+from gradsight.engine import analyze_source, driver
+from gradsight.engine.interp import Interpreter, ModuleScope
+from gradsight.engine.report import Source
+from gradsight.findings import Severity
+
+
+def _findings(src: str, name: str):
+    driver._DEF_CACHE.clear()
+    result = analyze_source(textwrap.dedent(src), f"/heap/{name}.py")
+    assert not result.problems, result.problems
+    return [f for f in result.findings if f.severity.rank >= Severity.WARNING.rank]
+
+
+def _codes(src: str, name: str):
+    return [(f.code, f.line) for f in _findings(src, name)]
+
+
+def test_inplace_through_detached_alias_hits_saved_storage():
+    # exp saves its output; `preview` shares its storage and version counter: backward raises.
+    src = """\
+    import torch
+    g = torch.randn(3, requires_grad=True)
+    e = torch.exp(g)
+    preview = e.detach()
+    preview.clamp_(max=1.0)
+    e.sum().backward()
+    """
+    assert _codes(src, "alias") == [("GS301", 5)]
+
+
+def test_inplace_on_a_clone_is_not_an_alias():
+    src = """\
+    import torch
+    g = torch.randn(3, requires_grad=True)
+    e = torch.exp(g)
+    preview = e.detach().clone()
+    preview.clamp_(max=1.0)
+    e.sum().backward()
+    """
+    assert _codes(src, "clone") == []
+
+
+def test_loop_variable_index_is_a_view_saved_by_a_module():
+    # Linear saves the view trace[k]; the write into trace bumps the shared version counter.
+    src = """\
+    import torch
+    import torch.nn as nn
+    cell = nn.Linear(4, 4)
+    trace = torch.zeros(3, 4)
+    for k in range(2):
+        trace[k + 1] = cell(trace[k])
+    trace.sum().backward()
+    """
+    assert _codes(src, "index_view") == [("GS301", 6)]
+
+
+def test_tensor_index_copies():
+    # Indexing with a tensor copies: writing into `trace` does not touch what Linear saved.
+    src = """\
+    import torch
+    import torch.nn as nn
+    cell = nn.Linear(4, 4)
+    trace = torch.zeros(3, 4)
+    idx = torch.tensor([0])
+    out = cell(trace[idx])
+    trace[1] = 0.0
+    out.sum().backward()
+    """
+    assert _codes(src, "index_copy") == []
+
+
+def test_sequential_of_a_comprehension_runs_its_blocks():
+    src = """\
+    import torch
+    import torch.nn as nn
+
+
+    class Damp(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 4)
+
+        def forward(self, z):
+            h = self.lin(z)
+            z.mul_(0.5)
+            return h + z
+
+
+    stack = nn.Sequential(*[Damp() for _ in range(2)])
+    stack(torch.randn(2, 4)).sum().backward()
+    """
+    assert _codes(src, "sequential") == [("GS301", 12)]
+
+
+def test_attribute_state_persists_across_calls():
+    # The cache is filled on the first call and reused by the second, after its graph was freed.
+    src = """\
+    import torch
+    import torch.nn as nn
+
+
+    class Lut(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.randn(4))
+            self.cached = None
+
+        def forward(self, i):
+            if self.cached is None:
+                self.cached = torch.tanh(self.w) * 2
+            return self.cached[i]
+
+
+    lut = Lut()
+    for _ in range(2):
+        lut(torch.tensor([0, 1])).sum().backward()
+    """
+    assert _codes(src, "cache") == [("GS402", 13)]
+
+
+def test_attribute_recomputed_each_call_is_clean():
+    src = """\
+    import torch
+    import torch.nn as nn
+
+
+    class Lut(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.randn(4))
+            self.cached = None
+
+        def forward(self, i):
+            self.cached = torch.tanh(self.w) * 2
+            return self.cached[i]
+
+
+    lut = Lut()
+    for _ in range(2):
+        lut(torch.tensor([0, 1])).sum().backward()
+    """
+    assert _codes(src, "recompute") == []
+
+
+def test_names_bound_to_different_modules_are_joined():
+    # Either class has parameters: the update loop modifies leaves that require grad in place.
+    src = """\
+    import sys
+    import torch
+    import torch.nn as nn
+
+
+    class A(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.f = nn.Linear(2, 2)
+
+        def forward(self, x):
+            return self.f(x)
+
+
+    class B(A):
+        pass
+
+
+    model = A() if len(sys.argv) > 1 else B()
+    model(torch.randn(3, 2)).sum().backward()
+    for p in model.parameters():
+        p.add_(p.grad, alpha=-0.1)
+    """
+    assert _codes(src, "alternatives") == [("GS302", 22)]
+
+
+def test_constant_defaults_and_reduction_shapes():
+    # mean(dim=0) of a (5, 3) output is (3,): backward without a gradient raises; reported where it is made.
+    src = """\
+    import torch
+    import torch.nn as nn
+
+
+    def scale(t, by=2.0):
+        return t * by
+
+
+    f = nn.Linear(4, 3)
+    per_output = scale(f(torch.randn(5, 4))).mean(dim=0)
+    per_output.backward()
+    """
+    assert _codes(src, "shapes") == [("GS403", 10), ("GS403", 11)]
+
+
+def test_loaded_model_is_evidence_so_a_warning():
+    src = """\
+    import torch
+    model = torch.load("model.pt", weights_only=False)
+    out = model(torch.rand(1, 3))
+    print(out.numpy())
+    """
+    found = _findings(src, "loaded")
+    assert [(f.code, f.line, f.severity) for f in found] == [("GS201", 4, Severity.WARNING)]
+
+
+def test_backwarded_value_in_a_logged_dict_kept_by_the_object():
+    src = """\
+    class Trainer:
+        def __init__(self, model, opt):
+            self.model = model
+            self.opt = opt
+            self.history = []
+
+        def step(self, x):
+            loss = self.model(x).mean()
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+            stats = {}
+            stats["loss"] = loss
+            self.history.append(stats)
+    """
+    assert _codes(src, "history") == [("GS404", 14)]
+
+
+def test_logged_item_is_clean():
+    src = """\
+    class Trainer:
+        def __init__(self, model, opt):
+            self.model = model
+            self.opt = opt
+            self.history = []
+
+        def step(self, x):
+            loss = self.model(x).mean()
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+            self.history.append({"loss": loss.item()})
+    """
+    assert _codes(src, "history_item") == []
+
+
+def test_library_inference_hook_classifies_unresolved_results():
+    # The driver may install `libinfer`; a module it names is called like one, at evidence strength.
+    text = "import torch\nimport lib\nmodel = lib.load()\nprint(model(torch.ones(2)).numpy())\n"
+    import ast
+
+    tree = ast.parse(text)
+    scope = ModuleScope("/heap/lib_user.py", tree, Source(text))
+    scope.imports = {"torch": "torch", "lib": "lib"}
+    events = []
+    interp = Interpreter(scope, events.append)
+    interp.root_path = scope.path
+    asked = []
+
+    class Infer:
+        def classify(self, text, path, line, column):
+            asked.append((line, column))
+            return SimpleNamespace(qualname="lib.Model", is_module=True, is_optimizer=False)
+
+    interp.libinfer = Infer()
+    from gradsight.engine.state import State
+
+    interp.exec_block(tree.body, State())
+    assert asked == [(3, 0)]
+    numpy = [e for e in events if type(e).__name__ == "NumpyEvent"]
+    assert len(numpy) == 1 and numpy[0].target.evidence
