@@ -243,3 +243,16 @@ async def test_trace_findings_in_other_files_land_in_those_files(ws):
         client.open(helpers_uri, models_text)
         diags = await client.diagnostics_for(helpers_uri, 1)
         assert [d.range.start.line for d in diags if d.code == "GS997"] == [1]
+
+
+@pytest.mark.torch
+@pytest.mark.slow
+@pytest.mark.skipif(not _real_tracer(), reason="needs gradsight.trace.run_trace and torch")
+async def test_a_trace_that_cannot_run_says_so(ws):
+    path, uri = write(ws, "case.py", NUMPY_CASE)
+    async with lsp(ws, caps=capabilities("neovim@v0.7"), stub=False,
+                   init_options={"settings": {"python": str(ws / "no-such-python")}}) as client:
+        client.open(uri, NUMPY_CASE)
+        result = await asyncio.wait_for(run_trace(client, uri), 60)
+        assert result["findings"] == 0 and result["files"] == []
+        assert any("could not run" in m.message for m in client.messages), [m.message for m in client.messages]

@@ -51,6 +51,7 @@ async def run_trace_command(session, args: Sequence[Any]) -> dict[str, Any]:
     if snapshot.key in session.trace_runs:
         return _refuse(session, "a trace of this file is already running")
     try:
+        from .. import trace as tracer
         from ..trace import run_trace
     except ImportError as exc:
         return _refuse(session, f"the tracer is not available in this installation ({exc})")
@@ -111,14 +112,15 @@ async def run_trace_command(session, args: Sequence[Any]) -> dict[str, Any]:
                f" ({confirmed} static finding{'s' if confirmed != 1 else ''} confirmed)")
     progress.end(summary)
     name = pathlib.Path(snapshot.path).name
-    if isinstance(error, Mapping) and error.get("type") == "TRACE_ERROR":
+    # The tracer names "the trace could not run" with its own error type (`trace.TRACE_ERROR`).
+    if isinstance(error, Mapping) and error.get("type") in ("TRACE_ERROR", getattr(tracer, "TRACE_ERROR", None)):
         session.show(f"the trace of {name} could not run: {error.get('message')}", types.MessageType.Warning)
     elif not arg.get("quiet"):
         # Clients that show their own notification from the returned counts pass `"quiet": true`.
         ending = f"; the script stopped with {_describe(error)}" if error else ""
         session.show(f"trace of {name}: {summary}{ending}", types.MessageType.Info)
     return {**counts, "cancelled": False, "error": error, "stopped": stopped,
-            "files": sorted({snapshot.path, *elsewhere})}
+            "files": sorted({*([snapshot.path] if findings else []), *elsewhere})}
 
 
 async def _confirmed_count(session, uri: str, traced: list[Finding]) -> int:
