@@ -839,7 +839,8 @@ class Session:
                 run.set()
 
     def _key_of_path(self, path: str) -> str | None:
-        for key in self._versions:
+        # A copy: the workspace walk calls this from its thread while the loop opens and closes documents.
+        for key in list(self._versions):
             if resolved(uri_to_path(key)) == path:
                 return key
         return None

@@ -34,6 +34,8 @@ from .positions import LineIndex
 
 log = logging.getLogger(__name__)
 
+# Folders no Python project wants checked, skipped before `exclude` is even asked.
+SKIP_DIRS = frozenset({"node_modules", "__pycache__", "site-packages"})
 MAX_FILES = 5000  # a walk stops here: a workspace that large is better served by `gradsight check`
 IDLE_WAIT = 0.2  # seconds the walk waits while the user is typing
 
@@ -46,7 +48,8 @@ def python_files(root: str, config_for: Callable[[str], object]) -> list[str]:
         here = pathlib.Path(dirpath)
         config = config_for(str(here / "__init__.py"))
         dirnames[:] = sorted(n for n in dirnames
-                             if not n.startswith(".") and not config.is_excluded(here / n, base))
+                             if not n.startswith(".") and n not in SKIP_DIRS
+                             and not config.is_excluded(here / n, base))
         for name in sorted(filenames):
             if name.endswith(".py") and not config.is_excluded(here / name, base):
                 out.append(str(here / name))
