@@ -10,7 +10,8 @@ Only this package imports pygls and lsprotocol. The modules:
 - `convert`: findings and facts -> diagnostics, hovers, inlay hints, edits;
 - `actions`: quick fixes, "fix all" and "ignore" as text operations;
 - `settings`: editor settings over `[tool.gradsight]`;
-- `tracing`: the `gradsight.runTrace` command;
+- `tracing`: the `gradsight.runTrace` command (counts for the client's notification, cancellation);
+- `workspace_scan`: `diagnosticMode = "workspace"`, problems of files that are not open;
 - `memory`: keeping full garbage collections off the critical path (`gc.freeze` in pauses);
 - `logs`: stderr and `window/logMessage` logging (never stdout).
 """

@@ -5,10 +5,15 @@ running the user's code, so it is refused in an untrusted workspace (see `settin
 "trusted" means). It runs the file *on disk*, so it is refused while the buffer has unsaved edits:
 trace positions must match the text the diagnostics are shown on.
 
-The command answers when the trace ends. Meanwhile the client sees `$/progress` begin/report/end
-on a server-created token; cancelling that progress sets the `cancel` event `run_trace` polls.
-Trace findings become diagnostics marked "confirmed by trace" on the version that was traced, until
-the text changes.
+The command answers when the trace ends, with counts the client can show in a notification
+(`{findings, confirmed, errors, warnings, cancelled, error, stopped, files}`; see docs/editors.md).
+Meanwhile the client sees `$/progress` begin/report/end on a server-created token. Cancelling that
+progress, a `$/cancelRequest` for the command, or `shutdown` set the `cancel` event `run_trace`
+polls: the tracer then kills the script's process group and removes its temporary folder.
+
+Static findings the trace confirmed end in "(confirmed by trace)", trace-only ones in "(found by
+trace)". They stay until the lines they name change (`Session._move_trace`), and findings in other
+files go to those files (`Session.set_trace_findings`).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from ..findings import Finding, Severity
 from .session import TraceRun
 
 log = logging.getLogger(__name__)
+
 
 async def run_trace_command(session, args: Sequence[Any]) -> dict[str, Any]:
     arg = args[0] if args and isinstance(args[0], Mapping) else {}
