@@ -270,6 +270,7 @@ class Tracer:
         self.backward_code = []  # the code object (function) that made each backward call
         self.create_graph_calls = set()  # indices into `backwards` of calls with create_graph=True
         self._grad_inputs = []
+        self._opt_params = {}  # id(optimizer) -> (group sizes, weakref(optimizer), its parameters)
         self.ever_grad = set()  # id() of parameters seen with a gradient at some optimizer step
         self.opt_watch = {}  # id(optimizer) -> its step line, step count and parameter names
         self.rg_sites = {}  # id(tensor) -> (path, line) of its requires_grad_() call
@@ -1840,7 +1841,9 @@ class Tracer:
             self.step_label = "%s.step()" % oname
             self.busy += 1
             try:
-                self.check_step(optimizer, frame, oname)
+                # Property reads (.grad, .requires_grad) would each pass through the function mode otherwise.
+                with self.torch._C.DisableTorchFunction():
+                    self.check_step(optimizer, frame, oname)
             except Exception as exc:
                 self.internal(exc)
             finally:
@@ -1848,11 +1851,16 @@ class Tracer:
 
     def check_step(self, optimizer, frame, oname):
         """GS908 (a step with no gradients) and GS909 (gradients never reset between two steps)."""
-        params = []
-        for group in getattr(optimizer, "param_groups", ()):
-            for p in group.get("params", ()):
-                if isinstance(p, self.Tensor) and p.requires_grad:
-                    params.append(p)
+        # The parameter list is cached per optimizer (rebuilt when its groups change size): this runs every step.
+        groups = getattr(optimizer, "param_groups", ())
+        shape = tuple(len(g.get("params", ())) for g in groups)
+        cached = self._opt_params.get(id(optimizer))
+        if cached is None or cached[0] != shape or cached[1]() is not optimizer:
+            T = self.Tensor
+            cached = (shape, weakref.ref(optimizer),
+                      [p for g in groups for p in g.get("params", ()) if isinstance(p, T)])
+            self._opt_params[id(optimizer)] = cached
+        params = [p for p in cached[2] if p.requires_grad]
         if not params:
             return
         path, line = frame.f_code.co_filename, frame.f_lineno
@@ -1909,8 +1917,7 @@ class Tracer:
                     "purpose, zero after each step)." % (last_bw[1], oname, prev["line"], line, oname),
                     [(path, line, "%s.step() uses the accumulated gradients here" % oname),
                      (prev["path"], prev["line"], "the previous step, after which nothing reset the gradients")])
-        for p in with_grad:
-            self.ever_grad.add(id(p))
+        self.ever_grad.update(map(id, with_grad))
         w = self.opt_watch.get(id(optimizer))
         if w is None and len(self.opt_watch) < 16:
             w = self.opt_watch[id(optimizer)] = {"ref": weakref.ref(optimizer), "path": path, "line": line,
