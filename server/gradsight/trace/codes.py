@@ -138,7 +138,7 @@ TRACE_RULES: tuple[TraceRule, ...] = (
         example="with torch.no_grad():\n    logits = model(x)\nloss = F.cross_entropy(logits, y)\nloss.backward()",
         use_instead="logits = model(x)\nloss = F.cross_entropy(logits, y)\nloss.backward()",
         references=(_AUTOGRAD + "#locally-disabling-gradient-computation",),
-        confirms=("GS401",),
+        confirms=("GS401", "GS203", "GS210"),
     ),
     TraceRule(
         code="GS904", name="parameter-without-gradient", severity=Severity.WARNING,
@@ -156,7 +156,7 @@ TRACE_RULES: tuple[TraceRule, ...] = (
         fix_safety=("If the part is meant to stay fixed, freeze it (`requires_grad_(False)`) and leave its "
                     "parameters out of the optimizer instead of removing the cut."),
         references=(_AUTOGRAD,),
-        confirms=("GS202",),
+        confirms=("GS202", "GS210", "GS203"),
     ),
     TraceRule(
         code="GS905", name="graph-kept-alive", severity=Severity.WARNING,
