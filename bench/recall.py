@@ -279,7 +279,14 @@ def write_doc(rows: list[dict], tot: dict, version: str, date: str, mode: str) -
         if r["case"][:3] in NEAREST:
             out.append(f"  * gap: {NEAREST[r['case'][:3]]}.")
     out += ["", "### Per case", "", table(rows), ""]
-    DOC.write_text("\n".join(out), encoding="utf-8")
+    # The real-bug corpus section (bench/realbugs/score.py --write-doc) lives between markers at the end of
+    # the page; keep it when this page is regenerated.
+    tail = ""
+    if DOC.is_file():
+        old = DOC.read_text(encoding="utf-8")
+        if "<!-- realbugs:start -->" in old:
+            tail = "<!-- realbugs:start -->" + old.split("<!-- realbugs:start -->", 1)[1]
+    DOC.write_text("\n".join(out) + ("\n" + tail if tail else ""), encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,6 +4,7 @@
     .venv/bin/python bench/realbugs/score.py --fetch-only         # only materialise bench/realbugs/.trees/
     .venv/bin/python bench/realbugs/score.py --engine-path DIR    # score another gradsight source tree (DIR/gradsight)
     .venv/bin/python bench/realbugs/score.py --repros             # run every case's torch reproduction
+    .venv/bin/python bench/realbugs/score.py --label after --write-doc   # rewrite the section in docs/recall.md
 
 bench/realbugs/manifest.json lists every case: the repository, the fixing commit and its parent, the files
 the fix touched, the lines of the BUGGY file (the parent's version) that the fix changed (`fixed_lines`),
@@ -207,6 +208,66 @@ def run_repros(cases: list[dict]) -> int:
     return 1 if failed else 0
 
 
+def doc_section(rows: list[dict], meta: dict, first: dict | None, cases: list[dict]) -> str:
+    """The real-bug section of docs/recall.md (between the realbugs markers)."""
+    by_id = {c["id"]: c for c in cases}
+    n = len(rows)
+    hits = sum(1 for r in rows if r["hit"])
+    new = sum(1 for r in rows if r["new_on_fixed"])
+    effects = {e: sum(1 for c in cases if c["effect"] == e) for e in ("raises", "silent", "memory")}
+    repos = sorted({c["repo"] for c in cases})
+    out = [MARK_START, "", "## Real bug fixes from public repository history", "",
+           f"`bench/realbugs/manifest.json` holds {n} commits from {len(repos)} public repositories that fixed an "
+           "autograd bug",
+           f"({effects['raises']} that raise, {effects['silent']} with silently wrong or missing gradients, "
+           f"{effects['memory']} that keep graphs alive): "
+           + ", ".join(f"`{r}`" for r in repos) + ".",
+           "Each case names the fixing commit and its parent, the files, the lines of the buggy file that the fix",
+           "changed, the bug kind, a one-line truth statement, and `hidden_by` (the code shape that hid it from",
+           "gradsight). The files are not copied into this repository; `bench/realbugs/score.py` fetches them",
+           "(from local git mirrors or GitHub at the pinned commits, checked against sha256) into",
+           "`bench/realbugs/.trees/`. Every case has a torch reproduction, `bench/realbugs/<id>/repro.py`: our",
+           "own minimal program with the shape of the buggy and fixed statements, which shows the bug's effect",
+           "under torch 2.13 and its absence after the fix (`score.py --repros`: all confirmed). Where the repro",
+           "can only model the project's context (library internals), its `repro_note` says so.",
+           "None of the repositories the team keeps for an independent check is used.",
+           "",
+           "Scoring: a case is **found** when a warning or error stands on one of its fixed lines of the buggy",
+           "file (exact line). Findings elsewhere in the buggy file and any warning/error on the fixed version",
+           "are listed. Re-run: `.venv/bin/python bench/realbugs/score.py` (add `--engine-path DIR` to score",
+           "another checkout's `server/`).", "", "### Results", ""]
+    if first:
+        fm = first["meta"]
+        out.append(f"* **First try** (before any engine change made for these cases): engine at commit "
+                   f"`{fm['commit']}`, {fm['date']}: **{first['found_at_fixed_line']}/{first['cases']} found at "
+                   f"the fixed line**; {first['cases_with_new_on_fixed']} cases with a warning/error on the fixed "
+                   "version.")
+    out.append(f"* **{meta['label']}**: engine at commit `{meta['commit']}`, {meta['date']}: **{hits}/{n} found at "
+               f"the fixed line** ({hits / n:.0%}); {new} cases with a new warning/error on the fixed version.")
+    out += ["", "### Per case (this run), and the shape that hid each missed bug", "",
+            "| case | repository @ commit | effect | found | elsewhere / on fixed | shape that hid it |",
+            "| --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        c = by_id[r["id"]]
+        found = ", ".join(r["hit"]) if r["hit"] else "✘"
+        other = "; ".join(r["elsewhere"] + [f"fixed: {t}" for t in r["fixed_all"]]) or "—"
+        shape = "—" if r["hit"] else c["hidden_by"].replace("|", "\\|")
+        out.append(f"| `{r['id']}` | {c['repo']}@{c['commit'][:8]} | {c['effect']} | {found} | {other} | {shape} |")
+    out += ["", MARK_END, ""]
+    return "\n".join(out)
+
+
+def write_doc(section: str) -> None:
+    text = DOC.read_text(encoding="utf-8") if DOC.is_file() else ""
+    if MARK_START in text and MARK_END in text:
+        before = text.split(MARK_START)[0]
+        after = text.split(MARK_END, 1)[1].lstrip("\n")
+        text = before + section + after
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    DOC.write_text(text, encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     default_mirrors = os.environ.get("GRADSIGHT_MIRRORS") or ("/work/.mirror" if pathlib.Path("/work/.mirror").is_dir()
@@ -219,6 +280,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--commit", help="the gradsight commit the engine comes from (default: this tree's HEAD)")
     ap.add_argument("-k", help="only cases whose id contains this")
     ap.add_argument("--repros", action="store_true", help="run the torch reproductions instead of scoring")
+    ap.add_argument("--write-doc", action="store_true",
+                    help="rewrite the real-bug section of docs/recall.md (with the first-try run, if recorded)")
     args = ap.parse_args(argv)
 
     cases = load_manifest()
@@ -242,6 +305,11 @@ def main(argv: list[str] | None = None) -> int:
                                "cases_with_new_on_fixed": sum(1 for r in rows if r["new_on_fixed"]),
                                "rows": rows}, indent=1) + "\n", encoding="utf-8")
     print(f"\nwrote {out.relative_to(REPO)}")
+    if args.write_doc:
+        first_path = CACHE / "realbugs-first-try.json"
+        first = json.loads(first_path.read_text(encoding="utf-8")) if first_path.is_file() else None
+        write_doc(doc_section(rows, meta, first, cases))
+        print(f"wrote {DOC.relative_to(REPO)}")
     return 0
 
 
