@@ -22,6 +22,7 @@ const FILE = "train.py";
 const BUGGY = "pred.numpy()";
 const FIXED = "pred.detach().numpy()";
 const LONG = 90_000;
+const REPOSITORY_RAW = "https://raw.githubusercontent.com/gradsight/gradsight/main/";
 
 const started = Date.now();
 const step = (what) => console.log(`[${((Date.now() - started) / 1000).toFixed(1)} s] ${what}`);
@@ -48,11 +49,24 @@ function statusReady(page) {
 
 /** The gradsight diagnostic's squiggle (the only error on line 8 of train.py). */
 function squiggle(page) {
-  return page.locator(".monaco-editor .squiggly-error").first();
+  return page.locator(".monaco-editor .squiggly-error:visible").first();
+}
+
+/** The squiggle's box once it is on screen (Monaco re-renders decorations when diagnostics change). */
+async function squiggleBox(page) {
+  for (let i = 0; i < 50; i++) {
+    await squiggle(page).waitFor({ timeout: LONG });
+    const box = await squiggle(page).boundingBox().catch(() => null);
+    if (box) {
+      return box;
+    }
+    await page.waitForTimeout(100);
+  }
+  throw new Error("the squiggle never settled on screen");
 }
 
 async function hoverSquiggle(page) {
-  const box = await squiggle(page).boundingBox();
+  const box = await squiggleBox(page);
   await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
 }
 
@@ -92,30 +106,38 @@ async function runCommand(page, title) {
   await page.keyboard.press("Enter");
 }
 
-/** Quick Open, as a person would; waits for the result row (Enter on an empty list opens nothing). */
-async function openFile(page) {
+/** Checks that cannot stop the scenario (the rest still runs): reported together at the end. */
+const problemsFound = [];
+function softFail(message) {
+  problemsFound.push(message);
+  step(`PROBLEM: ${message}`);
+}
+
+/** Loads the workbench, waits for the server (started on activation, before any file is open), opens
+ *  train.py and measures the time from Enter in Quick Open to gradsight's squiggle. */
+async function openWorkspace(page) {
+  const loadStart = Date.now();
+  await page.goto(`${env("CS_URL")}/?folder=${encodeURIComponent(WORKSPACE)}`);
+  await page.locator(".monaco-workbench").waitFor({ timeout: LONG });
+  step("workbench loaded");
+  // The extension activates on `workspaceContains:**/*.py`, so the server starts with the window.
+  await statusReady(page).waitFor({ timeout: LONG });
+  step(`server ready before any file is open (${Date.now() - loadStart} ms after navigation)`);
+  await page.waitForTimeout(1000);
+
   await page.keyboard.press("Control+P");
   await page.locator(".quick-input-widget input").waitFor();
   await page.keyboard.type(FILE);
   await page.locator(".quick-input-list .monaco-list-row", { hasText: FILE }).first().waitFor();
+  const opened = Date.now();
   await page.keyboard.press("Enter");
-  await page.locator(".monaco-editor .view-lines", { hasText: "np.histogram" }).waitFor({ timeout: LONG });
-}
-
-/** Loads the workbench, opens train.py, waits for gradsight's squiggle and its status "ready". */
-async function openWorkspace(page) {
-  await page.goto(`${env("CS_URL")}/?folder=${encodeURIComponent(WORKSPACE)}`);
-  await page.locator(".monaco-workbench").waitFor({ timeout: LONG });
-  step("workbench loaded");
-  await page.waitForTimeout(1500);
-
-  await openFile(page);
-  step(`${FILE} open`);
-
   await squiggle(page).waitFor({ timeout: LONG });
-  await statusReady(page).waitFor({ timeout: LONG });
-  step("squiggle shown, status bar says ready");
+  const firstDiagnostic = Date.now() - opened;
+  console.log(`open-to-first-diagnostic: ${firstDiagnostic} ms`);
+  step(`${FILE} open, squiggle shown`);
+  await page.locator(".monaco-editor .view-lines", { hasText: "np.histogram" }).waitFor({ timeout: LONG });
   await shot(page, "01-diagnostic.png");
+  return firstDiagnostic;
 }
 
 /** Restricted mode: the bundled server with the default interpreter still analyses; no trace. */
@@ -138,32 +160,68 @@ async function restricted(page) {
   await page.keyboard.press("Escape");
 }
 
+/** The editor line whose text matches `pattern` (Monaco renders spaces as no-break spaces; inlay hints
+ *  are part of the line's text). */
+function viewLine(page, pattern) {
+  return page.locator(".monaco-editor .view-line", { hasText: pattern }).first();
+}
+
+async function focusTab(page, name) {
+  await page.locator(".tabs-container .tab", { hasText: name }).first().click();
+  await page.locator(".tabs-container .tab.active", { hasText: name }).first().waitFor();
+}
+
 async function main(page) {
   await openWorkspace(page);
 
-  // The Problems panel lists the finding with its code.
+  // The Problems panel lists the finding with its code; its first sentence is short enough to read there.
   await page.keyboard.press("Control+Shift+M");
   const problems = page.locator(".markers-panel");
-  await problems.locator(".monaco-list-row", { hasText: /numpy/i }).first().waitFor({ timeout: LONG });
-  const problemsText = await text(problems);
-  if (!/GS2\d\d/.test(problemsText)) {
-    throw new Error(`the Problems panel does not show a GS2xx code: ${problemsText}`);
+  const row = problems.locator(".monaco-list-row", { hasText: /GS2\d\d/ }).first();
+  await row.waitFor({ timeout: LONG });
+  const rowText = (await text(row)).replace(/\s+/g, " ").trim();
+  const message = rowText.split(/\s*gradsight\s*\(GS/)[0];
+  const firstSentence = message.split(/(?<=[.;:])\s/)[0];
+  console.log(`problems row: ${rowText}`);
+  if (!/numpy|NumPy/.test(rowText)) {
+    softFail(`the Problems row does not say what is wrong: ${rowText}`);
+  }
+  if (firstSentence.length > 110) {
+    softFail(`the message's first sentence has ${firstSentence.length} characters (more than 110): ${firstSentence}`);
   }
   step("Problems panel lists the finding");
+  await shot(page, "02-problems.png");
 
-  // Hover the squiggle: the explanation says why.
-  await hoverSquiggle(page);
-  const hover = page.locator(".monaco-hover:visible", { hasText: "numpy" }).first();
-  await hover.waitFor({ timeout: 15_000 });
-  const hoverText = (await text(hover)).toLowerCase();
-  for (const needle of ["numpy", "requires grad"]) {
-    if (!hoverText.includes(needle)) {
-      throw new Error(`the hover does not mention ${JSON.stringify(needle)}: ${hoverText}`);
+  // Hover `pred` (line 7), whose value comes from models.py: the hover links to models.py line 10, and
+  // the link opens that file at that line.
+  const predLine = viewLine(page, /^pred\b.*=.*net\(batch\)/);
+  const predBox = await predLine.boundingBox();
+  await page.mouse.move(predBox.x + 12, predBox.y + predBox.height / 2);
+  const crossHover = page.locator(".monaco-hover:visible", { hasText: "models.py" }).first();
+  try {
+    await crossHover.waitFor({ timeout: 15_000 });
+    step(`hover on pred: ${(await text(crossHover)).replace(/\s+/g, " ").slice(0, 200)}`);
+    await shot(page, "03-hover-other-file.png");
+    const link = crossHover.locator("a", { hasText: /models\.py/ }).first();
+    const target = (await link.innerText()).match(/line (\d+)/);
+    await link.click();
+    await page.locator(".tabs-container .tab.active", { hasText: "models.py" }).first().waitFor({ timeout: 15_000 });
+    const selection = page.locator('[id="status.editor.selection"]');
+    // The status bar follows the cursor a moment after the editor opens.
+    await selection.filter({ hasText: `Ln ${target?.[1]},` }).waitFor({ timeout: 5_000 }).catch(() => {});
+    const where = await selection.innerText();
+    if (!target || !where.includes(`Ln ${target[1]},`)) {
+      softFail(`the hover link opened models.py at "${where}", not line ${target?.[1]}`);
+    } else {
+      step(`the hover link opened models.py at ${where}`);
     }
+    await shot(page, "04-link-opened.png");
+  } catch (error) {
+    softFail(`cross-file hover link: ${error.message.split("\n")[0]}`);
+    await shot(page, "03-hover-other-file.png");
   }
-  step("hover explains the bug");
-  await shot(page, "02-hover.png");
   await dismissHover(page);
+  await focusTab(page, FILE);
 
   if (TRACE_PYTHON) {
     // Switch interpreters the way a person does, in the user settings JSON (code-server does not pass
@@ -181,24 +239,49 @@ async function main(page) {
     await waitForLog(`Interpreter: ${TRACE_PYTHON} (gradsight.interpreter`, "The server is ready.");
     await statusReady(page).waitFor({ timeout: LONG });
     step("server restarted with the interpreter from gradsight.interpreter");
-    await page.locator(".tabs-container .tab", { hasText: FILE }).click();
+    await focusTab(page, FILE);
     await page.locator(".monaco-editor .view-lines", { hasText: "np.histogram" }).waitFor();
     await runCommand(page, "gradsight: Run autograd trace for this file");
-    await problems.locator(".monaco-list-row", { hasText: "confirmed by trace" }).first().waitFor({ timeout: LONG });
-    await hoverSquiggle(page);
-    await page.locator(".monaco-hover:visible", { hasText: "confirmed by trace" }).first().waitFor({ timeout: 15_000 });
-    step("the trace confirmed the bug");
-    await shot(page, "03-trace.png");
+    const toasts = page.locator(".notifications-toasts .notification-toast");
+    // While the script runs: a progress notification with a Cancel button (it may be gone already).
+    const running = toasts.filter({ hasText: "tracing train.py" }).first();
+    if (await running.waitFor({ timeout: 5_000 }).then(() => true, () => false)) {
+      if (!(await running.locator(".monaco-button", { hasText: "Cancel" }).count())) {
+        softFail("the trace's progress notification has no Cancel button");
+      }
+      await page.waitForTimeout(700); // the toast slides in
+      await shot(page, "05-trace-running.png").catch(() => {});
+    }
+    // When it ends: the counts, and a Show action.
+    const done = toasts.filter({ hasText: "trace of train.py:" }).first();
+    await done.waitFor({ timeout: LONG });
+    const doneText = (await text(done)).replace(/\s+/g, " ");
+    step(`trace notification: ${doneText}`);
+    if (!/\d+ findings?/.test(doneText) || !/confirmed/.test(doneText)) {
+      softFail(`the trace notification does not give the counts: ${doneText}`);
+    }
+    await shot(page, "06-trace-notification.png");
+    await done.locator(".monaco-button", { hasText: "Show" }).first().click();
+    try {
+      await problems.locator(".monaco-list-row", { hasText: "confirmed by trace" }).first().waitFor({ timeout: 30_000 });
+      await hoverSquiggle(page);
+      await page.locator(".monaco-hover:visible", { hasText: "confirmed by trace" }).first().waitFor({ timeout: 15_000 });
+      step("the trace confirmed the bug (Problems panel and hover)");
+    } catch (error) {
+      softFail(`no finding marked "confirmed by trace": ${error.message.split("\n")[0]}`);
+    }
+    await shot(page, "07-confirmed.png");
     await dismissHover(page);
   }
 
   // The quick fix from the light bulb: put the cursor on the squiggle, Ctrl+., pick gradsight's fix.
-  const box = await squiggle(page).boundingBox();
+  await focusTab(page, FILE);
+  const box = await squiggleBox(page);
   await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
   await dismissHover(page);
   await page.keyboard.press("Control+.");
   await page.locator(".action-widget .monaco-list-row", { hasText: "detach" }).first().waitFor({ timeout: 15_000 });
-  await shot(page, "04-quick-fix-menu.png");
+  await shot(page, "08-quick-fix-menu.png");
   // Walk the menu with the keyboard to gradsight's fix, then Enter ("Enter to Apply").
   const focused = page.locator(".action-widget .monaco-list-row.focused");
   for (let i = 0; i < 10 && !/detach/.test(await focused.innerText().catch(() => "")); i++) {
@@ -218,13 +301,61 @@ async function main(page) {
   }
   await squiggle(page).waitFor({ state: "detached", timeout: LONG });
   step(`quick fix applied: ${FIXED}, squiggle gone`);
-  await shot(page, "05-fixed.png");
+  await shot(page, "09-fixed.png");
 
   // The status bar item opens the output channel.
   await statusReady(page).click();
   await page.locator(".part.panel .monaco-editor .view-lines", { hasText: /\[info\].*gradsight/ }).waitFor({ timeout: 15_000 });
   step("status bar item opens the gradsight output");
-  await shot(page, "06-output.png");
+  await shot(page, "10-output.png");
+
+  await extensionPage(page);
+  if (problemsFound.length) {
+    throw new Error(`${problemsFound.length} check(s) failed:\n- ${problemsFound.join("\n- ")}`);
+  }
+}
+
+/** The extension's page in the Extensions view: the icon, and every README image loaded. */
+async function extensionPage(page) {
+  await page.keyboard.press("Control+Shift+X");
+  // The view focuses its search box when it opens.
+  await page.locator(".extensions-viewlet .suggest-input-container").first().waitFor({ timeout: 15_000 });
+  await page.waitForTimeout(500);
+  await page.keyboard.insertText("@installed gradsight");
+  const item = page.locator(".extensions-viewlet .monaco-list-row", { hasText: "gradsight" }).first();
+  await item.waitFor({ timeout: 30_000 });
+  await item.click();
+  const editor = page.locator(".extension-editor").first();
+  await editor.waitFor({ timeout: 30_000 });
+  const icon = editor.locator(".header .icon-container img").first();
+  await icon.waitFor({ timeout: 15_000 });
+  await page.waitForFunction((img) => img.complete, await icon.elementHandle(), { timeout: 15_000 }).catch(() => {});
+  const iconOk = await icon.evaluate((img) => img.complete && img.naturalWidth > 0);
+  if (!iconOk) {
+    softFail(`the extension page's icon did not load (${await icon.getAttribute("src")})`);
+  }
+  // The README is in a webview (nested iframes): find its frame, wait for its images.
+  let images;
+  for (let i = 0; i < 60 && !images; i++) {
+    for (const frame of page.frames()) {
+      const found = await frame.evaluate(() => document.body?.innerText.includes("gradsight finds PyTorch autograd mistakes")
+        ? [...document.images].map((img) => ({ src: img.src, ok: img.complete && img.naturalWidth > 0, complete: img.complete }))
+        : undefined).catch(() => undefined);
+      if (found && found.every((img) => img.complete)) {
+        images = found;
+      }
+    }
+    await page.waitForTimeout(500);
+  }
+  if (!images?.length) {
+    softFail("the extension page shows no README image");
+  } else {
+    for (const img of images.filter((i) => !i.ok)) {
+      softFail(`a README image on the extension page did not load: ${img.src}`);
+    }
+    step(`extension page: icon ${iconOk ? "loaded" : "broken"}, README images: ${images.map((i) => `${i.src} ${i.ok ? "loaded" : "broken"}`).join(", ")}`);
+  }
+  await shot(page, "11-extension-page.png");
 }
 
 (async () => {
@@ -235,6 +366,17 @@ async function main(page) {
     viewport: { width: 1280, height: 800 },
     args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
            "--disable-component-update", "--disable-sync"],
+  });
+  // The README's images are https URLs of files in the repository; there is no network here, so answer
+  // them from this checkout: an image then loads exactly when VS Code accepts the URL and the file
+  // exists at that path in the repository.
+  await context.route(`${REPOSITORY_RAW}**`, async (route) => {
+    const file = path.join(process.cwd(), new URL(route.request().url()).pathname.split("/").slice(4).join("/"));
+    if (fs.existsSync(file)) {
+      await route.fulfill({ path: file, headers: { "access-control-allow-origin": "*" } });
+    } else {
+      await route.fulfill({ status: 404, body: "not in the repository" });
+    }
   });
   const page = context.pages()[0] ?? (await context.newPage());
   try {

@@ -108,9 +108,11 @@ BASE_SETTINGS = {
 
 
 def test_vscode_end_to_end(code_server: Path, vsix: Path, tmp_path: Path) -> None:
-    """Squiggle, hover, Problems panel, interpreter switch + trace, quick fix, output channel."""
+    """First squiggle (timed), Problems panel, hover link into another file, interpreter switch + trace
+    with its notification and a confirmed finding, quick fix, output channel, extension page."""
     run_scenario("main", code_server, vsix, tmp_path, trusted=True)
-    for name in ("01-diagnostic", "02-hover", "04-quick-fix-menu", "05-fixed", "06-output"):
+    for name in ("01-diagnostic", "02-problems", "03-hover-other-file", "08-quick-fix-menu", "09-fixed",
+                 "10-output", "11-extension-page"):
         assert (ARTIFACTS / f"main-{name}.png").stat().st_size > 10_000, name
 
 
