@@ -4,6 +4,7 @@
     .venv/bin/python bench/bench_lsp.py --quick    # fewer repetitions, skips the whole-corpus RSS step
     .venv/bin/python bench/bench_lsp.py --server "python -m some_other_server"   # any LSP server
     .venv/bin/python bench/bench_lsp.py --startup 5   # cold starts on a small script: initialize, first diagnostics
+    .venv/bin/python bench/bench_lsp.py --typing-during-walk   # typing latency while diagnosticMode=workspace walks
 
 It starts `python -m gradsight lsp` with a small hand-written JSON-RPC client (plain LSP 3.17, no
 gradsight-specific messages) and measures, on the largest corpus files (timm vision_transformer.py,
@@ -579,6 +580,55 @@ def startup(argv: list[str], runs: int, pull: bool) -> int:
     return 0
 
 
+def typing_during_walk(argv: list[str], folder: pathlib.Path, edits: int) -> int:
+    """`diagnosticMode = "workspace"`: didChange -> diagnostics on an open file while the server walks
+    `folder` (checking the files that are not open), against the same edits in `openFiles` mode. The
+    walk's cache is disabled by a fresh copy of the folder, so every file is really analysed."""
+    results: dict[str, list[float]] = {}
+    published: dict[str, int] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        import shutil
+
+        root = pathlib.Path(tmp) / folder.name
+        shutil.copytree(folder, root, ignore=shutil.ignore_patterns(".gradsight_cache"))
+        script = root / "gradsight_bench_typing.py"
+        script.write_text(STARTUP_TRAIN, encoding="utf-8")
+        uri = script.as_uri()
+        for mode in ("openFiles", "workspace"):
+            c = Client(argv, root, pathlib.Path(tmp) / f"{mode}.stderr")
+            c.root_uri = root.as_uri()
+            try:
+                c.request("initialize", {"processId": os.getpid(), "rootUri": c.root_uri,
+                                         "capabilities": {"textDocument": {"publishDiagnostics": {"versionSupport": True}}},
+                                         "initializationOptions": {"settings": {"diagnosticMode": mode}}}, timeout=60)
+                c.notify("initialized", {})
+                mark = c.diag_mark()
+                c.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+                                                                   "text": STARTUP_TRAIN}})
+                c.wait_diagnostics(uri, mark, 1)
+                times = []
+                for version in range(2, edits + 2):
+                    time.sleep(0.2)
+                    mark = c.diag_mark()
+                    sent = c.notify("textDocument/didChange", {
+                        "textDocument": {"uri": uri, "version": version},
+                        "contentChanges": [{"text": STARTUP_TRAIN + f"# edit {version}\n"}]})
+                    times.append(c.wait_diagnostics(uri, mark, version) - sent)
+                results[mode] = times
+                with c._cond:
+                    published[mode] = len({u for _, u, _, n in c.diagnostics if u != uri})
+            finally:
+                c.shutdown()
+    print(f"{edits} edits of a small open file while the server has {folder} ({sum(1 for _ in folder.rglob('*.py'))} "
+          f"Python files) as its workspace; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
+    print(f"{'diagnosticMode':<16} {'didChange -> diagnostics, median':>34} {'max':>9} {'other files published':>23}")
+    for mode, times in results.items():
+        print(f"{mode:<16} {statistics.median(times) * 1000:>31.0f} ms {max(times) * 1000:>6.0f} ms "
+              f"{published[mode]:>23}")
+    print("(the debounce of 150 ms is part of every didChange time; only files with problems are published)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer repetitions; skip opening the whole corpus")
@@ -590,7 +640,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--startup", type=int, metavar="N", default=0,
                     help="only measure N cold starts on a small script (spawn -> initialize, -> first diagnostics)")
     ap.add_argument("--pull", action="store_true", help="with --startup: pull diagnostics instead of waiting for them")
+    ap.add_argument("--typing-during-walk", metavar="DIR", nargs="?", const="timm/timm",
+                    help="only measure typing latency while diagnosticMode=workspace walks DIR (a corpus folder, "
+                         "default timm/timm), against openFiles")
     args = ap.parse_args(argv)
+    if args.typing_during_walk:
+        corpus.ensure_corpus(quiet=True)
+        py = corpus.project_python() or pathlib.Path(sys.executable)
+        server = shlex.split(args.server) if args.server else [str(py), "-m", "gradsight", "lsp"]
+        return typing_during_walk(server, corpus.CORPUS / args.typing_during_walk, 15)
     if args.startup:
         py = corpus.project_python() or pathlib.Path(sys.executable)
         server = shlex.split(args.server) if args.server else [str(py), "-m", "gradsight", "lsp"]
