@@ -50,7 +50,8 @@ def _case(score, cid: str, buggy: str, fixed: str, fixed_lines: list[int]) -> di
 
 
 def _score(score, cases):
-    files = [score.TREES / c["id"] / side / "train.py" for c in cases for side in ("buggy", "fixed")]
+    # Folders, as bench/realbugs/score.py passes them.
+    files = [score.TREES / c["id"] / side for c in cases for side in ("buggy", "fixed")]
     findings, _ = score.run_gradsight(files, None)
     return {r["id"]: r for r in score.score(cases, findings)}
 

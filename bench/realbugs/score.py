@@ -85,9 +85,13 @@ def materialise(cases: list[dict], mirrors: pathlib.Path | None, log=print) -> N
     """Write every case's buggy and fixed files under .trees/, verified against the manifest's hashes."""
     for case in cases:
         for side, commit in (("buggy", case["parent"]), ("fixed", case["commit"])):
-            for f in case["files"]:
+            # Sibling files (bench/realbugs/siblings.py) sit next to the case files so that imports resolve;
+            # one that does not exist at this side's commit is left out.
+            for f in [*case["files"], *case.get("siblings", [])]:
                 target = TREES / case["id"] / side / f["path"]
                 want = f[f"{side}_sha256"]
+                if want is None:
+                    continue
                 if target.is_file() and _sha(target.read_bytes()) == want:
                     continue
                 data = _read_blob(case, commit, f["path"], mirrors)
@@ -292,7 +296,9 @@ def main(argv: list[str] | None = None) -> int:
     materialise(cases, args.mirrors)
     if args.fetch_only:
         return 0
-    files = [TREES / c["id"] / side / f["path"] for c in cases for side in ("buggy", "fixed") for f in c["files"]]
+    # Each side of each case is checked as a folder (case files and their siblings), as a user would check
+    # a project; only the case files' findings are scored.
+    files = [TREES / c["id"] / side for c in cases for side in ("buggy", "fixed")]
     findings, where = run_gradsight(files, args.engine_path)
     rows = score(cases, findings)
     meta = {"label": args.label, "engine": where, "commit": args.commit or head_commit(),
