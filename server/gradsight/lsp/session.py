@@ -160,8 +160,14 @@ class Session:
 
     @property
     def markdown(self) -> bool:
+        # The client lists the formats it prefers first (LSP `contentFormat`).
         formats = self.supports("text_document.hover.content_format", None)
-        return formats is None or types.MarkupKind.Markdown in formats
+        if not formats:
+            return True
+        for kind in formats:
+            if kind in (types.MarkupKind.Markdown, types.MarkupKind.PlainText):
+                return kind == types.MarkupKind.Markdown
+        return True
 
     @property
     def hover_shows_diagnostics(self) -> bool:
