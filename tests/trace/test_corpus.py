@@ -1,6 +1,6 @@
 """The trace over a corpus of ten training scripts (tests/trace/corpus/, each modelled on a public example
-and made runnable offline) and 24 bugs injected into them (corpus/bugs.json: line edits, half raising and
-half silent).
+and made runnable offline) and 26 bugs injected into them (corpus/bugs.json: line edits, 15 raising and 11
+silent).
 
 * Every variant is first run plainly (one interpreter, `runpy`, no tracer): a raising bug must raise the
   stated error, a silent one must run through and make its probe true, and the clean scripts must run clean.

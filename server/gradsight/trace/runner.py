@@ -830,6 +830,21 @@ class Tracer:
                 for g in grad_inputs[1:8]:
                     self._remember_source(self.cut_events[eid], g)
                 tag = (K_NOGRAD, path, line, name, eid, False)
+        elif grad_inputs and outs[0].is_floating_point() is False and not flags & (CUT | CTOR):
+            # argmax, comparisons, .long(): not differentiable, so the history ends here. Only tagged when
+            # the inputs had history; an accuracy computation makes these too, and nothing reads the tag then.
+            eid = self.new_cut_event("nondiff", path, line, name, frame, grad_inputs[0])
+            tag = (K_CUT, path, line, name, eid, False)
+        elif (best is None or (best[0] == K_CREATED and best[4] is None)) and not flags & CTOR and \
+                self._frozen_params(args):
+            # A frozen layer applied to data: the loss will not require grad because of the freeze.
+            eid = self.new_cut_event("frozen", path, line, name, frame, None)
+            for a in self.iter_tensors(args):
+                site = self.rg_sites.get(id(a))
+                if site is not None and isinstance(a, self.torch.nn.Parameter) and not a.requires_grad:
+                    self.cut_events[eid]["freeze_site"] = site
+                    break
+            tag = (K_CREATED, path, line, name, eid, False)
         elif best is not None:
             tag = best
         elif flags & CTOR:
@@ -840,6 +855,15 @@ class Tracer:
             if o.requires_grad:
                 continue
             self.set_tag(o, tag)
+
+    def _frozen_params(self, args):
+        """How many frozen parameters (nn.Parameter with requires_grad=False) an op received directly."""
+        P = self.torch.nn.Parameter
+        n = 0
+        for a in self.iter_tensors(args):
+            if isinstance(a, P) and not a.requires_grad:
+                n += 1
+        return n
 
     def ctor_tag(self, args, path, line, name, frame):
         data = args[0] if args else None
@@ -1189,6 +1213,21 @@ class Tracer:
                 else:
                     cause = (tpath, tline, "%s at line %d runs with gradient tracking disabled (torch.no_grad(), "
                              "inference_mode or set_grad_enabled(False))" % (_code(tpath, tline), tline))
+            elif ev is not None and ev["kind"] == "nondiff":
+                cause = (tpath, tline, "%s at line %d is not differentiable (.%s() returns values without a "
+                         "gradient), so the history ends there" % (_code(tpath, tline), tline, top))
+            elif ev is not None and ev["kind"] == "frozen" and ev.get("freeze_site"):
+                fpath, fline = ev["freeze_site"]
+                cause = (fpath, fline, "%s at line %d freezes the parameters that %s at line %d uses, and nothing "
+                         "else %s is computed from requires grad; unfreeze what should learn" % (
+                             _code(fpath, fline), fline, _code(tpath, tline), tline,
+                             "`%s`" % name if name else "the loss"))
+                related.append((tpath, tline, "the frozen parameters are used here"))
+            elif ev is not None and ev["kind"] == "frozen":
+                cause = (tpath, tline, "%s at line %d runs with frozen parameters (requires_grad=False) on inputs "
+                         "that do not require grad, so nothing %s is computed from requires grad; unfreeze what "
+                         "should learn (requires_grad_(True))" % (_code(tpath, tline), tline,
+                                                                 "`%s`" % name if name else "the loss"))
             elif ev is not None and ev["kind"] == "cut":
                 how = ("torch.%s() copies values, not history" % top) if top in _CTOR_NAMES else ".%s()" % top
                 cause = (tpath, tline, "%s at line %d cuts the autograd history (%s)" % (_code(tpath, tline), tline, how))
