@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from gradsight.findings import Finding
 from trace_helpers import FINDING_KEYS, RANK, RESULT_KEYS, SEED, load_truth
 
 CASES = load_truth()
@@ -39,7 +40,11 @@ def test_case_judged_like_score_py(seed_traces, case):
     for f in result["findings"]:
         assert set(f) == FINDING_KEYS
         assert f["source"] == "trace"
+        # The language server reads trace findings with the static findings' reader: it must accept them.
+        parsed = Finding.from_json(f)
+        assert parsed.code == f["code"] and parsed.extra["confirms"] == f["confirms"]
         if f["fix"] is not None:
+            assert parsed.fix.edits[0].new_text == ".detach()"
             assert f["fix"]["applicability"] == "unsafe" and f["fix"]["edits"][0]["line"] == f["line"]
         assert f["path"].endswith(case["file"].split("/")[-1])
         assert f["code"].startswith("GS9") and f["severity"] in RANK
