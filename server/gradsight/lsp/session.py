@@ -17,6 +17,12 @@ Diagnostics:
   trace), the server sends `workspace/diagnostic/refresh`.
 - Push (anything else): edits are debounced per document (`DEBOUNCE` seconds, none on open); a
   result is published with its version only if that version is still the document's current one.
+- Workspace mode (`diagnosticMode = "workspace"`): files that are not open are published from disk by
+  `workspace_scan.WorkspaceDiagnostics`, for pull and push clients alike.
+
+Trace results are kept per document with the text they describe; an edit moves them with their lines
+or drops the ones whose lines it touched (`_move_trace`). The engine is imported in a background
+thread after `initialize` has been answered (`warm_up`), not when this module is.
 """
 
 from __future__ import annotations
