@@ -212,7 +212,19 @@ def run_repros(cases: list[dict]) -> int:
     return 1 if failed else 0
 
 
-def doc_section(rows: list[dict], meta: dict, first: dict | None, cases: list[dict]) -> str:
+def repro_findings(cases: list[dict], engine_path: str | None) -> dict[str, list[str]]:
+    """Warning/error codes gradsight reports on each case's self-contained reproduction (a diagnostic: it
+    tells a missing rule from missing evidence in the project's code)."""
+    findings, _ = run_gradsight([REPO / c["repro"] for c in cases], engine_path)
+    out: dict[str, list[str]] = {c["id"]: [] for c in cases}
+    for f in findings:
+        if f["severity"] in LOUD:
+            out.setdefault(pathlib.Path(f["path"]).parent.name, []).append(f"{f['code']}:{f['line']}")
+    return out
+
+
+def doc_section(rows: list[dict], meta: dict, first: dict | None, cases: list[dict],
+                repro: dict[str, list[str]] | None = None) -> str:
     """The real-bug section of docs/recall.md (between the realbugs markers)."""
     by_id = {c["id"]: c for c in cases}
     n = len(rows)
@@ -248,15 +260,27 @@ def doc_section(rows: list[dict], meta: dict, first: dict | None, cases: list[di
                    "version.")
     out.append(f"* **{meta['label']}**: engine at commit `{meta['commit']}`, {meta['date']}: **{hits}/{n} found at "
                f"the fixed line** ({hits / n:.0%}); {new} cases with a new warning/error on the fixed version.")
+    classes = json.loads(MANIFEST.read_text(encoding="utf-8")).get("shape_classes", {})
+    if classes:
+        out += ["", "### What hid the missed bugs, by kind of code shape", ""]
+        missed = [by_id[r["id"]] for r in rows if not r["hit"]]
+        for key, what in sorted(classes.items(), key=lambda kv: -sum(c.get("shape_class") == kv[0] for c in missed)):
+            ids = [c["id"] for c in missed if c.get("shape_class") == key]
+            if ids:
+                out.append(f"* **{key}** ({len(ids)}): {what}. " + ", ".join(f"`{i}`" for i in ids) + ".")
     out += ["", "### Per case (this run), and the shape that hid each missed bug", "",
-            "| case | repository @ commit | effect | found | elsewhere / on fixed | shape that hid it |",
-            "| --- | --- | --- | --- | --- | --- |"]
+            "`repro` gives the warnings/errors gradsight reports on the case's self-contained reproduction (which",
+            "holds the buggy and the fixed form): a code there with ✘ under found means the rule exists but the",
+            "project's code hides the evidence; none means no rule fires even on the plain shape.", "",
+            "| case | repository @ commit | effect | found | elsewhere / on fixed | repro | shape that hid it |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         c = by_id[r["id"]]
         found = ", ".join(r["hit"]) if r["hit"] else "✘"
         other = "; ".join(r["elsewhere"] + [f"fixed: {t}" for t in r["fixed_all"]]) or "—"
         shape = "—" if r["hit"] else c["hidden_by"].replace("|", "\\|")
-        out.append(f"| `{r['id']}` | {c['repo']}@{c['commit'][:8]} | {c['effect']} | {found} | {other} | {shape} |")
+        rep = ", ".join((repro or {}).get(r["id"], [])) or "—"
+        out.append(f"| `{r['id']}` | {c['repo']}@{c['commit'][:8]} | {c['effect']} | {found} | {other} | {rep} | {shape} |")
     out += ["", MARK_END, ""]
     return "\n".join(out)
 
@@ -314,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.write_doc:
         first_path = CACHE / "realbugs-first-try.json"
         first = json.loads(first_path.read_text(encoding="utf-8")) if first_path.is_file() else None
-        write_doc(doc_section(rows, meta, first, cases))
+        write_doc(doc_section(rows, meta, first, cases, repro_findings(cases, args.engine_path)))
         print(f"wrote {DOC.relative_to(REPO)}")
     return 0
 
