@@ -172,3 +172,24 @@ def evaluate(x):
     lines = text.splitlines()
     hinted = {(f.line, convert.plain_label(f)) for _, f in convert.hinted_facts(facts, lines, "transitions")}
     assert (8, "requires grad") in hinted and (13, "requires grad") in hinted, hinted
+
+
+def test_transition_hints_where_gradients_are_cut():
+    from gradsight.engine import analyze_source
+    from gradsight.lsp import convert
+
+    text = """\
+import torch
+
+w = torch.randn(3, requires_grad=True)
+x = w * 2
+x = x.detach()
+with torch.no_grad():
+    y = w * 3
+z = w.sum()
+z.backward()
+"""
+    facts = analyze_source(text, "/tmp/cut.py").facts
+    hinted = [(f.line, convert.plain_label(f)) for _, f in convert.hinted_facts(facts, text.splitlines(), "transitions")]
+    assert hinted == [(3, "requires grad"), (4, "requires grad"), (5, "no grad"), (7, "no grad"),
+                      (8, "requires grad"), (9, "runs backward")], hinted

@@ -391,7 +391,8 @@ def hinted_facts(facts: Sequence[StateFact], lines: Sequence[str], mode: str) ->
     """The facts that get an inlay hint, with their index in `facts`.
 
     `transitions`: where a name is first assigned a tensor that requires grad (`out = model(x)`), where
-    an assigned name's state changes from what it was (`x = x.detach()`), and the engine's own
+    an assigned name's state changes from what it was (`x = x.detach()`), where a value computed from
+    tensors that require grad has none (`y = w * 3` under `torch.no_grad()`), and the engine's own
     transitions (`loss.backward()`), at most one per line. `all`: every name and attribute (not every
     call or sub-expression), so a line keeps its width readable.
     """
@@ -400,6 +401,12 @@ def hinted_facts(facts: Sequence[StateFact], lines: Sequence[str], mode: str) ->
     used_lines: set[int] = set()
     scope_of = _scopes(lines)
     order = sorted(range(len(facts)), key=lambda i: (facts[i].line, facts[i].column))
+    # Lines where some value read (not assigned) requires grad.
+    grad_inputs = set()
+    for fact in facts:
+        text = lines[fact.end_line - 1] if 0 < fact.end_line <= len(lines) else ""
+        if _state_kind(fact) == "grad" and not is_target(fact, text, fact.end_column - 1):
+            grad_inputs.add(fact.line)
     for i in order:
         fact = facts[i]
         name = fact.name
@@ -416,6 +423,8 @@ def hinted_facts(facts: Sequence[StateFact], lines: Sequence[str], mode: str) ->
             before = last.get(key)
             last[key] = kind
             changed = (before is None and kind == "grad") or (before is not None and before != kind)
+            # A value made from tensors that require grad, without a gradient itself: it was cut here.
+            changed = changed or (before is None and kind == "no grad" and fact.line in grad_inputs)
             if changed and fact.line not in used_lines:
                 chosen.append((i, fact))
                 used_lines.add(fact.line)
