@@ -192,10 +192,12 @@ def test_bundled_server_runs_on_a_bare_interpreter(vsix: zipfile.ZipFile, tmp_pa
                       "histogram = np.histogram(pred.numpy(), bins=3)\n")
     env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV"}}
     env["PYTHONPATH"] = str(libs)
-    # -S: no site-packages, so nothing but the stdlib and bundled/libs can be imported.
-    probe = subprocess.run([sys.executable, "-S", "-c", "import gradsight.lsp.server, libcst.native, pygls, jedi"],
-                           env=env, capture_output=True, text=True)
-    assert probe.returncode == 0, probe.stderr
-    check = subprocess.run([sys.executable, "-S", "-m", "gradsight", "check", str(script)], env=env,
-                           capture_output=True, text=True, cwd=tmp_path)
-    assert re.search(r"train\.py:8:\d+: GS2\d\d", check.stdout), check.stdout + check.stderr
+    # Every Python found here (3.10 needs the bundled exceptiongroup and tomli backports).
+    for python in _interpreters().values():
+        # -S: no site-packages, so nothing but the stdlib and bundled/libs can be imported.
+        probe = subprocess.run([python, "-S", "-c", "import gradsight.lsp.server, libcst.native, pygls, jedi"],
+                               env=env, capture_output=True, text=True)
+        assert probe.returncode == 0, (python, probe.stderr)
+        check = subprocess.run([python, "-S", "-m", "gradsight", "check", str(script)], env=env,
+                               capture_output=True, text=True, cwd=tmp_path)
+        assert re.search(r"train\.py:8:\d+: GS2\d\d", check.stdout), (python, check.stdout + check.stderr)

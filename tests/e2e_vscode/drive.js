@@ -10,6 +10,7 @@
 
 const fs = require("fs");
 const path = require("path");
+const { execFileSync } = require("child_process");
 const { chromium } = require("playwright-core");
 
 const env = (name, fallback) => process.env[name] ?? fallback;
@@ -201,6 +202,7 @@ async function main(page) {
   try {
     await crossHover.waitFor({ timeout: 15_000 });
     step(`hover on pred: ${(await text(crossHover)).replace(/\s+/g, " ").slice(0, 200)}`);
+    await page.waitForTimeout(400); // the hover fades in
     await shot(page, "03-hover-other-file.png");
     const link = crossHover.locator("a", { hasText: /models\.py/ }).first();
     const target = (await link.innerText()).match(/line (\d+)/);
@@ -267,11 +269,13 @@ async function main(page) {
       await hoverSquiggle(page);
       await page.locator(".monaco-hover:visible", { hasText: "confirmed by trace" }).first().waitFor({ timeout: 15_000 });
       step("the trace confirmed the bug (Problems panel and hover)");
+      await page.waitForTimeout(400); // the hover fades in
     } catch (error) {
       softFail(`no finding marked "confirmed by trace": ${error.message.split("\n")[0]}`);
     }
     await shot(page, "07-confirmed.png");
     await dismissHover(page);
+    await cancelTrace(page);
   }
 
   // The quick fix from the light bulb: put the cursor on the squiggle, Ctrl+., pick gradsight's fix.
@@ -308,10 +312,54 @@ async function main(page) {
   await page.locator(".part.panel .monaco-editor .view-lines", { hasText: /\[info\].*gradsight/ }).waitFor({ timeout: 15_000 });
   step("status bar item opens the gradsight output");
   await shot(page, "10-output.png");
+  await page.keyboard.press("Control+J"); // hide the panel: the extension page gets the whole height
 
   await extensionPage(page);
   if (problemsFound.length) {
     throw new Error(`${problemsFound.length} check(s) failed:\n- ${problemsFound.join("\n- ")}`);
+  }
+}
+
+/** The traced script's processes (its path is on their command line). */
+function tracedProcesses(script) {
+  return execFileSync("ps", ["-eo", "pid=,args="], { encoding: "utf8" })
+    .split("\n")
+    .filter((line) => line.includes(script));
+}
+
+/** Traces slow.py (a minute of sleep) and presses Cancel on the progress notification: the script stops. */
+async function cancelTrace(page) {
+  const script = path.join(WORKSPACE, "slow.py");
+  await page.keyboard.press("Control+P");
+  await page.locator(".quick-input-widget input").waitFor();
+  await page.keyboard.type("slow.py");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "slow.py" }).first().waitFor();
+  await page.keyboard.press("Enter");
+  await page.locator(".tabs-container .tab.active", { hasText: "slow.py" }).first().waitFor();
+  await runCommand(page, "gradsight: Run autograd trace for this file");
+  const running = page.locator(".notifications-toasts .notification-toast", { hasText: "tracing slow.py" }).first();
+  await running.waitFor({ timeout: 15_000 });
+  // Wait until the script really runs, then cancel.
+  for (let i = 0; i < 100 && tracedProcesses(script).length === 0; i++) {
+    await page.waitForTimeout(100);
+  }
+  if (tracedProcesses(script).length === 0) {
+    softFail("the trace of slow.py never started a process");
+  }
+  await page.waitForTimeout(700); // the toast slides in
+  await shot(page, "07b-trace-cancel.png");
+  await running.locator(".monaco-button", { hasText: "Cancel" }).first().click();
+  await page.locator(".statusbar-item", { hasText: "trace of slow.py cancelled" }).first()
+    .waitFor({ timeout: 15_000 })
+    .catch(() => softFail("no 'trace of slow.py cancelled' in the status bar after Cancel"));
+  for (let i = 0; i < 100 && tracedProcesses(script).length > 0; i++) {
+    await page.waitForTimeout(100);
+  }
+  const left = tracedProcesses(script);
+  if (left.length > 0) {
+    softFail(`the traced script still runs after Cancel: ${left.join(" | ")}`);
+  } else {
+    step("Cancel stopped the trace of slow.py: no process left");
   }
 }
 
@@ -336,6 +384,7 @@ async function extensionPage(page) {
   }
   // The README is in a webview (nested iframes): find its frame, wait for its images.
   let images;
+  let readmeFrame;
   for (let i = 0; i < 60 && !images; i++) {
     for (const frame of page.frames()) {
       const found = await frame.evaluate(() => document.body?.innerText.includes("gradsight finds PyTorch autograd mistakes")
@@ -343,6 +392,7 @@ async function extensionPage(page) {
         : undefined).catch(() => undefined);
       if (found && found.every((img) => img.complete)) {
         images = found;
+        readmeFrame = frame;
       }
     }
     await page.waitForTimeout(500);
@@ -355,6 +405,10 @@ async function extensionPage(page) {
     }
     step(`extension page: icon ${iconOk ? "loaded" : "broken"}, README images: ${images.map((i) => `${i.src} ${i.ok ? "loaded" : "broken"}`).join(", ")}`);
   }
+  // Scroll the first image into view, so that the screenshot shows it next to the icon.
+  await readmeFrame?.evaluate(() => document.images[0]?.scrollIntoView({ block: "end" })).catch(() => {});
+  await page.mouse.move(900, 700); // away from the list item, whose tooltip would cover the header
+  await page.waitForTimeout(600);
   await shot(page, "11-extension-page.png");
 }
 
