@@ -218,10 +218,10 @@ async function runTraceForFile(): Promise<void> {
   }
   const show = "Show";
   const level = (result.errors ?? 0) > 0 ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
-  const choice = await level(`gradsight: trace of ${name}: ${describeTrace(result)}`, show);
-  if (choice === show) {
-    await showTraceFindings(document);
-  }
+  // Not awaited: the command ends with the trace, not when the notification is dismissed.
+  void level(`gradsight: trace of ${name}: ${describeTrace(result)}`, show).then((choice) =>
+    choice === show ? showTraceFindings(document) : undefined,
+  );
 }
 
 /** "2 findings (1 error, 1 warning), 1 static finding confirmed; the script stopped with …". */
