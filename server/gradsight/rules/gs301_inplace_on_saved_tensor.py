@@ -32,9 +32,14 @@ class InplaceOnSavedTensor(Rule):
     use_instead = "g = torch.sigmoid(self.proj(x))\ng = g * 2.0\nreturn x * g"
     fix_safety = ("Safe for a plain local name: the out-of-place form computes the same values and leaves the "
                   "saved tensor untouched. Other references to the old tensor (an alias, a list holding it) no "
-                  "longer see the update, which is why gradsight only offers the rewrite for `name op= value` "
-                  "and `name.op_(...)` statements. For `inplace=True` modules and functionals the fix sets "
-                  "`inplace=False`, which changes memory use only.")
+                  "longer see the update, which is why gradsight only offers the rewrite for `name op= value`, "
+                  "`name.op_(...)` and `torch.op_(name)` statements (the argument is rebound: `t = torch.relu(t)`). "
+                  "A bare `F.relu(t, inplace=True)` statement becomes `t = F.relu(t)` (safe), never "
+                  "`inplace=False` alone, which would throw the result away. For an `inplace=True` module "
+                  "(`nn.ReLU(inplace=True)`) the fix sets `inplace=False`: the module's output is the same, only "
+                  "its input is no longer overwritten (safe in the usual `x = self.act(x)` and `nn.Sequential` "
+                  "uses). Where the call's result is bound to another name (`y = F.relu(t, inplace=True)`) the "
+                  "`inplace=False` fix is unsafe: `t` keeps its old values afterwards.")
     references = ("https://pytorch.org/docs/stable/notes/autograd.html#in-place-operations-with-autograd",)
     valid = (
         Valid("import torch\nx = torch.randn(3, requires_grad=True)\ny = x * 2\ny += 1\ny.sum().backward()\n"),
@@ -61,6 +66,22 @@ class InplaceOnSavedTensor(Rule):
                 runtime="raises: modified by an inplace operation",
                 fixed="import torch\nimport torch.nn as nn\nm = nn.Sequential(nn.Linear(4, 4), nn.Sigmoid(), "
                       "nn.ReLU(inplace=False))\nm(torch.randn(2, 4)).sum().backward()\n"),
+        # Regressions: the fix once rebound the module name (`torch = torch.relu(t)`, `F = F.relu(t)`) and
+        # turned a bare `F.relu(t, inplace=True)` into `F.relu(t, inplace=False)`, dropping the ReLU.
+        Invalid("import torch\nw = torch.randn(4, requires_grad=True)\nt = torch.sigmoid(w)\ntorch.relu_(t)\n"
+                "t.sum().backward()\n", line=4, runtime="raises: modified by an inplace operation",
+                fixed="import torch\nw = torch.randn(4, requires_grad=True)\nt = torch.sigmoid(w)\nt = torch.relu(t)\n"
+                      "t.sum().backward()\n"),
+        Invalid("import torch\nimport torch.nn.functional as F\nw = torch.randn(4, requires_grad=True)\n"
+                "t = torch.sigmoid(w)\nF.relu_(t)\nt.sum().backward()\n", line=5,
+                runtime="raises: modified by an inplace operation",
+                fixed="import torch\nimport torch.nn.functional as F\nw = torch.randn(4, requires_grad=True)\n"
+                      "t = torch.sigmoid(w)\nt = F.relu(t)\nt.sum().backward()\n"),
+        Invalid("import torch\nimport torch.nn.functional as F\nw = torch.randn(4, requires_grad=True)\n"
+                "t = torch.sigmoid(w)\nF.relu(t, inplace=True)\nt.sum().backward()\n", line=5,
+                runtime="raises: modified by an inplace operation",
+                fixed="import torch\nimport torch.nn.functional as F\nw = torch.randn(4, requires_grad=True)\n"
+                      "t = torch.sigmoid(w)\nt = F.relu(t)\nt.sum().backward()\n"),
         Invalid("import torch\nw = torch.randn(3, requires_grad=True)\nx = torch.randn(3)\ny = x * w\nx[0] = 5.0\n"
                 "y.sum().backward()\n", line=5, runtime="raises: modified by an inplace operation"),
         Invalid("import torch\nw = torch.randn(3, requires_grad=True)\nx = torch.randn(2, 3)\nx[0] = x[0] * w\n"
@@ -90,12 +111,20 @@ class InplaceOnSavedTensor(Rule):
             stmt = event.stmt
             node = event.node
             if isinstance(node, ast.Call) and any(kw.arg == "inplace" for kw in node.keywords):
-                edit = _fixes.keyword_value(src, node, "inplace", "False")
-                if edit is not None:
-                    fix = make_fix("Use `inplace=False`", Applicability.SAFE, edit)
+                if isinstance(stmt, ast.Expr) and stmt.value is node:
+                    # A bare `F.relu(t, inplace=True)`: `inplace=False` alone would discard the result.
+                    edit = _fixes.inplace_keyword_statement(src, stmt, event.expr)
+                    if edit is not None:
+                        fix = make_fix(f"Rebind `{event.expr}` to the out-of-place result", Applicability.SAFE, edit)
+                else:
+                    # `y = F.relu(t, inplace=True)`: `y` keeps its value, but `t` is no longer modified, so
+                    # later reads of `t` see other values: not safe.
+                    edit = _fixes.keyword_value(src, node, "inplace", "False")
+                    if edit is not None:
+                        fix = make_fix("Use `inplace=False`", Applicability.UNSAFE, edit)
             elif isinstance(stmt, (ast.AugAssign, ast.Expr)) and event.target.leaf is not Tri.YES:
                 # Never rewrite a leaf out of place: `w = w - lr * w.grad` would stop being a leaf.
-                edit = _fixes.out_of_place(src, stmt)
+                edit = _fixes.out_of_place(src, stmt, event.expr)
                 if edit is not None:
                     fix = make_fix("Rewrite as an out-of-place operation", Applicability.SAFE, edit)
             text = src.segment(node)
