@@ -47,7 +47,7 @@ def test_detach_in_forward_reports_cut_parameters(script_traces):
 
 @pytest.mark.parametrize("name", ["gan_correct.py", "rnn_truncated_bptt.py", "grads_unchanged.py",
                                   "cuda_targeted.py", "advanced_clean.py", "clean_grad_accumulation.py",
-                                  "init_orthogonal.py"])
+                                  "init_orthogonal.py", "closure_and_func.py"])
 def test_correct_code_is_clean(script_traces, name):
     r = script_traces[name]
     assert r["error"] is None, r["error"]

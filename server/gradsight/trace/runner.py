@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import builtins
 import collections
+import contextlib
 import importlib.util
 import json
 import linecache
@@ -1878,6 +1879,9 @@ class Tracer:
             finally:
                 self.busy -= 1
             self.step_label = "%s.step()" % oname
+            # `args` holds the optimizer itself (the bound method's self), then step's own arguments.
+            if (len(args) > 1 and args[1] is not None) or kwargs.get("closure") is not None:
+                return  # LBFGS and friends compute the gradients inside step(closure)
             self.busy += 1
             try:
                 # Property reads (.grad, .requires_grad) would each pass through the function mode otherwise.
@@ -2090,6 +2094,11 @@ class Tracer:
                 "this step's, so every step's graph stays in memory; accumulate `loss.item()` or "
                 "`loss.detach()` instead." % (_code(path, line), line), related)
         # GS904: leaves that a cut kept from ever getting a gradient.
+        opt_ids = set()
+        for _shape, _ref, params in self._opt_params.values():
+            # The cache holds the parameters themselves, so their ids are still theirs after the script ended.
+            opt_ids.update(map(id, params))
+        opt_ids.update(self.manual_state)  # leaves updated by hand (`w -= lr * w.grad`) learn too
         n_bw = len(self.backwards)
         groups = collections.OrderedDict()
         for c in self.candidates.values():
@@ -2111,8 +2120,12 @@ class Tracer:
                 rw = cs[0]["rewrap"]
                 related.append((rw["path"], rw["line"], "a new tensor without history is built here"))
             plural = len(cs) > 1
-            # Computing features under no_grad is usually deliberate (a frozen backbone): say so quietly.
-            severity = "information" if ev["kind"] == "nograd" else "warning"
+            # Computing features under no_grad is usually deliberate (a frozen backbone): say so quietly. So is
+            # a cut before parameters no optimizer steps (features from a fixed backbone, an attack's model):
+            # only parameters an optimizer updates are expected to learn.
+            leaves = [c["ref"]() for c in cs]
+            stepped = any(leaf is not None and id(leaf) in opt_ids for leaf in leaves)
+            severity = "information" if ev["kind"] == "nograd" or not stepped else "warning"
             self.finding(
                 "GS904", path, line, severity,
                 "%s require%s grad but never get%s a gradient: %s at line %d cuts %s out of the graph that "
@@ -2378,6 +2391,31 @@ class Instrumentation:
                 self._undo.append(h.remove)
         except Exception:
             pass
+        graph = torch.autograd.graph
+        real_disable = graph.disable_saved_tensors_hooks
+        C = torch._C._autograd
+
+        @contextlib.contextmanager
+        def disable_saved_tensors_hooks(error_message):
+            # torch.func.grad/vjp/jacrev/hessian refuse to run while any saved-tensor hooks are active; the
+            # script's own run would not have ours, so step them aside for the call (its saved tensors go
+            # untracked) instead of turning a working script into an error.
+            ours = False
+            try:
+                top = C._top_saved_tensors_default_hooks(False)
+                ours = top is not None and top[0] == tracer.pack
+            except Exception:
+                ours = False
+            if ours:
+                C._pop_saved_tensors_default_hooks()
+            try:
+                with real_disable(error_message):
+                    yield
+            finally:
+                if ours:
+                    C._push_saved_tensors_default_hooks(tracer.pack, tracer.unpack)
+
+        patch(graph, "disable_saved_tensors_hooks", disable_saved_tensors_hooks)
         hooks = torch.autograd.graph.saved_tensors_hooks(tracer.pack, tracer.unpack)
         hooks.__enter__()
         self._undo.append(lambda: hooks.__exit__(None, None, None))
