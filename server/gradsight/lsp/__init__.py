@@ -13,7 +13,8 @@ Only this package imports pygls and lsprotocol. The modules:
 - `tracing`: the `gradsight.runTrace` command (counts for the client's notification, cancellation);
 - `workspace_scan`: `diagnosticMode = "workspace"`, problems of files that are not open;
 - `memory`: keeping full garbage collections off the critical path (`gc.freeze` in pauses);
-- `logs`: stderr and `window/logMessage` logging (never stdout).
+- `logs`: stderr and `window/logMessage` logging (never stdout);
+- `fast_start`: answering `initialize` from a stored answer before pygls is imported.
 """
 
 from __future__ import annotations
@@ -31,6 +32,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="initial log level (the logLevel setting overrides it)")
     args = parser.parse_args(argv)
 
+    # The protocol owns the real stdout; anything else that prints goes to stderr.
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr
+    # Before pygls and lsprotocol are imported: answer `initialize` from a stored answer if one fits.
+    from . import fast_start
+
+    try:
+        start = fast_start.answer_initialize(stdin, stdout)
+    except Exception:  # noqa: BLE001 - the fast path must never stop a start
+        start = fast_start.Start()
+
     from . import logs
     from .settings import DEFAULT_LOG_LEVEL, LOG_LEVELS
 
@@ -39,9 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     if level not in LOG_LEVELS:
         logging.getLogger("gradsight.lsp").warning("unknown --log-level %r; using %r", args.log_level,
                                                    DEFAULT_LOG_LEVEL)
-    # The protocol owns the real stdout; anything else that prints goes to stderr.
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    sys.stdout = sys.stderr
+    if start.answered:
+        logging.getLogger("gradsight.lsp").debug("answered initialize from %s", fast_start.cache_dir())
 
     from .server import create_server
 
@@ -52,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     if logging.getLogger("gradsight").isEnabledFor(logging.DEBUG):
         collector.log_slow_collections()
     collector.started()  # after the imports: freeze what lives as long as the server
-    server.start_io(stdin, stdout)
+    server.start_io(fast_start.ReplayStream(start.consumed, stdin) if start.consumed else stdin, stdout,
+                    wrap_writer=lambda writer: fast_start.AnswerFilter(writer, start))
     server.session.shutdown()  # also when the client vanished without `shutdown`
     code = 0 if getattr(server.protocol, "_shutdown", False) else 1
     _exit_if_stuck(code, stdout)

@@ -42,11 +42,14 @@ class GradsightServer(LanguageServer):
                          notebook_document_sync=NOTEBOOK_SYNC, protocol_cls=GradsightProtocol)
         self.session = Session(self)
 
-    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
-        """Serve on stdio with gradsight's reader (`protocol.serve`) instead of pygls's."""
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None,
+                 wrap_writer: Callable[[Any], Any] | None = None) -> None:
+        """Serve on stdio with gradsight's reader (`protocol.serve`) instead of pygls's.
+        `wrap_writer` may wrap the writer (`fast_start.AnswerFilter`)."""
         self._stop_event = threading.Event()
         reader = StdinReader(stdin or sys.stdin.buffer, self.thread_pool)
-        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        writer = StdoutWriter(stdout or sys.stdout.buffer)
+        self.protocol.set_writer(wrap_writer(writer) if wrap_writer else writer)
         try:
             asyncio.run(serve(self._stop_event, reader, self.protocol))
         except BrokenPipeError:
