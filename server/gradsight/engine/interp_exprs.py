@@ -13,6 +13,12 @@ from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, FuncVal, ModuleR
                      ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value)
 
 
+# Constants evaluate to one of three shared values (they are compared and hashed often).
+_NONE = PyVal(is_none=True)
+_NUMBER = PyVal(scalar=True)
+_PLAIN = PyVal()
+
+
 class ExpressionsMixin:
     """Part of `Interpreter` (see interp.py)."""
 
@@ -29,8 +35,10 @@ class ExpressionsMixin:
         return method(node, state)
 
     def expr_Constant(self, node, state) -> Value:
-        return PyVal(scalar=isinstance(node.value, (int, float)) and not isinstance(node.value, bool),
-                     is_none=node.value is None)
+        v = node.value
+        if v is None:
+            return _NONE
+        return _NUMBER if isinstance(v, (int, float)) and not isinstance(v, bool) else _PLAIN
 
     def expr_JoinedStr(self, node, state) -> Value:
         for v in node.values:

@@ -344,7 +344,7 @@ class ObjectsMixin:
         f = node.func
         ref = f.value if isinstance(f, ast.Attribute) and f.attr == func.node.name else f
         key = key_of(ref)
-        if key is None or "[" in key or state.get(key) != self_val:
+        if key is None or "[" in key or state.get(key) is not self_val:
             return None
         return key
 
@@ -356,7 +356,8 @@ class ObjectsMixin:
         imports = None
         if recv_key is not None:
             prefix = recv_key + "."
-            imports = tuple(sorted((k[len(prefix):], v) for k, v in state.env.items() if k.startswith(prefix)))
+            imports = tuple(sorted((k[len(prefix):], state.env[k]) for k in state.compound if k.startswith(prefix))) \
+                if state.compound else ()
         result = self.run_function(func, self_val, args, kwargs, node, state, self_import=imports)
         if recv_key is not None:
             for rest, val in self.last_exports:
@@ -486,7 +487,7 @@ class ObjectsMixin:
         if self_import is not None and self_name:
             prefix = self_name + "."
             if not end.dead:
-                exit_envs = exit_envs + [{k: v for k, v in end.env.items() if k.startswith(prefix)}]
+                exit_envs = exit_envs + [{k: end.env[k] for k in end.compound if k.startswith(prefix)}]
             joined: dict = {}
             for env in exit_envs:
                 for k, v in env.items():

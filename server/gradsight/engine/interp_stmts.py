@@ -171,8 +171,9 @@ class StatementsMixin:
         if how == "append" and not isinstance(value, TensorVal) and isinstance(value_node, ast.Name):
             # `history.append(stats)` where `stats["loss"] = loss`: the container holds the graph.
             prefix_sub, prefix_dot = value_node.id + "[", value_node.id + "."
-            held = next((v for k, v in state.env.items() if k.startswith((prefix_sub, prefix_dot))
-                         and isinstance(v, TensorVal) and v.rg is Tri.YES and v.leaf is not Tri.YES), None)
+            held = next((v for k in state.compound if k.startswith((prefix_sub, prefix_dot))
+                         and isinstance(v := state.env.get(k), TensorVal) and v.rg is Tri.YES
+                         and v.leaf is not Tri.YES), None)
             if held is not None:
                 value = held
         if not self.loops:
@@ -397,7 +398,7 @@ class StatementsMixin:
             self.returns[-1].append(value)
         if self.return_exports and self.return_exports[-1] is not None:
             prefix = self.return_exports[-1]
-            self.return_states[-1].append({k: v for k, v in state.env.items() if k.startswith(prefix)})
+            self.return_states[-1].append({k: state.env[k] for k in state.compound if k.startswith(prefix)})
         state.dead = True
         return state
 

@@ -45,9 +45,10 @@ def _bound_inside(loop: ast.AST) -> set:
 
 
 def _distributed_names(tree: ast.AST) -> frozenset:
-    """Local names bound to `torch.distributed.autograd` (or any module under `torch.distributed`)."""
+    """Local names bound to `torch.distributed.autograd` (or any module under `torch.distributed`) by the file's
+    top-level imports."""
     out = set()
-    for n in ast.walk(tree):
+    for n in getattr(tree, "body", ()):
         if isinstance(n, ast.Import):
             out.update(a.asname for a in n.names if a.asname and a.name.startswith("torch.distributed"))
         elif isinstance(n, ast.ImportFrom) and (n.module or "").startswith("torch.distributed"):
@@ -117,9 +118,12 @@ class MissingZeroGrad(Rule):
 
     def _verdict(self, loop: ast.AST, report) -> bool:
         # `dist_autograd.backward(ctx, ...)` writes gradients into a per-iteration context, never into `.grad`.
-        distributed = _distributed_names(report.tree) if report.tree is not None else frozenset()
-        backwards = [c for c in _method_calls(loop, "backward")
-                     if not (isinstance(c.func.value, ast.Name) and c.func.value.id in distributed)]
+        backwards = _method_calls(loop, "backward")
+        # Only a call on a plain name with a context argument can be distributed: read the imports only then.
+        if any(isinstance(c.func.value, ast.Name) and len(c.args) >= 2 for c in backwards) and report.tree is not None:
+            distributed = _distributed_names(report.tree)
+            backwards = [c for c in backwards
+                         if not (isinstance(c.func.value, ast.Name) and c.func.value.id in distributed)]
         if not backwards:
             return False
         # The optimizer must outlive the iteration: one built inside the loop (assigned, or bound by a `with`
