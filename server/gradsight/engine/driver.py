@@ -18,6 +18,7 @@ from ..findings import sort_key
 from .api import Analysis
 from .events import DeadGradEvent, Event
 from .interp import Interpreter, ModuleScope
+from .query import FileEvent, Query
 from ..findings import Edit, Finding, Fix, Related
 from .api import StateFact
 from .report import LINE_DIGITS, MARK_DIGITS, UNMARK_DIGITS, Line, Reporter, Source, split_lines
@@ -250,6 +251,9 @@ def analyze_source(text: str, path: str = "<stdin>", config: Config | None = Non
                 if site in interp.reached_sources or site not in interp.cut_sources:
                     continue
                 emit(DeadGradEvent(_located(site, source), label, created, (interp.cut_sources[site],)))
+        if any(FileEvent in rule.events for rule in rules):
+            # Whole-file checks run on every analysis (never cached per unit), with one shared query.
+            emit(FileEvent(tree, Query(tree, scope.imports, scope.classes)))
     except RecursionError:
         result.problems.append(f"{path}: code nests too deeply for gradsight; analysis stopped early")
     except Exception as exc:  # noqa: BLE001 - the analysis must never take the editor down

@@ -45,6 +45,9 @@ class Invalid:
     runtime: str
     fixed: str | None = None
     severity: Severity | None = None  # when set, the finding must have exactly this severity
+    # Lines where another rule may also report (warning or above): the line that fails when the statement to
+    # change (`line`) is not changed, e.g. the training loop's backward after a backward inside `forward`.
+    also: tuple = ()
 
 
 @dataclass(frozen=True)

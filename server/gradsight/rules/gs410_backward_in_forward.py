@@ -1,0 +1,103 @@
+from __future__ import annotations
+
+import ast
+
+from ..engine.query import FileEvent
+from ..findings import Severity
+from .base import Invalid, Rule, Valid
+
+_ERROR = "Trying to backward through the graph a second time"
+
+
+def _tainted(func: ast.FunctionDef) -> set:
+    """Names in `forward` computed from its inputs without `.detach()`: a backward through them reaches the
+    caller's graph. A plain forward walk in statement order (loops once) is enough for this question."""
+    names = {a.arg for a in func.args.args[1:] + func.args.kwonlyargs}
+    if func.args.vararg:
+        names.add(func.args.vararg.arg)
+    for node in ast.walk(func):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+            if _reads(node.value, names) and not _detached(node.value):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    names |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names
+
+
+def _detached(expr: ast.AST) -> bool:
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in ("detach", "item")
+
+
+def _reads(expr: ast.AST, names: set) -> bool:
+    """Whether `expr` reads one of `names` outside a `.detach()` / `.item()` call."""
+    if _detached(expr):
+        return False
+    if isinstance(expr, ast.Name):
+        return expr.id in names and isinstance(expr.ctx, ast.Load)
+    return any(_reads(child, names) for child in ast.iter_child_nodes(expr))
+
+
+class BackwardInForward(Rule):
+    code = "GS410"
+    name = "backward-in-forward"
+    severity = Severity.WARNING
+    summary = "`.backward()` inside a module's `forward` frees the caller's graph that its input came from."
+    events = (FileEvent,)
+    what_it_does = ("Flags a `.backward()` (or `torch.autograd.backward`) call inside the `forward` of an "
+                    "`nn.Module`, on a value computed from `forward`'s inputs without `.detach()`.")
+    why_bad = ("The input of `forward` usually carries the caller's graph (an encoder's output). A backward "
+               "inside `forward` runs through that graph and frees its saved tensors; the training loop's own "
+               f"`loss.backward()` then raises \"{_ERROR}\" on the first step. It also puts gradients into the "
+               "encoder that the training loss never asked for.")
+    example = ("def forward(self, x):\n    commit = ((self.codes[idx] - x) ** 2).mean()\n    commit.backward()\n"
+               "    return x + (self.codes[idx] - x).detach()")
+    use_instead = ("def forward(self, x):\n    commit = ((self.codes[idx] - x.detach()) ** 2).mean()\n"
+                   "    self.commit_loss = commit   # added to the training loss by the caller\n"
+                   "    return x + (self.codes[idx] - x).detach()")
+    references = ("https://pytorch.org/docs/stable/notes/autograd.html",)
+    valid = (
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Q(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.codes = nn.Parameter(torch.randn(4, 3))\n\n"
+              "    def forward(self, x):\n        commit = ((self.codes[0] - x.detach()) ** 2).mean()\n"
+              "        commit.backward()\n        return x + self.codes[0].detach()\n\n\n"
+              "enc = nn.Linear(3, 3)\nout = Q()(enc(torch.randn(2, 3)))\nout.sum().backward()\n"),
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.fc = nn.Linear(3, 1)\n\n    def forward(self, x):\n"
+              "        return self.fc(x)\n\n    def train_step(self, x):\n        loss = self(x).sum()\n"
+              "        loss.backward()\n        return loss\n\n\nNet().train_step(torch.randn(2, 3))\n"),
+    )
+    invalid = (
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Q(nn.Module):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.codes = nn.Parameter(torch.randn(4, 3))\n\n"
+                "    def forward(self, x):\n        commit = ((self.codes[0] - x) ** 2).mean()\n"
+                "        commit.backward()\n        return x + self.codes[0]\n\n\n"
+                "enc = nn.Linear(3, 3)\nout = Q()(enc(torch.randn(2, 3)))\nout.sum().backward()\n",
+                line=12, also=(18,), runtime="raises: Trying to backward through the graph a second time"),
+    )
+
+    def check(self, event: FileEvent, report) -> None:
+        q = event.query
+        for cls in q.nodes():
+            if not (isinstance(cls, ast.ClassDef) and q.is_module_class(cls)):
+                continue
+            for func in cls.body:
+                if isinstance(func, ast.FunctionDef) and func.name == "forward" and len(func.args.args) > 1:
+                    self._check_forward(func, q, report)
+
+    def _check_forward(self, func: ast.FunctionDef, q, report) -> None:
+        tainted = _tainted(func)
+        for call in ast.walk(func):
+            if not isinstance(call, ast.Call):
+                continue
+            if isinstance(call.func, ast.Attribute) and call.func.attr == "backward" and q.call_name(call) is None:
+                target = call.func.value
+            elif q.call_name(call) == "torch.autograd.backward" and call.args:
+                target = call.args[0]
+            else:
+                continue
+            if not _reads(target, tainted):
+                continue
+            stmt = q.statement(call) or call
+            report.add(self, stmt, "This backward inside `forward` frees the caller's graph; its own backward "
+                                   "then raises.")
+            return
