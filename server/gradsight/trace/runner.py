@@ -271,6 +271,7 @@ class Tracer:
         self.backward_code = []  # the code object (function) that made each backward call
         self.create_graph_calls = set()  # indices into `backwards` of calls with create_graph=True
         self._grad_inputs = []
+        self.module_sites = weakref.WeakKeyDictionary()  # nn.Module -> (path, line) where it was built
         self._opt_params = {}  # id(optimizer) -> (group sizes, weakref(optimizer), its parameters)
         self.ever_grad = set()  # id() of parameters seen with a gradient at some optimizer step
         self.opt_watch = {}  # id(optimizer) -> its step line, step count and parameter names
@@ -643,6 +644,20 @@ class Tracer:
                     if isinstance(b, T):
                         yield b
 
+    def _inplace_module_site(self):
+        """The construction site of the innermost nn.Module with `inplace=True` whose method is running."""
+        f = sys._getframe(2)
+        n = 0
+        while f is not None and n < 12:
+            n += 1
+            m = f.f_locals.get("self") if f.f_code.co_name == "forward" else None
+            if m is not None and getattr(m, "inplace", False) is True:
+                return self.module_sites.get(m)
+            if self._user_code.get(f.f_code):
+                return None
+            f = f.f_back
+        return None
+
     def log_step_write(self, name, flags, args, path, line):
         T = self.Tensor
         targets = args[0] if flags & FOREACH and args and isinstance(args[0], (list, tuple)) else args[:1]
@@ -702,7 +717,10 @@ class Tracer:
             # Inside a forward, the caller's lines (the training loop) go to `related`; frames are not kept.
             outer = (tuple(self.outer_user_lines(frame, 2))
                      if frame is not None and frame.f_code.co_name != "<module>" else ())
-            log.append((path, line, name, self.seq, via_data, None, outer))
+            # A module built with inplace=True (nn.ReLU(inplace=True), nn.Dropout(p, inplace=True)) writing inside
+            # a library forward: the statement to change is where the module was built.
+            mod_site = self._inplace_module_site() if self.module_sites else None
+            log.append((path, line, name, self.seq, via_data, mod_site, outer))
             if len(log) > 4:
                 del log[0]
             if via_data:
@@ -1009,7 +1027,17 @@ class Tracer:
             "one of the variables needed for gradient computation has been modified by an inplace "
             "operation: %s is at version %d; expected version %d instead. (gradsight trace: %s)"
             % (desc, now, v, "; ".join(where) or "the in-place write was not seen"))
-        if mut is not None and mut[0] and mut[2].endswith(".step()"):
+        if mut is not None and mut[0] and len(mut) > 5 and mut[5]:
+            bpath, bline = mut[5]
+            self.finding(
+                "GS901", bpath, bline, "error",
+                "%s at line %d builds a module that writes in place (inplace=True): in its forward (line %d) it "
+                "overwrites a tensor that %s at line %d saved for backward, so backward fails; build it with "
+                "inplace=False." % (_code(bpath, bline), bline, mut[1], sop, sline),
+                [(mut[0], mut[1], "the module's in-place %s runs here" % mut[2]),
+                 (spath, sline, "%s saved this tensor for backward here" % sop)]
+                + [(p, ln, "called from here") for p, ln in mut[6]])
+        elif mut is not None and mut[0] and mut[2].endswith(".step()"):
             self.finding(
                 "GS901", mut[0], mut[1], "error",
                 "%s at line %d updates parameters in place that %s at line %d saved for backward, so the later "
@@ -2380,6 +2408,21 @@ class Instrumentation:
             zero_grad.__doc__ = orig.__doc__
             return zero_grad
 
+        real_init = torch.nn.Module.__init__
+
+        def module_init(module, *args, **kwargs):
+            real_init(module, *args, **kwargs)
+            if not tracer.busy and len(tracer.module_sites) < 100000:
+                try:
+                    f = tracer.site(2)
+                    if f is not None:
+                        tracer.module_sites[module] = (f.f_code.co_filename, f.f_lineno)
+                except Exception as exc:  # noqa: BLE001 - never break model construction
+                    tracer.internal(exc)
+
+        module_init.__wrapped__ = real_init
+        # Where each module was built (GS901 names an `inplace=True` module's construction).
+        patch(torch.nn.Module, "__init__", module_init)
         # Where gradients were last cleared (GS908 names a zero_grad() between backward and step).
         patch(torch.optim.Optimizer, "zero_grad", wrap_zero_grad(torch.optim.Optimizer.zero_grad))
         patch(torch.nn.Module, "zero_grad", wrap_zero_grad(torch.nn.Module.zero_grad))

@@ -1,4 +1,4 @@
-# expect: GS901 line 9 (nn.ReLU(inplace=True) overwrites the output sigmoid saved at line 8)
+# expect: GS901 line 6 (nn.ReLU(inplace=True), applied at line 9, overwrites the output sigmoid saved at line 8)
 import torch
 import torch.nn as nn
 
