@@ -248,7 +248,7 @@ def doc_section(rows: list[dict], meta: dict, first: dict | None, cases: list[di
            "can only model the project's context (library internals), its `repro_note` says so.",
            "None of the repositories the team keeps for an independent check is used.",
            "",
-           "How the cases were chosen: commit messages and small diffs of 40 fetched repositories were mined for",
+           "How the cases were chosen: commit messages and small diffs of 41 fetched repositories were mined for",
            "autograd fixes (`detach`, in-place, `retain_graph`, `no_grad`, `zero_grad`, `requires_grad`, memory",
            "leaks; `git log --grep` and a diff scan for lines that only gained `.detach()`/`.item()`/...), and",
            "GitHub threads about such fixes pointed to seven training repositories. Each candidate's diff was",
