@@ -161,6 +161,24 @@ async function restricted(page) {
   await page.keyboard.press("Escape");
 }
 
+/** diagnosticMode "workspace": the Problems panel lists train.py's finding before any file is opened. */
+async function workspaceMode(page) {
+  await page.goto(`${env("CS_URL")}/?folder=${encodeURIComponent(WORKSPACE)}`);
+  await page.locator(".monaco-workbench").waitFor({ timeout: LONG });
+  await statusReady(page).waitFor({ timeout: LONG });
+  step("server ready");
+  await page.keyboard.press("Control+Shift+M");
+  const problems = page.locator(".markers-panel");
+  await problems.locator(".monaco-list-row", { hasText: "train.py" }).first().waitFor({ timeout: LONG });
+  await problems.locator(".monaco-list-row", { hasText: /GS2\d\d/ }).first().waitFor({ timeout: LONG });
+  const open = await page.locator(".tabs-container .tab").count();
+  if (open !== 0) {
+    throw new Error(`${open} editor(s) open: the finding must come without opening train.py`);
+  }
+  step("the Problems panel lists train.py's finding; no file is open");
+  await shot(page, "01-problems.png");
+}
+
 /** The editor line whose text matches `pattern` (Monaco renders spaces as no-break spaces; inlay hints
  *  are part of the line's text). */
 function viewLine(page, pattern) {
@@ -314,6 +332,16 @@ async function main(page) {
   await shot(page, "10-output.png");
   await page.keyboard.press("Control+J"); // hide the panel: the extension page gets the whole height
 
+  // Normal use (open, hover, trace, cancel, fix) writes no [error] line to gradsight's output channel.
+  const errors = logFiles(path.join(USER_DATA_DIR, "logs"))
+    .flatMap((file) => fs.readFileSync(file, "utf8").split("\n"))
+    .filter((line) => line.includes("[error]"));
+  if (errors.length) {
+    softFail(`[error] lines in gradsight's output: ${errors.slice(0, 3).join(" | ")}`);
+  } else {
+    step("no [error] line in gradsight's output");
+  }
+
   await extensionPage(page);
   if (problemsFound.length) {
     throw new Error(`${problemsFound.length} check(s) failed:\n- ${problemsFound.join("\n- ")}`);
@@ -434,7 +462,7 @@ async function extensionPage(page) {
   });
   const page = context.pages()[0] ?? (await context.newPage());
   try {
-    await (SCENARIO === "restricted" ? restricted(page) : main(page));
+    await ({ restricted, workspace: workspaceMode }[SCENARIO] ?? main)(page);
     step("OK");
   } catch (error) {
     console.log(`FAIL ${error.stack ?? error}`);

@@ -124,6 +124,13 @@ def test_vscode_restricted_mode(code_server: Path, vsix: Path, tmp_path: Path) -
     assert (ARTIFACTS / "restricted-01-diagnostic.png").stat().st_size > 10_000
 
 
+def test_vscode_workspace_diagnostics(code_server: Path, vsix: Path, tmp_path: Path) -> None:
+    """`gradsight.diagnosticMode: workspace`: problems of files nobody opened reach the Problems panel."""
+    run_scenario("workspace", code_server, vsix, tmp_path, trusted=True,
+                 workspace_settings={"gradsight.diagnosticMode": "workspace"})
+    assert (ARTIFACTS / "workspace-01-problems.png").stat().st_size > 10_000
+
+
 def run_scenario(scenario: str, code_server: Path, vsix: Path, tmp_path: Path, *, trusted: bool,
                  workspace_settings: dict | None = None) -> None:
     timings: dict[str, float] = {}
