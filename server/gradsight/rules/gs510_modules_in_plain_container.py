@@ -1,0 +1,114 @@
+from __future__ import annotations
+
+import ast
+
+from ..engine.query import FileEvent
+from ..findings import Severity
+from .base import Invalid, Rule, Valid
+
+_REGISTER = {"add_module", "register_module", "register_parameter", "ModuleList", "ModuleDict", "Sequential",
+             "ParameterList", "ParameterDict"}
+
+
+def _is_module_ctor(node: ast.AST, q, module_classes: set) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    name = q.call_name(node) or ""
+    if name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper() and ".functional." not in name \
+            and not name.startswith("torch.nn.Parameter") and not name.startswith("torch.nn.parameter"):
+        return True
+    return isinstance(node.func, ast.Name) and node.func.id in module_classes
+
+
+def _elements(value: ast.AST) -> list:
+    if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        return list(value.elts)
+    if isinstance(value, ast.Dict):
+        return list(value.values)
+    if isinstance(value, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+        return [value.elt]
+    if isinstance(value, ast.DictComp):
+        return [value.value]
+    return []
+
+
+class ModulesInPlainContainer(Rule):
+    code = "GS510"
+    name = "modules-in-plain-container"
+    severity = Severity.WARNING
+    summary = "Submodules kept in a plain list or dict are not registered: no parameters, no training, no `.to()`."
+    events = (FileEvent,)
+    what_it_does = ("Flags `self.x = [nn.Linear(...), ...]` or `self.x = {\"a\": nn.Linear(...)}` (literals and "
+                    "comprehensions) in an `nn.Module`, unless the container is later registered "
+                    "(`nn.ModuleList(self.x)`, `nn.Sequential(*self.x)`, `add_module`).")
+    why_bad = ("`nn.Module` registers submodules only when they are assigned as attributes directly or through "
+               "`nn.ModuleList` / `nn.ModuleDict`. Modules in a plain list or dict are invisible to "
+               "`model.parameters()`: the optimizer never updates them (their weights stay at their random "
+               "initialisation), `model.to(device)` does not move them and `state_dict()` does not save them. "
+               "Nothing raises.")
+    example = "self.readers = {\"temp\": nn.Linear(4, 8), \"humid\": nn.Linear(4, 8)}"
+    use_instead = "self.readers = nn.ModuleDict({\"temp\": nn.Linear(4, 8), \"humid\": nn.Linear(4, 8)})"
+    references = ("https://pytorch.org/docs/stable/generated/torch.nn.ModuleDict.html",)
+    _head = "import torch\nimport torch.nn as nn\n\n\nclass Multi(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    _tail = ("        self.fuse = nn.Linear(16, 1)\n\n    def forward(self, a, b):\n"
+             "        return self.fuse(torch.cat([self.readers[0](a), self.readers[1](b)], 1))\n\n\n"
+             "m = Multi()\nn_params = len(list(m.parameters()))\n")
+    valid = (
+        Valid(_head + "        self.readers = nn.ModuleList([nn.Linear(4, 8), nn.Linear(4, 8)])\n" + _tail),
+        Valid(_head + "        layers = [nn.Linear(4, 8), nn.Linear(4, 8)]\n        self.readers = nn.ModuleList(layers)\n"
+              + _tail),
+        Valid(_head + "        self.readers = [nn.Linear(4, 8), nn.Linear(4, 8)]\n"
+              "        self.stack = nn.ModuleList(self.readers)\n" + _tail),
+        Valid(_head + "        self.readers = [torch.zeros(4), torch.ones(4)]\n        self.w = nn.Linear(4, 8)\n"
+              "\n    def forward(self, a):\n        return self.w(a + self.readers[0])\n\n\nm = Multi()\n"),
+    )
+    invalid = (
+        Invalid(_head + "        self.readers = [nn.Linear(4, 8), nn.Linear(4, 8)]\n" + _tail, line=8,
+                runtime="silent: n_params == 2"),
+        Invalid(_head + "        self.readers = {0: nn.Linear(4, 8), 1: nn.Linear(4, 8)}\n" + _tail, line=8,
+                runtime="silent: n_params == 2"),
+        Invalid(_head + "        self.readers = [nn.Linear(4, 8) for _ in range(2)]\n" + _tail, line=8,
+                runtime="silent: n_params == 2"),
+    )
+
+    def check(self, event: FileEvent, report) -> None:
+        q = event.query
+        classes = [n for n in q.nodes() if isinstance(n, ast.ClassDef) and q.is_module_class(n)]
+        module_classes = {c.name for c in classes}
+        for cls in classes:
+            registered = self._registered(cls)
+            for node in ast.walk(cls):
+                if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+                    continue
+                target = node.targets[0]
+                if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                        and target.value.id == "self") or target.attr in registered:
+                    continue
+                if any(_is_module_ctor(e, q, module_classes) for e in _elements(node.value)):
+                    kind = "dict" if isinstance(node.value, (ast.Dict, ast.DictComp)) else "list"
+                    wrap = "nn.ModuleDict" if kind == "dict" else "nn.ModuleList"
+                    report.add(self, node, f"Modules in a plain {kind} are not registered, so the optimizer "
+                                           f"never trains them; use `{wrap}`.")
+
+    @staticmethod
+    def _registered(cls: ast.ClassDef) -> set:
+        """Attributes handed to something that may register their modules (or a class that registers by hand)."""
+        names = set()
+        for call in ast.walk(cls):
+            if not isinstance(call, ast.Call):
+                continue
+            fname = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+            args = [a.value if isinstance(a, ast.Starred) else a for a in call.args]
+            if fname in ("add_module", "register_module", "setattr"):
+                return {"*"} | _all_self_attrs(cls)
+            for a in args:
+                for n in ast.walk(a):
+                    if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self" \
+                            and fname in _REGISTER:
+                        names.add(n.attr)
+        return names
+
+
+def _all_self_attrs(cls: ast.ClassDef) -> set:
+    return {n.attr for n in ast.walk(cls) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+            and n.value.id == "self"}

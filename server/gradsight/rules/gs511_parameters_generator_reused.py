@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+import ast
+
+from ..engine.query import FileEvent
+from ..engine.values import Fact
+from ..findings import Severity
+from .base import Invalid, Rule, Valid
+
+_GENERATORS = ("parameters", "named_parameters", "buffers", "children", "modules")
+
+
+class ParametersGeneratorReused(Rule):
+    code = "GS511"
+    name = "parameters-generator-reused"
+    severity = Severity.WARNING
+    summary = "A `model.parameters()` generator is consumed by its first user; a second user gets nothing."
+    events = (FileEvent,)
+    what_it_does = ("Flags `params = model.parameters()` (a generator) when `params` is then read twice or more, "
+                    "e.g. handed to an optimizer and later to `clip_grad_norm_`.")
+    why_bad = ("`parameters()` returns a one-shot generator. The first consumer (usually the optimizer) exhausts "
+               "it; every later one sees an empty sequence: `clip_grad_norm_(params, 1.0)` clips nothing and "
+               "returns 0, a second optimizer or a weight-decay loop does nothing. PyTorch raises nothing.")
+    example = "params = model.parameters()\nopt = torch.optim.Adam(params)\n...\nclip_grad_norm_(params, 1.0)"
+    use_instead = "params = list(model.parameters())\nopt = torch.optim.Adam(params)\n...\nclip_grad_norm_(params, 1.0)"
+    references = ("https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.parameters",)
+    _head = "import torch\nimport torch.nn as nn\nnet = nn.Linear(4, 4)\n"
+    _tail = ("opt = torch.optim.SGD(weights, lr=0.1)\nloss = (net(torch.randn(3, 4)) * 50).pow(2).mean()\n"
+             "opt.zero_grad()\nloss.backward()\nnorm = nn.utils.clip_grad_norm_(weights, 1.0)\n")
+    valid = (
+        Valid(_head + "weights = list(net.parameters())\n" + _tail),
+        Valid(_head + "weights = net.parameters()\nopt = torch.optim.SGD(weights, lr=0.1)\n"),
+        Valid(_head + "for epoch in range(2):\n    weights = net.parameters()\n    total = sum(p.numel() for p in weights)\n"),
+    )
+    invalid = (
+        Invalid(_head + "weights = net.parameters()\n" + _tail, line=4, runtime="silent: float(norm) == 0.0"),
+    )
+
+    def check(self, event: FileEvent, report) -> None:
+        q = event.query
+        for node in q.nodes():
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+                continue
+            value = node.value
+            if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                    and value.func.attr in _GENERATORS and not value.args):
+                continue
+            name = node.targets[0].id
+            scope = q.enclosing_function(node) or q.tree
+            if self._rebound(scope, name, node):
+                continue
+            uses = [n for n in q.names_loaded(scope, name) if n.lineno > node.lineno
+                    or (n.lineno == node.lineno and n.col_offset > node.col_offset)]
+            if len(uses) < 2:
+                continue
+            second = sorted(uses, key=lambda n: (n.lineno, n.col_offset))[1]
+            line, column, _, _ = report.source.span(second)
+            report.add(self, node, f"`{name}` is a one-shot generator: its first user exhausts it, so the use at line "
+                                   f"{line} gets nothing; wrap it in `list()`.",
+                       related=[Fact(line, column, "gets an empty sequence here")])
+
+    @staticmethod
+    def _rebound(scope, name: str, assign) -> bool:
+        return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+                   for n in ast.walk(scope) if n is not assign.targets[0])
