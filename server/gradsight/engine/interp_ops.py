@@ -386,10 +386,15 @@ class OpsMixin:
         extra = [v for v in rhs if isinstance(v, TensorVal)]
         if state.grad is not Tri.NO and any(v.rg is Tri.YES for v in extra):
             rg = Tri.YES
+        elif state.grad is not Tri.NO and rg is Tri.NO and (any(v is UNKNOWN for v in rhs)
+                                                              or any(v.rg is Tri.MAYBE for v in extra)):
+            # `total += loss` with an unknown `loss`: `total` may now have history.
+            rg = Tri.MAYBE
         leaf = target.leaf
-        if state.grad is not Tri.NO and rg is Tri.YES and target.leaf is Tri.YES and not target.param and target.rg is Tri.NO:
-            leaf = Tri.NO
-        new = target.with_(saved=None, rg=rg, leaf=leaf,
+        if state.grad is not Tri.NO and rg is not Tri.NO and target.leaf is Tri.YES and not target.param \
+                and target.rg is Tri.NO:
+            leaf = Tri.NO if rg is Tri.YES else Tri.MAYBE
+        new = target.with_(saved=None, rg=rg, leaf=leaf, nograd=target.nograd if rg is Tri.NO else None,
                            sources=target.sources | frozenset().union(*[v.sources for v in extra]) if extra else target.sources,
                            psrc=target.psrc | frozenset().union(*[v.psrc for v in extra if v.rg is not Tri.NO]),
                            pcut=_cap(target.pcut | _pcut_of(extra)),
