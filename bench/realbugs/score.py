@@ -257,7 +257,8 @@ def doc_section(rows: list[dict], meta: dict, first: dict | None, cases: list[di
            "The cases were chosen before gradsight was run on them, and the engine has not been changed for them.",
            "",
            "Scoring: a case is **found** when a warning or error stands on one of its fixed lines of the buggy",
-           "file (exact line). Findings elsewhere in the buggy file and any warning/error on the fixed version",
+           "file (exact line; where the fix only inserts a statement, the statements just before and after the",
+           "insertion point). Findings elsewhere in the buggy file and any warning/error on the fixed version",
            "are listed. Re-run: `.venv/bin/python bench/realbugs/score.py` (add `--engine-path DIR` to score",
            "another checkout's `server/`).", "", "### Results", ""]
     if first:
