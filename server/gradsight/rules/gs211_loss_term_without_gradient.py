@@ -1,0 +1,130 @@
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from ..engine.query import FileEvent
+from ..engine.values import Fact
+from ..findings import Severity
+from .base import Invalid, Rule, Valid
+
+
+def _keyword_true(call: ast.Call, name: str) -> bool:
+    return any(kw.arg == name and not (isinstance(kw.value, ast.Constant) and not kw.value.value)
+               for kw in call.keywords)
+
+
+def _gradish(expr: ast.AST) -> bool:
+    """An expression that evidently carries gradients: parameters, or a value named as a loss or penalty."""
+    for n in ast.walk(expr):
+        if isinstance(n, ast.Attribute) and n.attr in ("weight", "bias"):
+            return True
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("parameters",
+                                                                                            "named_parameters"):
+            return True
+        if isinstance(n, ast.Name) and any(w in n.id.lower() for w in ("loss", "penalty")):
+            return True
+    return False
+
+
+def _cut(expr: ast.AST, q) -> Optional[str]:
+    """How `expr` leaves autograd, when it certainly does: `.item()` / `float()` of a gradient-carrying value,
+    or `torch.autograd.grad(...)` without `create_graph=True`."""
+    core = expr.value if isinstance(expr, ast.Subscript) else expr
+    if not isinstance(core, ast.Call):
+        return None
+    if q.call_name(core) == "torch.autograd.grad":
+        return None if _keyword_true(core, "create_graph") else "`torch.autograd.grad` without `create_graph=True`"
+    if isinstance(core.func, ast.Attribute) and core.func.attr == "item" and not core.args and _gradish(core.func.value):
+        return "`.item()`"
+    if isinstance(core.func, ast.Name) and core.func.id == "float" and len(core.args) == 1 and _gradish(core.args[0]):
+        return "`float()`"
+    return None
+
+
+def _additive_terms(expr: ast.AST) -> list:
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+        return _additive_terms(expr.left) + _additive_terms(expr.right)
+    return [expr]
+
+
+def _reads(expr: ast.AST, names) -> Optional[str]:
+    return next((n.id for n in ast.walk(expr) if isinstance(n, ast.Name) and n.id in names), None)
+
+
+class LossTermWithoutGradient(Rule):
+    code = "GS211"
+    name = "loss-term-without-gradient"
+    severity = Severity.WARNING
+    summary = "A loss term built from `.item()`, `float()` or a non-differentiable gradient adds value but no gradient."
+    events = (FileEvent,)
+    what_it_does = ("Flags a sum that is backwarded (`loss = fit + 0.5 * penalty; loss.backward()`) when one of "
+                    "its terms comes from `.item()` / `float()` of a gradient-carrying value (a parameter, a loss) "
+                    "or from `torch.autograd.grad(...)` called without `create_graph=True` (a gradient penalty).")
+    why_bad = ("A Python number, or a gradient computed without `create_graph=True`, has no autograd history. "
+               "Adding it to the loss changes the printed value and nothing else: the penalty never acts on the "
+               "weights. Nothing raises; the regulariser silently does nothing.")
+    example = "sparsity = model.weight.abs().sum().item()\nloss = fit + 0.5 * sparsity\nloss.backward()"
+    use_instead = "sparsity = model.weight.abs().sum()\nloss = fit + 0.5 * sparsity\nloss.backward()"
+    references = ("https://pytorch.org/docs/stable/generated/torch.autograd.grad.html",)
+    _head = ("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nwind = nn.Linear(6, 2)\n"
+             "x, y = torch.randn(16, 6), torch.randn(16, 2)\nfit = F.mse_loss(wind(x), y)\n")
+    _probe = ("silent: torch.allclose(wind.weight.grad, "
+              "torch.autograd.grad(F.mse_loss(wind(x), y), wind.weight)[0])")
+    valid = (
+        Valid(_head + "sparsity = wind.weight.abs().sum()\nloss = fit + 0.5 * sparsity\nloss.backward()\n"),
+        Valid(_head + "shown = fit.item() + 0.5 * wind.weight.abs().sum().item()\nfit.backward()\n"),
+        Valid(_head + "scale = fit.item()\nloss = fit / scale\nloss.backward()\n"),
+        Valid("import torch\nx = torch.randn(4, 3, requires_grad=True)\nw = torch.randn(3, requires_grad=True)\n"
+              "out = (x * w).sum()\ng = torch.autograd.grad(out, x, create_graph=True)[0]\n"
+              "loss = out + (g.norm() - 1) ** 2\nloss.backward()\n"),
+    )
+    invalid = (
+        Invalid(_head + "sparsity = wind.weight.abs().sum().item()\nloss = fit + 0.5 * sparsity\nloss.backward()\n",
+                line=8, runtime=_probe),
+        Invalid("import torch\nx = torch.randn(4, 3, requires_grad=True)\nw = torch.randn(3, requires_grad=True)\n"
+                "out = (x * w).sum()\ng = torch.autograd.grad(out, x, retain_graph=True)[0]\n"
+                "penalty = (g.norm() - 1) ** 2\nloss = out + penalty\nloss.backward()\n", line=7,
+                runtime="silent: torch.allclose(w.grad, x.detach().sum(0))"),
+    )
+
+    def check(self, event: FileEvent, report) -> None:
+        q = event.query
+        scopes = [q.tree] + [n for n in q.nodes() if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        for scope in scopes:
+            self._check_scope(scope, q, report)
+
+    def _check_scope(self, scope, q, report) -> None:
+        cuts: dict = {}  # name -> (how, line)
+        assigns = sorted((n for n in ast.walk(scope) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                          and isinstance(n.targets[0], ast.Name) and q.enclosing_function(n) in (None, scope)
+                          and (scope is q.tree) == (q.enclosing_function(n) is None)),
+                         key=lambda n: n.lineno)
+        for node in assigns:
+            target = node.targets[0].id
+            how = _cut(node.value, q)
+            if how is not None:
+                cuts[target] = (how, node.lineno)
+                continue
+            terms = _additive_terms(node.value)
+            hit = [t for t in terms if _reads(t, cuts)]
+            if len(terms) > 1 and hit and len(hit) < len(terms):
+                if self._backwarded(scope, target, node.lineno):
+                    name = _reads(hit[0], cuts)
+                    how, line = cuts[name]
+                    report.add(self, node, f"`{name}` has no gradient ({how}, line {line}), so adding it to "
+                                           f"`{target}` changes the value but not the update.",
+                               related=[Fact(line, 1, f"{how} leaves autograd here")])
+                cuts.pop(target, None)
+            elif hit and len(hit) == len(terms):
+                cuts[target] = cuts[_reads(hit[0], cuts)]  # derived from a cut value only: still no gradient
+            else:
+                cuts.pop(target, None)
+
+    @staticmethod
+    def _backwarded(scope, name: str, after: int) -> bool:
+        for n in ast.walk(scope):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward" \
+                    and n.lineno > after and _reads(n.func.value, {name}):
+                return True
+        return False
