@@ -89,3 +89,21 @@ def test_arguments():
     defaults = parser.parse_args(["f.py"])
     assert (defaults.device, defaults.max_steps, defaults.timeout, defaults.memory_mb,
             defaults.output_format, defaults.python) == ("auto", 20, 60.0, 4096, "text", None)
+
+
+def test_output_tail_splits_scripts_at_the_marker_even_across_reads():
+    import os
+    import threading
+
+    from gradsight.trace import SCRIPT_MARK, _Tail
+
+    r, w = os.pipe()
+    os.close(w)  # an empty pipe: the reader thread ends at once; the test feeds the tail by hand
+    with os.fdopen(r, "rb") as stream:
+        tail = _Tail(stream, [0], threading.Lock())
+        tail.thread.join(5)
+    data = b"first script\n" + SCRIPT_MARK + b"second\nscript\n" + SCRIPT_MARK + b"third"
+    for i in range(0, len(data), 7):  # a marker cut in two by a read boundary
+        tail._add(data[i:i + 7])
+    assert [tail.last_lines(i) for i in range(3)] == ["first script", "second\nscript", "third"]
+    assert tail.last_lines(5) == ""
