@@ -270,3 +270,21 @@ def test_library_inference_hook_classifies_unresolved_results():
     assert asked == [(3, 0)]
     numpy = [e for e in events if type(e).__name__ == "NumpyEvent"]
     assert len(numpy) == 1 and numpy[0].target.evidence
+
+
+def test_output_of_an_optimized_unknown_model_has_a_graph_as_evidence():
+    # `model` comes from code gradsight cannot see, but an optimizer trains its parameters: its output in grad
+    # mode has a graph (evidence from use, so a warning); under no_grad it does not.
+    src = """\
+    import torch
+    from somewhere import build
+
+    model = build()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    out = model(torch.randn(2, 3))
+    print(out.numpy())
+    with torch.no_grad():
+        print(model(torch.randn(2, 3)).numpy())
+    """
+    found = _findings(src, "evidence_model")
+    assert [(f.code, f.line, f.severity) for f in found] == [("GS201", 7, Severity.WARNING)]

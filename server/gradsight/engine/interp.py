@@ -97,6 +97,10 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin, OpsMixin, Objec
         self.return_states: list = []
         self.last_exports: tuple = ()
         self.memo_exports: dict = {}
+        # (id of the function frame or None, reference key) -> where an optimizer took the parameters of an object
+        # gradsight cannot see: calling it in grad mode gives an output with a graph (evidence from use).
+        self.evidence_models: dict = {}
+        self.libinfer = None  # optional library inference the driver may install (see `library_value`)
         # id(ast.Starred) -> (node, value of the starred sequence), for callees that unpack it.
         self.starred_values: dict = {}
 

@@ -73,6 +73,12 @@ class CallsMixin:
             return val
         callee = self.eval(func, state)
         val = self.call_value(callee, node, state)
+        if val is UNKNOWN and callee is UNKNOWN and state.grad is Tri.YES and self.evidence_models:
+            model_key = key_of(func)
+            trained = self.evidence_models.get((id(self.stack[-1]) if self.stack else None, model_key))
+            if trained is not None:
+                val = TensorVal(rg=Tri.YES, leaf=Tri.NO, evidence=True, psrc_partial=True, origin=self.fact(
+                    node, f"`{self.seg(node)}` runs `{model_key}`, whose parameters an optimizer trains", trained))
         if isinstance(callee, ObjectVal):
             self.used_object(func, callee, state, "__call__")
         self.record(node, val)
@@ -244,6 +250,16 @@ class CallsMixin:
             module_sites: frozenset = frozenset()
             if args:
                 self.optimizer(args[0], node, qual)
+                first = args[0][0]
+                if args[0][1] is UNKNOWN and isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute) \
+                        and first.func.attr in ("parameters", "named_parameters"):
+                    # An object gradsight cannot see whose parameters an optimizer trains: evidence that calling it
+                    # in grad mode gives an output with a graph (see `expr_Call`).
+                    model_key = key_of(first.func.value)
+                    if model_key is not None:
+                        frame = id(self.stack[-1]) if self.stack else None
+                        self.evidence_models.setdefault((frame, model_key), self.fact(
+                            node, f"`{short}` trains the parameters of `{model_key}`"))
                 if isinstance(args[0][1], ParamsVal):
                     module_sites = args[0][1].module_sites
                     self.note_trained(module_sites)
