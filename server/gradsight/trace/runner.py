@@ -469,7 +469,10 @@ class Tracer:
         self._next_eid += 1
         eid = self._next_eid
         ev = {"kind": kind, "path": path, "line": line, "op": op, "gen": self.n_backward,
-              "src_gfs": [], "src_leaves": [], "src_site": None}
+              "src_gfs": [], "src_leaves": [], "src_site": None,
+              # Inside a function (a model's forward), the caller's lines: findings name the call site too.
+              "outer": (self.outer_user_lines(frame, 2)
+                        if frame is not None and frame.f_code.co_name != "<module>" else ())}
         if src is not None:
             self._remember_source(ev, src)
         self.cut_events[eid] = ev
@@ -1260,6 +1263,7 @@ class Tracer:
             elif ev is not None and ev["kind"] == "cut":
                 how = ("torch.%s() copies values, not history" % top) if top in _CTOR_NAMES else ".%s()" % top
                 cause = (tpath, tline, "%s at line %d cuts the autograd history (%s)" % (_code(tpath, tline), tline, how))
+                related.extend((p, ln, "called from here") for p, ln in ev.get("outer", ()))
             elif kind == K_CREATED:
                 cause = (tpath, tline, "%s at line %d creates a tensor without requires_grad=True, and nothing "
                          "%s is computed from requires grad" % (_code(tpath, tline), tline,
