@@ -38,6 +38,6 @@ class InferenceTensorSaved(Rule):
         origin = event.target.origin
         where = f" (created at line {origin.line})" if origin else ""
         report.add(self, event.node,
-                   f"`{event.op}` must save `{event.expr}` for backward, but it was created under "
-                   f"`torch.inference_mode()`{where}; this raises \"Inference tensors cannot be saved for backward\"; "
-                   "create it under `torch.no_grad()` or `.clone()` it.", related=[origin])
+                   f"`{event.op}` must save an inference tensor for backward, so this raises. `{event.expr}` was "
+                   f"created under `torch.inference_mode()`{where}; PyTorch says \"Inference tensors cannot be saved "
+                   "for backward\". Create it under `torch.no_grad()` or `.clone()` it.", related=[origin])

@@ -33,7 +33,7 @@ class RequiresGradOnInferenceTensor(Rule):
             return
         origin = event.target.origin
         report.add(self, event.node,
-                   "This tensor was created under `torch.inference_mode()`"
-                   + (f" (line {origin.line})" if origin else "")
-                   + ", so making it require grad raises \"Setting requires_grad=True on inference tensor outside "
-                   "InferenceMode is not allowed\"; `.clone()` it first.", related=[origin])
+                   "An inference tensor cannot require grad, so this raises; `.clone()` it first. It was created "
+                   "under `torch.inference_mode()`" + (f" (line {origin.line})" if origin else "")
+                   + "; PyTorch says \"Setting requires_grad=True on inference tensor outside InferenceMode is not "
+                   "allowed\".", related=[origin])

@@ -43,6 +43,6 @@ class EvalBuildsGraph(Rule):
         if _calls_backward(report.tree):
             return
         report.add(self, event.node,
-                   f"`{event.expr}` runs in eval mode (line {event.eval_at.line}) with grad mode on, so it builds an "
-                   "autograd graph nothing uses; wrap evaluation in `torch.no_grad()` or `torch.inference_mode()`.",
+                   "Evaluation with grad mode on builds an autograd graph nothing uses; wrap it in `torch.no_grad()`. "
+                   f"The model was put in eval mode at line {event.eval_at.line}, which does not stop autograd.",
                    related=[event.eval_at])

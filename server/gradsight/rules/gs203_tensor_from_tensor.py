@@ -40,7 +40,7 @@ class TensorFromTensor(Rule):
     def check(self, event: GraphCutEvent, report) -> None:
         origin = event.target.origin
         report.add(self, event.node,
-                   f"`{event.api}({event.expr})` copies values that require grad"
-                   + (f" ({origin.text}, line {origin.line})" if origin else "")
-                   + " into a new tensor without history, so no gradient flows back through it; use the tensor "
-                   "itself (or `.detach().clone()` if a copy without gradient is intended).", related=[origin])
+                   f"`{event.api}()` copies values that require grad into a tensor without history: no gradient "
+                   "flows back. Use the tensor itself (or `.detach().clone()` if a copy without gradient is "
+                   "intended)" + (f"; the values come from {origin.text}, line {origin.line}." if origin else "."),
+                   related=[origin])

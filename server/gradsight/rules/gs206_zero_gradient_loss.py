@@ -35,5 +35,5 @@ class ZeroGradientLoss(Rule):
             return
         z = t.zerograd
         report.add(self, event.node,
-                   f"Every gradient of `{event.expr}` passes through {z.text.rstrip('.')} (line {z.line}), so "
-                   "backward produces only zeros and nothing learns.", related=[z])
+                   f"Every gradient of `{event.expr}` passes through an op with zero gradient, so nothing learns. "
+                   f"At line {z.line}, {z.text.rstrip('.')}.", related=[z])

@@ -32,8 +32,8 @@ class RequiresGradTypo(Rule):
         if kind not in ("attr", "kwarg") or spelling == "requires_grad":
             return
         if kind == "attr":
-            msg = (f"`{spelling}` is not `requires_grad`: this only sets a new Python attribute, so the tensor still "
-                   "does not require grad.")
+            msg = (f"`{spelling}` is a typo of `requires_grad`, so the tensor still does not require grad. "
+                   "The assignment only sets a new Python attribute.")
         else:
             msg = (f"`{spelling}=` is not a keyword of tensor factories; the call raises \"received an invalid "
                    "combination of arguments\"; use `requires_grad=`.")

@@ -28,6 +28,6 @@ class RequiresGradOnNonLeaf(Rule):
         if event.api != "attr:requires_grad" or event.target.leaf is not Tri.NO:
             return
         report.add(self, event.node,
-                   "This tensor is computed (it has autograd history), so changing `requires_grad` raises \"you can "
-                   "only change requires_grad flags of leaf variables\"; use `.detach()` instead.",
+                   "Changing `requires_grad` of a computed (non-leaf) tensor raises; use `.detach()` instead. "
+                   "PyTorch says \"you can only change requires_grad flags of leaf variables\".",
                    related=[event.target.origin])

@@ -32,5 +32,5 @@ class RewrappedLeaf(Rule):
             return
         cut = event.target.nograd
         report.add(self, event.node,
-                   f"This builds a new leaf from values that left autograd ({cut.text}, {at(cut)}), so backward stops "
-                   "here and nothing that computed them gets a gradient; use the original tensor.", related=[cut])
+                   "This new leaf is built from values that left autograd, so gradients stop here. Use the original "
+                   f"tensor: {cut.text} at {at(cut)}.", related=[cut])

@@ -112,8 +112,8 @@ class LossTermWithoutGradient(Rule):
                 if self._backwarded(scope, target, node.lineno):
                     name = _reads(hit[0], cuts)
                     how, line = cuts[name]
-                    report.add(self, node, f"`{name}` has no gradient ({how}, line {line}), so adding it to "
-                                           f"`{target}` changes the value but not the update.",
+                    report.add(self, node, f"`{name}` has no gradient, so adding it to `{target}` changes the "
+                                           f"value but not the update. It comes from {how} at line {line}.",
                                related=[Fact(line, 1, f"{how} leaves autograd here")])
                 cuts.pop(target, None)
             elif hit and len(hit) == len(terms):

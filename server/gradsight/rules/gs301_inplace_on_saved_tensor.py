@@ -134,5 +134,6 @@ class InplaceOnSavedTensor(Rule):
             # Dropout only writes when it is active: training mode with p > 0.
             when = " when dropout is active (training mode, p > 0)"
         report.add(self, event.node,
-                   f"{what} modifies `{event.expr}` in place, but {saved.text} at line {saved.line}; "
-                   f"backward will raise {_MSG}{when}.", related=[saved], fix=fix, span=span)
+                   f"This in-place write overwrites a tensor saved for backward, so backward raises{when}. "
+                   f"{what} modifies `{event.expr}`, {saved.text} at line {saved.line}; PyTorch says {_MSG}.",
+                   related=[saved], fix=fix, span=span)

@@ -33,6 +33,7 @@ class InplaceOnNoGradView(Rule):
             return
         where = f" at line {t.view.line}" if t.view else ""
         report.add(self, event.node,
-                   f"`{event.expr}` is a view created under no_grad{where}, and it is modified in place with grad mode "
-                   "on, which raises \"A view was created in no_grad mode and is being modified inplace\".",
+                   "Modifying a view made under no_grad in place with grad mode on raises. "
+                   f"`{event.expr}` is that view{where}; PyTorch says \"A view was created in no_grad mode and is "
+                   "being modified inplace\".",
                    related=[t.view])

@@ -29,6 +29,7 @@ class OutArgumentWithGrad(Rule):
         if event.grad_mode is not Tri.YES:
             return
         report.add(self, event.node,
-                   f"`{event.op.rsplit('.', 1)[-1]}(..., out=...)` cannot record autograd history and `"
-                   f"{event.grad_inputs[0]}` requires grad, so it raises \"functions with out=... arguments don't "
-                   "support automatic differentiation\"; assign the result instead.")
+                   "An `out=` call on inputs that require grad raises; assign the result instead. "
+                   f"`{event.op.rsplit('.', 1)[-1]}(..., out=...)` cannot record history and `{event.grad_inputs[0]}` "
+                   "requires grad; PyTorch says \"functions with out=... arguments don't support automatic "
+                   "differentiation\".")

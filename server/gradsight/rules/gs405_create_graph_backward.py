@@ -30,5 +30,5 @@ class CreateGraphBackward(Rule):
         if event.api != "Tensor.backward" or event.create_graph is not Tri.YES or event.target.rg is not Tri.YES:
             return
         report.add(self, event.node,
-                   "`backward(create_graph=True)` stores gradients that reference the graph that made them (a "
-                   "reference cycle that leaks memory); use `torch.autograd.grad(..., create_graph=True)` instead.")
+                   "`backward(create_graph=True)` leaks memory through a reference cycle; use `torch.autograd.grad`. "
+                   "The gradients it stores in `.grad` reference the graph that made them.")

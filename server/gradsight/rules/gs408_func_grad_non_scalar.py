@@ -47,6 +47,6 @@ class FuncGradNonScalar(Rule):
         if event.result.shape and "?" not in event.result.shape:
             dims = f"a tensor of shape {tuple(event.result.shape)}"
         report.add(self, event.node,
-                   f"`{event.func}` returns {dims}{where}, not a scalar, so `{event.api.rsplit('.', 1)[-1]}"
-                   f"({event.func})` will raise {_MSG}; reduce it (`.mean()`, `.sum()`) or use `vmap` for per-sample "
-                   "gradients.", related=[origin])
+                   f"`{event.func}` does not return a scalar, so `{event.api.rsplit('.', 1)[-1]}()` raises. "
+                   f"It returns {dims}{where}; PyTorch says {_MSG}. Reduce it (`.mean()`, `.sum()`) or use `vmap` "
+                   "for per-sample gradients.", related=[origin])

@@ -69,7 +69,7 @@ class GradientShapeMismatch(Rule):
         text = text if len(text) <= 40 and "\n" not in text else "the gradient"
         where = f" (made at {at(g.origin)})" if g.origin is not None and g.origin.line != event.node.lineno else ""
         report.add(self, event.node,
-                   f"`{text}`{where} has shape {tuple(g.shape)} but `{event.expr}` has shape {tuple(t.shape)}, so "
-                   f"this raises \"Mismatch in shape: grad_output[0] has a shape of {_size(g.shape)} and output[0] "
-                   f"has a shape of {_size(t.shape)}\"; pass a gradient shaped like the output.",
+                   f"The gradient has shape {tuple(g.shape)} but `{event.expr}` has shape {tuple(t.shape)}, so this "
+                   f"raises. `{text}`{where} must be shaped like the output; PyTorch says \"Mismatch in shape: "
+                   f"grad_output[0] has a shape of {_size(g.shape)} and output[0] has a shape of {_size(t.shape)}\".",
                    related=[g.origin, t.origin])

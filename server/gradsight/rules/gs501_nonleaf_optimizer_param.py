@@ -105,8 +105,8 @@ class NonLeafOptimizerParam(Rule):
             expr = report.source.segment(node)
             where = f" ({t.origin.text}, line {t.origin.line})" if t.origin else ""
             if sure:
-                msg = (f"`{expr}` is not a leaf{where}: it was computed from a tensor that requires grad, so the "
-                       "optimizer raises \"can't optimize a non-leaf Tensor\".")
+                msg = (f"`{expr}` is not a leaf, so the optimizer raises. It was computed from a tensor that requires "
+                       f"grad{where}; PyTorch says \"can't optimize a non-leaf Tensor\".")
             else:
                 msg = (f"`{expr}` may not be a leaf{where}: `.to()` returns a copy with history whenever the device "
                        "or dtype changes (e.g. on a GPU), and then the optimizer raises \"can't optimize a non-leaf "

@@ -32,6 +32,6 @@ class CheckpointWithoutGradInput(Rule):
         if not all(v.rg is Tri.NO for v in event.inputs):
             return
         report.add(self, event.node,
-                   "No input of this reentrant checkpoint requires grad, so its output has no history and the "
-                   "parameters inside get no gradient (\"None of the inputs have requires_grad=True\"); pass "
+                   "No input of this reentrant checkpoint requires grad, so the parameters inside get no gradient. "
+                   "Its output has no history (PyTorch warns \"None of the inputs have requires_grad=True\"); pass "
                    "`use_reentrant=False`.")
