@@ -31,6 +31,7 @@ class ParametersGeneratorReused(Rule):
         Valid(_head + "weights = list(net.parameters())\n" + _tail),
         Valid(_head + "weights = net.parameters()\nopt = torch.optim.SGD(weights, lr=0.1)\n"),
         Valid(_head + "for epoch in range(2):\n    weights = net.parameters()\n    total = sum(p.numel() for p in weights)\n"),
+        Valid(_head + "\n\ndef rest(m):\n    gen = m.modules()\n    next(gen)\n    return gen\n\n\nkids = list(rest(net))\n"),
     )
     invalid = (
         Invalid(_head + "weights = net.parameters()\n" + _tail, line=4, runtime="silent: float(norm) == 0.0"),
@@ -49,8 +50,8 @@ class ParametersGeneratorReused(Rule):
             scope = q.enclosing_function(node) or q.tree
             if self._rebound(scope, name, node):
                 continue
-            uses = [n for n in q.names_loaded(scope, name) if n.lineno > node.lineno
-                    or (n.lineno == node.lineno and n.col_offset > node.col_offset)]
+            uses = [n for n in q.names_loaded(scope, name) if (n.lineno > node.lineno
+                    or (n.lineno == node.lineno and n.col_offset > node.col_offset)) and _consumes(n, q)]
             if len(uses) < 2:
                 continue
             second = sorted(uses, key=lambda n: (n.lineno, n.col_offset))[1]
@@ -63,3 +64,16 @@ class ParametersGeneratorReused(Rule):
     def _rebound(scope, name: str, assign) -> bool:
         return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
                    for n in ast.walk(scope) if n is not assign.targets[0])
+
+
+def _consumes(use: ast.Name, q) -> bool:
+    """Whether this read iterates the generator: an argument of a call (not `next`, which takes one item on
+    purpose), or the iterable of a loop or comprehension. `return gen` hands it on and is not counted."""
+    parent = q.parent(use)
+    if isinstance(parent, ast.Call) and use in parent.args:
+        return not (isinstance(parent.func, ast.Name) and parent.func.id in ("next", "id", "type", "isinstance"))
+    if isinstance(parent, ast.Starred):
+        return True
+    if isinstance(parent, (ast.For, ast.AsyncFor, ast.comprehension)) and parent.iter is use:
+        return True
+    return False
