@@ -288,3 +288,21 @@ def test_output_of_an_optimized_unknown_model_has_a_graph_as_evidence():
     """
     found = _findings(src, "evidence_model")
     assert [(f.code, f.line, f.severity) for f in found] == [("GS201", 7, Severity.WARNING)]
+
+
+def test_parameters_of_an_unseen_model_are_leaves_that_require_grad():
+    # A manual SGD step in grad mode on the parameters of a model from elsewhere: torch raises "a leaf Variable
+    # that requires grad is being used in an in-place operation". Under no_grad it is the correct update.
+    src = """\
+    import torch
+    from somewhere import build
+
+    model = build()
+    model(torch.randn(2, 3)).sum().backward()
+    for p in model.parameters():
+        p.add_(p.grad, alpha=-0.1)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(p.grad, alpha=-0.1)
+    """
+    assert _codes(src, "unseen_params") == [("GS302", 7)]

@@ -59,6 +59,13 @@ class CallsMixin:
             if isinstance(recv, PyVal):
                 vals = [self.eval(a, state) for a in node.args]
                 return PyVal(cut=recv.cut, pcut=_pcut_of([recv] + vals))
+            if recv is UNKNOWN and func.attr == "parameters" and key_of(func.value) is not None \
+                    and (func.value.id not in self.scope.imports if isinstance(func.value, ast.Name) else True):
+                # The parameters of an object gradsight cannot see (a model from another package, a name bound to
+                # one of several classes): leaves that require grad unless something froze them. Evidence of use.
+                self.eval_args(node, state)
+                return ParamsVal(origin=self.fact(node, f"parameters of `{self.seg(func.value)}`"),
+                                 owner=key_of(func.value), evidence=True)
             if recv is UNKNOWN and func.attr == "backward":
                 args, kwargs = self.eval_args(node, state)
                 self.backward(recv, func.value, node, state, "Tensor.backward", kwargs, positional=len(args))
@@ -251,7 +258,8 @@ class CallsMixin:
             if args:
                 self.optimizer(args[0], node, qual)
                 first = args[0][0]
-                if args[0][1] is UNKNOWN and isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute) \
+                if (args[0][1] is UNKNOWN or isinstance(args[0][1], ParamsVal) and args[0][1].evidence) \
+                        and isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute) \
                         and first.func.attr in ("parameters", "named_parameters"):
                     # An object gradsight cannot see whose parameters an optimizer trains: evidence that calling it
                     # in grad mode gives an output with a graph (see `expr_Call`).

@@ -604,7 +604,7 @@ class StatementsMixin:
     def element_of(self, value: Value) -> Value:
         if isinstance(value, ParamsVal):
             return TensorVal(rg=Tri.YES, leaf=Tri.YES, param=True, origin=value.origin, is_int=Tri.NO,
-                             psrc=value.module_sites)
+                             psrc=value.module_sites, evidence=value.evidence, psrc_partial=value.evidence)
         if isinstance(value, SeqVal) and value.items:
             out = value.items[0]
             for v in value.items[1:]:

@@ -273,6 +273,7 @@ class ParamsVal(Value):
     origin: Optional[Fact] = None
     owner: Optional[str] = None  # reference key of the module, e.g. "model"
     module_sites: frozenset = frozenset()  # where those modules were created (see `TensorVal.psaved`)
+    evidence: bool = False  # the parameters of an object gradsight cannot see: they require grad by evidence of use
 
 
 @dataclass(frozen=True)
