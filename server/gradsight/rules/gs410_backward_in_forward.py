@@ -24,8 +24,18 @@ def _tainted(func: ast.FunctionDef) -> set:
     return names
 
 
+_NO_GRAPH_METHODS = {"detach", "item", "size", "dim", "tolist", "numpy", "numel", "stride", "data_ptr"}
+_NO_GRAPH_ATTRS = {"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "data"}
+_NO_GRAPH_FUNCS = {"len", "int", "float", "bool", "str", "isinstance", "type"}
+
+
 def _detached(expr: ast.AST) -> bool:
-    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in ("detach", "item")
+    """Whether `expr` carries no autograd graph whatever its operands (`.detach()`, `.item()`, `.shape`, ...)."""
+    if isinstance(expr, ast.Call):
+        if isinstance(expr.func, ast.Attribute):
+            return expr.func.attr in _NO_GRAPH_METHODS
+        return isinstance(expr.func, ast.Name) and expr.func.id in _NO_GRAPH_FUNCS
+    return isinstance(expr, ast.Attribute) and expr.attr in _NO_GRAPH_ATTRS
 
 
 def _reads(expr: ast.AST, names: set) -> bool:
@@ -65,6 +75,12 @@ class BackwardInForward(Rule):
               "        super().__init__()\n        self.fc = nn.Linear(3, 1)\n\n    def forward(self, x):\n"
               "        return self.fc(x)\n\n    def train_step(self, x):\n        loss = self(x).sum()\n"
               "        loss.backward()\n        return loss\n\n\nNet().train_step(torch.randn(2, 3))\n"),
+        # A meta-learner whose forward runs its own optimisation and returns only numbers (maml-pytorch).
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Meta(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.net = nn.Linear(3, 1)\n"
+              "        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)\n\n    def forward(self, x, y):\n"
+              "        loss = ((self.net(x) - y) ** 2).mean()\n        self.opt.zero_grad()\n        loss.backward()\n"
+              "        self.opt.step()\n        return loss.item()\n\n\nacc = Meta()(torch.randn(4, 3), torch.randn(4, 1))\n"),
     )
     invalid = (
         Invalid("import torch\nimport torch.nn as nn\n\n\nclass Q(nn.Module):\n    def __init__(self):\n"
@@ -86,6 +102,10 @@ class BackwardInForward(Rule):
 
     def _check_forward(self, func: ast.FunctionDef, q, report) -> None:
         tainted = _tainted(func)
+        returns = [r.value for r in ast.walk(func) if isinstance(r, ast.Return) and r.value is not None
+                   and q.enclosing_function(r) is func]
+        if not any(_reads(v, tainted) for v in returns):
+            return  # nothing from the input's graph goes back to the caller (e.g. a meta-learner's forward)
         for call in ast.walk(func):
             if not isinstance(call, ast.Call):
                 continue
