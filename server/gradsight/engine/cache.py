@@ -60,8 +60,8 @@ def _workspace(root: Optional[str]):
 
 
 def _analyse_one(path_str: str, config: Config, root: Optional[str] = None) -> tuple[str, list[dict], list[str], dict]:
-    from ..cli import read_source
     from .driver import analyze_source
+    from .sources import read_source
 
     path = pathlib.Path(path_str)
     text, problem = read_source(path)

@@ -21,6 +21,7 @@ from .interp import Interpreter, ModuleScope
 from .query import FileEvent, Query
 from ..findings import Edit, Finding, Fix, Related
 from .api import StateFact
+from .ruleset import RuleSet, default_rules
 from .report import LINE_DIGITS, MARK_DIGITS, UNMARK_DIGITS, Line, Reporter, Source, split_lines
 from .state import State
 from .values import (UNKNOWN, ClassInfo, ClassVal, Fact, FuncVal, GradModeCtx, ModuleRef, OptimizerVal, ParamsVal,
@@ -133,7 +134,8 @@ def _nesting_depth(text: str) -> int:
     return best
 
 
-def analyze_source(text: str, path: str = "<stdin>", config: Config | None = None, workspace=None) -> Analysis:
+def analyze_source(text: str, path: str = "<stdin>", config: Config | None = None, workspace=None,
+                   rules: Optional[RuleSet] = None) -> Analysis:
     """Analyse one file's text. Pure apart from `workspace` reads; returns findings, facts and problems.
 
     Re-analysing a new version of a file analysed recently is incremental but exact: the result is what
@@ -146,9 +148,8 @@ def analyze_source(text: str, path: str = "<stdin>", config: Config | None = Non
     the file is analysed, from the text alone (warm results still equal cold ones). Where the chunking cannot be
     certain, the longest prefix that parses is analysed instead (`_parse_prefix`). While the text stays
     broken, a keystroke re-parses only the chunks it touched."""
-    from ..rules import all_rules
-    from ..rules.gs001_syntax_error import SyntaxErrorRule
-
+    # The rule set is handed in (`engine.ruleset`): the engine imports nothing from `rules/`.
+    ruleset = rules if rules is not None else default_rules()
     config = config or Config()
     result = Analysis(path=path)
     if len(text) > MAX_BYTES:
@@ -195,7 +196,7 @@ def analyze_source(text: str, path: str = "<stdin>", config: Config | None = Non
             if chunked is None or not chunked.failed:  # not chunked with certainty: analyse the prefix
                 chunked = None
                 prefix = True
-                SyntaxErrorRule.report(exc, reporter)
+                ruleset.report_syntax_error(exc, reporter)
                 tree = _parse_prefix(text, exc)
                 if tree is None:
                     result.findings = sorted((_plain(f) for f in reporter.findings.values()), key=sort_key)
@@ -205,7 +206,7 @@ def analyze_source(text: str, path: str = "<stdin>", config: Config | None = Non
             return result
     if chunked is not None and chunked.failed:
         for first, last, msg, line, col in chunked.failed:
-            SyntaxErrorRule.report_skipped(reporter, msg, min(line, len(lines)), col, first, last)
+            ruleset.report_skipped(reporter, msg, min(line, len(lines)), col, first, last)
         tree = chunked.tree
         memo = _remember(path, text, lines, tree, previous, chunked)
     elif prefix:
@@ -213,7 +214,7 @@ def analyze_source(text: str, path: str = "<stdin>", config: Config | None = Non
     else:
         memo = _remember(path, text, lines, tree, previous, chunked)
 
-    rules = [r() for r in all_rules() if config.is_enabled(r.code) and r.events]
+    rules = ruleset.active(config)
 
     def emit(event: Event) -> None:
         for rule in rules:
