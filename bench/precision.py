@@ -42,8 +42,10 @@ def run_cli(files: list[str], use_cache: bool) -> tuple[list[dict], str]:
     if not use_cache:
         cmd.append("--no-cache")
     proc = subprocess.run([*cmd, *files], capture_output=True, text=True, cwd=REPO)
+    # A working run prints a JSON list (`[]` when clean); an empty output (a crash before printing, e.g. a
+    # traceback with exit 1) must not be read as "no findings".
     try:
-        data = json.loads(proc.stdout) if proc.stdout.strip() else []
+        data = json.loads(proc.stdout)
     except ValueError:
         raise SystemExit(f"gradsight check did not print JSON (exit {proc.returncode}):\n"
                          f"{proc.stdout[-1500:]}\n{proc.stderr[-1500:]}")

@@ -114,13 +114,18 @@ def run_gradsight(files: list[pathlib.Path], engine_path: str | None) -> tuple[l
                            text=True, env=env)
     where = probe.stdout.strip()
     proc = subprocess.run([*cmd, *map(str, files)], capture_output=True, text=True, env=env, cwd=REPO)
+    # With --exit-zero a working run exits 0 and prints a JSON list (`[]` when clean); anything else (an
+    # empty output, a traceback, another exit status) means gradsight did not run, and must not be
+    # scored as "nothing found".
     try:
-        data = json.loads(proc.stdout) if proc.stdout.strip() else []
+        data = json.loads(proc.stdout)
     except ValueError:
-        print(f"gradsight check did not print JSON (exit {proc.returncode}):\n{proc.stdout[-1500:]}\n"
+        data = None
+    if not isinstance(data, list):
+        print(f"gradsight check did not print a JSON list (exit {proc.returncode}):\n{proc.stdout[-1500:]}\n"
               f"{proc.stderr[-1500:]}", file=sys.stderr)
         raise SystemExit(2)
-    if proc.returncode not in (0, 1):
+    if proc.returncode != 0:
         print(f"gradsight check failed (exit {proc.returncode}):\n{proc.stderr[-1500:]}", file=sys.stderr)
         raise SystemExit(2)
     return data, where
