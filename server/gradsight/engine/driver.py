@@ -233,6 +233,8 @@ def analyze_source(text: str, path: str = "<stdin>", config: Config | None = Non
     interp = _TrackingInterpreter(scope, emit, resolver)
     interp.root_path = path
     interp.home = scope
+    # Names the interpreter cannot resolve may be asked of jedi (`libinfer`); the workspace owns its cache.
+    interp.libinfer = workspace.libinfer if workspace is not None else None
     old_limit = sys.getrecursionlimit()
     try:
         sys.setrecursionlimit(max(old_limit, 10000))

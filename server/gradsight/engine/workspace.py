@@ -31,6 +31,16 @@ class Workspace:
         self._found: dict[tuple, tuple[Optional[pathlib.Path], float]] = {}
         self._digests: dict[int, tuple[str, str]] = {}  # id(text) -> (text, sha1): texts are reused objects
         self._lock = threading.Lock()
+        self._libinfer = None
+
+    @property
+    def libinfer(self):
+        """The workspace's `LibraryInference` (jedi, lazy): its answers are cached per file version."""
+        if self._libinfer is None:
+            from .libinfer import LibraryInference
+
+            self._libinfer = LibraryInference(str(self.root))
+        return self._libinfer
 
     def set_overlay(self, path: str, text: Optional[str]) -> None:
         key = str(pathlib.Path(path).resolve())

@@ -1,0 +1,131 @@
+"""What a name bound from a library call is, by jedi's static inference (issue 13 part 3).
+
+The interpreter knows torch's own API (`torchdb`), but `model = AutoModel.from_pretrained(...)` or
+`opt = build_optimizer(cfg)` from an installed library is opaque to it. When it cannot resolve such a name it
+asks `interp.libinfer.classify(text, path, line, column)` (set by the driver; `None` where jedi is missing);
+the answer says whether the value is an `nn.Module` (its parameters carry gradients) or an optimizer.
+
+jedi infers statically: it reads library sources and never imports or runs user or library Python code in
+this process (its helper subprocess may load compiled extensions found on the environment's path, as jedi
+documents). jedi is imported lazily on the first question, and each answer is cached per (file, version of
+its text) inside the instance, which the driver keeps per analysis owner, so a keystroke elsewhere re-asks
+nothing. Costs: docs/performance.md ("Library inference").
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import pathlib
+from dataclasses import dataclass
+from typing import Optional
+
+MODULE_BASE = "torch.nn.modules.module.Module"
+OPTIMIZER_BASE = "torch.optim.optimizer.Optimizer"
+# Class hierarchies deeper than this (through library bases) are not followed: the answer is "not known".
+MAX_DEPTH = 12
+
+
+@dataclass(frozen=True)
+class LibClass:
+    """The class of a library value: its qualified name and what gradsight cares about in it."""
+
+    qualname: str
+    is_module: bool
+    is_optimizer: bool
+
+
+class LibraryInference:
+    """jedi-backed answers to "what class is the value of this name?", cached per file version."""
+
+    def __init__(self, root: Optional[str] = None, sys_path: Optional[list[str]] = None, max_cached_files: int = 64):
+        self.root = root
+        self.sys_path = list(sys_path or [])
+        self.max_cached_files = max_cached_files
+        self._jedi = None  # the module, imported on first use; False when unavailable
+        self._project = None
+        self._answers: dict[tuple[str, str], dict[tuple[int, int], Optional[LibClass]]] = {}
+        self._bases: dict[tuple[str, int], tuple[bool, bool]] = {}
+        self.asked = 0  # questions that reached jedi (the rest were cached), for benchmarks and tests
+
+    def available(self) -> bool:
+        if self._jedi is None:
+            try:
+                import jedi  # noqa: PLC0415 - lazy: most analyses never ask, and jedi takes ~0.3 s to import
+
+                self._jedi = jedi
+            except ImportError:
+                self._jedi = False
+        return bool(self._jedi)
+
+    def _get_project(self):
+        if self._project is None:
+            root = self.root or str(pathlib.Path.cwd())
+            self._project = self._jedi.Project(root, added_sys_path=self.sys_path)
+        return self._project
+
+    def classify(self, text: str, path: str, line: int, column: int) -> Optional[LibClass]:
+        """The class of the value bound to the identifier at (line 1-based, column 0-based code points)."""
+        if not self.available():
+            return None
+        key = (path, hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest())
+        answers = self._answers.get(key)
+        if answers is None:
+            # One version per path is kept: a new version of a file forgets the old one's answers.
+            for old in [k for k in self._answers if k[0] == path]:
+                del self._answers[old]
+            while len(self._answers) >= self.max_cached_files:
+                del self._answers[next(iter(self._answers))]
+            answers = self._answers[key] = {}
+        if (line, column) in answers:
+            return answers[(line, column)]
+        self.asked += 1
+        answer = self._ask(text, path, line, column)
+        answers[(line, column)] = answer
+        return answer
+
+    def _ask(self, text: str, path: str, line: int, column: int) -> Optional[LibClass]:
+        try:
+            script = self._jedi.Script(text, path=path if path and not path.startswith("<") else None,
+                                       project=self._get_project())
+            names = script.infer(line, column)
+        except Exception:  # noqa: BLE001 - jedi failing on odd code means "not known", never an analysis error
+            return None
+        for name in names:
+            if name.type != "instance" or not name.full_name:
+                continue
+            is_module, is_optimizer = self._kind(name.full_name, name.module_path, name.line, 0)
+            return LibClass(name.full_name, is_module, is_optimizer)
+        return None
+
+    def _kind(self, full_name: str, module_path, line: Optional[int], depth: int) -> tuple[bool, bool]:
+        """(is nn.Module subclass, is Optimizer subclass) of the class defined at module_path:line."""
+        if full_name == MODULE_BASE or full_name.startswith("torch.nn.modules."):
+            return True, False
+        if full_name == OPTIMIZER_BASE or full_name.startswith("torch.optim."):
+            # Every class under torch.optim is an optimizer except the schedulers and SWA helpers.
+            return False, not full_name.startswith(("torch.optim.lr_scheduler", "torch.optim.swa_utils"))
+        if module_path is None or line is None or depth > MAX_DEPTH:
+            return False, False
+        key = (str(module_path), line)
+        if key in self._bases:
+            return self._bases[key]
+        self._bases[key] = (False, False)  # a cycle through bases answers "no"
+        result = (False, False)
+        try:
+            source = pathlib.Path(module_path).read_text(encoding="utf-8")
+            cls = next((n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ClassDef) and n.lineno <= line
+                        and n.end_lineno and line <= n.end_lineno and n.name == full_name.rsplit(".", 1)[-1]), None)
+            if cls is not None:
+                script = self._jedi.Script(source, path=str(module_path), project=self._get_project())
+                for base in cls.bases:
+                    for target in script.infer(base.end_lineno, base.end_col_offset):
+                        if target.type == "class" and target.full_name:
+                            kind = self._kind(target.full_name, target.module_path, target.line, depth + 1)
+                            result = (result[0] or kind[0], result[1] or kind[1])
+        except (OSError, SyntaxError, ValueError, UnicodeDecodeError, RecursionError):
+            pass
+        except Exception:  # noqa: BLE001 - jedi internals on unusual code: "not known"
+            pass
+        self._bases[key] = result
+        return result
