@@ -6,6 +6,7 @@ one message per value it had to drop, and the caller shows those messages.
 `[tool.gradsight]` keys (the editor settings use the same names under `gradsight.`):
 
     select = ["GS3", "GS401"]      # codes or prefixes; default: every rule
+    extend-select = ["GS5"]        # added to `select` (when select is set)
     ignore = ["GS205"]
     exclude = ["build", "*.ipynb"] # glob patterns, matched against paths relative to the project
     severity = { GS501 = "information" }
@@ -82,7 +83,7 @@ class Config:
         if not isinstance(data, Mapping):
             return cfg, [f"gradsight settings must be a table, got {type(data).__name__}; using defaults"]
         norm = {str(k).replace("_", "-"): v for k, v in data.items()}
-        known = {"select", "ignore", "exclude", "extend-exclude", "severity", "inlay-hints", "trace"}
+        known = {"select", "extend-select", "ignore", "exclude", "extend-exclude", "severity", "inlay-hints", "trace"}
         for key in norm:
             if key not in known:
                 problems.append(f"unknown gradsight setting {key!r} ignored")
@@ -103,6 +104,9 @@ class Config:
 
         if (sel := codes("select")) is not None:
             cfg = replace(cfg, select=sel)
+        # extend-select adds to an explicit select; an empty select already means every rule (ruff's semantics).
+        if (ext := codes("extend-select")) and cfg.select:
+            cfg = replace(cfg, select=cfg.select + ext)
         if (ign := codes("ignore")) is not None:
             cfg = replace(cfg, ignore=ign)
         for key in ("exclude", "extend-exclude"):
