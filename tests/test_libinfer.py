@@ -78,7 +78,13 @@ def test_answers_are_cached_per_file_version(lib):
     assert infer.asked == 1
     edited = SCRIPT + "x = 1\n"
     assert infer.classify(edited, path, 2, 0).is_module
-    assert infer.asked == 2  # a new version of the text asks again
+    assert infer.asked == 1  # an edit elsewhere (imports and the line unchanged) asks nothing
+    moved = "\n" + SCRIPT
+    assert infer.classify(moved, path, 3, 0).is_module
+    assert infer.asked == 1  # the same statement one line down: the same answer
+    renamed = SCRIPT.replace("from fakelib import AutoModel, Tokenizer,", "from fakelib import Tokenizer as AutoModel,")
+    assert infer.classify(renamed, path, 2, 0) == LibClass("fakelib.Tokenizer", is_module=False, is_optimizer=False)
+    assert infer.asked == 2  # a changed import asks again
 
 
 def test_unknown_names_answer_none(lib):

@@ -8,7 +8,7 @@ the answer says whether the value is an `nn.Module` (its parameters carry gradie
 jedi infers statically: it reads library sources and never imports or runs user or library Python code in
 this process (its helper subprocess may load compiled extensions found on the environment's path, as jedi
 documents). jedi is imported lazily on the first question, and each answer is cached per (file, version of
-its text) inside the instance, which the driver keeps per analysis owner, so a keystroke elsewhere re-asks
+its imports, then per asked line's text) inside the instance, which the driver keeps per analysis owner, so a keystroke elsewhere re-asks
 nothing. Costs: docs/performance.md ("Library inference").
 """
 
@@ -44,7 +44,7 @@ class LibraryInference:
         self.max_cached_files = max_cached_files
         self._jedi = None  # the module, imported on first use; False when unavailable
         self._project = None
-        self._answers: dict[tuple[str, str], dict[tuple[int, int], Optional[LibClass]]] = {}
+        self._answers: dict[tuple[str, str], dict[tuple[str, int], Optional[LibClass]]] = {}
         self._bases: dict[tuple[str, int], tuple[bool, bool]] = {}
         self.asked = 0  # questions that reached jedi (the rest were cached), for benchmarks and tests
 
@@ -68,20 +68,28 @@ class LibraryInference:
         """The class of the value bound to the identifier at (line 1-based, column 0-based code points)."""
         if not self.available():
             return None
-        key = (path, hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest())
+        lines = text.splitlines()
+        if not 1 <= line <= len(lines):
+            return None
+        # What a library call returns depends on the file's imports and on the statement itself (names the file
+        # defines are resolved by the engine and never asked), so answers are keyed by the text of the import
+        # lines and of the asked line: typing anywhere else in the file re-asks nothing.
+        imports = "\n".join(s for s in lines if s.lstrip().startswith(("import ", "from ")))
+        key = (path, hashlib.blake2b(imports.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest())
         answers = self._answers.get(key)
         if answers is None:
-            # One version per path is kept: a new version of a file forgets the old one's answers.
+            # One version of a file's imports is kept: a changed import forgets the old answers.
             for old in [k for k in self._answers if k[0] == path]:
                 del self._answers[old]
             while len(self._answers) >= self.max_cached_files:
                 del self._answers[next(iter(self._answers))]
             answers = self._answers[key] = {}
-        if (line, column) in answers:
-            return answers[(line, column)]
+        asked = (lines[line - 1], column)
+        if asked in answers:
+            return answers[asked]
         self.asked += 1
         answer = self._ask(text, path, line, column)
-        answers[(line, column)] = answer
+        answers[asked] = answer
         return answer
 
     def _ask(self, text: str, path: str, line: int, column: int) -> Optional[LibClass]:
