@@ -1,7 +1,7 @@
 """The trace over the recall corpus of the static analysis (tests/recall/: 79 bugs from public reports,
 each with a correct `_ok` version and the root-cause lines in manifest.json). Traced in two batches: no
 internal error anywhere, no warning or error on any correct version, and at least 85% of the buggy
-versions named at a root-cause line (70 of 79 on 2026-11-23; the misses are silent bugs with nothing to see
+versions named at a root-cause line (71 of 79 on 2026-11-23; the misses are silent bugs with nothing to see
 at runtime, such as losses appended to a list or a rounded loss)."""
 
 from __future__ import annotations

@@ -2140,7 +2140,11 @@ class Tracer:
             if self.stopped is not None and c["bw_index"] >= n_bw - 1:
                 continue  # the stopped script might still have given it a gradient
             ev = c["event"]
-            groups.setdefault((ev["path"], ev["line"]), []).append(c)
+            # A value taken out with .item()/.tolist() and rebuilt into a new leaf: the rebuild is the statement
+            # to change (it is what makes a fresh leaf that backward then reaches instead of the model).
+            # An explicit .detach()/.data before the rebuild stays the statement to change.
+            at = c["rewrap"] if c["rewrap"] and ev["op"] in _EXIT_NAMES else ev
+            groups.setdefault((at["path"], at["line"]), []).append(c)
         for (path, line), cs in groups.items():
             ev = cs[0]["event"]
             names = [c["name"] for c in cs if c["name"]]
@@ -2148,7 +2152,10 @@ class Tracer:
                 "%d tensor%s that require grad" % (len(cs), "s" if len(cs) > 1 else ""))
             bpath, bline, bop = cs[0]["backward"]
             related = [(bpath, bline, "%s() here gives %s no gradient" % (bop, who))]
-            if cs[0]["rewrap"]:
+            rebuilt = bool(cs[0]["rewrap"]) and ev["op"] in _EXIT_NAMES and (ev["path"], ev["line"]) != (path, line)
+            if rebuilt:
+                related.append((ev["path"], ev["line"], "the value leaves autograd here (.%s())" % ev["op"]))
+            elif cs[0]["rewrap"]:
                 rw = cs[0]["rewrap"]
                 related.append((rw["path"], rw["line"], "a new tensor without history is built here"))
             plural = len(cs) > 1
@@ -2158,12 +2165,20 @@ class Tracer:
             leaves = [c["ref"]() for c in cs]
             stepped = any(leaf is not None and id(leaf) in opt_ids for leaf in leaves)
             severity = "information" if ev["kind"] == "nograd" or not stepped else "warning"
+            if rebuilt:
+                what = ("%s at line %d builds a new tensor from the plain value that line %d took out with .%s(), "
+                        "which cuts %s out of the graph that %s() at line %d backpropagates; use the tensor itself "
+                        "(no .%s() and no rebuild)" % (_code(path, line), line, ev["line"], ev["op"],
+                                                      "them" if plural else "it", bop, bline, ev["op"]))
+            else:
+                what = ("%s at line %d cuts %s out of the graph that %s() at line %d backpropagates; if that is "
+                        "intended, freeze %s with requires_grad_(False)" % (
+                            _code(path, line), line, "them" if plural else "it", bop, bline,
+                            "them" if plural else "it"))
             self.finding(
                 "GS904", path, line, severity,
-                "%s require%s grad but never get%s a gradient: %s at line %d cuts %s out of the graph that "
-                "%s() at line %d backpropagates; if that is intended, freeze %s with requires_grad_(False)."
-                % (who, "" if plural else "s", "" if plural else "s", _code(path, line), line,
-                   "them" if plural else "it", bop, bline, "them" if plural else "it"),
+                "%s require%s grad but never get%s a gradient: %s." % (who, "" if plural else "s",
+                                                                     "" if plural else "s", what),
                 related)
         # GS900: an exception no finding explains.
         if exc is not None and self.stopped != "memory" and not any(exc is e for e in self.explained):
