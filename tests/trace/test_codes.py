@@ -63,3 +63,9 @@ def test_page_generator_writes_one_page_per_code(tmp_path):
     written = codes.write_pages(str(tmp_path))
     assert sorted(p.rsplit("/", 1)[-1] for p in written) == sorted(f"{r.code}.md" for r in TRACE_RULES)
     assert (tmp_path / "GS908.md").read_text(encoding="utf-8") == codes.BY_CODE["GS908"].docs_markdown()
+
+
+def test_only_codes_whose_findings_carry_fixes_say_so():
+    assert [r.code for r in TRACE_RULES if r.can_fix()] == ["GS902"]
+    assert "fix available: Yes (unsafe)" in codes.BY_CODE["GS902"].docs_markdown()
+    assert "fix available: No" in codes.BY_CODE["GS903"].docs_markdown()

@@ -34,6 +34,7 @@ class TraceRule:
     fix_safety: str = "The trace offers no automatic fix for this code."
     references: tuple[str, ...] = ()
     confirms: tuple[str, ...] = ()  # static rule codes this trace code confirms when both stand on a line
+    fix_available: bool = False  # findings of this code may carry a `fix` (always "unsafe")
 
     def family(self) -> str:
         return FAMILY
@@ -42,7 +43,7 @@ class TraceRule:
         return f"{DOCS_BASE}{self.code}.md"
 
     def can_fix(self) -> bool:
-        return False
+        return bool(self.fix_available)
 
     def docs_markdown(self) -> str:
         refs = "\n".join(f"- {r}" for r in self.references) or "- (none)"
@@ -52,7 +53,8 @@ class TraceRule:
                 "s" if len(self.confirms) > 1 else "", ", ".join(f"[{c}]({c}.md)" for c in self.confirms))
         return (
             f"# {self.code} `{self.name}`\n\n"
-            f"*{self.family()}* · default severity **{self.severity.value}** · fix available: No\n\n"
+            f"*{self.family()}* · default severity **{self.severity.value}** · "
+            f"fix available: {'Yes (unsafe)' if self.can_fix() else 'No'}\n\n"
             f"{self.summary}\n\n"
             f"{confirms}"
             f"## What it does\n\n{self.what_it_does.strip()}\n\n"
@@ -86,9 +88,10 @@ TRACE_RULES: tuple[TraceRule, ...] = (
     TraceRule(
         code="GS901", name="inplace-on-saved-tensor-confirmed", severity=Severity.ERROR,
         summary="An in-place write changed a tensor that an earlier op saved for backward.",
-        what_it_does=("Reported at the in-place write itself (`x *= 2`, `relu(inplace=True)`, `x[0] = 1`, an "
-                      "`optimizer.step()` between a forward and its backward), when it happens, with the op "
-                      "that saved the tensor in `related`. A write through `.data`, which PyTorch never "
+        what_it_does=("Reported at the in-place write itself (`x *= 2`, `x[0] = 1`, an `optimizer.step()` "
+                      "between a forward and its backward), or, for a module built with `inplace=True` "
+                      "(`nn.ReLU(inplace=True)`), where the module was built, with the op that saved the tensor "
+                      "and the calling lines in `related`. A write through `.data`, which PyTorch never "
                       "detects, is reported as a warning."),
         why_bad=("PyTorch raises \"one of the variables needed for gradient computation has been modified "
                  "by an inplace operation\" at backward, far from the write; through `.data` there is no "
@@ -104,11 +107,14 @@ TRACE_RULES: tuple[TraceRule, ...] = (
         code="GS902", name="backward-through-freed-graph-confirmed", severity=Severity.ERROR,
         summary="A backward ran through part of a graph that an earlier backward had already freed.",
         what_it_does=("Reported at the statement that let a tensor cross from the earlier backward's graph "
-                      "into the new one (the loop line `out, h = rnn(x, h)`, or the first use after the "
-                      "backward of a tensor such as a GAN's `fake`), with the earlier backward (saying when it "
-                      "was the same line in the previous iteration), where the tensor was produced and the "
-                      "failing backward in `related`. When the same loss is backpropagated twice, it is "
-                      "reported at the second backward."),
+                      "into the new one: the carry of loop state (`out, h = rnn(x, h)`, or "
+                      "`self.center = m * self.center + ...` inside a forward); where a tensor kept across "
+                      "backward calls (a cache, a buffer never cleared) is computed; a backward run inside a "
+                      "forward; for a tensor shared by two losses (a GAN's `fake`), the use that must detach, "
+                      "chosen by the optimizer step between the two backward calls, or the failing backward "
+                      "when no step ran in between; the second backward of the same loss. `related` names the "
+                      "earlier backward (\"in the previous iteration\" when it is the same line), where the "
+                      "tensor was produced, its uses and the failing backward."),
         why_bad=("PyTorch raises \"Trying to backward through the graph a second time\". "
                  "`retain_graph=True` silences it but is only right when two backward passes through the "
                  "same graph are intended; otherwise it keeps every step's graph in memory and hides the "
@@ -117,22 +123,26 @@ TRACE_RULES: tuple[TraceRule, ...] = (
                  "    loss = out.pow(2).mean()\n    loss.backward()"),
         use_instead=("hidden = torch.zeros(1, 2, 8)\nfor x in batches:\n    out, hidden = rnn(x, hidden.detach())\n"
                      "    loss = out.pow(2).mean()\n    loss.backward()"),
-        fix_safety=("Detaching is right for carried state (truncated BPTT) and for a discriminator step "
+        fix_safety=("The finding carries an unsafe fix where the static rule has one: `.detach()` inserted at "
+                    "the carry, or at the discriminator step's use of a GAN's `fake`, never where gradients must "
+                    "flow. Detaching is right for carried state (truncated BPTT) and for a discriminator step "
                     "(`D(fake.detach())`); it is wrong where gradients must flow, such as a generator step: "
                     "there, recompute the forward or order the two losses so the one that must reach the "
                     "generator runs first. When two losses share a graph on purpose, sum them and backward "
                     "once, or pass `retain_graph=True` to the first backward only."),
         references=(_BACKWARD, _AUTOGRAD),
         confirms=("GS402",),
+        fix_available=True,
     ),
     TraceRule(
         code="GS903", name="backward-without-grad-confirmed", severity=Severity.ERROR,
         summary="backward() was called on a tensor with no autograd history; the finding names what cut it.",
         what_it_does=("Two findings: one on the statement that cut or never started the history (a "
                       "`with torch.no_grad():` / `inference_mode` block, `.detach()`, `.item()`/`.tolist()` "
-                      "rebuilt with `torch.tensor(...)`, a non-differentiable op such as `argmax`, a tensor "
-                      "created without `requires_grad`, frozen parameters), one on the failing backward; each "
-                      "names the other."),
+                      "rebuilt with `torch.tensor(...)`, a non-differentiable op such as `argmax`, the "
+                      "`requires_grad_(False)` that froze the parameters, a tensor created without "
+                      "`requires_grad`), one on the failing backward; each names the other, and a cut inside a "
+                      "function also names the caller's line."),
         why_bad=("PyTorch raises \"element 0 of tensors does not require grad and does not have a grad_fn\" "
                  "at the backward, which is not where the fix goes."),
         example="with torch.no_grad():\n    logits = model(x)\nloss = F.cross_entropy(logits, y)\nloss.backward()",
