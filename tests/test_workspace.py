@@ -3,7 +3,7 @@
 import subprocess
 import sys
 
-from gradsight.engine import analyze_source
+from gradsight.analysis import analyze_source
 from gradsight.engine.workspace import Workspace
 
 HELPER_CUT = "import torch\n\n\ndef normalise(t):\n    values = t.tolist()\n    return torch.tensor(values) / 2\n"
@@ -76,3 +76,33 @@ def test_definition_cache_sees_helper_edits(tmp_path):
     ws.set_overlay(str(tmp_path / "pkg" / "helpers.py"), HELPER_OK)
     assert not analyze_source(main, path, workspace=ws).findings
     assert driver._DEF_CACHE
+
+
+SIBLING_MAIN = MAIN.replace("from pkg.helpers import", "from helpers import")
+
+
+def test_sibling_modules_resolve_without_project_marker(tmp_path):
+    # A folder of scripts with no pyproject/setup/__init__, opened from a workspace root elsewhere (the editor
+    # opened a parent folder; `gradsight check scripts/` from the repository root): `python train.py` would
+    # import the sibling helpers.py, and so does the analysis.
+    folder = tmp_path / "experiments" / "run1"
+    folder.mkdir(parents=True)
+    (folder / "helpers.py").write_text(HELPER_CUT)
+    (folder / "train.py").write_text(SIBLING_MAIN)
+    other_root = tmp_path / "elsewhere"
+    other_root.mkdir()
+    for root in (tmp_path, other_root):
+        a = analyze_source(SIBLING_MAIN, str(folder / "train.py"), workspace=Workspace(root))
+        assert [f.line for f in a.findings if f.code == "GS401"] == [7], root
+        assert str((folder / "helpers.py").resolve()) in a.dependencies
+
+
+def test_sibling_lookup_depends_on_the_importing_folder(tmp_path):
+    # The same import from two folders names two different files (answers are cached per folder).
+    for name, helper in (("a", HELPER_CUT), ("b", HELPER_OK)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "helpers.py").write_text(helper)
+    ws = Workspace(tmp_path / "a")
+    assert ws.find("helpers", 0, str(tmp_path / "a" / "train.py")) == (tmp_path / "a" / "helpers.py").resolve()
+    assert ws.find("helpers", 0, str(tmp_path / "b" / "train.py")) == (tmp_path / "b" / "helpers.py").resolve()
+    assert ws.find("torch", 0, str(tmp_path / "a" / "train.py")) is None

@@ -78,7 +78,8 @@ class Workspace:
         """The workspace file `module` names (relative to `from_path` when `level` > 0), or None. Answers are
         kept for a couple of seconds: an analysis asks about the same imports many times, and files appear
         or vanish far more slowly than keystrokes."""
-        key = (module, level, from_path if level else "")
+        # Absolute imports also look beside the importing file, so the answer depends on its folder.
+        key = (module, level, from_path if level else str(pathlib.Path(from_path).parent))
         now = time.monotonic()
         hit = self._found.get(key)
         if hit is not None and now - hit[1] < FIND_TTL:
@@ -96,6 +97,14 @@ class Workspace:
             bases = [base]
         else:
             bases = [self.root, self.root / "src"]
+            # `python train.py` puts train.py's folder first on sys.path, so `import net` / `from model import
+            # Net` next to a script resolve to the sibling files even in a folder with no project marker (the
+            # workspace root may be elsewhere). torch itself is never looked for beside the script.
+            if from_path and not from_path.startswith("<") and parts and parts[0] != "torch":
+                here = pathlib.Path(from_path).resolve().parent
+                if here not in bases:
+                    bases.insert(0, here)
+        siblings = bases[0] if level == 0 and len(bases) == 3 else None
         for base in bases:
             target = base.joinpath(*parts) if parts else base
             for candidate in (target.with_suffix(".py") if parts else None, target / "__init__.py"):
@@ -103,7 +112,7 @@ class Workspace:
                     try:
                         candidate.resolve().relative_to(self.root)
                     except ValueError:
-                        if level == 0:
+                        if level == 0 and base != siblings:
                             continue  # absolute imports resolve only inside the workspace
                     return candidate.resolve()
         return None
