@@ -1,13 +1,17 @@
-"""The `gradsight` command line (ruff's conventions).
+"""The `gradsight` command line (ruff's conventions; docs/cli.md is the full reference).
 
-    gradsight check [PATH...] [--select ...] [--ignore ...] [--output-format text|json|sarif|github]
-                    [--exit-zero] [--fix] [--unsafe-fixes] [--no-cache] [--config FILE]
-    gradsight rule GS301          print a rule's documentation
-    gradsight rules               list every rule
+    gradsight check [PATH...] [--select ...] [--ignore ...] [--extend-select ...]
+                    [--output-format text|json|sarif|github] [--exit-zero] [--fix] [--unsafe-fixes]
+                    [--diff] [--show-fixes] [--statistics] [--quiet] [--color auto|always|never]
+                    [--no-cache] [--config FILE] [--jobs N]
+    gradsight check - --stdin-filename NAME   source from stdin (--fix prints the fixed text)
+    gradsight rule GS301          print a rule's (or trace code's) documentation
+    gradsight rules               list every rule and trace code
     gradsight lsp                 start the language server on stdio
     gradsight trace FILE ...      run a script under autograd instrumentation (see docs/trace.md)
 
-Exit codes: 0 clean, 1 findings (or a trace that found problems), 2 usage or I/O errors.
+Exit codes: 0 clean, 1 findings (or a trace that found problems; with --diff: fixes to apply),
+2 usage or configuration errors (unknown rule selectors included) and I/O errors.
 """
 
 from __future__ import annotations
