@@ -9,7 +9,8 @@ import random
 
 import pytest
 
-from gradsight.engine import analyze_source, driver
+from gradsight.analysis import analyze_source
+from gradsight.engine import driver
 from gradsight.engine.report import split_lines
 from test_speed_incremental_parse import line_edit, mutate
 
@@ -357,3 +358,50 @@ def test_every_prefix_never_raises(path):
         for f in a.findings:
             assert 1 <= f.line <= f.end_line <= len(lines), (k, f)
         assert not [p for p in a.problems if "internal error" in p], (k, a.problems)
+
+
+# ---------------------------------------------------------------- bracket typos at top level (issue 15 part 3)
+
+TAIL = "import torch\nz = torch.randn(3, requires_grad=True)\nw = torch.sigmoid(z)\nw.mul_(2)\nw.sum().backward()\n"
+
+
+@pytest.mark.parametrize("typo", ["print(y[)\n", "def oops(:\n    pass\n", "foo(\n", "x = {1: 2]\n", "y = a)\n",
+                                  "call(a, [b, c)\n", "t = (1,\n  2,\n"])
+def test_top_level_bracket_typo_loses_only_its_statement(typo):
+    """A bracket closed by the wrong bracket, closed without an opening, or never closed makes the text invalid
+    whatever follows: only the broken statement is skipped, the statements after it are analysed at their lines."""
+    text = "import torch\n" + typo + TAIL
+    with pytest.raises(SyntaxError):
+        ast.parse(text)
+    clean = "import torch\n" + "\n" * typo.count("\n") + TAIL
+    want = [(c, line) for c, line in codes(clean, "clean.py") if line > 1 + typo.count("\n")]
+    assert want, "the tail must hold a finding for the test to mean anything"
+    got = codes(text)
+    assert [c for c, _ in got].count("GS001") == 1, got
+    [err] = gs001(text)
+    assert 2 <= err.line <= err.end_line <= 1 + typo.count("\n")
+    assert [x for x in got if x[0] != "GS001"] == want
+    assert full(analyze_source(text, "typo.py")) == cold(text, "typo.py")
+
+
+def test_a_bracket_closed_by_a_continuation_line_at_column_0_still_joins():
+    """Valid text with a column-0 line inside brackets is never cut: only invalid text is cut at a typo."""
+    valid = "x = foo(\na,\n)\n" + TAIL
+    assert check_chunks(valid) == "parses"
+    assert check_chunks("x = foo(\na]\n" + TAIL) == "broken"
+    text = valid.replace(TAIL, "print(x[)\n" + TAIL)
+    [err] = gs001(text)
+    assert err.line == 4 and err.end_line == 4
+
+
+@pytest.mark.parametrize("text", ["x = (", "if x:", "def f():\n", "x = '''abc\n", "x = 1\nfoo(\n", "@dec\n",
+                                  "class A:\n    def f(self):\n", "x = [1,\n 2,\n", "x = 1 +\n", "print(y[)",
+                                  "def oops(:", "f(a]\n\n\n", "try:\n    pass\n"])
+def test_reported_ranges_stay_inside_the_file(text):
+    for path in ("<stdin>", "ranges.py"):
+        a = analyze_source(text, path)
+        lines = split_lines(text)
+        assert a.findings
+        for f in a.findings:
+            assert 1 <= f.line <= f.end_line <= len(lines), (text, f)
+            assert f.end_column <= len(lines[f.end_line - 1]) + 1, (text, f)

@@ -1246,6 +1246,7 @@ def _scan_end(lines: list, first: int, cands: list) -> int:
     certain (an f-string whose braces do not balance: Python 3.12 reads those differently)."""
     n = len(lines)
     depth = 0
+    stack: list = []  # the open brackets, innermost last (only `depth` of them when the text is consistent)
     string = None  # the open string's delimiter (a triple quote, or a quote continued by a backslash)
     fstring: Optional[list] = None  # the open f-string's text so far
     cont = False  # the line before ended in a backslash (outside strings)
@@ -1298,8 +1299,15 @@ def _scan_end(lines: list, first: int, cands: list) -> int:
                 break
             if tok in "([{":
                 depth += 1
+                stack.append(tok)
             elif tok in ")]}":
-                depth = max(0, depth - 1)
+                if not stack or stack[-1] != _OPENER[tok]:
+                    # A closing bracket that closes nothing, or the wrong bracket (`print(y[)`): Python's
+                    # tokenizer stops here, so the text is invalid whatever follows. The chunk ends where
+                    # the next top-level statement would start by the lines alone (see `_broken_end`).
+                    return _broken_end(first, cands, n)
+                stack.pop()
+                depth -= 1
             elif tok == "\\":
                 if pos == len(line):
                     cont = True
@@ -1316,7 +1324,24 @@ def _scan_end(lines: list, first: int, cands: list) -> int:
                 if is_f:
                     _check_fstring([line[pos:e.end() - len(tok)]], None)
                 pos = e.end()
+    if depth and string is None:
+        # A bracket is still open at the end of the file (`def oops(:`, `foo(`): the text is invalid whatever
+        # the bracket was meant to hold, so the statements below it are read as statements.
+        return _broken_end(first, cands, n)
     return n + 1
+
+
+_OPENER = {")": "(", "]": "[", "}": "{"}
+
+
+def _broken_end(first: int, cands: list, n: int) -> int:
+    """Where a chunk ends in text that certainly does not parse because of a bracket (one closed by the wrong
+    bracket, closed without being opened, or never closed): at the next chunk candidate after `first`, so a
+    top-level typo loses only its own statement. The chunk up to there was parsed and failed (the caller's
+    first try), so it is reported; the file's text is invalid, so no valid text is ever cut this way (the
+    invariant `_chunked` relies on: some chunk fails if and only if the text does not parse)."""
+    k = bisect.bisect_right(cands, first)
+    return cands[k] if k < len(cands) else n + 1
 
 
 def _ends_escaped(s: str) -> bool:
