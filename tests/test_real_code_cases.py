@@ -23,18 +23,11 @@ RANK = {"hint": 0, "information": 1, "info": 1, "warning": 2, "error": 3}
 
 # Why each still-failing case fails (the engine lacks the mechanism, or another lane's part is missing).
 MISSING = {
-    "gap09": "a Python-float penalty added to a loss (`loss = fit + 0.5 * sparsity.item()`) is not reported",
-    "gap11": "a manual update loop that never resets `coef.grad` is not reported",
-    "gap12": "modules kept in a plain dict attribute are not reported as unregistered",
-    "gap15": "a `parameters()` generator exhausted by the optimizer and reused is not reported",
-    "gap16": "an autograd.Function whose backward returns too few gradients is not reported",
-    "gap17": "using the None gradient of an unused input (allow_unused=True) is not reported",
-    "proj01": "needs the sibling import `import net` resolved (engine/workspace.py, STRUCT lane)",
-    "proj04": "the metric's `self.total +=` is in metrics.py; facts from train.py's call do not reach that file's "
-              "own analysis",
-    "proj05": "the buffer update is in center.py; facts from train.py's call do not reach that file's own analysis",
-    "proj06": "`p.grad += ...` after `zero_grad()` (grads are None) is not reported",
-    "proj07": "a backward inside forward that frees the caller's graph is not reported",
+    "proj04": "the metric class is imported from a sibling file (`from metrics import ...`), which is not resolved "
+              "yet (engine/workspace.py), and its `self.total +=` in metrics.py is only seen to keep a graph when "
+              "train.py calls it: that file's own findings do not get facts from its callers",
+    "proj05": "the buffer update is in center.py, imported from a sibling file; that file's own analysis does not "
+              "get facts from train.py's calls (interp.foreign_events holds them for a driver to report)",
 }
 
 

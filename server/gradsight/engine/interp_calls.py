@@ -71,9 +71,10 @@ class CallsMixin:
                 self.backward(recv, func.value, node, state, "Tensor.backward", kwargs, positional=len(args))
                 return PyVal()
             callee = self.attribute(recv, func, state)
-            if isinstance(recv, ObjectVal) and isinstance(callee, BoundMethod) and self.loops:
-                self.check_accumulating_method(node, func, recv, callee, state)
             val = self.call_value(callee, node, state)
+            if isinstance(recv, ObjectVal) and isinstance(callee, BoundMethod) and self.loops:
+                # After the call: what the method left on the object says whether it kept a graph.
+                self.check_accumulating_method(node, func, recv, callee, state)
             if isinstance(recv, ObjectVal):
                 self.used_object(func.value, recv, state, func.attr)
             self.record(node, val)

@@ -204,6 +204,13 @@ class StatementsMixin:
         key = key_of(func.value)
         if key is None or key not in loop.entry_keys or any(isinstance(a, ast.Starred) for a in node.args):
             return
+        prefix = key + "."
+        kept = [state.env[k] for k in state.compound if k.startswith(prefix)]
+        if kept and not any(isinstance(v, TensorVal) and v.rg is not Tri.NO and v.leaf is not Tri.YES or v is UNKNOWN
+                            for v in kept):
+            # The method ran on this object (its `self.*` came back): nothing it keeps has a graph
+            # (`self.correct += (logits.detach().argmax(-1) == tags).sum()`).
+            return
         fn = meth.func.node
         params = [p.arg for p in fn.args.posonlyargs + fn.args.args][1:]
         kept = self.syntax("keeps_args", fn, _params_accumulated_into_self)

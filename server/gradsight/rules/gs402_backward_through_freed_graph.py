@@ -110,6 +110,16 @@ class BackwardThroughFreedGraph(Rule):
     def _carry(self, event: CarryEvent, report) -> None:
         freed = event.value.freed
         stored = event.value.stored
+        if stored is not None and stored.path is not None and freed.path is None:
+            # Kept on an object by code in another file (a buffer updated in a module's forward): this file can
+            # only point at its backward, which frees that graph and then meets it again on the next step.
+            text = report.source.line_text(freed.line)
+            start = len(text) - len(text.lstrip()) + 1
+            report.add(self, event.node,
+                       "This backward frees a graph an object keeps across steps, so the next step's backward raises.",
+                       severity=Severity.WARNING, related=[stored],
+                       span=(freed.line, start, freed.line, len(text) + 1))
+            return
         if stored is not None and stored.path is None:
             # The graph is kept on an object (`self.cached = ...` in a method): that assignment is what to change.
             text = report.source.line_text(stored.line)
