@@ -119,7 +119,11 @@ def test_rules_lists_trace_codes_with_aligned_columns(capsys):
     rc, out, _ = cli(capsys, "rules", "--output-format", "json")
     listing = {r["code"]: r for r in json.loads(out)}
     assert listing["GS902"]["name"] == "backward-through-freed-graph-confirmed"
-    assert listing["GS902"]["fix"] is False
+    from gradsight.trace.codes import TRACE_RULES
+
+    trace = {r.code: r for r in TRACE_RULES}
+    assert listing["GS902"]["fix"] is bool(trace["GS902"].can_fix())
+    assert listing["GS902"]["summary"] == trace["GS902"].summary
 
 
 def test_rule_shows_trace_code_page(capsys):
