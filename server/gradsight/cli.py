@@ -212,6 +212,15 @@ def check_selectors(values: Iterable[str] | None, where: str, codes: set[str]) -
         raise UsageError("; ".join(f"unknown rule selector: `{v}` (in {where})" for v in bad))
 
 
+def _check_static_selectors(values: Iterable[str] | None, where: str, static: set[str], codes: set[str]) -> None:
+    only_trace = [v for v in values or () if not is_valid_selector(v, static) and is_valid_selector(v, codes)]
+    if only_trace:
+        raise UsageError("; ".join(f"unknown rule selector: `{v}` (in {where}): it matches only trace codes, which "
+                                   "`gradsight check` never reports (they come from `gradsight trace`)"
+                                   for v in only_trace))
+    check_selectors(values, where, static)
+
+
 def _read_toml(path: pathlib.Path) -> dict:
     from .config import tomllib
 
@@ -242,9 +251,13 @@ def load_config(args) -> tuple[Config, list[str], pathlib.Path]:
     Unknown rule selectors anywhere raise UsageError (exit 2), so a typo never silently hides a rule."""
     problems: list[str] = []
     codes = {r.code for r in known_rules()}
-    check_selectors(args.select, "--select", codes)
+    # `check` never reports trace codes, so selecting only those would silently check nothing: an error too
+    # (`--select GS9` exits 2). Ignoring them is harmless, and the config file is shared with the editor, whose
+    # trace results do carry them.
+    static = codes - {r.code for r in trace_rules()}
+    _check_static_selectors(args.select, "--select", static, codes)
     check_selectors(args.ignore, "--ignore", codes)
-    check_selectors(args.extend_select, "--extend-select", codes)
+    _check_static_selectors(args.extend_select, "--extend-select", static, codes)
     stdin_name = getattr(args, "stdin_filename", None)
     first = stdin_name if (args.paths == ["-"] and stdin_name) else (args.paths[0] if args.paths else ".")
     start = pathlib.Path(first)
@@ -456,7 +469,7 @@ def run_check_stdin(args, config: Config, problems: list[str]) -> int:
     import io
     import tokenize
 
-    from .engine import analyze_source
+    from .analysis import analyze_source
 
     name = args.stdin_filename or "-"
     raw = sys.stdin.buffer.read()
@@ -654,7 +667,7 @@ def write_statistics(findings: list[Finding], fmt: str, out, unsafe: bool) -> No
 
 def apply_fixes_to_file(path: pathlib.Path, findings: list[Finding], config: Config, unsafe: bool,
                         problems: list[str], quiet: bool = False) -> list[Finding]:
-    from .engine import analyze_source
+    from .analysis import analyze_source
     from .fixes import apply_fixes
 
     text, problem = read_source(path)
