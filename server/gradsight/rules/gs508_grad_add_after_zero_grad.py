@@ -58,18 +58,20 @@ class GradAddAfterZeroGrad(Rule):
     why_bad = ("Since PyTorch 2.0, `zero_grad()` defaults to `set_to_none=True`: every `.grad` becomes `None`. "
                "`p.grad += v` then raises \"unsupported operand type(s) for +=: 'NoneType' and 'Tensor'\", and "
                "`p.grad.add_(v)` raises AttributeError. Code written for older versions (federated averaging, "
-               "gradient injection, manual noise) breaks this way.")
+               "gradient injection, manual noise) breaks this way. `zero_grad(set_to_none=False)` helps only where "
+               "every `.grad` already exists (after a backward); a parameter that never had a gradient still has "
+               "`None`.")
     example = ("optimizer.zero_grad()\nfor p, g in zip(model.parameters(), grads):\n    p.grad += g\n"
                "optimizer.step()")
-    use_instead = ("optimizer.zero_grad(set_to_none=False)\nfor p, g in zip(model.parameters(), grads):\n"
-                   "    p.grad += g\noptimizer.step()")
+    use_instead = ("optimizer.zero_grad()\nfor p, g in zip(model.parameters(), grads):\n"
+                   "    p.grad = g.clone() if p.grad is None else p.grad + g\noptimizer.step()")
     references = ("https://pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html",)
     _head = ("import torch\nimport torch.nn as nn\n\n\ndef apply(model, opt, grads):\n")
     _tail = ("\n\n\nmodel = nn.Linear(3, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
              "apply(model, opt, [torch.ones(1, 3), torch.ones(1)])\n")
     valid = (
-        Valid(_head + "    opt.zero_grad(set_to_none=False)\n    for p, g in zip(model.parameters(), grads):\n"
-              "        p.grad += g\n    opt.step()" + _tail),
+        Valid(_head + "    model(torch.randn(2, 3)).sum().backward()\n    opt.zero_grad(set_to_none=False)\n"
+              "    for p, g in zip(model.parameters(), grads):\n        p.grad += g\n    opt.step()" + _tail),
         Valid(_head + "    opt.zero_grad()\n    for p, g in zip(model.parameters(), grads):\n"
               "        if p.grad is None:\n            p.grad = g.clone()\n        else:\n            p.grad += g\n"
               "    opt.step()" + _tail),
@@ -101,7 +103,7 @@ class GradAddAfterZeroGrad(Rule):
             if any(_guarded(s, name) for s in rest if s.lineno <= write.lineno):
                 continue
             report.add(self, stmt, f"`zero_grad()` sets `{name}.grad` to None, so the update at line "
-                                   f"{write.lineno} raises; use `set_to_none=False`.",
+                                   f"{write.lineno} raises; assign `.grad` when it is None.",
                        related=[_fact(report, write, "raises here")])
 
     @staticmethod
