@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from gradsight.engine import analyze_source
+from gradsight.analysis import analyze_source
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "docs" / "examples"
 # file -> (expected (code, line) findings of warning level or above, what running it does)

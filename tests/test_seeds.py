@@ -6,7 +6,7 @@ import pathlib
 
 import pytest
 
-from gradsight.engine import analyze_source
+from gradsight.analysis import analyze_source
 
 HERE = pathlib.Path(__file__).resolve().parent / "fixtures" / "seed_cases"
 CASES = json.loads((HERE / "truth.json").read_text())

@@ -7,7 +7,9 @@ import random
 
 import pytest
 
-from gradsight.engine import analyze_source, driver
+from gradsight.analysis import analyze_source
+from gradsight.engine.engine import Engine
+from gradsight.engine.incremental import FileState, reparse
 from gradsight.engine.report import split_lines
 
 # Mutated text may hold invalid escape sequences: the parser warns, on both paths alike.
@@ -64,11 +66,11 @@ def check_parses(text: str, rng: random.Random, n: int) -> int:
         tree = ast.parse(text)
     except SyntaxError:
         return 0
-    state = driver._FileState(text, split_lines(text), tree, {})
+    state = FileState(text, split_lines(text), tree, {})
     spliced = 0
     for _ in range(n):
         new = mutate(text, rng)
-        got = driver._reparse(state, new, split_lines(new))
+        got = reparse(state, new, split_lines(new))
         try:
             want = ast.parse(new)
         except (SyntaxError, ValueError):
@@ -78,7 +80,7 @@ def check_parses(text: str, rng: random.Random, n: int) -> int:
             spliced += 1
             assert dump(got) == dump(want)
         text = new
-        state = driver._FileState(text, split_lines(text), want, {})
+        state = FileState(text, split_lines(text), want, {})
     return spliced
 
 
@@ -106,7 +108,7 @@ def test_most_edits_are_incremental():
     for path in sorted(text):
         src = path.read_text()
         tree = ast.parse(src)
-        state = driver._FileState(src, split_lines(src), tree, {})
+        state = FileState(src, split_lines(src), tree, {})
         lines = src.split("\n")
         for _ in range(20):
             i = rng.randrange(len(lines))
@@ -114,7 +116,7 @@ def test_most_edits_are_incremental():
             edited[i] = edited[i] + " "  # a trailing space always parses
             new = "\n".join(edited)
             total += 1
-            spliced += driver._reparse(state, new, split_lines(new)) is not None
+            spliced += reparse(state, new, split_lines(new)) is not None
     assert spliced >= 0.9 * total, f"{spliced}/{total}"
 
 
@@ -125,16 +127,7 @@ def snapshot(a):
 
 
 def cold(text: str, path: str):
-    saved = (dict(driver._DEF_CACHE), dict(driver._FILE_CACHE))
-    driver._DEF_CACHE.clear()
-    driver._FILE_CACHE.clear()
-    try:
-        return snapshot(analyze_source(text, path))
-    finally:
-        driver._DEF_CACHE.clear()
-        driver._DEF_CACHE.update(saved[0])
-        driver._FILE_CACHE.clear()
-        driver._FILE_CACHE.update(saved[1])
+    return snapshot(Engine().analyze(text, path))  # a fresh engine: every cache empty
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "docs" / "examples").glob("*.py"))
@@ -195,11 +188,11 @@ def check_line_edits(text: str, rng: random.Random, n: int) -> tuple:
         tree = ast.parse(text)
     except SyntaxError:
         return 0, 0
-    state = driver._FileState(text, split_lines(text), tree, {})
+    state = FileState(text, split_lines(text), tree, {})
     spliced = ok = 0
     for _ in range(n):
         new = line_edit(text, rng)
-        got = driver._reparse(state, new, split_lines(new))
+        got = reparse(state, new, split_lines(new))
         try:
             want = ast.parse(new)
         except (SyntaxError, ValueError):
@@ -210,7 +203,7 @@ def check_line_edits(text: str, rng: random.Random, n: int) -> tuple:
             spliced += 1
             assert dump(got) == dump(want)
         text = new
-        state = driver._FileState(text, split_lines(text), want, {})
+        state = FileState(text, split_lines(text), want, {})
     return spliced, ok
 
 

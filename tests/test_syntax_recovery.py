@@ -1,4 +1,4 @@
-"""Syntax-error recovery (`driver._chunked`): a file that does not parse is cut into top-level chunks; only the
+"""Syntax-error recovery (`chunks.recover_chunks`): a file that does not parse is cut into top-level chunks; only the
 chunks that do not parse are skipped (one GS001 each), everything else is analysed. The outcome is a function of
 the text alone, so an analysis while typing (warm: reusing the previous version's parses and results) equals a
 cold one exactly."""
@@ -11,6 +11,9 @@ import pytest
 
 from gradsight.analysis import analyze_source
 from gradsight.engine import driver
+from gradsight.engine.chunks import derived_parses, recover_chunks
+from gradsight.engine.engine import Engine
+from gradsight.engine.incremental import FileState
 from gradsight.engine.report import split_lines
 from test_speed_incremental_parse import line_edit, mutate
 
@@ -36,25 +39,16 @@ def full(a):
 
 
 def cold(text: str, path: str):
-    saved = (dict(driver._DEF_CACHE), dict(driver._FILE_CACHE))
-    driver._DEF_CACHE.clear()
-    driver._FILE_CACHE.clear()
-    try:
-        return full(analyze_source(text, path))
-    finally:
-        driver._DEF_CACHE.clear()
-        driver._DEF_CACHE.update(saved[0])
-        driver._FILE_CACHE.clear()
-        driver._FILE_CACHE.update(saved[1])
+    return full(Engine().analyze(text, path))  # a fresh engine: every cache empty
 
 
 def codes(text: str, path: str = "recover.py"):
-    driver._FILE_CACHE.pop(path, None)
+    driver.DEFAULT_ENGINE.forget(path)
     return [(f.code, f.line) for f in analyze_source(text, path).findings]
 
 
 def gs001(text: str, path: str = "recover.py"):
-    driver._FILE_CACHE.pop(path, None)
+    driver.DEFAULT_ENGINE.forget(path)
     return [f for f in analyze_source(text, path).findings if f.code == "GS001"]
 
 
@@ -140,7 +134,7 @@ def test_matmul_continuation_at_column_0_is_not_a_chunk_start():
     """`(a\\n@b)` is a matrix product, valid Python: a broken statement elsewhere must not cut it."""
     text = "import torch\n\nx = (torch.ones(2)\n@torch.ones(2))\ndef k():\n    pass\n\n\ndef broken(:\n    pass\n"
     assert codes(text) == [("GS001", 9)]
-    got = driver._chunked(text, split_lines(text), None)
+    got = recover_chunks(text, split_lines(text), None)
     assert [type(st).__name__ for st in got.tree.body] == ["Import", "Assign", "FunctionDef"]
 
 
@@ -184,7 +178,7 @@ def test_missing_block_is_reported_at_the_end_of_its_chunk():
 def test_unsure_text_falls_back_to_the_prefix():
     """An f-string whose braces do not balance may read differently on Python 3.12+: the prefix is analysed."""
     text = "import torch\n\n\n" + INPLACE + "\n\nbad = f'{x\n\n\n" + INPLACE.replace("def g", "def g2")
-    assert driver._chunked(text, split_lines(text), None) is None
+    assert recover_chunks(text, split_lines(text), None) is None
     [err] = gs001(text)
     assert "only the code before line" in err.message
 
@@ -194,9 +188,9 @@ def test_broken_keystroke_does_not_parse_the_whole_file():
     analyze_source(text, "stats.py")
     broken = text.replace("b.mul_(2)", "b.mul_(2", 1)
     for version in (broken, broken.replace("b.mul_(2", "b.mul_(3", 1), text):  # break, stay broken, fix
-        before = dict(driver.STATS)
+        before = dict(driver.DEFAULT_ENGINE.stats)
         warm = full(analyze_source(version, "stats.py"))
-        assert driver.STATS["parsed"] == before["parsed"] and driver.STATS["chunked"] == before["chunked"] + 1
+        assert driver.DEFAULT_ENGINE.stats["parsed"] == before["parsed"] and driver.DEFAULT_ENGINE.stats["chunked"] == before["chunked"] + 1
         assert warm == cold(version, "stats.py")
 
 
@@ -217,7 +211,7 @@ def check_chunks(text: str) -> str:
         want = None
     except (ValueError, RecursionError, MemoryError):
         return "skip"
-    got = driver._chunked(text, lines, None)
+    got = recover_chunks(text, lines, None)
     if got is None:
         return "unsure"
     if want is None:
@@ -225,7 +219,7 @@ def check_chunks(text: str) -> str:
         return "broken"
     assert not got.failed, f"a chunk fails, but the text parses: {got.failed}"
     assert dump(got.tree) == dump(want)
-    derived = driver._derived_parses(driver._FileState(text, lines, want, {}))
+    derived = derived_parses(FileState(text, lines, want, {}))
     assert set(derived) == set(got.parsed)
     for chunk, (at, stmts) in derived.items():
         fresh = got.parsed[chunk]

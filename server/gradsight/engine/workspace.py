@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import os
 import pathlib
 import threading
 import time
@@ -23,7 +24,7 @@ FIND_TTL = 2.0  # seconds an import resolution is trusted
 
 
 class Workspace:
-    def __init__(self, root: str | pathlib.Path, overlays: Optional[dict[str, str]] = None):
+    def __init__(self, root: str | pathlib.Path, overlays: Optional[dict[str, str]] = None, libinfer: bool = True):
         self.root = pathlib.Path(root).resolve()
         self.overlays: dict[str, str] = dict(overlays or {})
         self._cache: dict[str, tuple[str, object]] = {}
@@ -31,16 +32,17 @@ class Workspace:
         self._found: dict[tuple, tuple[Optional[pathlib.Path], float]] = {}
         self._digests: dict[int, tuple[str, str]] = {}  # id(text) -> (text, sha1): texts are reused objects
         self._lock = threading.Lock()
-        self._libinfer = None
+        # Library inference is on unless the caller or GRADSIGHT_NO_LIBINFER=1 (for comparisons) turns it off.
+        self._libinfer = None if libinfer and os.environ.get("GRADSIGHT_NO_LIBINFER", "") in ("", "0") else False
 
     @property
     def libinfer(self):
-        """The workspace's `LibraryInference` (jedi, lazy): its answers are cached per file version."""
+        """The workspace's `LibraryInference` (jedi, lazy; None when off): answers cached per file version."""
         if self._libinfer is None:
             from .libinfer import LibraryInference
 
             self._libinfer = LibraryInference(str(self.root))
-        return self._libinfer
+        return self._libinfer or None
 
     def set_overlay(self, path: str, text: Optional[str]) -> None:
         key = str(pathlib.Path(path).resolve())

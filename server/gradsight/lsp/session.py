@@ -876,7 +876,7 @@ def _wanted(only: Sequence[str] | None, kind: str) -> bool:
 
 def _compute(snapshot: Snapshot, config, excluded: bool, package: str | None, workspace=None) -> Result:
     """Runs in a worker thread: the pure engine on an immutable snapshot."""
-    from .. import engine
+    from .. import analysis as engine
     from ..engine import Analysis
 
     if excluded:
