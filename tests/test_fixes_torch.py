@@ -169,3 +169,28 @@ def test_the_value_check_catches_a_dropped_operation():
     dropped = original.replace("inplace=True", "inplace=False")
     before, after = _run([(original, None), (dropped, None)])
     assert not _same_prefix(before["values"], after["values"])
+
+
+def test_a_second_check_is_not_clean_when_a_fixed_program_fails(fix_results):
+    """After `--fix`, `gradsight check` must not say all is well if the fix broke the program: every fixed
+    program that raises under torch gets a warning or an error again."""
+    quiet_failures = []
+    for (code, i, applicability, fixed, _), _, after in fix_results:
+        if not after["raised"]:
+            continue
+        findings = [f for f in analyze_source(fixed, "example.py").findings if f.severity.rank >= 2]
+        if not findings:
+            quiet_failures.append(f"{code} invalid[{i}] ({applicability}): raises {after['raised']!r}, check is quiet")
+    assert not quiet_failures, "\n".join(quiet_failures)
+
+
+@pytest.mark.parametrize("statement", ["torch = torch.relu(t)", "F = F.relu(t)"])
+def test_the_old_broken_relu_fixes_are_reported_on_a_second_check(statement):
+    """What the old GS301 fix wrote for `torch.relu_(t)` / `F.relu_(t)` inside a function raises
+    UnboundLocalError under torch, and a second check reports it (GS002) instead of passing."""
+    program = ("import torch\nimport torch.nn.functional as F\n\n\ndef step(w):\n    t = torch.sigmoid(w) - 0.5\n"
+               f"    {statement}\n    return t * 2\n\n\nw = torch.randn(4, requires_grad=True)\nstep(w).sum().backward()\n")
+    (result,) = _run([(program, None)])
+    assert result["raised"] and "UnboundLocalError" in result["raised"]
+    codes = {(f.code, f.line) for f in analyze_source(program, "example.py").findings}
+    assert ("GS002", 7) in codes

@@ -1,0 +1,159 @@
+from __future__ import annotations
+
+import ast
+
+from ..engine.query import FileEvent
+from ..engine.values import Fact
+from ..findings import Severity
+from .base import Invalid, Rule, Valid
+
+# Submodules that `from torch import <name>` binds as modules (the rest of `from torch import ...` are functions).
+_TORCH_SUBMODULES = {"nn", "optim", "autograd", "linalg", "fft", "special", "distributed", "cuda", "utils",
+                     "functional", "init", "data", "func", "amp", "jit", "onnx", "sparse", "distributions"}
+
+
+def _module_aliases(tree: ast.Module) -> dict:
+    """Names that module-level imports bind to modules: `import torch`, `import torch.nn.functional as F`,
+    `from torch import nn`. A `from x import f` of anything else may be a function and is left out."""
+    names = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                local = alias.asname or alias.name.split(".")[0]
+                names[local] = alias.name if alias.asname else local
+        elif isinstance(stmt, ast.ImportFrom) and stmt.module and stmt.module.split(".")[0] == "torch":
+            for alias in stmt.names:
+                if alias.name in _TORCH_SUBMODULES:
+                    names[alias.asname or alias.name] = f"{stmt.module}.{alias.name}"
+    return names
+
+
+def _stores(scope: ast.AST, name: str) -> list:
+    return [n for n in _own_nodes(scope) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
+
+
+def _loads(scope: ast.AST, name: str) -> list:
+    return [n for n in _own_nodes(scope) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+
+
+def _own_nodes(scope: ast.AST):
+    """The nodes of one scope, without those of nested functions, lambdas and classes (their names are theirs)."""
+    todo = list(ast.iter_child_nodes(scope))
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+
+
+def _pos(node: ast.AST) -> tuple:
+    return node.lineno, node.col_offset
+
+
+class ModuleNameRebound(Rule):
+    code = "GS002"
+    name = "module-name-rebound"
+    severity = Severity.ERROR
+    summary = "An assignment rebinds an imported module's name (`torch = ...`, `F = ...`), so later uses of it fail."
+    events = (FileEvent,)
+    what_it_does = ("Flags an assignment to a name that a module-level import binds to a module (`torch`, `nn`, "
+                    "`F`, `np`...): inside a function when the function also reads that name before the "
+                    "assignment, and at module level when a torch module (`torch`, `nn`, `F`) is used "
+                    "again afterwards as a module (`F.relu(...)`).")
+    why_bad = ("Inside a function, any assignment makes the name local to the whole function, so every earlier "
+               "`torch.xxx` in it raises `UnboundLocalError: cannot access local variable 'torch' where it is not "
+               "associated with a value`. At module level the name now holds the assigned value (usually a "
+               "tensor): the next `F.relu(x)` calls `Tensor.relu` instead and raises, or silently computes "
+               "something else. This is what an in-place rewrite like `torch = torch.relu(t)` (for "
+               "`torch.relu_(t)`) leaves behind.")
+    example = "def act(t):\n    torch = torch.relu(t)\n    return torch"
+    use_instead = "def act(t):\n    t = torch.relu(t)\n    return t"
+    references = ("https://docs.python.org/3/faq/programming.html#why-am-i-getting-an-unboundlocalerror-when-the-"
+                  "variable-has-a-value",)
+    _fn = ("import torch\nimport torch.nn.functional as F\n\n\ndef step(w):\n    t = torch.sigmoid(w) - 0.5\n"
+           "    {line}\n    return t * 2\n\n\nw = torch.randn(4, requires_grad=True)\nstep(w).sum().backward()\n")
+    _top = ("import torch\nimport torch.nn.functional as F\n\nw = torch.randn(4, requires_grad=True)\n"
+            "t = torch.sigmoid(w) - 0.5\n{line}\ny = F.relu(t * 2)\n")
+    valid = (
+        Valid(_fn.format(line="t = torch.relu(t)")),
+        Valid(_top.format(line="t = F.relu(t)")),
+        # A global declaration means the function rebinds the module-level name on purpose; no local is made.
+        Valid("import numpy as np\n\n\ndef use_torch():\n    global np\n    import torch as np\n    return np.zeros(2)\n"
+              "\n\nz = use_torch()\n"),
+        # Rebinding after the last use of the module is legal Python, if odd.
+        Valid("import torch\n\nw = torch.randn(3, requires_grad=True)\nloss = (w * 2).sum()\nloss.backward()\n"
+              "torch = None\n"),
+        # A parameter called like a module (e.g. `F` as an argument) is the function's own name.
+        Valid("import torch\nimport torch.nn.functional as F\n\n\ndef act(x, F=F):\n    return F.relu(x)\n\n\n"
+              "y = act(torch.randn(3))\n"),
+    )
+    invalid = (
+        Invalid(_fn.format(line="torch = torch.relu(t)"), line=7,
+                runtime="raises: cannot access local variable 'torch'"),
+        Invalid(_fn.format(line="F = F.relu(t)"), line=7, runtime="raises: cannot access local variable 'F'"),
+        Invalid(_top.format(line="F = F.relu(t)"), line=6, runtime="raises: takes no arguments"),
+    )
+
+    def check(self, event: FileEvent, report) -> None:
+        q = event.query
+        aliases = _module_aliases(q.tree)
+        if not aliases:
+            return
+        scopes = [q.tree] + [n for n in q.nodes() if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        for scope in scopes:
+            declared = {name for n in _own_nodes(scope) if isinstance(n, (ast.Global, ast.Nonlocal))
+                        for name in n.names}
+            params = set()
+            if scope is not q.tree:
+                a = scope.args
+                params = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if p}
+            for name in aliases:
+                if name in declared or name in params:
+                    continue
+                stores = [s for s in _stores(scope, name) if not self._is_import(q, s)]
+                if not stores:
+                    continue
+                first = min(stores, key=_pos)
+                stmt = q.statement(first)
+                if scope is q.tree:
+                    # A project module rebound at top level (`import model` then `model = model.Net()`) is a
+                    # common deliberate idiom; torch's modules are never meant to be replaced by a value.
+                    if aliases[name].split(".")[0] == "torch":
+                        self._module_level(report, name, stmt, scope)
+                else:
+                    self._in_function(report, name, stmt, scope)
+
+    def _in_function(self, report, name: str, stmt: ast.stmt, scope) -> None:
+        # The assigned value is evaluated before the name is bound, so a read inside the same statement
+        # (`torch = torch.relu(t)`) comes first too.
+        early = [n for n in _loads(scope, name) if _pos(n) < _pos(stmt) or self._inside(n, getattr(stmt, "value", None))]
+        if not early:
+            return
+        read = min(early, key=_pos)
+        report.add(self, stmt, f"Assigning `{name}` makes it local to the whole function, so `{name}` at line "
+                               f"{read.lineno} raises UnboundLocalError.",
+                   related=[Fact(read.lineno, read.col_offset, "raises UnboundLocalError here")])
+
+    def _module_level(self, report, name: str, stmt: ast.stmt, scope) -> None:
+        later = [n for n in self._attribute_reads(scope, name) if _pos(n) > (stmt.end_lineno, stmt.end_col_offset)]
+        if not later:
+            return
+        use = min(later, key=_pos)
+        report.add(self, stmt, f"`{name}` no longer names the module, so `{name}.` at line {use.lineno} uses the "
+                               "assigned value instead.",
+                   severity=Severity.WARNING,
+                   related=[Fact(use.lineno, use.col_offset, f"`{name}` used as the module here")])
+
+    @staticmethod
+    def _attribute_reads(scope, name: str) -> list:
+        """`name.attr` reads in this scope and in the functions it defines (which see the rebound global)."""
+        return [n.value for n in ast.walk(scope) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                and n.value.id == name]
+
+    @staticmethod
+    def _inside(node: ast.AST, tree) -> bool:
+        return tree is not None and any(n is node for n in ast.walk(tree))
+
+    @staticmethod
+    def _is_import(q, store: ast.Name) -> bool:
+        return isinstance(q.statement(store), (ast.Import, ast.ImportFrom))

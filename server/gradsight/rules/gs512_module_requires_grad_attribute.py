@@ -1,0 +1,127 @@
+from __future__ import annotations
+
+import ast
+
+from ..engine.query import FileEvent
+from ..findings import Severity
+from .base import Invalid, Rule, Valid
+
+
+def _spelling(node: ast.AST) -> str | None:
+    """`model.encoder` -> "model.encoder"; None for anything that is not a plain dotted name."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id] + parts[::-1])
+
+
+class ModuleRequiresGradAttribute(Rule):
+    code = "GS512"
+    name = "module-requires-grad-attribute"
+    severity = Severity.WARNING
+    summary = "`module.requires_grad = False` sets a plain attribute on the module and freezes nothing."
+    events = (FileEvent,)
+    what_it_does = ("Flags an assignment to `.requires_grad` on an `nn.Module` (a name or attribute bound to an "
+                    "`nn.*` layer or to an instance of a local `nn.Module` subclass, or `self` inside one).")
+    why_bad = ("`requires_grad` is a property of tensors, not of modules. On a module the assignment only "
+               "stores a new Python attribute: every parameter still requires grad, backward still computes "
+               "their gradients and the optimizer keeps updating the layer you meant to freeze. Nothing raises.")
+    example = "backbone = nn.Linear(4, 4)\nbackbone.requires_grad = False"
+    use_instead = "backbone = nn.Linear(4, 4)\nbackbone.requires_grad_(False)"
+    fix_safety = "This rule offers no automatic fix: freezing changes what training does, so it is left to you."
+    references = ("https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.requires_grad_",
+                  "https://pytorch.org/docs/stable/notes/autograd.html#setting-requires-grad")
+    _head = "import torch\nimport torch.nn as nn\n\nbackbone = nn.Linear(4, 4)\nhead = nn.Linear(4, 1)\n"
+    _tail = ("opt = torch.optim.SGD(list(backbone.parameters()) + list(head.parameters()), lr=0.1)\n"
+             "before = backbone.weight.detach().clone()\n"
+             "head(backbone(torch.randn(8, 4))).pow(2).mean().backward()\nopt.step()\n")
+    _net = ("import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.encoder = nn.Linear(4, 4)\n        self.head = nn.Linear(4, 1)\n\n"
+            "    def forward(self, x):\n        return self.head(self.encoder(x))\n\n\nnet = Net()\n")
+    valid = (
+        Valid(_head + "backbone.requires_grad_(False)\n" + _tail),
+        Valid(_head + "for p in backbone.parameters():\n    p.requires_grad = False\n" + _tail),
+        Valid(_head + "backbone.weight.requires_grad = False\nbackbone.bias.requires_grad = False\n" + _tail),
+        Valid(_net + "net.encoder.requires_grad_(False)\nn_trainable = sum(p.requires_grad for p in net.parameters())\n"),
+        # A module that keeps its own `requires_grad` setting and reads it back uses the attribute on purpose.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Frozen(nn.Module):\n    def __init__(self, train):\n"
+              "        super().__init__()\n        self.lin = nn.Linear(2, 2)\n        self.requires_grad = train\n"
+              "        self.lin.requires_grad_(self.requires_grad)\n\n\nf = Frozen(False)\n"),
+        # A constructor storing its argument keeps a setting (speechbrain's Fbank), acted on elsewhere.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Fbank(nn.Module):\n    def __init__(self, requires_grad=False):\n"
+              "        super().__init__()\n        self.requires_grad = requires_grad\n"
+              "        self.lin = nn.Linear(2, 2).requires_grad_(requires_grad)\n\n\nf = Fbank()\n"),
+    )
+    invalid = (
+        Invalid(_head + "backbone.requires_grad = False\n" + _tail, line=6,
+                runtime="silent: not torch.equal(before, backbone.weight)"),
+        Invalid(_net + "net.encoder.requires_grad = False\nn_trainable = sum(p.requires_grad for p in net.parameters())\n",
+                line=16, runtime="silent: n_trainable == 4"),
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Frozen(nn.Module):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.lin = nn.Linear(2, 2)\n        self.requires_grad = False\n\n\n"
+                "n_trainable = sum(p.requires_grad for p in Frozen().parameters())\n", line=9,
+                runtime="silent: n_trainable == 2"),
+        # timm's PyramidVisionTransformerV2.freeze_patch_emb had this shape.
+        Invalid(_net.replace("    def forward", "    def freeze_encoder(self):\n        self.encoder.requires_grad = False\n\n"
+                             "    def forward") + "net.freeze_encoder()\n"
+                "n_trainable = sum(p.requires_grad for p in net.parameters())\n", line=12,
+                runtime="silent: n_trainable == 4"),
+        Invalid(_net + "net.requires_grad = False\nn_trainable = sum(p.requires_grad for p in net.parameters())\n",
+                line=16, runtime="silent: n_trainable == 4"),
+    )
+
+    def check(self, event: FileEvent, report) -> None:
+        q = event.query
+        local_modules = {c.name for c in q.nodes() if isinstance(c, ast.ClassDef) and q.is_module_class(c)}
+        modules = self._module_spellings(q, local_modules)
+        read_back = {_spelling(n.value) for n in q.nodes() if isinstance(n, ast.Attribute)
+                     and n.attr == "requires_grad" and isinstance(n.ctx, ast.Load)}
+        for node in q.nodes():
+            if not isinstance(node, ast.Assign):
+                continue
+            for target in node.targets:
+                if not (isinstance(target, ast.Attribute) and target.attr == "requires_grad"):
+                    continue
+                owner = _spelling(target.value)
+                if owner is None or owner in read_back:
+                    continue
+                # `self.requires_grad = requires_grad` in a constructor usually stores a setting that the class
+                # acts on elsewhere; only a literal `True`/`False` on `self` reads as an attempt to freeze.
+                in_module = owner == "self" and isinstance(node.value, ast.Constant) \
+                    and self._inside_module_class(q, node)
+                if in_module or owner in modules or self._attr_of_module(owner, modules):
+                    report.add(self, node, f"`{owner}` is a module: `.requires_grad = ...` freezes none of its "
+                                           f"parameters; use `{owner}.requires_grad_(False)`.")
+
+    @staticmethod
+    def _module_spellings(q, local_modules: set) -> set:
+        """Dotted names bound to a module: `x = nn.Linear(...)`, `self.enc = Net()`, `net = Net()`."""
+        found = set()
+        for node in q.nodes():
+            if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
+                continue
+            name = q.call_name(node.value) or ""
+            last = name.rsplit(".", 1)[-1]
+            is_layer = (name.startswith("torch.nn.") and ".functional." not in name and last[:1].isupper()
+                        and last not in ("Parameter", "ParameterList", "ParameterDict"))
+            is_local = isinstance(node.value.func, ast.Name) and node.value.func.id in local_modules
+            if is_layer or is_local:
+                for target in node.targets:
+                    spelled = _spelling(target)
+                    if spelled:
+                        found.add(spelled)
+        return found
+
+    @staticmethod
+    def _attr_of_module(owner: str, modules: set) -> bool:
+        """`net.encoder` where `self.encoder` is a module set in a class: match on the attribute's name."""
+        head, _, attr = owner.rpartition(".")
+        return bool(head) and f"self.{attr}" in modules
+
+    @staticmethod
+    def _inside_module_class(q, node: ast.AST) -> bool:
+        cls = q.enclosing(node, (ast.ClassDef,))
+        return cls is not None and q.is_module_class(cls)
