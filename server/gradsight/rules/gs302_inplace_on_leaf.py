@@ -73,4 +73,7 @@ class InplaceOnLeaf(Rule):
         report.add(self, event.node,
                    f"`{event.expr}` is {kind}{where}; modifying it in place with grad mode on raises "
                    "\"a leaf Variable that requires grad is being used in an in-place operation\"; "
-                   "do it under `torch.no_grad()` or out of place.", related=[t.origin], fix=fix)
+                   "do it under `torch.no_grad()` or out of place.", related=[t.origin], fix=fix,
+                   # Known to require grad from evidence of use only (parameters of an object gradsight cannot
+                   # see): a warning, never an error (docs/heap.md, evidence levels).
+                   severity=Severity.WARNING if getattr(t, "evidence", False) else None)
