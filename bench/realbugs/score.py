@@ -37,6 +37,7 @@ import hashlib
 import json
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 import urllib.request
@@ -103,7 +104,25 @@ def materialise(cases: list[dict], mirrors: pathlib.Path | None, log=print) -> N
                 log(f"  fetched {case['id']}/{side}/{f['path']}")
 
 
-def run_gradsight(files: list[pathlib.Path], engine_path: str | None) -> tuple[list[dict], str]:
+def run_per_case(cases: list[dict], engine_path: str | None, timeout: float) -> tuple[list[dict], str, list[str]]:
+    """One gradsight run per case (both sides), each with a time limit; returns the findings, where the
+    engine came from, and the ids of the cases whose run did not finish in time."""
+    findings: list[dict] = []
+    where = "?"
+    slow: list[str] = []
+    for case in cases:
+        try:
+            found, where = run_gradsight([TREES / case["id"] / side for side in ("buggy", "fixed")], engine_path,
+                                         timeout=timeout)
+            findings += found
+        except subprocess.TimeoutExpired:
+            slow.append(case["id"])
+            print(f"  {case['id']}: gradsight did not finish in {timeout:g} s", file=sys.stderr)
+    return findings, where, slow
+
+
+def run_gradsight(files: list[pathlib.Path], engine_path: str | None,
+                  timeout: float | None = None) -> tuple[list[dict], str]:
     env = dict(os.environ)
     python = REPO / ".venv" / "bin" / "python"
     cmd = [str(python if python.exists() else sys.executable), "-m", "gradsight", "check", "--output-format", "json",
@@ -113,7 +132,16 @@ def run_gradsight(files: list[pathlib.Path], engine_path: str | None) -> tuple[l
     probe = subprocess.run([cmd[0], "-c", "import gradsight; print(gradsight.__file__)"], capture_output=True,
                            text=True, env=env)
     where = probe.stdout.strip()
-    proc = subprocess.run([*cmd, *map(str, files)], capture_output=True, text=True, env=env, cwd=REPO)
+    # A session of its own, so that a time-out ends gradsight's worker processes too, not just the CLI.
+    child = subprocess.Popen([*cmd, *map(str, files)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=env, cwd=REPO, start_new_session=True)
+    try:
+        stdout, stderr = child.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.communicate()
+        raise
+    proc = subprocess.CompletedProcess(child.args, child.returncode, stdout, stderr)
     # With --exit-zero a working run exits 0 and prints a JSON list (`[]` when clean); anything else (an
     # empty output, a traceback, another exit status) means gradsight did not run, and must not be
     # scored as "nothing found".
@@ -187,7 +215,7 @@ def report(rows: list[dict], meta: dict) -> str:
            f"found at the fixed line: {hits}/{n} = {hits / n:.0%}",
            f"cases with a new warning/error on the fixed version: {new}/{n}", ""]
     for r in rows:
-        mark = "HIT " if r["hit"] else "miss"
+        mark = "HIT " if r["hit"] else ("TIME" if r.get("timed_out") else "miss")
         extra = []
         if r["hit"]:
             extra.append("at " + ", ".join(r["hit"]))
@@ -274,6 +302,9 @@ def doc_section(rows: list[dict], meta: dict, first: dict | None, cases: list[di
                    "version.")
     out.append(f"* **{meta['label']}**: engine at commit `{meta['commit']}`, {meta['date']}: **{hits}/{n} found at "
                f"the fixed line** ({hits / n:.0%}); {new} cases with a new warning/error on the fixed version.")
+    if meta.get("timed_out"):
+        out.append(f"  gradsight did not finish within the per-case time limit on {len(meta['timed_out'])} cases "
+                   "(scored as missed): " + ", ".join(f"`{i}`" for i in meta["timed_out"]) + ".")
     classes = json.loads(MANIFEST.read_text(encoding="utf-8")).get("shape_classes", {})
     if classes:
         out += ["", "### What hid the missed bugs, by kind of code shape", ""]
@@ -290,7 +321,7 @@ def doc_section(rows: list[dict], meta: dict, first: dict | None, cases: list[di
             "| --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         c = by_id[r["id"]]
-        found = ", ".join(r["hit"]) if r["hit"] else "✘"
+        found = ", ".join(r["hit"]) if r["hit"] else ("✘ (timed out)" if r.get("timed_out") else "✘")
         other = "; ".join(r["elsewhere"] + [f"fixed: {t}" for t in r["fixed_all"]]) or "—"
         shape = "—" if r["hit"] else c["hidden_by"].replace("|", "\\|")
         rep = ", ".join((repro or {}).get(r["id"], [])) or "—"
@@ -322,6 +353,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--commit", help="the gradsight commit the engine comes from (default: this tree's HEAD)")
     ap.add_argument("-k", help="only cases whose id contains this")
     ap.add_argument("--repros", action="store_true", help="run the torch reproductions instead of scoring")
+    ap.add_argument("--per-case-timeout", type=float,
+                    help="run gradsight once per case with this time limit (seconds); a case that does not finish "
+                         "is scored as missed and marked timed out")
     ap.add_argument("--write-doc", action="store_true",
                     help="rewrite the real-bug section of docs/recall.md (with the first-try run, if recorded)")
     args = ap.parse_args(argv)
@@ -337,9 +371,15 @@ def main(argv: list[str] | None = None) -> int:
     # Each side of each case is checked as a folder (case files and their siblings), as a user would check
     # a project; only the case files' findings are scored.
     files = [TREES / c["id"] / side for c in cases for side in ("buggy", "fixed")]
-    findings, where = run_gradsight(files, args.engine_path)
+    slow: list[str] = []
+    if args.per_case_timeout:
+        findings, where, slow = run_per_case(cases, args.engine_path, args.per_case_timeout)
+    else:
+        findings, where = run_gradsight(files, args.engine_path)
     rows = score(cases, findings)
-    meta = {"label": args.label, "engine": where, "commit": args.commit or head_commit(),
+    for r in rows:
+        r["timed_out"] = r["id"] in slow
+    meta = {"label": args.label, "engine": where, "commit": args.commit or head_commit(), "timed_out": slow,
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
     print(report(rows, meta))
     CACHE.mkdir(parents=True, exist_ok=True)
