@@ -56,13 +56,12 @@ def keystrokes(text: str):
 def run() -> dict:
     text = FILE.read_text()
     path = str(FILE)
-    driver._DEF_CACHE.clear()
-    driver._FILE_CACHE.clear()
+    engine = driver.DEFAULT_ENGINE
+    engine.clear()
     t = time.perf_counter()
     analyze_source(text, path)
     cold = time.perf_counter() - t
-    for k in driver.STATS:
-        driver.STATS[k] = 0
+    engine.reset_stats()
     times = []
     broken = []
     for version in keystrokes(text):
@@ -74,10 +73,10 @@ def run() -> dict:
     times.sort()
     broken.sort()
     q = statistics.quantiles(times, n=10)
-    return {"shift": driver._SHIFT, "recover": driver._RECOVER, "keystrokes": len(times), "cold_ms": cold * 1e3,
+    return {"shift": engine.shift, "recover": engine.recover, "keystrokes": len(times), "cold_ms": cold * 1e3,
             "p50_ms": q[4] * 1e3, "p90_ms": q[8] * 1e3, "max_ms": times[-1] * 1e3, "ratio_p50": q[4] / cold,
             "broken": len(broken), "broken_p50_ms": statistics.median(broken) * 1e3 if broken else 0.0,
-            "broken_max_ms": broken[-1] * 1e3 if broken else 0.0, **driver.STATS}
+            "broken_max_ms": broken[-1] * 1e3 if broken else 0.0, **engine.stats}
 
 
 def show(r: dict) -> None:

@@ -47,7 +47,7 @@ def blocks(monkeypatch):
 
 
 def _analyse(text: str, name: str):
-    driver._DEF_CACHE.clear()
+    driver.DEFAULT_ENGINE.units.clear()
     return analyze_source(text, f"/limits/{name}.py")
 
 

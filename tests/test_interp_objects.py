@@ -8,7 +8,7 @@ from gradsight.engine import analyze_source, driver
 
 
 def _codes(src: str, name: str):
-    driver._DEF_CACHE.clear()
+    driver.DEFAULT_ENGINE.units.clear()
     result = analyze_source(textwrap.dedent(src), f"/objects/{name}.py")
     assert not result.problems, result.problems
     return [(f.code, f.line) for f in result.findings if f.severity.rank >= 2]

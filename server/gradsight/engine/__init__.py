@@ -1,6 +1,7 @@
 """The analysis engine: an abstract interpreter for PyTorch autograd state. See docs/ARCHITECTURE.md."""
 
 from .api import Analysis, StateFact
-from .driver import analyze_source
+from .driver import DEFAULT_ENGINE, analyze_source
+from .engine import Engine
 
-__all__ = ["Analysis", "StateFact", "analyze_source"]
+__all__ = ["Analysis", "DEFAULT_ENGINE", "Engine", "StateFact", "analyze_source"]

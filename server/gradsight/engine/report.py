@@ -26,7 +26,7 @@ def split_lines(text: str) -> list[str]:
 # Line numbers of the analysed file, as `Source.span` gives them when `mark` is set: an int that prints its digits
 # as Arabic-Indic digits, so a line number formatted into a message ("… at line 12") can be told apart from other
 # numbers, and shifted when the driver reuses a definition's results after lines were inserted above it
-# (`driver._Relocation`). The driver turns them back into ASCII digits and plain ints before results leave it.
+# (`relocate.Relocation`). `relocate.plain` turns them back into ASCII digits and plain ints before results leave it.
 LINE_DIGITS = "\u0660\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668\u0669"
 MARK_DIGITS = str.maketrans("0123456789", LINE_DIGITS)
 UNMARK_DIGITS = str.maketrans(LINE_DIGITS, "0123456789")

@@ -1,0 +1,261 @@
+"""The `Engine`: parse (incrementally, recovering from syntax errors), build the module scope, interpret each unit
+or reuse its cached results, dispatch events to the rule set handed in. Never raises on user code."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import sys
+import threading
+from collections import OrderedDict
+from typing import Optional
+
+from ..config import Config
+from ..findings import sort_key
+from .api import Analysis
+from .chunks import Chunks, parse_prefix, recover_chunks
+from .events import DeadGradEvent, Event
+from .incremental import FileState, reparse
+from .interp import Interpreter, ModuleScope
+from .query import FileEvent, Query
+from .relocate import _LINE_DIGITS, located, plain
+from .report import Reporter, Source, split_lines
+from .ruleset import RuleSet, default_rules
+from .scope import MAX_BYTES, MAX_NESTING, build_scope, nesting_depth
+from .units import Digests, RecordingDict, UnitCache, analyse_definitions, import_digests, run_module
+
+
+def _env_flag(name: str) -> bool:
+    """True unless the environment variable `name` is set to something other than "" or "0"."""
+    return os.environ.get(name, "") in ("", "0")
+
+
+class Engine:
+    """The analysis with its caches. Every cache lives here, none in a module: the last analysed versions of
+    recently analysed files (`files`, the base of incremental parsing and of syntax-error recovery), the
+    per-unit results (`units`, moved by `relocate.Relocation` when lines above them change), the conversion
+    memo of results that leave the engine (`plain_of`), and counters for tests and benchmarks (`stats`).
+
+    One instance serves many files and threads (the language server's workers): its caches are bounded and
+    each of their steps is atomic. `driver.DEFAULT_ENGINE` is the instance behind `analyze_source`; a test or a
+    benchmark that needs cold caches makes its own `Engine()` or calls `clear()`.
+
+    `shift=False` turns off what makes edits that add or remove lines incremental (the spliced parse with a
+    shifted tail, and reusing results of definitions that only moved); `recover=False` turns syntax-error
+    recovery off (the prefix analysis on every syntax error). Both exist for comparisons (bench/bench_typing.py)
+    and default to the environment variables GRADSIGHT_NO_SHIFT and GRADSIGHT_NO_RECOVER."""
+
+    def __init__(self, *, shift: Optional[bool] = None, recover: Optional[bool] = None, file_cache_max: int = 3,
+                 file_cache_max_chars: int = 800_000, unit_cache_max: int = 4000) -> None:
+        self.shift = _env_flag("GRADSIGHT_NO_SHIFT") if shift is None else shift
+        self.recover = _env_flag("GRADSIGHT_NO_RECOVER") if recover is None else recover
+        # The last analysed version of recently analysed files: path -> FileState. Bounded by entries and by text
+        # size (a parsed 5,000-line file holds ~8 MiB of syntax tree).
+        self.files: "OrderedDict[str, FileState]" = OrderedDict()
+        self.file_cache_max = file_cache_max
+        self.file_cache_max_chars = file_cache_max_chars
+        self._lock = threading.Lock()
+        self.units = UnitCache(unit_cache_max)
+        self.plain_of: dict = {}
+        # Parses spliced, full or by chunks (`recover_chunks`: text that does not parse), cached definition results
+        # moved or not movable.
+        self.stats = {"spliced": 0, "parsed": 0, "chunked": 0, "moved": 0, "not_moved": 0}
+
+    def clear(self) -> None:
+        """Forget every cached version and result (the next analysis of any file is cold). The containers are
+        emptied in place, so references to them stay valid."""
+        with self._lock:
+            self.files.clear()
+        self.units.clear()
+        self.plain_of.clear()
+
+    def forget(self, path: str) -> None:
+        """Forget the last analysed version of `path` (its next analysis parses it afresh)."""
+        with self._lock:
+            self.files.pop(path, None)
+
+    def reset_stats(self) -> None:
+        for k in self.stats:
+            self.stats[k] = 0
+
+    def analyze(self, text: str, path: str = "<stdin>", config: Config | None = None, workspace=None,
+                rules: Optional[RuleSet] = None) -> Analysis:
+        """Analyse one file's text. Pure apart from `workspace` reads; returns findings, facts and problems.
+
+        Re-analysing a new version of a file analysed recently is incremental but exact: the result is what
+        analysing the text from scratch gives (`tests/test_incremental.py`, `tests/test_speed_incremental_parse.py`).
+        An edit inside one top-level statement re-parses only that statement (`reparse`), and every definition
+        whose analysis did not run edited code keeps its cached results (`analyse_definitions`).
+
+        Text that does not parse (mid-typing, most of the time) is recovered at top-level-statement granularity
+        (`recover_chunks`): only the chunks that do not parse on their own are skipped, one GS001 each, and the rest of
+        the file is analysed, from the text alone (warm results still equal cold ones). Where the chunking cannot be
+        certain, the longest prefix that parses is analysed instead (`parse_prefix`). While the text stays
+        broken, a keystroke re-parses only the chunks it touched."""
+        # The rule set is handed in (`engine.ruleset`): the engine imports nothing from `rules/`.
+        ruleset = rules if rules is not None else default_rules()
+        config = config or Config()
+        result = Analysis(path=path)
+        if len(text) > MAX_BYTES:
+            result.problems.append(f"{path}: {len(text):,} characters is over gradsight's limit of {MAX_BYTES:,}; "
+                                   "the file was not analysed")
+            return result
+        if "\x00" in text:
+            result.problems.append(f"{path}: the file contains NUL bytes (binary?); not analysed")
+            return result
+        if nesting_depth(text) > MAX_NESTING:
+            result.problems.append(f"{path}: brackets nest more than {MAX_NESTING} deep; not analysed")
+            return result
+        lines = split_lines(text)
+        # Line numbers printed with Arabic-Indic digits (`report.Line`), unless the text itself holds such digits.
+        mark = not _LINE_DIGITS.search(text)
+        source = Source(text, lines, mark=mark)
+        reporter = Reporter(path, source, config)
+        previous = self.file_state(path)
+        tree = None
+        prefix = False  # analysing only the longest prefix that parses (`parse_prefix`)
+        chunked: Optional[Chunks] = None
+        hint: list = []  # the chunk a failed `reparse` could not parse, for `recover_chunks` (same text)
+        if previous is not None and not previous.broken:
+            tree = reparse(previous, text, lines, self.shift, hint)
+        if tree is not None:
+            self.stats["spliced"] += 1
+        elif previous is not None and self.recover:
+            # The edited statements do not parse on their own, or the previous version did not parse: chunk the
+            # text (`recover_chunks`), reusing the previous version's parses of unchanged chunks. A chunk that fails
+            # means the text does not parse; when none does, their statements are `ast.parse(text)`'s.
+            chunked = recover_chunks(text, lines, previous, hint[-1] if hint else None)
+            if chunked is not None:
+                self.stats["chunked"] += 1
+                if not chunked.failed:
+                    tree = chunked.tree
+        if tree is None and (chunked is None or not chunked.failed):
+            chunked = None
+            self.stats["parsed"] += 1
+            try:
+                tree = ast.parse(text, filename=path)
+            except SyntaxError as exc:
+                # (where the warm attempt above was not certain, neither is this one: the same text)
+                chunked = recover_chunks(text, lines, None) if self.recover and previous is None else None
+                if chunked is None or not chunked.failed:  # not chunked with certainty: analyse the prefix
+                    chunked = None
+                    prefix = True
+                    ruleset.report_syntax_error(exc, reporter)
+                    tree = parse_prefix(text, exc)
+                    if tree is None:
+                        result.findings = sorted((plain(f, self.plain_of) for f in reporter.findings.values()),
+                                                 key=sort_key)
+                        return result
+            except (RecursionError, MemoryError, ValueError) as exc:
+                result.problems.append(f"{path}: cannot parse ({type(exc).__name__}); not analysed")
+                return result
+        if chunked is not None and chunked.failed:
+            for first, last, msg, line, col in chunked.failed:
+                ruleset.report_skipped(reporter, msg, min(line, len(lines)), col, first, last)
+            tree = chunked.tree
+            memo = self._remember(path, text, lines, tree, previous, chunked)
+        elif prefix:
+            memo = {}  # a prefix's tree is not remembered as this text's tree
+        else:
+            memo = self._remember(path, text, lines, tree, previous, chunked)
+
+        rules = ruleset.active(config)
+
+        def emit(event: Event) -> None:
+            for rule in rules:
+                if isinstance(event, rule.events):
+                    try:
+                        rule.check(event, reporter)
+                    except Exception as exc:  # noqa: BLE001 - a rule bug must not take the analysis down
+                        result.problems.append(f"internal error in {rule.code} at line "
+                                               f"{getattr(event.node, 'lineno', '?')}: {type(exc).__name__}: {exc}")
+
+        scope = build_scope(tree, path, source)
+        result.imports = scope.import_records
+        reporter.tree = tree
+        used = RecordingDict()
+        resolver = workspace.resolver(path, used) if workspace is not None else None
+        interp = TrackingInterpreter(scope, emit, resolver)
+        interp.root_path = path
+        interp.home = scope
+        # Names the interpreter cannot resolve may be asked of jedi (`libinfer`); the workspace owns its cache.
+        interp.libinfer = workspace.libinfer if workspace is not None else None
+        old_limit = sys.getrecursionlimit()
+        try:
+            sys.setrecursionlimit(max(old_limit, 10000))
+            salt = f"{path}\0{config!r}\0{mark}"
+            if workspace is not None:
+                salt += "\0" + import_digests(workspace, scope, path)
+            digests = Digests(scope, lines, text, memo)
+            shape_key = hashlib.sha1(f"{salt}\0{digests.shape()}".encode("utf-8", "surrogatepass")).hexdigest()
+            module_deps, free = run_module(interp, scope, reporter, digests, shape_key, used, self.units, self.shift)
+            # Module-level values with line numbers in them: definitions' results may hold them too, so they are
+            # then keyed by where everything is (reused only while no line moves).
+            where = "" if free else repr([(s, e) for s, e, _ in digests.frame()])
+            module_key = hashlib.sha1(f"{shape_key}\0{module_deps!r}\0{where}".encode("utf-8", "surrogatepass")
+                                      ).hexdigest()
+            analyse_definitions(interp, scope, reporter, module_key, digests, used, self.units, self.shift, self.stats)
+            if interp.backward_seen:
+                for site, (label, created) in interp.grad_leaves.items():
+                    if site in interp.reached_sources or site not in interp.cut_sources:
+                        continue
+                    emit(DeadGradEvent(located(site, source), label, created, (interp.cut_sources[site],)))
+            if any(FileEvent in rule.events for rule in rules):
+                # Whole-file checks run on every analysis (never cached per unit), with one shared query.
+                emit(FileEvent(tree, Query(tree, scope.imports, scope.classes)))
+        except RecursionError:
+            result.problems.append(f"{path}: code nests too deeply for gradsight; analysis stopped early")
+        except Exception as exc:  # noqa: BLE001 - the analysis must never take the editor down
+            result.problems.append(f"{path}: internal error ({type(exc).__name__}: {exc}); "
+                                   "some findings may be missing")
+        finally:
+            sys.setrecursionlimit(old_limit)
+        result.dependencies = dict(used)
+        result.findings = sorted((plain(f, self.plain_of) for f in reporter.findings.values()), key=sort_key)
+        result.facts = sorted((plain(f, self.plain_of) for f in interp.facts.values()),
+                              key=lambda f: (f.line, f.column))
+        return result
+
+
+
+    def file_state(self, path: str) -> Optional[FileState]:
+        """The last analysed version of `path`, if still kept."""
+        with self._lock:
+            state = self.files.get(path)
+            if state is not None:
+                self.files.move_to_end(path)
+            return state
+
+
+    def _remember(self, path: str, text: str, lines: list, tree: ast.Module, previous: Optional[FileState],
+                      chunked: "Optional[Chunks]" = None) -> dict:
+        """Keep this version as the file's latest; returns the digest memo to use (shared with the previous version:
+        nodes the incremental parse reused keep their digests)."""
+        digests = previous.digests if previous is not None else {}
+        if path.startswith("<"):
+            return digests  # "<stdin>" and friends: no identity across calls
+        with self._lock:
+            self.files[path] = FileState(text, lines, tree, digests, chunked)
+            self.files.move_to_end(path)
+            total = sum(len(s.text) for s in self.files.values())
+            while len(self.files) > 1 and (len(self.files) > self.file_cache_max or total > self.file_cache_max_chars):
+                _, dropped = self.files.popitem(last=False)
+                total -= len(dropped.text)
+        return digests
+
+
+
+class TrackingInterpreter(Interpreter):
+    """The interpreter, recording which of this file's functions an analysis ran (`track`): a cached result
+    stays valid while the text of every function it ran is unchanged (see `analyse_definitions`)."""
+
+    track: Optional[set] = None
+    home: Optional[ModuleScope] = None  # the analysed file's scope (functions of imported files are not tracked)
+
+    def run_function(self, func, *args, **kwargs):
+        if self.track is not None and func.module is self.home:
+            self.track.add(func.node)
+        return super().run_function(func, *args, **kwargs)
+
+

@@ -1,0 +1,495 @@
+"""The per-unit cache: module-level code and every function and method are analysed as units whose results
+are cached under digests of the code they ran (`Digests`), reused while that code is unchanged and moved
+(`relocate.Relocation`) where only lines above them changed."""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import hashlib
+import pathlib
+from collections import OrderedDict
+from typing import Optional
+
+from .incremental import first_line
+from .interp import Interpreter, ModuleScope
+from .relocate import Relocation
+from .report import Reporter
+from .state import State
+from .values import (UNKNOWN, ClassVal, FuncVal, GradModeCtx, ModuleRef, OptimizerVal, ParamsVal, PyVal, SeqVal,
+                     TensorVal, UnknownVal)
+
+
+class UnitCache:
+    """Results of analysing one unit (module-level code, or one function or method on its own), reused across
+    analyses while the user types: key -> (dependencies, whole-text digest or None, delta, ...). See
+    `analyse_definitions`. Bounded: each entry holds a unit's findings and hover facts. Analyses run in several
+    threads (the language server's workers): each step is atomic, and a key another thread evicted meanwhile is
+    not an error."""
+
+    def __init__(self, max_entries: int = 4000) -> None:
+        self.entries: "OrderedDict[str, tuple]" = OrderedDict()
+        self.max_entries = max_entries
+        self.relocations: OrderedDict = OrderedDict()  # the last few `Relocation.between` results
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def get(self, key: str) -> Optional[tuple]:
+        return self.entries.get(key)
+
+    def put(self, key: str, entry: tuple) -> None:
+        self.entries[key] = entry
+        self.touch(key)
+        while len(self.entries) > self.max_entries:
+            try:
+                self.entries.popitem(last=False)
+            except KeyError:
+                break
+
+    def touch(self, key: str) -> None:
+        try:
+            self.entries.move_to_end(key)
+        except KeyError:
+            pass
+
+    def clear(self) -> None:
+        self.entries.clear()
+        self.relocations.clear()
+
+
+class Digests:
+    """Digests of the definitions of one analysed text, memoised per syntax-tree node (nodes that an
+    incremental parse reuses keep their digests), and the dependency keys of the functions an analysis ran."""
+
+    def __init__(self, scope: ModuleScope, lines: list, text: str, memo: dict):
+        self.scope, self.lines, self.text, self.memo = scope, lines, text, memo
+        self._whole: Optional[str] = None
+        self._frame: Optional[tuple] = None
+        self._owners: Optional[dict] = None
+        self._starts: Optional[list] = None
+
+    def node(self, node: ast.AST) -> str:
+        """A digest of a statement's text (decorators included), not of its position: where cached results are
+        reused, their line numbers are moved to the current positions (`_frame`, `Relocation`)."""
+        digest = self.memo.get(node)
+        if digest is None:
+            start = first_line(node)
+            body = "\n".join(self.lines[start - 1:node.end_lineno])
+            digest = self.memo[node] = hashlib.sha1(body.encode("utf-8", "surrogatepass")).hexdigest()
+        return digest
+
+    def frame(self) -> tuple:
+        """Where everything is: (first line, last line, text digest) of each top-level statement, except that a
+        class is its header plus each statement of its body. Results cached under one frame are moved to another
+        by `Relocation` (same sequence of parts: the shape is in every cache key)."""
+        if self._frame is None:
+            out = []
+            for st in self.scope.tree.body:
+                if isinstance(st, ast.ClassDef) and st.body:
+                    start = first_line(st)
+                    stop = max(st.lineno, first_line(st.body[0]) - 1)
+                    head = "\n".join(self.lines[start - 1:stop])
+                    out.append((start, stop, hashlib.sha1(head.encode("utf-8", "surrogatepass")).hexdigest()))
+                    for sub in st.body:
+                        out.append((first_line(sub), sub.end_lineno, self.node(sub)))
+                else:
+                    out.append((first_line(st), st.end_lineno, self.node(st)))
+            self._frame = tuple(out)
+        return self._frame
+
+    def whole(self) -> str:
+        if self._whole is None:
+            self._whole = hashlib.sha1(self.text.encode("utf-8", "surrogatepass")).hexdigest()
+        return self._whole
+
+    def shape(self) -> str:
+        """Everything but the bodies of functions and methods: module-level code, class headers and class-level
+        statements (with positions), and the names and positions of all definitions. Name resolution and
+        module-level values depend on no more than this and the bodies of the functions module-level code ran.
+        Positions are not part of it: they are in `frame`, and cached results are relocated to it."""
+        parts = []
+        for st in self.scope.tree.body:
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                parts.append(f"{type(st).__name__} {st.name}")
+            elif isinstance(st, ast.ClassDef):
+                parts.append(self._skeleton(st))
+            else:
+                parts.append(self.node(st))
+        return hashlib.sha1("|".join(parts).encode()).hexdigest()
+
+    def _skeleton(self, cls: ast.ClassDef) -> str:
+        key = (cls, "skeleton")
+        digest = self.memo.get(key)
+        if digest is None:
+            start = first_line(cls)
+            stop = max(cls.lineno, cls.body[0].lineno - 1) if cls.body else cls.end_lineno
+            parts = ["\n".join(self.lines[start - 1:stop])]
+            for sub in cls.body:
+                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    parts.append(f"{type(sub).__name__} {sub.name}")
+                else:
+                    parts.append(self.node(sub))
+            digest = self.memo[key] = hashlib.sha1("|".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+        return digest
+
+    def registered(self, key: tuple) -> Optional[ast.AST]:
+        if key[0] == "f":
+            func = self.scope.functions.get(key[1])
+            return func.node if func is not None else None
+        if key[0] == "m":
+            info = self.scope.classes.get(key[1])
+            meth = info.methods.get(key[2]) if info is not None else None
+            return meth.node if meth is not None else None
+        return None
+
+    def current(self, key: tuple) -> Optional[str]:
+        if key[0] == "whole":
+            return self.whole()
+        node = self.registered(key)
+        return self.node(node) if node is not None else None
+
+    def key_of(self, node: ast.AST) -> tuple:
+        """The definition a function node belongs to: itself if it is a top-level function or a method, else the
+        one that encloses it (a nested function); ("whole",) (the whole text) where there is none."""
+        if self._owners is None:
+            owners = {}
+            for name, func in self.scope.functions.items():
+                owners[func.node] = ("f", name)
+            for cname, info in self.scope.classes.items():
+                for mname, meth in info.methods.items():
+                    owners[meth.node] = ("m", cname, mname)
+            self._owners = owners
+            self._starts = [first_line(st) for st in self.scope.tree.body]
+        key = self._owners.get(node)
+        if key is not None:
+            return key
+        line = getattr(node, "lineno", 0)
+        k = bisect.bisect_right(self._starts, line) - 1
+        if k < 0:
+            return ("whole",)
+        top = self.scope.tree.body[k]
+        if top.end_lineno < line:
+            return ("whole",)
+        key = self._owners.get(top)
+        if key is not None:
+            return key
+        if isinstance(top, ast.ClassDef):
+            for sub in top.body:
+                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.lineno <= line <= sub.end_lineno:
+                    return self._owners.get(sub, ("whole",))
+        return ("whole",)
+
+    def deps(self, touched: set) -> tuple:
+        keys = {self.key_of(n) for n in touched}
+        return tuple(sorted((k, self.current(k)) for k in keys))
+
+    def valid(self, deps: tuple) -> bool:
+        return all(self.current(k) == d for k, d in deps)
+
+    def prune(self) -> None:
+        """Forget digests of nodes no longer in the tree (the memo lives as long as the file's cache entry)."""
+        if len(self.memo) < 4 * (len(self._owners or ()) + len(self.scope.tree.body)) + 256:
+            return
+        keep = set(self._owners or ()) | set(self.scope.tree.body)
+        for info in self.scope.classes.values():
+            keep.add(info.node)
+            keep.update(info.node.body)
+        for k in list(self.memo):  # a snapshot: another analysis of the same file may add digests meanwhile
+            if (k[0] if isinstance(k, tuple) else k) not in keep:
+                self.memo.pop(k, None)
+
+
+class RecordingDict(dict):
+    """`Analysis.dependencies`: the workspace files read; also logs them per cached unit (`log`)."""
+
+    log: Optional[dict] = None
+
+    def __setitem__(self, key, value) -> None:
+        super().__setitem__(key, value)
+        if self.log is not None:
+            self.log[key] = value
+
+
+def import_digests(workspace, scope: ModuleScope, path: str, depth: int = 2) -> str:
+    """Digests of the workspace files this file imports (and what those import, `depth` levels): part of the
+    definition-cache key, so a change to an imported helper is seen."""
+    out: list[str] = []
+    # Not the file itself (a module it imports may import it back): its own text is in every cache key already,
+    # and its digest here would change with every keystroke and invalidate every cached definition.
+    try:
+        seen: set[str] = {str(pathlib.Path(path).resolve())}
+    except (OSError, ValueError, RuntimeError):
+        seen = set()
+    frontier = [(scope, path)]
+    for _ in range(depth):
+        nxt = []
+        for sc, origin in frontier:
+            for qual in sorted(set(sc.imports.values())):
+                level = len(qual) - len(qual.lstrip("."))
+                for module in {qual.lstrip("."), qual.lstrip(".").rpartition(".")[0]}:
+                    found = workspace.find(module, level, origin)
+                    if found is None or str(found) in seen:
+                        continue
+                    seen.add(str(found))
+                    other = workspace.scope_for(found)
+                    digest = workspace.cached_digest(found)
+                    out.append(f"{found}:{digest}")
+                    if other is not None:
+                        nxt.append((other, str(found)))
+        frontier = nxt
+    return "|".join(sorted(out))
+
+
+def _merge(interp: Interpreter, reporter: Reporter, used: "RecordingDict", delta: tuple) -> None:
+    """Add one unit's results (see `_isolated`) to the file's, as if it had just run."""
+    findings, facts, leaves, cuts, reached, saw, files = delta
+    for k, f in findings:
+        prev = reporter.findings.get(k)
+        if prev is None or prev.severity.rank < f.severity.rank:
+            reporter.findings[k] = f
+    for k, f in facts:
+        old = interp.facts.get(k)
+        if old is None or ("maybe" in old.label and "maybe" not in f.label):
+            interp.facts[k] = f
+    for k, v in leaves:
+        interp.grad_leaves.setdefault(k, v)
+    for k, v in cuts:
+        interp.cut_sources.setdefault(k, v)
+    interp.reached_sources |= reached
+    interp.backward_seen = interp.backward_seen or saw
+    for k, v in files:
+        dict.__setitem__(used, k, v)
+
+
+def _isolated(interp: Interpreter, reporter: Reporter, used: "RecordingDict", optimized: dict, body):
+    """Run `body()` with empty per-unit state (result containers, call memo, instance cache; the optimizer
+    bookkeeping `optimized`), so what it produces does not depend on what ran before it. Returns (its value,
+    its results as a delta for `_merge`, the functions it ran, whether a rule read the whole tree)."""
+    saved = (reporter.findings, interp.facts, interp.grad_leaves, interp.cut_sources, interp.reached_sources,
+             interp.backward_seen, interp.memo, interp.init_cache, interp.optimized_modules, interp.track, used.log)
+    reporter.findings, interp.facts, interp.grad_leaves, interp.cut_sources = {}, {}, {}, {}
+    interp.reached_sources, interp.backward_seen, interp.memo, interp.init_cache = set(), False, {}, {}
+    interp.optimized_modules = dict(optimized)
+    touched: set = set()
+    files: dict = {}
+    interp.track, used.log = touched, files
+    reads = reporter.tree_reads
+    try:
+        value = body()
+        delta = (tuple(reporter.findings.items()), tuple(interp.facts.items()),
+                 tuple(interp.grad_leaves.items()), tuple(interp.cut_sources.items()),
+                 frozenset(interp.reached_sources), interp.backward_seen, tuple(files.items()))
+    finally:
+        (reporter.findings, interp.facts, interp.grad_leaves, interp.cut_sources, interp.reached_sources,
+         interp.backward_seen, interp.memo, interp.init_cache, interp.optimized_modules, interp.track,
+         used.log) = saved
+    return value, delta, touched, reporter.tree_reads != reads
+
+
+_PLAIN = (UnknownVal, PyVal, ModuleRef, TensorVal, GradModeCtx, ParamsVal, OptimizerVal)
+
+
+def _env_spec(env: dict, scope: ModuleScope) -> Optional[tuple]:
+    """Module-level values in a form that can be re-bound to a later version's scope, or None where a value
+    holds something of this version's scope other than a top-level function or class (then module-level code
+    is simply run again)."""
+    def plain(v) -> bool:
+        if type(v) in _PLAIN:
+            return True
+        return type(v) is SeqVal and all(plain(x) for x in v.items)
+
+    out = []
+    for name, v in env.items():
+        if type(v) is FuncVal:
+            reg = scope.functions.get(v.key)
+            if v.owner is not None or v.module is not scope or reg is None or reg.node is not v.node:
+                return None
+            out.append((name, "f", v.key, v.node.lineno, v.node.col_offset))
+        elif type(v) is ClassVal:
+            info = scope.classes.get(getattr(v.info, "name", None))
+            if info is None or info is not v.info:
+                return None
+            out.append((name, "c", info.name, info.node.lineno, info.node.col_offset))
+        elif plain(v):
+            out.append((name, "v", v))
+        else:
+            return None
+    return tuple(out)
+
+
+def _rebind(spec: tuple, scope: ModuleScope, move=None) -> Optional[dict]:
+    """`spec` (see `_env_spec`) as values of this version's scope; `move` maps the line numbers of the version
+    it was made in to this one's (`Relocation.line`)."""
+    env = {}
+    for item in spec:
+        name, kind = item[0], item[1]
+        if kind == "v":
+            env[name] = item[2]
+            continue
+        found = (scope.functions if kind == "f" else scope.classes).get(item[2])
+        node = getattr(found, "node", None)
+        line = item[3] if move is None else move(item[3])
+        if node is None or line is None or (node.lineno, node.col_offset) != (line, item[4]):
+            return None
+        env[name] = FuncVal(node, None, scope, item[2]) if kind == "f" else ClassVal(found)
+    return env
+
+
+def _position_free(spec: tuple, optimized: dict) -> bool:
+    """Do module-level values hold no line numbers (then what functions compute from them does not depend on
+    where module-level code is)? Conservative: only plain data without explanations qualifies."""
+    if optimized:
+        return False
+
+    def free(v) -> bool:
+        t = type(v)
+        if t in (UnknownVal, ModuleRef, GradModeCtx):
+            return True
+        if t is PyVal:
+            return v.cut is None and not v.pcut
+        if t is SeqVal:
+            return all(free(x) for x in v.items)
+        return False
+
+    return all(item[1] != "v" or free(item[2]) for item in spec)
+
+
+def run_module(interp: Interpreter, scope: ModuleScope, reporter: Reporter, digests: "Digests", shape_key: str,
+                used: "RecordingDict", cache: "UnitCache", shift: bool = True) -> tuple:
+    """Interpret module-level code, or reuse its results: they depend on the file's shape (module-level code,
+    class skeletons, the names of definitions: `shape_key`) and the functions it ran, and are moved to the
+    current positions (`Relocation`) where the values it leaves hold no line numbers. Returns the dependencies
+    and whether the values are position-free (both for the definitions' cache keys)."""
+    key = "module\0" + shape_key
+    entry = cache.get(key)
+    if entry is not None:
+        deps, whole, delta, spec, optimized, frame, free = entry
+        if (whole is None or whole == digests.whole()) and digests.valid(deps):
+            env = None
+            if frame is digests.frame() or frame == digests.frame():
+                env = _rebind(spec, scope)
+            elif free and shift:
+                move = Relocation.between(frame, digests.frame(), scope.path, cache.relocations)
+                moved = move.delta(delta)
+                if moved is not None:
+                    env = _rebind(spec, scope, move.line)
+                    if env is not None:
+                        delta = moved
+                        cache.put(key, (deps, whole, delta, spec, optimized, digests.frame(), free))
+            if env is not None:
+                cache.touch(key)
+                _merge(interp, reporter, used, delta)
+                scope.env = env
+                interp.optimized_modules = dict(optimized)
+                return deps, free
+
+    def body():  # runs isolated: the optimizer bookkeeping it returns is module-level code's own
+        return interp.exec_block(scope.tree.body, State()), dict(interp.optimized_modules)
+
+    (state, optimized), delta, touched, tree_read = _isolated(interp, reporter, used, {}, body)
+    _merge(interp, reporter, used, delta)
+    scope.env = dict(state.env)
+    interp.optimized_modules = optimized
+    deps = digests.deps(touched)
+    spec = _env_spec(scope.env, scope)
+    free = spec is not None and _position_free(spec, optimized)
+    if spec is not None:
+        cache.put(key, (deps, digests.whole() if tree_read else None, delta, spec, dict(optimized), digests.frame(),
+                         free))
+    return deps, free
+
+
+def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Reporter, module_key: str,
+                         digests: Digests, used: RecordingDict, cache: "UnitCache", shift: bool = True,
+                         stats: Optional[dict] = None) -> None:
+    """Analyse every function and method on its own, with unknown arguments (so the analysis speaks only
+    where the facts do not depend on the caller).
+
+    Each one runs in isolation (empty result containers, call memo and instance cache, the module-level
+    optimizer bookkeeping), so its results do not depend on what else was analysed first, and are cached under
+    its own text plus `module_key` (settings, imported files, the file's shape, module-level code and the
+    functions module-level code ran, and where module-level code is if its values hold line numbers). A cached
+    result is reused while every function its analysis ran (callees, `__init__` of instantiated classes,
+    `forward` of called modules; the enclosing definition for nested functions) still has the same text, and,
+    if a rule looked at the whole tree, while the whole text is the same; where lines were inserted or removed
+    above what it ran, its line numbers are moved (`Relocation`; where that cannot be certain, it is analysed
+    again). So a keystroke re-analyses only what ran the edited code."""
+    base = State()
+    module_optimized = dict(interp.optimized_modules)
+
+    def merge(delta: tuple) -> None:
+        _merge(interp, reporter, used, delta)
+
+    def isolated(body):
+        return _isolated(interp, reporter, used, module_optimized, body)
+
+    def lookup(key: str) -> Optional[tuple]:
+        entry = cache.get(key)
+        if entry is None:
+            return None
+        deps, whole, delta, frame = entry
+        if (whole is not None and whole != digests.whole()) or not digests.valid(deps):
+            return None
+        current = digests.frame()
+        if frame is not current and frame != current:
+            if not shift:
+                return None
+            move = Relocation.between(frame, current, scope.path, cache.relocations)
+            delta = move.delta(delta)
+            if delta is None:
+                if stats is not None:
+                    stats["not_moved"] += 1
+                return None
+            if move.low != float("inf"):
+                if stats is not None:
+                    stats["moved"] += 1
+            cache.put(key, (deps, whole, delta, current))
+        else:
+            cache.touch(key)
+        return delta
+
+    def store(key: str, touched: set, tree_read: bool, delta: tuple) -> None:
+        cache.put(key, (digests.deps(touched), digests.whole() if tree_read else None, delta, digests.frame()))
+
+    def unit_key(qual: tuple, node: ast.AST) -> str:
+        return hashlib.sha1(f"{module_key}\0{qual!r}\0{digests.node(node)}".encode("utf-8", "surrogatepass")
+                            ).hexdigest()
+
+    for name, func in scope.functions.items():
+        key = unit_key(("f", name), func.node)
+        cached = lookup(key)
+        if cached is None:
+            _, cached, touched, tree_read = isolated(
+                lambda f=func: interp.run_function(f, None, [], {}, f.node, base))
+            touched.add(func.node)
+            store(key, touched, tree_read, cached)
+        merge(cached)
+    for cname, info in scope.classes.items():
+        instance = None  # (self value, functions its __init__ ran, tree read): made when a method needs it
+        for name, meth in info.methods.items():
+            key = unit_key(("m", cname, name), meth.node)
+            cached = lookup(key)
+            if cached is None:
+                is_static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in meth.node.decorator_list)
+                extra: set = set()
+                extra_read = False
+                self_val = None
+                if not is_static:
+                    if instance is None:
+                        if info.is_module:
+                            value, _, inst_touched, inst_read = isolated(
+                                lambda: interp.instantiate(info, [], {}, info.node, base))
+                            instance = (value, inst_touched, inst_read)
+                        else:
+                            instance = (UNKNOWN, set(), False)
+                    self_val, extra, extra_read = instance
+                _, cached, touched, tree_read = isolated(
+                    lambda m=meth, sv=self_val: interp.run_function(m, sv, [], {}, m.node, base))
+                touched |= extra
+                touched.add(meth.node)
+                store(key, touched, tree_read or extra_read, cached)
+            merge(cached)
+    digests.prune()
+
+
