@@ -11,7 +11,7 @@ from gradsight.engine.engine import Engine
 PKG = pathlib.Path(__file__).resolve().parent.parent / "server" / "gradsight"
 # The engine modules of the STRUCT lane: the driver and what was split out of it, and their helpers.
 OWNED = ["driver.py", "engine.py", "scope.py", "incremental.py", "chunks.py", "units.py", "relocate.py", "report.py",
-         "sources.py", "ruleset.py"]
+         "cache.py", "sources.py", "ruleset.py"]
 
 TEXT = ("import torch\n\n\ndef f():\n    x = torch.randn(3, requires_grad=True)\n    y = torch.sigmoid(x)\n"
         "    y.mul_(2)\n    y.sum().backward()\n")

@@ -45,21 +45,13 @@ def _key(path: str, data: bytes, fingerprint: str) -> str:
     return h.hexdigest()
 
 
-_WORKSPACES: dict[str, object] = {}
-
-
 def _workspace(root: Optional[str]):
     from .workspace import Workspace
 
-    if root is None:
-        return None
-    ws = _WORKSPACES.get(root)
-    if ws is None:
-        ws = _WORKSPACES[root] = Workspace(root)
-    return ws
+    return Workspace(root) if root is not None else None
 
 
-def _analyse_one(path_str: str, config: Config, root: Optional[str] = None) -> tuple[str, list[dict], list[str], dict]:
+def _analyse_one(path_str: str, config: Config, workspace=None) -> tuple[str, list[dict], list[str], dict]:
     from .driver import analyze_source
     from .sources import read_source
 
@@ -67,12 +59,16 @@ def _analyse_one(path_str: str, config: Config, root: Optional[str] = None) -> t
     text, problem = read_source(path)
     if text is None:
         return path_str, [], [problem or f"{path}: cannot read"], {}
-    analysis = analyze_source(text, path_str, config, workspace=_workspace(root))
+    analysis = analyze_source(text, path_str, config, workspace=workspace)
     return path_str, [f.to_json() for f in analysis.findings], list(analysis.problems), analysis.dependencies
 
 
-def _worker(job: tuple) -> tuple[str, list[dict], list[str], dict]:
-    return _analyse_one(*job)
+def _worker(job: tuple) -> list[tuple[str, list[dict], list[str], dict]]:
+    """One batch of files in a worker process, sharing one workspace (its parsed imported files) for the batch:
+    no per-process state is kept between batches."""
+    paths, config, root = job
+    workspace = _workspace(root)
+    return [_analyse_one(p, config, workspace) for p in paths]
 
 
 def _deps_fresh(deps: dict) -> bool:
@@ -112,17 +108,23 @@ def check_files(files: list[pathlib.Path], config: Config, *, use_cache: bool = 
     workers = jobs if jobs > 0 else (os.cpu_count() or 1)
     if len(todo) >= PARALLEL_MIN_FILES and workers > 1:
         try:
+            # Batches of consecutive files (neighbours import each other), a few per worker for balance.
+            size = max(1, -(-len(todo) // (workers * 4)))
+            batches = [(todo[k:k + size], config, root_s) for k in range(0, len(todo), size)]
             with ProcessPoolExecutor(max_workers=workers) as pool:
-                for p, found, problems, deps in pool.map(_worker, [(p, config, root_s) for p in todo], chunksize=8):
-                    results[p] = (found, problems, deps)
+                for batch in pool.map(_worker, batches):
+                    for p, found, problems, deps in batch:
+                        results[p] = (found, problems, deps)
         except (OSError, RuntimeError):  # no fork/semaphores available: fall back to one process
+            workspace = _workspace(root_s)
             for p in todo:
                 if p not in results:
-                    _, found, problems, deps = _analyse_one(p, config, root_s)
+                    _, found, problems, deps = _analyse_one(p, config, workspace)
                     results[p] = (found, problems, deps)
     else:
+        workspace = _workspace(root_s)
         for p in todo:
-            _, found, problems, deps = _analyse_one(p, config, root_s)
+            _, found, problems, deps = _analyse_one(p, config, workspace)
             results[p] = (found, problems, deps)
     if use_cache:
         for p in todo:
