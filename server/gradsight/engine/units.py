@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import dataclasses
 import hashlib
 import pathlib
 from collections import OrderedDict
@@ -18,6 +19,30 @@ from .report import Reporter
 from .state import State
 from .values import (UNKNOWN, ClassVal, FuncVal, GradModeCtx, ModuleRef, OptimizerVal, ParamsVal, PyVal, SeqVal,
                      TensorVal, UnknownVal)
+
+
+@dataclasses.dataclass(frozen=True)
+class UnitResult:
+    """What analysing one unit (a function or method on its own) added, as cached: reusable while every function
+    it ran has the same text (`deps`, see `Digests.valid`) and, where a rule read the whole tree, while the whole
+    text is the same (`whole`, its digest; None otherwise). `delta` holds its findings, facts and bookkeeping (see
+    `_merge`) at the positions of `frame` (`Digests.frame`), from where `relocate.Relocation` moves them."""
+
+    deps: tuple
+    whole: Optional[str]
+    delta: tuple
+    frame: tuple
+
+
+@dataclasses.dataclass(frozen=True)
+class ModuleResult(UnitResult):
+    """Module-level code's cached result: also the module's values (`spec`, see `_env_spec`), the optimizer
+    bookkeeping it left (`optimized`), and whether those values hold no line numbers (`free`: then they can be
+    moved to a new frame)."""
+
+    spec: tuple
+    optimized: dict
+    free: bool
 
 
 class UnitCache:
@@ -35,10 +60,10 @@ class UnitCache:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def get(self, key: str) -> Optional[tuple]:
+    def get(self, key: str) -> Optional[UnitResult]:
         return self.entries.get(key)
 
-    def put(self, key: str, entry: tuple) -> None:
+    def put(self, key: str, entry: UnitResult) -> None:
         self.entries[key] = entry
         self.touch(key)
         while len(self.entries) > self.max_entries:
@@ -364,7 +389,8 @@ def run_module(interp: Interpreter, scope: ModuleScope, reporter: Reporter, dige
     key = "module\0" + shape_key
     entry = cache.get(key)
     if entry is not None:
-        deps, whole, delta, spec, optimized, frame, free = entry
+        deps, whole, delta, frame = entry.deps, entry.whole, entry.delta, entry.frame
+        spec, optimized, free = entry.spec, entry.optimized, entry.free
         if (whole is None or whole == digests.whole()) and digests.valid(deps):
             env = None
             if frame is digests.frame() or frame == digests.frame():
@@ -376,7 +402,7 @@ def run_module(interp: Interpreter, scope: ModuleScope, reporter: Reporter, dige
                     env = _rebind(spec, scope, move.line)
                     if env is not None:
                         delta = moved
-                        cache.put(key, (deps, whole, delta, spec, optimized, digests.frame(), free))
+                        cache.put(key, dataclasses.replace(entry, delta=delta, frame=digests.frame()))
             if env is not None:
                 cache.touch(key)
                 _merge(interp, reporter, used, delta)
@@ -395,8 +421,8 @@ def run_module(interp: Interpreter, scope: ModuleScope, reporter: Reporter, dige
     spec = _env_spec(scope.env, scope)
     free = spec is not None and _position_free(spec, optimized)
     if spec is not None:
-        cache.put(key, (deps, digests.whole() if tree_read else None, delta, spec, dict(optimized), digests.frame(),
-                         free))
+        cache.put(key, ModuleResult(deps, digests.whole() if tree_read else None, delta, digests.frame(), spec,
+                                    dict(optimized), free))
     return deps, free
 
 
@@ -428,7 +454,7 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
         entry = cache.get(key)
         if entry is None:
             return None
-        deps, whole, delta, frame = entry
+        deps, whole, delta, frame = entry.deps, entry.whole, entry.delta, entry.frame
         if (whole is not None and whole != digests.whole()) or not digests.valid(deps):
             return None
         current = digests.frame()
@@ -444,13 +470,14 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
             if move.low != float("inf"):
                 if stats is not None:
                     stats["moved"] += 1
-            cache.put(key, (deps, whole, delta, current))
+            cache.put(key, dataclasses.replace(entry, delta=delta, frame=current))
         else:
             cache.touch(key)
         return delta
 
     def store(key: str, touched: set, tree_read: bool, delta: tuple) -> None:
-        cache.put(key, (digests.deps(touched), digests.whole() if tree_read else None, delta, digests.frame()))
+        whole = digests.whole() if tree_read else None
+        cache.put(key, UnitResult(digests.deps(touched), whole, delta, digests.frame()))
 
     def unit_key(qual: tuple, node: ast.AST) -> str:
         return hashlib.sha1(f"{module_key}\0{qual!r}\0{digests.node(node)}".encode("utf-8", "surrogatepass")
