@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import sys
 from dataclasses import replace
 from typing import Optional
 
@@ -15,6 +16,9 @@ from .interp_util import (LoopCtx, MAX_LOOP_ITERS, MAX_LOOP_NESTING, REQUIRES_GR
 from .state import State
 from .values import (UNKNOWN, BoundMethod, ClassVal, Fact, FuncVal, GradModeCtx, ModuleVal, ObjectVal, OptimizerVal,
                      ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value)
+
+
+_STDLIB = frozenset(getattr(sys, "stdlib_module_names", ()))  # never library models
 
 
 class StatementsMixin:
@@ -93,7 +97,7 @@ class StatementsMixin:
         value = self.eval(stmt.value, state)
         if value is UNKNOWN and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
                 and isinstance(stmt.value, ast.Call):
-            value = self.library_value(stmt.targets[0])
+            value = self.library_value(stmt.targets[0], stmt.value)
         if len(stmt.targets) == 1 and self.loops and (isinstance(value, TensorVal) or value is UNKNOWN):
             # `total = total + loss`, `stats[k] = stats.get(k, 0) + loss`: an accumulation spelled as a rebinding.
             added = _accumulated_operand(stmt.targets[0], stmt.value)
@@ -103,12 +107,34 @@ class StatementsMixin:
             self.assign(target, value, state, stmt)
         return state
 
-    def library_value(self, name: ast.Name) -> Value:
+    def _library_call(self, call: ast.Call) -> bool:
+        """Whether `call` goes into an installed third-party library: its root name is imported, from neither torch
+        nor the standard library, and not from a workspace file. Only those are worth asking jedi about (its first
+        question in a process costs seconds); asking for every unresolved call made checking a library folder 20x
+        slower."""
+        root = call.func
+        while isinstance(root, (ast.Attribute, ast.Call, ast.Subscript)):
+            root = root.func if isinstance(root, ast.Call) else root.value
+        if not isinstance(root, ast.Name) or root.id not in self.scope.imports:
+            return False
+        qual = self.scope.imports[root.id]
+        top = qual.split(".", 1)[0]
+        if not top or qual.startswith(".") or top in ("torch", "numpy", "builtins") or top in _STDLIB:
+            return False
+        if self.resolve_module is not None:
+            try:
+                if self.resolve_module(top, 0, self.scope) is not None:
+                    return False  # a workspace package: the engine reads its code itself
+            except Exception:  # noqa: BLE001 - resolution trouble means "not a workspace module"
+                pass
+        return True
+
+    def library_value(self, name: ast.Name, call: Optional[ast.Call] = None) -> Value:
         """A call result the engine cannot resolve (`model = AutoModel.from_pretrained(...)`), classified by the
         optional library inference the driver may install (`interp.libinfer`): a module or an optimizer, known from
         evidence of use (findings built on it are warnings at most). UNKNOWN when there is none or it says nothing."""
         infer = getattr(self, "libinfer", None)
-        if infer is None:
+        if infer is None or (call is not None and not self._library_call(call)):
             return UNKNOWN
         try:
             lib = infer.classify(self.src.text, self.scope.path, name.lineno, self.src.cp_col(name.lineno,
