@@ -53,6 +53,11 @@ class LibraryInference:
             try:
                 import jedi  # noqa: PLC0415 - lazy: most analyses never ask, and jedi takes ~0.3 s to import
 
+                # Locked down: jedi's defaults import some modules for real (`gi`) and may load compiled
+                # extensions; gradsight must never import or run library or user code in its own process.
+                jedi.settings.auto_import_modules = []
+                if hasattr(jedi.settings, "load_unsafe_extensions"):
+                    jedi.settings.load_unsafe_extensions = False
                 self._jedi = jedi
             except ImportError:
                 self._jedi = False
