@@ -24,7 +24,6 @@ BAD_PYPROJECTS = {
     "bad-values": ('[tool.gradsight]\nseverity = { GS201 = "catastrophic" }\n[tool.gradsight.trace]\n'
                    'timeout = -3\ndevice = "tpu"\nmax-steps = "many"\nmemory-mb = 1\n',
                    ["catastrophic", "timeout", "device", "max-steps", "memory-mb"]),
-    "bad-codes": ('[tool.gradsight]\nselect = ["GS2", "E501", "XX"]\n', ["E501", "XX"]),
     "not-a-table": ("[tool]\ngradsight = 5\n", ["table"]),
     "severity-not-a-table": ('[tool.gradsight]\nseverity = "loud"\n', ["severity"]),
     "bad-toml": ('[tool.gradsight\nselect = [\n', ["cannot read"]),
@@ -54,9 +53,20 @@ def test_cli_bad_pyproject(tmp_path, case):
     assert proc.returncode == 1
 
 
+def test_cli_unknown_codes_in_pyproject_exit_2(tmp_path):
+    # ruff's rule: an unknown selector in the configuration is an error, never silently dropped (it could
+    # hide a real finding); the analysis does not run.
+    write_pyproject(tmp_path, '[tool.gradsight]\nselect = ["GS2", "E501", "XX"]\n')
+    (tmp_path / "good.py").write_text(GOOD)
+    proc = subprocess.run([*GRADSIGHT, "check", "good.py", "--no-cache"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert proc.returncode == 2 and "unknown rule selector" in proc.stderr and "E501" in proc.stderr
+
+
 @pytest.mark.parametrize("args, word", [
     (["--config", "missing.toml"], "missing.toml"),
-    (["--config", "."], "cannot read"),
+    (["--config", "."], "no such configuration file"),
     (["--select", "NOPE"], "NOPE"),
     (["--ignore", "GS2,,42"], "42"),
 ])
