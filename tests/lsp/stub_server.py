@@ -14,6 +14,9 @@ import gradsight.engine  # noqa: E402
 import stub_engine  # noqa: E402
 
 gradsight.engine.analyze_source = stub_engine.analyze_source
+import gradsight.analysis  # noqa: E402  (the server analyses through this façade: patch it too)
+
+gradsight.analysis.analyze_source = stub_engine.analyze_source
 
 import gradsight.lsp.session  # noqa: E402
 
