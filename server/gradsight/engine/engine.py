@@ -18,7 +18,7 @@ from .chunks import Chunks, parse_prefix, recover_chunks
 from .events import DeadGradEvent, Event
 from .incremental import FileState, reparse
 from .interp import Interpreter, ModuleScope
-from .query import FileEvent, Query
+from .query import FileEvent, NodeMemo, Query
 from .relocate import _LINE_DIGITS, located, plain
 from .report import Reporter, Source, split_lines
 from .ruleset import RuleSet, default_rules
@@ -58,6 +58,7 @@ class Engine:
         self._lock = threading.Lock()
         self.units = UnitCache(unit_cache_max)
         self.plain_of: dict = {}
+        self.node_memo = NodeMemo()  # walks of unchanged top-level statements for whole-file rules (engine/query.py)
         # Parses spliced, full or by chunks (`recover_chunks`: text that does not parse), cached definition results
         # moved or not movable.
         self.stats = {"spliced": 0, "parsed": 0, "chunked": 0, "moved": 0, "not_moved": 0}
@@ -69,6 +70,7 @@ class Engine:
             self.files.clear()
         self.units.clear()
         self.plain_of.clear()
+        self.node_memo.clear()
 
     def forget(self, path: str) -> None:
         """Forget the last analysed version of `path` (its next analysis parses it afresh)."""
@@ -203,7 +205,7 @@ class Engine:
                     emit(DeadGradEvent(located(site, source), label, created, (interp.cut_sources[site],)))
             if any(FileEvent in rule.events for rule in rules):
                 # Whole-file checks run on every analysis (never cached per unit), with one shared query.
-                emit(FileEvent(tree, Query(tree, scope.imports, scope.classes)))
+                emit(FileEvent(tree, Query(tree, scope.imports, scope.classes, self.node_memo, path)))
         except RecursionError:
             result.problems.append(f"{path}: code nests too deeply for gradsight; analysis stopped early")
         except Exception as exc:  # noqa: BLE001 - the analysis must never take the editor down

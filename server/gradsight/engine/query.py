@@ -14,6 +14,8 @@ files and never raises on odd code. It is created once per analysis, so every ru
 from __future__ import annotations
 
 import ast
+import bisect
+import threading
 from dataclasses import dataclass
 from typing import Iterator, Optional
 
@@ -23,12 +25,16 @@ from .events import Event
 class Query:
     """Questions about one parsed file. Positions are the tree's; nothing is cached across analyses."""
 
-    def __init__(self, tree: ast.Module, imports: dict, classes: dict):
+    def __init__(self, tree: ast.Module, imports: dict, classes: dict, memo: Optional["NodeMemo"] = None,
+                 path: str = ""):
         self.tree = tree
         self._imports = imports  # local name -> qualified name (module scope)
         self._classes = classes  # class name -> ClassInfo (with `is_module`)
         self._parents: Optional[dict] = None
         self._nodes: Optional[list] = None
+        self._memo = memo
+        self._path = path
+        self._idx: Optional[dict] = None
 
     # -- names -------------------------------------------------------------------------------------------
     def qualname(self, node: ast.AST) -> Optional[str]:
@@ -62,20 +68,92 @@ class Query:
 
     # -- structure ---------------------------------------------------------------------------------------
     def nodes(self) -> list:
+        """Every node of the file (the module first, then each top-level statement's nodes, breadth first).
+
+        While typing, the engine splices re-parsed statements between the previous version's statement objects,
+        which are shared and never mutated; with a `NodeMemo` the walk of such a statement is reused, so a
+        keystroke walks only what it changed."""
         if self._nodes is None:
-            self._nodes = list(ast.walk(self.tree))
+            nodes = [self.tree]
+            walked = self._memo.walks(self._path, self.tree.body) if self._memo is not None else None
+            for i, stmt in enumerate(self.tree.body):
+                nodes.extend(walked[i] if walked is not None else ast.walk(stmt))
+            self._nodes = nodes
         return self._nodes
 
     def calls(self) -> Iterator[ast.Call]:
-        return (n for n in self.nodes() if isinstance(n, ast.Call))
+        return iter(self._index()["calls"])
+
+    @property
+    def assigns(self) -> list:
+        """Every `ast.Assign` of the file, in walk order."""
+        return self._index()["assigns"]
+
+    @property
+    def attrs(self) -> set:
+        """Every attribute name read or written (`x.backward` gives "backward"): a cheap "does the file even
+        mention it?" test that whole-file rules run before anything else, since they run on every keystroke."""
+        return self._index()["attrs"]
+
+    @property
+    def attr_stores(self) -> set:
+        return self._index()["attr_stores"]
+
+    @property
+    def name_stores(self) -> set:
+        return self._index()["name_stores"]
+
+    def _index(self) -> dict:
+        if self._idx is None:
+            calls, assigns, attrs, attr_stores, name_stores = [], [], set(), set(), set()
+            for n in self.nodes():
+                t = type(n)
+                if t is ast.Attribute:
+                    attrs.add(n.attr)
+                    if type(n.ctx) is ast.Store:
+                        attr_stores.add(n.attr)
+                elif t is ast.Call:
+                    calls.append(n)
+                elif t is ast.Assign:
+                    assigns.append(n)
+                elif t is ast.Name and type(n.ctx) is ast.Store:
+                    name_stores.add(n.id)
+            self._idx = {"calls": calls, "assigns": assigns, "attrs": attrs, "attr_stores": attr_stores,
+                         "name_stores": name_stores}
+        return self._idx
 
     def parent(self, node: ast.AST) -> Optional[ast.AST]:
+        """The node's parent. Parent links are built only for the top-level statement that holds the node (found
+        by its line), so a rule asking about a few nodes does not pay for a map of the whole file."""
         if self._parents is None:
             self._parents = {}
-            for parent in self.nodes():
+            self._linked: set = set()
+            self._starts = [min([s.lineno] + [d.lineno for d in getattr(s, "decorator_list", ())])
+                            for s in self.tree.body]
+        if node in self._parents:
+            return self._parents[node]
+        if node is self.tree:
+            return None
+        top = self._top_statement(node)
+        for stmt in ([top] if top is not None else self.tree.body):
+            if id(stmt) in self._linked:
+                continue
+            self._linked.add(id(stmt))
+            self._parents[stmt] = self.tree
+            for parent in ast.walk(stmt):
                 for child in ast.iter_child_nodes(parent):
                     self._parents[child] = parent
         return self._parents.get(node)
+
+    def _top_statement(self, node: ast.AST) -> Optional[ast.stmt]:
+        line = getattr(node, "lineno", None)
+        if line is None:
+            return None
+        i = bisect.bisect_right(self._starts, line) - 1
+        if i < 0:
+            return None
+        stmt = self.tree.body[i]
+        return stmt if line <= getattr(stmt, "end_lineno", line) else None
 
     def enclosing(self, node: ast.AST, kinds) -> Optional[ast.AST]:
         node = self.parent(node)
@@ -104,6 +182,37 @@ class Query:
 
     def names_loaded(self, node: ast.AST, name: str) -> list:
         return [n for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+
+
+class NodeMemo:
+    """Walks of top-level statements, per file, kept for the statement objects of the file's last version.
+
+    Owned by an `Engine` (never module-level). Only the latest version's statements are kept per path, and
+    only for the last `max_files` paths, so memory stays that of a few files' nodes."""
+
+    def __init__(self, max_files: int = 8):
+        self.max_files = max_files
+        self._files: dict = {}  # path -> {id(stmt): (stmt, nodes)}
+        self._lock = threading.Lock()  # the language server analyses in worker threads
+
+    def walks(self, path: str, body: list) -> list:
+        with self._lock:
+            old = self._files.pop(path, {})
+        new = {}
+        out = []
+        for stmt in body:
+            hit = old.get(id(stmt))
+            nodes = hit[1] if hit is not None and hit[0] is stmt else list(ast.walk(stmt))
+            new[id(stmt)] = (stmt, nodes)
+            out.append(nodes)
+        with self._lock:
+            self._files[path] = new
+            while len(self._files) > self.max_files:
+                del self._files[next(iter(self._files))]
+        return out
+
+    def clear(self) -> None:
+        self._files.clear()
 
 
 @dataclass(frozen=True)

@@ -99,7 +99,18 @@ class ModuleNameRebound(Rule):
         aliases = _module_aliases(q.tree)
         if not aliases:
             return
-        scopes = [q.tree] + [n for n in q.nodes() if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        # One pass over the shared node list finds every rebinding of an alias; most files have none, and then
+        # nothing else is walked (this rule runs on every keystroke).
+        if not (q.name_stores & set(aliases)):
+            return
+        rebound = [n for n in q.nodes() if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in aliases]
+        if not rebound:
+            return
+        scopes = []
+        for n in rebound:
+            scope = q.enclosing(n, (ast.FunctionDef, ast.AsyncFunctionDef)) or q.tree
+            if all(scope is not s for s in scopes):
+                scopes.append(scope)
         for scope in scopes:
             declared = {name for n in _own_nodes(scope) if isinstance(n, (ast.Global, ast.Nonlocal))
                         for name in n.names}

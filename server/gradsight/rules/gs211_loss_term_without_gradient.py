@@ -90,6 +90,10 @@ class LossTermWithoutGradient(Rule):
 
     def check(self, event: FileEvent, report) -> None:
         q = event.query
+        # This rule runs on every keystroke: without an assignment from `.item()`, `float()` or
+        # `autograd.grad` there is nothing to find, and one pass over the shared node list says so.
+        if not any(_cut(n.value, q) for n in q.assigns):
+            return
         scopes = [q.tree] + [n for n in q.nodes() if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
         for scope in scopes:
             self._check_scope(scope, q, report)

@@ -93,6 +93,8 @@ class BackwardInForward(Rule):
 
     def check(self, event: FileEvent, report) -> None:
         q = event.query
+        if "backward" not in q.attrs:
+            return  # the common case, checked in one pass (this rule runs on every keystroke)
         for cls in q.nodes():
             if not (isinstance(cls, ast.ClassDef) and q.is_module_class(cls)):
                 continue

@@ -89,6 +89,8 @@ class GradAddAfterZeroGrad(Rule):
 
     def check(self, event: FileEvent, report) -> None:
         q = event.query
+        if "zero_grad" not in q.attrs or "grad" not in q.attrs:
+            return
         for call in q.calls():
             if not (isinstance(call.func, ast.Attribute) and call.func.attr == "zero_grad" and _sets_to_none(call)):
                 continue

@@ -84,6 +84,8 @@ class ManualUpdateGradNotReset(Rule):
 
     def check(self, event: FileEvent, report) -> None:
         q = event.query
+        if "backward" not in q.attrs or "grad" not in q.attrs:
+            return  # no backward, no update loop to check (one pass; this rule runs on every keystroke)
         for loop in q.nodes():
             if not isinstance(loop, (ast.For, ast.While, ast.AsyncFor)):
                 continue

@@ -73,22 +73,30 @@ class ModulesInPlainContainer(Rule):
 
     def check(self, event: FileEvent, report) -> None:
         q = event.query
-        classes = [n for n in q.nodes() if isinstance(n, ast.ClassDef) and q.is_module_class(n)]
-        module_classes = {c.name for c in classes}
-        for cls in classes:
-            registered = self._registered(cls)
-            for node in ast.walk(cls):
-                if not isinstance(node, ast.Assign) or len(node.targets) != 1:
-                    continue
-                target = node.targets[0]
-                if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
-                        and target.value.id == "self") or target.attr in registered:
-                    continue
-                if any(_is_module_ctor(e, q, module_classes) for e in _elements(node.value)):
-                    kind = "dict" if isinstance(node.value, (ast.Dict, ast.DictComp)) else "list"
-                    wrap = "nn.ModuleDict" if kind == "dict" else "nn.ModuleList"
-                    report.add(self, node, f"Modules in a plain {kind} are not registered, so the optimizer "
-                                           f"never trains them; use `{wrap}`.")
+        # One pass over the shared node list finds the candidates (`self.x = [<call>, ...]`); only their classes
+        # are looked at further. This rule runs on every keystroke.
+        candidates = [n for n in q.assigns if len(n.targets) == 1
+                      and isinstance(n.targets[0], ast.Attribute) and isinstance(n.targets[0].value, ast.Name)
+                      and n.targets[0].value.id == "self"
+                      and any(isinstance(e, ast.Call) for e in _elements(n.value))]
+        if not candidates:
+            return
+        module_classes = {n.name for n in q.nodes() if isinstance(n, ast.ClassDef) and q.is_module_class(n)}
+        registered: dict = {}
+        for node in candidates:
+            cls = q.enclosing(node, (ast.ClassDef,))
+            if cls is None or cls.name not in module_classes or not q.is_module_class(cls):
+                continue
+            if id(cls) not in registered:
+                registered[id(cls)] = self._registered(cls)
+            target = node.targets[0]
+            if target.attr in registered[id(cls)] or "*" in registered[id(cls)]:
+                continue
+            if any(_is_module_ctor(e, q, module_classes) for e in _elements(node.value)):
+                kind = "dict" if isinstance(node.value, (ast.Dict, ast.DictComp)) else "list"
+                wrap = "nn.ModuleDict" if kind == "dict" else "nn.ModuleList"
+                report.add(self, node, f"Modules in a plain {kind} are not registered, so the optimizer "
+                                       f"never trains them; use `{wrap}`.")
 
     @staticmethod
     def _registered(cls: ast.ClassDef) -> set:

@@ -39,8 +39,10 @@ class ParametersGeneratorReused(Rule):
 
     def check(self, event: FileEvent, report) -> None:
         q = event.query
-        for node in q.nodes():
-            if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+        if not any(name in q.attrs for name in _GENERATORS):
+            return
+        for node in q.assigns:
+            if not (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
                 continue
             value = node.value
             if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)

@@ -75,6 +75,8 @@ class ModuleRequiresGradAttribute(Rule):
 
     def check(self, event: FileEvent, report) -> None:
         q = event.query
+        if "requires_grad" not in q.attr_stores:
+            return  # nothing assigns `.requires_grad` (one pass; this rule runs on every keystroke)
         local_modules = {c.name for c in q.nodes() if isinstance(c, ast.ClassDef) and q.is_module_class(c)}
         modules = self._module_spellings(q, local_modules)
         read_back = {_spelling(n.value) for n in q.nodes() if isinstance(n, ast.Attribute)
