@@ -1,4 +1,4 @@
-"""Issue 14's done-when over a copy of ../shared/real-code-cases (tests/trace/real_code_cases/, with its
+"""Issue 14's done-when over the copy of ../shared/real-code-cases in tests/real_code_cases/ (with its
 truth.json): every case that raises or misbehaves when run gets a trace finding on one of its `must_flag`
 lines (the root cause), and no clean case gets a trace finding of warning or error.
 
@@ -20,7 +20,7 @@ import pytest
 
 from trace_helpers import RANK
 
-ROOT = pathlib.Path(__file__).resolve().parent / "real_code_cases"
+ROOT = pathlib.Path(__file__).resolve().parent.parent / "real_code_cases"  # shared with tests/test_real_code_cases.py
 CASES = json.loads((ROOT / "truth.json").read_text(encoding="utf-8"))
 ENTRIES = ("train.py", "resolve.py", "basics.py")
 KNOWN_MISSES = {
