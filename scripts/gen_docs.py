@@ -54,6 +54,17 @@ def render() -> dict[pathlib.Path, str]:
             lines.append(f"| [{r.code}]({r.code}.md) | `{r.name}` | {r.severity.value} | {fix_column(r)} "
                          f"| {r.summary} |")
         lines.append("")
+    # Trace codes (found by `gradsight trace` at run time; `gradsight rule GS902` shows the same page).
+    from gradsight.trace.codes import TRACE_RULES
+
+    lines += ["## Found by the trace (GS9xx)", "",
+              "Reported by `gradsight trace` (and the editor's trace command) from what autograd really did; "
+              "`gradsight check` never reports them.", "", "| Code | Name | Severity | Summary |",
+              "| --- | --- | --- | --- |"]
+    for r in sorted(TRACE_RULES, key=lambda r: r.code):
+        pages[OUT / f"{r.code}.md"] = r.docs_markdown()
+        lines.append(f"| [{r.code}]({r.code}.md) | `{r.name}` | {r.severity.value} | {r.summary} |")
+    lines.append("")
     pages[OUT / "README.md"] = "\n".join(lines)
     return pages
 
