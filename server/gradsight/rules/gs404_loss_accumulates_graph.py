@@ -26,6 +26,30 @@ def _backwarded(tree: ast.AST | None, name: str, anywhere: bool = False) -> bool
     return False
 
 
+def _detached_where_backwarded(tree: ast.AST | None, event) -> bool:
+    """`if with_backward: loss.backward(); loss = loss.detach()` then `losses.append(loss)`: on the path that calls
+    backward the kept value is detached, and on the other path no backward runs in the loop, so the graphs are
+    kept on purpose for a backward after it (sentence-transformers' cached losses). Told from the text: the
+    backward and a `name = name.detach()` (or `.item()`) of the appended name sit in the same `if` body."""
+    node = event.value_node
+    if tree is None or not isinstance(node, ast.Name):
+        return False
+    line = event.backward_in_loop
+    for stmt in ast.walk(tree):
+        if not isinstance(stmt, ast.If) or not (stmt.lineno <= line <= stmt.end_lineno):
+            continue
+        for body in (stmt.body, stmt.orelse):
+            if not body or not (body[0].lineno <= line <= body[-1].end_lineno):
+                continue
+            for s in body:
+                if isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == node.id for t in s.targets) \
+                        and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Attribute) \
+                        and s.value.func.attr in ("detach", "item") and isinstance(s.value.func.value, ast.Name) \
+                        and s.value.func.value.id == node.id:
+                    return True
+    return False
+
+
 class LossAccumulatesGraph(Rule):
     code = "GS404"
     name = "loss-accumulates-graph"
@@ -53,6 +77,14 @@ class LossAccumulatesGraph(Rule):
                   "if you need a tensor.")
     references = ("https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory",)
     valid = (
+        # The loss is detached on the path that calls backward; on the other path the graphs are kept for a
+        # backward of their sum after the loop (sentence-transformers' cached losses).
+        Valid("import torch\nimport torch.nn as nn\n\n\ndef run(model, batches, with_backward):\n    losses = []\n"
+              "    for x in batches:\n        loss = model(x).pow(2).mean()\n        if with_backward:\n"
+              "            loss.backward()\n            loss = loss.detach()\n        losses.append(loss)\n"
+              "    return sum(losses)\n\n\nm = nn.Linear(3, 1)\n"
+              "total = run(m, [torch.randn(2, 3) for _ in range(3)], False)\ntotal.backward()\n"
+              "run(m, [torch.randn(2, 3) for _ in range(3)], True)\n"),
         Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\ntotal = 0.0\nfor _ in range(3):\n"
               "    loss = m(torch.randn(4, 2)).pow(2).mean()\n    loss.backward()\n    total += loss.item()\n"),
         Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\ntotal = 0\nfor _ in range(3):\n"
@@ -128,6 +160,8 @@ class LossAccumulatesGraph(Rule):
                            and event.value.origin.line != report.source.span(event.node)[0] else [])
             return
         if _backwarded(report.tree, name):
+            return
+        if _detached_where_backwarded(report.tree, event):
             return
         fix = None
         if isinstance(event.value_node, (ast.Name, ast.Attribute, ast.Subscript)):
