@@ -58,14 +58,18 @@ def run_cli(files: list[str], use_cache: bool) -> tuple[list[dict], str]:
 
 def run_in_process(files: list[str]) -> tuple[list[dict], str]:
     corpus.reexec_in_project_venv()
-    from gradsight.engine import analyze_source
+    from gradsight.analysis import analyze_source
+    from gradsight.engine.sources import read_source
 
     out = []
     for f in files:
-        text = (REPO / f).read_text(encoding="utf-8", errors="replace")
+        # The CLI's reader: PEP 263 cookies and a UTF-8 BOM are honoured (stylegan2-ada's files start with one).
+        text, _ = read_source(REPO / f)
+        if text is None:
+            continue
         for finding in analyze_source(text, f).findings:
             out.append(finding.to_json())
-    return out, "gradsight.engine.analyze_source (in-process)"
+    return out, "gradsight.analysis.analyze_source (in-process)"
 
 
 def _rel(path: str, root: pathlib.Path = corpus.CORPUS) -> str:
