@@ -35,6 +35,7 @@ class Query:
         self._memo = memo
         self._path = path
         self._idx: Optional[dict] = None
+        self._module_names: Optional[set] = None
 
     # -- names -------------------------------------------------------------------------------------------
     def qualname(self, node: ast.AST) -> Optional[str]:
@@ -59,6 +60,24 @@ class Query:
             return bool(getattr(info, "is_module", False))
         return any((self.qualname(b) or "").startswith("torch.nn.") and (self.qualname(b) or "").endswith("Module")
                    for b in cls.bases)
+
+    def module_class_names(self) -> set:
+        """Names of this file's classes that are `nn.Module`s."""
+        if self._module_names is None:
+            self._module_names = {n.name for n in self.nodes() if isinstance(n, ast.ClassDef) and self.is_module_class(n)}
+        return self._module_names
+
+    def is_module_constructor(self, node: ast.AST) -> bool:
+        """`nn.Linear(...)`, `torch.nn.Sequential(...)` or `Net(...)` of a module class of this file: a call that
+        makes an `nn.Module` (parameters, `nn.functional` and lower-case factories are not)."""
+        if not isinstance(node, ast.Call):
+            return False
+        name = self.call_name(node) or ""
+        last = name.rsplit(".", 1)[-1]
+        if name.startswith("torch.nn.") and ".functional." not in name and ".parameter." not in name \
+                and last[:1].isupper() and not last.startswith("Parameter"):
+            return True
+        return isinstance(node.func, ast.Name) and node.func.id in self.module_class_names()
 
     def subclasses(self, qualified: str) -> Iterator[ast.ClassDef]:
         """Classes of this file with a base that resolves to `qualified` (e.g. `torch.autograd.Function`)."""

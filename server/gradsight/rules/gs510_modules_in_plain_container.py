@@ -10,16 +10,6 @@ _REGISTER = {"add_module", "register_module", "register_parameter", "ModuleList"
              "ParameterList", "ParameterDict"}
 
 
-def _is_module_ctor(node: ast.AST, q, module_classes: set) -> bool:
-    if not isinstance(node, ast.Call):
-        return False
-    name = q.call_name(node) or ""
-    if name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper() and ".functional." not in name \
-            and not name.startswith("torch.nn.Parameter") and not name.startswith("torch.nn.parameter"):
-        return True
-    return isinstance(node.func, ast.Name) and node.func.id in module_classes
-
-
 def _elements(value: ast.AST) -> list:
     if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
         return list(value.elts)
@@ -81,18 +71,17 @@ class ModulesInPlainContainer(Rule):
                       and any(isinstance(e, ast.Call) for e in _elements(n.value))]
         if not candidates:
             return
-        module_classes = {n.name for n in q.nodes() if isinstance(n, ast.ClassDef) and q.is_module_class(n)}
         registered: dict = {}
         for node in candidates:
             cls = q.enclosing(node, (ast.ClassDef,))
-            if cls is None or cls.name not in module_classes or not q.is_module_class(cls):
+            if cls is None or not q.is_module_class(cls):
                 continue
             if id(cls) not in registered:
                 registered[id(cls)] = self._registered(cls)
             target = node.targets[0]
             if target.attr in registered[id(cls)] or "*" in registered[id(cls)]:
                 continue
-            if any(_is_module_ctor(e, q, module_classes) for e in _elements(node.value)):
+            if any(q.is_module_constructor(e) for e in _elements(node.value)):
                 kind = "dict" if isinstance(node.value, (ast.Dict, ast.DictComp)) else "list"
                 wrap = "nn.ModuleDict" if kind == "dict" else "nn.ModuleList"
                 report.add(self, node, f"Modules in a plain {kind} are not registered, so the optimizer "

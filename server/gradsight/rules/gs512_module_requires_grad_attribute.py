@@ -77,8 +77,7 @@ class ModuleRequiresGradAttribute(Rule):
         q = event.query
         if "requires_grad" not in q.attr_stores:
             return  # nothing assigns `.requires_grad` (one pass; this rule runs on every keystroke)
-        local_modules = {c.name for c in q.nodes() if isinstance(c, ast.ClassDef) and q.is_module_class(c)}
-        modules = self._module_spellings(q, local_modules)
+        modules = self._module_spellings(q)
         read_back = {_spelling(n.value) for n in q.nodes() if isinstance(n, ast.Attribute)
                      and n.attr == "requires_grad" and isinstance(n.ctx, ast.Load)}
         for node in q.nodes():
@@ -99,18 +98,13 @@ class ModuleRequiresGradAttribute(Rule):
                                            f"parameters; use `{owner}.requires_grad_(False)`.")
 
     @staticmethod
-    def _module_spellings(q, local_modules: set) -> set:
+    def _module_spellings(q) -> set:
         """Dotted names bound to a module: `x = nn.Linear(...)`, `self.enc = Net()`, `net = Net()`."""
         found = set()
         for node in q.nodes():
             if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
                 continue
-            name = q.call_name(node.value) or ""
-            last = name.rsplit(".", 1)[-1]
-            is_layer = (name.startswith("torch.nn.") and ".functional." not in name and last[:1].isupper()
-                        and last not in ("Parameter", "ParameterList", "ParameterDict"))
-            is_local = isinstance(node.value.func, ast.Name) and node.value.func.id in local_modules
-            if is_layer or is_local:
+            if q.is_module_constructor(node.value):
                 for target in node.targets:
                     spelled = _spelling(target)
                     if spelled:
