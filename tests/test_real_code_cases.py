@@ -22,13 +22,7 @@ HERE = pathlib.Path(__file__).resolve().parent / "real_code_cases"
 RANK = {"hint": 0, "information": 1, "info": 1, "warning": 2, "error": 3}
 
 # Why each still-failing case fails (the engine lacks the mechanism, or another lane's part is missing).
-MISSING = {
-    "proj04": "the metric class is imported from a sibling file (`from metrics import ...`), which is not resolved "
-              "yet (engine/workspace.py), and its `self.total +=` in metrics.py is only seen to keep a graph when "
-              "train.py calls it: that file's own findings do not get facts from its callers",
-    "proj05": "the buffer update is in center.py, imported from a sibling file; that file's own analysis does not "
-              "get facts from train.py's calls (interp.foreign_events holds them for a driver to report)",
-}
+MISSING: dict[str, str] = {}  # case-name prefix -> why gradsight still misses it (none today)
 
 
 def _cases() -> list:

@@ -27,7 +27,7 @@ from typing import Iterable, Sequence
 
 from . import __version__
 from .config import Config, find_pyproject, load_pyproject
-from .findings import Finding, Severity
+from .findings import Finding, Severity, sort_key
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -373,6 +373,51 @@ def analyse(files: list[pathlib.Path], config: Config, args, root: pathlib.Path,
     return results
 
 
+def regroup(results: list) -> list:
+    """Findings by the file they stand in. A rule may put a finding in another file than the one analysed, where
+    the fix goes (a metric's `self.total += pred` that the training script makes keep graphs: `Reporter.add_in`).
+    Such a finding joins its file's list (a file that was not checked gets a list of its own, after the others),
+    is shown once however many analysed files found it, and its path is written the way the checked files'
+    paths are: relative to the current folder when those were given relative."""
+    import dataclasses
+
+    by_path: dict[str, tuple] = {}
+    order: list[str] = []
+    for path, found, problems in results:
+        by_path[str(path)] = (path, [], problems)
+        order.append(str(path))
+    seen: set = set()
+    for path, found, _ in results:
+        relative = not pathlib.Path(str(path)).is_absolute()
+        for f in found:
+            if f.path != str(path):
+                shown = _shown_path(f.path, relative)
+                if shown != f.path:
+                    f = dataclasses.replace(f, path=shown)
+            if relative and any(pathlib.Path(r.path).is_absolute() for r in f.related):
+                f = dataclasses.replace(f, related=tuple(dataclasses.replace(r, path=_shown_path(r.path, True))
+                                                         for r in f.related))
+            key = (f.path, f.line, f.column, f.code)
+            if key in seen:
+                continue
+            seen.add(key)
+            if f.path not in by_path:
+                by_path[f.path] = (pathlib.Path(f.path), [], [])
+                order.append(f.path)
+            by_path[f.path][1].append(f)
+    return [(by_path[p][0], sorted(by_path[p][1], key=sort_key), by_path[p][2]) for p in order]
+
+
+def _shown_path(path: str, relative: bool) -> str:
+    if not relative or not os.path.isabs(path):
+        return path
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if rel.startswith("..") else rel
+
+
 def _fixable(f: Finding, unsafe: bool) -> bool:
     if f.fix is None:
         return False
@@ -400,7 +445,7 @@ def run_check(args) -> int:
     files = discover(args.paths, config, root, errors)
     files, skipped = screen_files(files, codes, warnings)
     progress = sys.stderr.isatty() and len(files) >= PROGRESS_MIN_FILES and not args.quiet
-    results = analyse(files, config, args, root, progress)
+    results = regroup(analyse(files, config, args, root, progress))
     findings: list[Finding] = []
     fixed: list[Finding] = []
     diff_count = 0

@@ -178,6 +178,9 @@ class Engine:
         reporter.tree = tree
         used = RecordingDict()
         resolver = workspace.resolver(path, used) if workspace is not None else None
+        if workspace is not None:
+            # Rules may put a finding in another file this analysis read (`Reporter.add_in`): where the fix goes.
+            reporter.source_of = lambda other: _source_in(workspace, used, other)
         interp = TrackingInterpreter(scope, emit, resolver)
         interp.root_path = path
         interp.home = scope
@@ -261,3 +264,13 @@ class TrackingInterpreter(Interpreter):
         return super().run_function(func, *args, **kwargs)
 
 
+
+
+def _source_in(workspace, used: dict, path: str) -> Optional[Source]:
+    """The text of workspace file `path` as this analysis read it, or None if it did not read that file."""
+    if path not in used:
+        return None
+    import pathlib
+
+    scope = workspace.scope_for(pathlib.Path(path))
+    return scope.source if scope is not None else None

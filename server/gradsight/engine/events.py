@@ -77,6 +77,9 @@ class AccumulateEvent(Event):
     backward_in_loop: Optional[int]  # line of a backward inside the same loop (per_call: in the same method)
     how: str  # "+=" | "append"
     per_call: bool = False  # into an attribute of `self` in a method that calls backward, outside loops
+    # For a method call that keeps its argument (`meter.update(loss)`): the statement in the method that adds it
+    # into `self` (its `path` set when the method is in another file, where the fix then goes).
+    kept_at: Optional[Fact] = None
 
 
 @dataclass(frozen=True)

@@ -166,6 +166,40 @@ class Reporter:
         self.findings[key] = Finding(self.path, line, col, end_line, end_col, code, rule.name, sev, message,
                                      self.related(related), fix)
 
+    def add_in(self, rule, at: Fact, message: str, *, severity: Severity | None = None,
+               related: Iterable[Optional[Fact]] = ()) -> bool:
+        """A finding on the statement at `at` in another workspace file (the statement to change is there: a
+        metric's `self.total += pred` that the training loop here makes keep graphs). Needs that file's text,
+        which the engine hands in through `source_of` (only files this analysis read); returns False when it is
+        not available, so the rule can report in this file instead. The finding spans the statement's line from
+        `at`'s column; suppression comments of that file apply."""
+        if at.path is None or at.path == self.path:
+            return False
+        source = self.source_of(at.path)
+        if source is None or not isinstance(at.line, int) or not 1 <= at.line <= len(source.lines):
+            return False
+        code = rule.code
+        if not self.config.is_enabled(code):
+            return True
+        line = int(at.line)
+        if source.suppressed(line, code):
+            return True
+        text = source.line_text(line)
+        col = max(1, min(at.column, len(text) + 1))
+        sev = self.config.severity_for(code, severity or rule.severity)
+        key = (code, line, col, at.path)
+        previous = self.findings.get(key)
+        if previous is not None and previous.severity.rank >= sev.rank:
+            return True
+        self.findings[key] = Finding(at.path, line, col, line, len(text.rstrip()) + 1, code, rule.name, sev, message,
+                                     self.related(related), None)
+        return True
+
+    @staticmethod
+    def source_of(path: str) -> Optional[Source]:
+        """The text of another file this analysis read (replaced per analysis by the engine); none by default."""
+        return None
+
 
 def make_fix(title: str, applicability: Applicability, *edits: Edit) -> Fix:
     return Fix(title, applicability, tuple(edits))

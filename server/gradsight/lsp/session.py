@@ -28,6 +28,7 @@ thread after `initialize` has been answered (`warm_up`), not when this module is
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import pathlib
 import time
@@ -40,7 +41,7 @@ from pygls.capabilities import get_capability
 
 if TYPE_CHECKING:  # the engine is imported after `initialize` is answered (see `warm_up`)
     from ..engine import Analysis, StateFact
-from ..findings import Applicability, Finding
+from ..findings import Applicability, Finding, sort_key
 from . import actions, convert
 from .documents import (
     EngineWorkspaces,
@@ -144,6 +145,9 @@ class Session:
         self._trace_generation = 0
         self._pending_traces: dict[str, tuple[str, list[Finding], int]] = {}  # path -> (traced text, findings, gen)
         self._published: dict[str, set[str]] = {}
+        # Static findings an open document's analysis put in other files (`Reporter.add_in`: where the fix
+        # goes): document key -> resolved path of the other file -> findings. Shown in that file while open.
+        self._elsewhere: dict[str, dict[str, tuple[Finding, ...]]] = {}
         self._shown: set[str] = set()
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="gradsight-analysis")
         self.trace_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradsight-trace")
@@ -432,6 +436,7 @@ class Session:
         self._traces.pop(key, None)
         self._dependencies.pop(key, None)
         self._absorbed.pop(key, None)
+        self._set_elsewhere(key, {})
         for uri in (key, *view_uris):
             self.indexes.forget(uri)
         self.indexes.forget(_MODULE_INDEX + key)
@@ -529,6 +534,26 @@ class Session:
         self._dependencies[key] = frozenset(getattr(result.analysis, "dependencies", None) or ())
         self._absorbed[key] = result
         self.show_once([f"{snapshot.path}: {p}" for p in result.analysis.problems], types.MessageType.Info)
+        elsewhere: dict[str, list[Finding]] = {}
+        for f in result.analysis.findings:
+            if f.path != snapshot.path:
+                elsewhere.setdefault(resolved(f.path), []).append(f)
+        self._set_elsewhere(key, {p: tuple(found) for p, found in elsewhere.items()})
+
+    def _set_elsewhere(self, key: str, found: dict[str, tuple[Finding, ...]]) -> None:
+        """Record the findings document `key` puts in other files; refresh the open ones whose share changed."""
+        before = self._elsewhere.pop(key, {})
+        if found:
+            self._elsewhere[key] = found
+        changed = [p for p in set(before) | set(found) if before.get(p) != found.get(p)]
+        targets = [k for k in (self._key_of_path(p) for p in changed) if k is not None and k != key]
+        if not targets:
+            return
+        if self.pull_mode:
+            self._refresh_client_diagnostics()
+        else:
+            for target in targets:
+                self.schedule(target, 0, cascade=False)
 
     def _excluded(self, path: str, config) -> bool:
         if "://" in path or not path.endswith((".py", ".pyi", ".ipynb")):
@@ -575,10 +600,24 @@ class Session:
         return None
 
     def _findings(self, snapshot: Snapshot, analysis: Analysis) -> list[Finding]:
+        own = [f for f in analysis.findings if f.path == snapshot.path]
+        if self._elsewhere:
+            # What other open documents' analyses found in this file, once each (the analysis of this file
+            # cannot see them: it does not know who calls its code with tensors that carry a graph).
+            here = resolved(snapshot.path)
+            seen = {(f.line, f.column, f.code) for f in own}
+            last = None
+            for source, by_path in list(self._elsewhere.items()):
+                for f in by_path.get(here, ()) if source != snapshot.key else ():
+                    last = snapshot.text.count("\n") + 1 if last is None else last
+                    if (f.line, f.column, f.code) not in seen and f.end_line <= last:
+                        seen.add((f.line, f.column, f.code))
+                        own.append(dataclasses.replace(f, path=snapshot.path))
+            own.sort(key=sort_key)
         trace = self._traces.get(snapshot.key)
         if trace is None or trace.version != snapshot.version:
-            return list(analysis.findings)
-        return convert.merge_trace(analysis.findings, trace.findings)
+            return own
+        return convert.merge_trace(own, trace.findings)
 
     # -- diagnostics -------------------------------------------------------------------------------
 

@@ -111,8 +111,16 @@ class BackwardThroughFreedGraph(Rule):
         freed = event.value.freed
         stored = event.value.stored
         if stored is not None and stored.path is not None and freed.path is None:
-            # Kept on an object by code in another file (a buffer updated in a module's forward): this file can
-            # only point at its backward, which frees that graph and then meets it again on the next step.
+            # Kept on an object by code in another file (a buffer updated in a module's forward): that assignment
+            # is what to change, so the finding goes there, with this file's backward as the failing line.
+            line, col, _, _ = report.source.span(event.node)
+            if report.add_in(self, stored,
+                             "This keeps a graph on the object across steps, so the next step's backward raises.",
+                             severity=Severity.WARNING,
+                             related=[freed, Fact(line, col, f"the kept graph is used again here; the backward "
+                                                             f"raises {_MSG}")]):
+                return
+            # That file's text is not at hand: point at this file's backward, which frees the graph.
             text = report.source.line_text(freed.line)
             start = len(text) - len(text.lstrip()) + 1
             report.add(self, event.node,

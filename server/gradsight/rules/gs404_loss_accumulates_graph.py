@@ -171,6 +171,17 @@ class LossAccumulatesGraph(Rule):
         line = report.source.span(event.node)[0]
         origin = event.value.origin
         related = [origin] if origin is not None and origin.line != line else []
+        if event.kept_at is not None and event.kept_at.path is not None:
+            # The method that keeps the argument is in another file: the statement to change is there (detach
+            # what it adds), and this file's call is the place that feeds it a graph every step.
+            line, col, _, _ = report.source.span(event.node)
+            call = Fact(line, col, f"`{event.target_expr}` passes a tensor with its graph here every step")
+            if report.add_in(self, event.kept_at,
+                             "This adds a tensor with its graph into the object on every call, so memory grows "
+                             "every step.",
+                             related=[call] + related + [Fact(event.backward_in_loop, 1,
+                                                              "the loop calls backward here")]):
+                return
         if event.per_call:
             report.add(self, event.node,
                        f"`{event.target_expr}` {verb} a tensor with its graph; the object keeps every call's graph.",
