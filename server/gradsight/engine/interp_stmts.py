@@ -181,9 +181,13 @@ class StatementsMixin:
                                     [(stmt.value, rhs)], stmt, state)
             self.check_accumulate(stmt, target, rhs, stmt.value, state, "+=")
             self.assign(target, result, state, stmt)
-        elif isinstance(cur, PyVal) or isinstance(rhs, PyVal):
+        elif isinstance(cur, PyVal) and rhs is UNKNOWN or cur is UNKNOWN and isinstance(rhs, PyVal):
+            # A number and a value gradsight cannot see (`loss += self.reg()` on a loss from `self(*inputs)`): the
+            # result is as unknown as `loss + 0.0` is, not a number (that would hide `total += loss` later).
             if rhs is UNKNOWN and opname == "Add":
                 self.check_accumulate(stmt, target, rhs, stmt.value, state, "+=")
+            self.assign(target, UNKNOWN, state, stmt)
+        elif isinstance(cur, PyVal) or isinstance(rhs, PyVal):
             self.assign(target, PyVal(cut=(cur.cut if isinstance(cur, PyVal) else None)
                                        or (rhs.cut if isinstance(rhs, PyVal) else None),
                                       pcut=_pcut_of((cur, rhs))), state, stmt)

@@ -110,6 +110,14 @@ class LossAccumulatesGraph(Rule):
               "trainer = Trainer(nn.Linear(2, 1))\nfor _ in range(3):\n    trainer.train_step(torch.randn(4, 2))\n"),
     )
     invalid = (
+        # A loss from a model gradsight cannot see, with a number added in place (labelmodels' real bug): still
+        # the loss the loop backwards, so still a tensor with a graph.
+        Invalid("import torch\nimport torch.nn as nn\n\n\ndef fit(model, batches, opt):\n    running_loss = 0.0\n"
+                "    for x in batches:\n        opt.zero_grad()\n        loss = -1 * torch.mean(model(x))\n"
+                "        loss += 0.0\n        loss.backward()\n        opt.step()\n        running_loss += loss\n"
+                "    return running_loss\n\n\nmodel = nn.Linear(3, 1)\n"
+                "total = fit(model, [torch.randn(4, 3) for _ in range(3)], torch.optim.SGD(model.parameters(), lr=0.1))\n",
+                line=13, runtime="silent: total.grad_fn is not None"),
         Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(10, 1)\ntotal_loss = 0\nfor step in range(5):\n"
                 "    loss = model(torch.randn(4, 10)).pow(2).mean()\n    loss.backward()\n    total_loss += loss\n",
                 line=8, runtime="silent: total_loss.requires_grad and total_loss.grad_fn is not None",
