@@ -48,8 +48,10 @@ def _has_backward(node: ast.AST) -> Optional[int]:
     for sub in ast.walk(node):
         if isinstance(sub, ast.Call):
             f = sub.func
-            if isinstance(f, ast.Attribute) and f.attr in ("backward", "grad") and not (
+            if isinstance(f, ast.Attribute) and f.attr in ("backward", "grad", "manual_backward") and not (
                     isinstance(f.value, ast.Name) and f.attr == "grad" and f.value.id not in ("autograd",)):
+                return sub.lineno
+            if isinstance(f, ast.Name) and f.id == "backward" and sub.args:  # `from torch.autograd import backward`
                 return sub.lineno
     return None
 
@@ -174,10 +176,31 @@ def _stmt_method(stmt: ast.stmt) -> Optional[str]:
 
 
 def _backward_names(loop: ast.AST) -> frozenset:
-    """The names `name` the loop calls `name.backward(...)` on."""
-    return frozenset(sub.func.value.id for sub in ast.walk(loop)
-                     if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)
-                     and sub.func.attr == "backward" and isinstance(sub.func.value, ast.Name))
+    """The names the loop runs a backward through: `name.backward()`, and the spellings that call it for the
+    user: `torch.autograd.backward(name)` (or `backward(name)` imported from there), `accelerator.backward(name)`
+    and `fabric.backward(name)`, Lightning's `self.manual_backward(name)`, AMP's `scaler.scale(name).backward()`.
+    Each raises unless `name` has a graph, as `name.backward()` does."""
+    out = set()
+    for sub in ast.walk(loop):
+        if not isinstance(sub, ast.Call):
+            continue
+        func = sub.func
+        if isinstance(func, ast.Attribute) and func.attr == "backward":
+            if isinstance(func.value, ast.Name):
+                if not sub.args:
+                    out.add(func.value.id)  # `loss.backward()`
+                elif isinstance(sub.args[0], ast.Name):
+                    out.add(sub.args[0].id)  # `torch.autograd.backward(loss)`, `accelerator.backward(loss)`
+            elif isinstance(func.value, ast.Call) and isinstance(func.value.func, ast.Attribute) \
+                    and func.value.func.attr == "scale" and func.value.args \
+                    and isinstance(func.value.args[0], ast.Name):
+                out.add(func.value.args[0].id)  # `scaler.scale(loss).backward()`
+            elif isinstance(func.value, ast.Attribute) and sub.args and isinstance(sub.args[0], ast.Name):
+                out.add(sub.args[0].id)  # `self.accelerator.backward(loss)`, `torch.autograd.backward(loss)`
+        elif isinstance(func, (ast.Name, ast.Attribute)) and sub.args and isinstance(sub.args[0], ast.Name) \
+                and (func.id if isinstance(func, ast.Name) else func.attr) in ("backward", "manual_backward"):
+            out.add(sub.args[0].id)  # `backward(loss)` from torch.autograd, `self.manual_backward(loss)`
+    return frozenset(out)
 
 
 def _loop_store_counts(loop: ast.AST) -> dict:

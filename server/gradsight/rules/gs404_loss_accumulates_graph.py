@@ -77,6 +77,10 @@ class LossAccumulatesGraph(Rule):
                   "if you need a tensor.")
     references = ("https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory",)
     valid = (
+        Valid("import torch\nfrom torch.autograd import backward\n\n\ndef fit(f, y, steps):\n    history = []\n"
+              "    for _ in range(steps):\n        err = torch.norm(f(y))\n        history.append(err.detach())\n"
+              "        backward(err)\n    return history\n\n\n"
+              "history = fit(torch.nn.Linear(3, 3), torch.randn(3, requires_grad=True), 3)\n"),
         # The loss is detached on the path that calls backward; on the other path the graphs are kept for a
         # backward of their sum after the loop (sentence-transformers' cached losses).
         Valid("import torch\nimport torch.nn as nn\n\n\ndef run(model, batches, with_backward):\n    losses = []\n"
@@ -110,6 +114,12 @@ class LossAccumulatesGraph(Rule):
               "trainer = Trainer(nn.Linear(2, 1))\nfor _ in range(3):\n    trainer.train_step(torch.randn(4, 2))\n"),
     )
     invalid = (
+        # The backward spelled as a function (kymatio's real bug): the loss still surely has a graph.
+        Invalid("import torch\nfrom torch.autograd import backward\n\n\ndef fit(f, y, steps):\n    history = []\n"
+                "    for _ in range(steps):\n        err = torch.norm(f(y))\n        history.append(err)\n"
+                "        backward(err)\n    return history\n\n\n"
+                "history = fit(torch.nn.Linear(3, 3), torch.randn(3, requires_grad=True), 3)\n",
+                line=9, runtime="silent: all(h.grad_fn is not None for h in history)"),
         # A loss from a model gradsight cannot see, with a number added in place (labelmodels' real bug): still
         # the loss the loop backwards, so still a tensor with a graph.
         Invalid("import torch\nimport torch.nn as nn\n\n\ndef fit(model, batches, opt):\n    running_loss = 0.0\n"
