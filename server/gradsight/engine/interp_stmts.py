@@ -103,9 +103,30 @@ class StatementsMixin:
             added = _accumulated_operand(stmt.targets[0], stmt.value)
             if added is not None:
                 self.check_accumulate(stmt, stmt.targets[0], value, added, state, "+=")
+            elif isinstance(stmt.targets[0], ast.Subscript) and self._new_key_each_step(stmt.targets[0].slice):
+                # `step_loss_log[step_count] = loss`: a new entry every iteration, so the container keeps them all.
+                self.check_accumulate(stmt, stmt.targets[0], value, stmt.value, state, "store")
         for target in stmt.targets:
             self.assign(target, value, state, stmt)
         return state
+
+    def _new_key_each_step(self, key: ast.AST) -> bool:
+        """Whether subscript `key` names a new entry on every iteration of the innermost loop, when that loop
+        calls backward: the loop's own counter (`for step in ...`, `for i, batch in enumerate(...)`) or a name it
+        counts up (`step_count += 1`). A key from a nested loop over a fixed set (`for k in stats`) repeats."""
+        loop = self.loops[-1]
+        if not isinstance(key, ast.Name) or loop.has_backward is None:
+            return False
+        node = loop.node
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            target = node.target
+            if isinstance(target, ast.Tuple) and isinstance(node.iter, ast.Call) \
+                    and isinstance(node.iter.func, ast.Name) and node.iter.func.id == "enumerate" and target.elts:
+                target = target.elts[0]
+            if isinstance(target, ast.Name) and target.id == key.id and isinstance(node.iter, ast.Call) \
+                    and isinstance(node.iter.func, ast.Name) and node.iter.func.id in ("range", "enumerate"):
+                return True
+        return self.syntax(("counts_up", key.id), node, lambda n: _counts_up(n, key.id))
 
     def _library_call(self, call: ast.Call) -> bool:
         """Whether `call` goes into an installed third-party library: its root name is imported, from neither torch
@@ -693,3 +714,15 @@ def _statement_keeping(fn: ast.AST, param: str) -> Optional[ast.stmt]:
                 and _self_attr(stmt.value.func.value, me) and stmt.value.args and uses(stmt.value.args[0]):
             return stmt
     return None
+
+
+def _counts_up(loop: ast.AST, name: str) -> bool:
+    """Whether the loop body adds a constant to `name` (`step_count += 1`) and binds it nowhere else."""
+    ups = binds = 0
+    for n in ast.walk(loop):
+        if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id == name:
+            ups += isinstance(n.op, ast.Add) and isinstance(n.value, ast.Constant)
+            binds += 1
+        elif isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets):
+            binds += 1
+    return ups == 1 and binds == 1

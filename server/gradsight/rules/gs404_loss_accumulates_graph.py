@@ -77,6 +77,10 @@ class LossAccumulatesGraph(Rule):
                   "if you need a tensor.")
     references = ("https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory",)
     valid = (
+        # The same entry every step keeps only the last step's graph (no growth), and a number keeps none.
+        Valid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 1)\nlog = {}\nstep = 0\n"
+              "for x in [torch.randn(2, 4) for _ in range(3)]:\n    loss = model(x).pow(2).mean()\n"
+              "    loss.backward()\n    log['last'] = loss\n    log[step] = loss.item()\n    step += 1\n"),
         Valid("import torch\nfrom torch.autograd import backward\n\n\ndef fit(f, y, steps):\n    history = []\n"
               "    for _ in range(steps):\n        err = torch.norm(f(y))\n        history.append(err.detach())\n"
               "        backward(err)\n    return history\n\n\n"
@@ -114,6 +118,11 @@ class LossAccumulatesGraph(Rule):
               "trainer = Trainer(nn.Linear(2, 1))\nfor _ in range(3):\n    trainer.train_step(torch.randn(4, 2))\n"),
     )
     invalid = (
+        # A new dict entry every step (caikit's real bug): the dict keeps every step's graph.
+        Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 1)\nlog = {}\nstep = 0\n"
+                "for x in [torch.randn(2, 4) for _ in range(3)]:\n    loss = model(x).pow(2).mean()\n"
+                "    loss.backward()\n    log[step] = loss\n    step += 1\n",
+                line=9, runtime="silent: len(log) == 3 and all(v.grad_fn is not None for v in log.values())"),
         # The backward spelled as a function (kymatio's real bug): the loss still surely has a graph.
         Invalid("import torch\nfrom torch.autograd import backward\n\n\ndef fit(f, y, steps):\n    history = []\n"
                 "    for _ in range(steps):\n        err = torch.norm(f(y))\n        history.append(err)\n"
