@@ -46,9 +46,24 @@ def test_detach_in_forward_reports_cut_parameters(script_traces):
     assert r["findings"][0]["related"][0]["line"] == 25
 
 
+def test_blocks_in_a_plain_list_are_named_where_they_are_built(script_traces):
+    r = script_traces["unregistered_blocks.py"]
+    assert warnings_of(r) == [("GS911", 11, "warning")]
+    assert "nn.ModuleList" in r["findings"][0]["message"]
+    assert "blocks unchanged: True" in r["stdout"]  # the run itself shows the optimizer never touched them
+
+
+def test_clip_over_a_used_up_generator(script_traces):
+    r = script_traces["clip_used_generator.py"]
+    assert warnings_of(r) == [("GS910", 14, "warning")]
+    assert "norm: 0.0" in r["stdout"]
+    assert "empty generator" in r["stderr"]  # torch's own warning still prints, at the user's line
+    assert "clip_used_generator.py:14" in r["stderr"]
+
+
 @pytest.mark.parametrize("name", ["gan_correct.py", "rnn_truncated_bptt.py", "grads_unchanged.py",
                                   "cuda_targeted.py", "advanced_clean.py", "clean_grad_accumulation.py",
-                                  "init_orthogonal.py", "closure_and_func.py"])
+                                  "init_orthogonal.py", "closure_and_func.py", "registered_blocks.py"])
 def test_correct_code_is_clean(script_traces, name):
     r = script_traces[name]
     assert r["error"] is None, r["error"]

@@ -1,4 +1,4 @@
-"""The trace codes (GS900-GS909): metadata and rule pages for the findings `gradsight trace` reports.
+"""The trace codes (GS900-GS911): metadata and rule pages for the findings `gradsight trace` reports.
 
 Static rules live in `gradsight.rules` and are classes with `check` methods; trace codes have no static
 check, only documentation, so they are plain frozen dataclasses with the same documentation fields and the
@@ -222,6 +222,39 @@ TRACE_RULES: tuple[TraceRule, ...] = (
         use_instead="for x in batches:\n    opt.zero_grad()\n    loss = model(x).mean()\n    loss.backward()\n    opt.step()",
         references=(_ZERO_GRAD,),
         confirms=("GS503",),
+    ),
+    TraceRule(
+        code="GS910", name="exhausted-parameters-generator", severity=Severity.WARNING,
+        summary="clip_grad_norm_() got a generator of parameters that was already used up, so it clipped nothing.",
+        what_it_does=("Reported at the `clip_grad_norm_()` call when torch warns that its `parameters` argument "
+                      "is an empty generator: `model.parameters()` returns a one-shot generator, and the "
+                      "optimizer built from the same generator consumed it. The trace reads torch's own "
+                      "warning, which still prints as it would."),
+        why_bad="Nothing raises; the gradients are never clipped and the returned norm is 0.",
+        example=("params = model.parameters()\nopt = torch.optim.Adam(params)\n...\n"
+                 "torch.nn.utils.clip_grad_norm_(params, 1.0)"),
+        use_instead=("params = list(model.parameters())\nopt = torch.optim.Adam(params)\n...\n"
+                     "torch.nn.utils.clip_grad_norm_(params, 1.0)"),
+        references=("https://pytorch.org/docs/stable/generated/torch.nn.utils.clip_grad_norm_.html",),
+        confirms=("GS511",),
+    ),
+    TraceRule(
+        code="GS911", name="unregistered-submodule", severity=Severity.WARNING,
+        summary="A module kept in a plain dict or list attribute gets gradients, but no optimizer updates it.",
+        what_it_does=("Checked at the first optimizer steps: a module stored in a plain `dict`, `list` or "
+                      "`tuple` attribute of a module the optimizer trains is not registered, so the owner's "
+                      "`parameters()` leaves it out. When its parameters received gradients (it is used in the "
+                      "loss) and no optimizer holds them, the finding stands where the module was built, with "
+                      "the step in `related`. Unused or frozen modules, and modules some optimizer holds, are "
+                      "not reported."),
+        why_bad=("Nothing raises; those layers keep their initial weights for the whole run, and `state_dict()`, "
+                 "`.to(device)` and `.train()/.eval()` skip them too."),
+        example=("self.heads = {'a': nn.Linear(8, 1), 'b': nn.Linear(8, 1)}\n"
+                 "opt = torch.optim.SGD(model.parameters(), lr=0.1)"),
+        use_instead=("self.heads = nn.ModuleDict({'a': nn.Linear(8, 1), 'b': nn.Linear(8, 1)})\n"
+                     "opt = torch.optim.SGD(model.parameters(), lr=0.1)"),
+        references=("https://pytorch.org/docs/stable/generated/torch.nn.ModuleDict.html",),
+        confirms=("GS510",),
     ),
 )
 

@@ -43,6 +43,7 @@ import signal
 import sys
 import sysconfig
 import traceback
+import warnings
 import weakref
 
 PROTOCOL = 1
@@ -64,6 +65,8 @@ NAMES = {
     "GS907": "numpy-on-grad-tensor-confirmed",
     "GS908": "step-without-gradients",
     "GS909": "gradients-accumulated-across-steps",
+    "GS910": "exhausted-parameters-generator",
+    "GS911": "unregistered-submodule",
 }
 
 # Op classification flags (computed once per torch callable).
@@ -1999,11 +2002,66 @@ class Tracer:
                                                  "steps": 0, "label": oname, "names": self._param_names(frame)}
         if w is not None:
             w["steps"] += 1
+            if w["steps"] <= 2:
+                self.check_unregistered(path, line, oname)
         sample = [(p, weakref.ref(p.grad)) for p in with_grad[:4]]
         for p, _ in sample:
             self.grad_resets.discard(id(p.grad))
             self.watched_grads.add(id(p.grad))
         self.step_state[id(optimizer)] = {"bw": self.n_backward, "grads": sample, "path": path, "line": line}
+
+    def check_unregistered(self, path, line, oname):
+        """GS911: a module kept in a plain dict, list or tuple attribute of a module an optimizer trains. It is
+        not registered, so `parameters()` of its owner leaves it out: its parameters get gradients (it is used
+        in the loss) but no optimizer steps them. Reported once per module, at the statement that built it."""
+        T, Module = self.Tensor, self.torch.nn.Module
+        stepped = set()
+        for _shape, ref, params in self._opt_params.values():
+            if ref() is not None:
+                stepped.update(map(id, params))
+        if not stepped:
+            return
+        for owner in list(self.module_sites.keys())[:5000]:
+            attrs = getattr(owner, "__dict__", {})
+            if not any(id(p) in stepped for p in owner._parameters.values() if isinstance(p, T)) and not any(
+                    id(p) in stepped for p in owner.parameters()):
+                continue
+            for attr, holder in list(attrs.items()):
+                if attr.startswith("_") or not isinstance(holder, (dict, list, tuple)):
+                    continue
+                items = list(holder.items()) if isinstance(holder, dict) else list(enumerate(holder))
+                for key, m in items[:64]:
+                    if not isinstance(m, Module) or m in owner._modules.values():
+                        continue
+                    params = [p for p in m.parameters() if p.requires_grad]
+                    if not params or any(id(p) in stepped for p in params) or all(p.grad is None for p in params):
+                        continue
+                    built = self.module_sites.get(m)
+                    if built is None:
+                        continue
+                    kind = {dict: "dict", list: "list", tuple: "tuple"}[type(holder)] if type(holder) in (
+                        dict, list, tuple) else type(holder).__name__
+                    registered = {"dict": "nn.ModuleDict", "list": "nn.ModuleList", "tuple": "nn.ModuleList"}.get(
+                        kind, "nn.ModuleDict or nn.ModuleList")
+                    self.finding(
+                        "GS911", built[0], built[1], "warning",
+                        "`%s.%s[%r]` (%s) is kept in a plain %s, so it is not a registered submodule: "
+                        "`parameters()` leaves it out and %s at line %d never updates it, although it gets "
+                        "gradients; keep it in %s." % (type(owner).__name__, attr, key, type(m).__name__, kind,
+                                                      oname + ".step()", line, registered),
+                        [(path, line, "%s.step() updates the other parameters here, not these" % oname)])
+
+    def on_warning(self, message, path, line):
+        """GS910: torch's warning that `clip_grad_norm_`/`clip_grad_value_` got an empty generator of
+        parameters, on the user's line: the generator from `model.parameters()` was already used up (by the
+        optimizer built from it), so nothing is clipped."""
+        if "empty generator" not in str(message) or not self._is_user(path):
+            return
+        self.finding(
+            "GS910", path, line, "warning",
+            "%s at line %d gets an empty generator of parameters (one the optimizer already used up, most "
+            "likely), so it clips nothing; build a list once with `list(model.parameters())` and pass that to "
+            "both." % (_code(path, line), line))
 
     def check_manual_update(self, leaf, path, line):
         """A hand-written update (`w -= lr * w.grad` under no_grad): GS909 when the same gradient tensor,
@@ -2442,6 +2500,20 @@ class Instrumentation:
         module_init.__wrapped__ = real_init
         # Where each module was built (GS901 names an `inplace=True` module's construction).
         patch(torch.nn.Module, "__init__", module_init)
+
+        real_showwarning = warnings.showwarning
+
+        def showwarning(message, category, filename, lineno, file=None, line=None):
+            # Warnings still print exactly as they would (torch names the user's line with its stacklevel);
+            # GS910 only reads the one `clip_grad_norm_`/`clip_grad_value_` gives for a used-up generator.
+            if not tracer.busy:
+                try:
+                    tracer.on_warning(message, filename, lineno)
+                except Exception as exc:  # noqa: BLE001 - never break the script's warning
+                    tracer.internal(exc)
+            return real_showwarning(message, category, filename, lineno, file, line)
+
+        patch(warnings, "showwarning", showwarning)
         # Where gradients were last cleared (GS908 names a zero_grad() between backward and step).
         patch(torch.optim.Optimizer, "zero_grad", wrap_zero_grad(torch.optim.Optimizer.zero_grad))
         patch(torch.nn.Module, "zero_grad", wrap_zero_grad(torch.nn.Module.zero_grad))
