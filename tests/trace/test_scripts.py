@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
-from trace_helpers import RANK
+from trace_helpers import RANK, SCRIPTS
 
 pytestmark = pytest.mark.torch
 
@@ -61,9 +64,19 @@ def test_clip_over_a_used_up_generator(script_traces):
     assert "clip_used_generator.py:14" in r["stderr"]
 
 
+def test_graphs_kept_in_a_stats_dict_are_named_where_they_are_stored(script_traces):
+    r = script_traces["stats_keep_graphs.py"]
+    assert warnings_of(r) == [("GS912", 20, "warning")]
+    # The claim, by a plain run: every step's entropy kept its graph.
+    plain = subprocess.run([sys.executable, str(SCRIPTS / "stats_keep_graphs.py")], capture_output=True, text=True,
+                           timeout=300)
+    assert "kept graphs: 8" in plain.stdout, plain.stderr
+
+
 @pytest.mark.parametrize("name", ["gan_correct.py", "rnn_truncated_bptt.py", "grads_unchanged.py",
                                   "cuda_targeted.py", "advanced_clean.py", "clean_grad_accumulation.py",
-                                  "init_orthogonal.py", "closure_and_func.py", "registered_blocks.py"])
+                                  "init_orthogonal.py", "closure_and_func.py", "registered_blocks.py",
+                                  "collect_then_backward.py"])
 def test_correct_code_is_clean(script_traces, name):
     r = script_traces[name]
     assert r["error"] is None, r["error"]

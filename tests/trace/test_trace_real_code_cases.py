@@ -25,8 +25,6 @@ CASES = json.loads((ROOT / "truth.json").read_text(encoding="utf-8"))
 ENTRIES = ("train.py", "resolve.py", "basics.py")
 KNOWN_MISSES = {
     "cases/gap09_penalty_term_item.py": "a penalty built from .item() is a constant: nothing to see at runtime",
-    "cases/proj03_trainer_stats_history": "graphs stored in a stats dict: no op extends them after backward",
-    "cases/proj09_evaluate_keeps_graphs": "evaluation graphs kept in lists: no op extends them after backward",
 }
 
 pytestmark = pytest.mark.torch

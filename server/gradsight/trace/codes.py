@@ -1,4 +1,4 @@
-"""The trace codes (GS900-GS911): metadata and rule pages for the findings `gradsight trace` reports.
+"""The trace codes (GS900-GS912): metadata and rule pages for the findings `gradsight trace` reports.
 
 Static rules live in `gradsight.rules` and are classes with `check` methods; trace codes have no static
 check, only documentation, so they are plain frozen dataclasses with the same documentation fields and the
@@ -255,6 +255,24 @@ TRACE_RULES: tuple[TraceRule, ...] = (
                      "opt = torch.optim.SGD(model.parameters(), lr=0.1)"),
         references=("https://pytorch.org/docs/stable/generated/torch.nn.ModuleDict.html",),
         confirms=("GS510",),
+    ),
+    TraceRule(
+        code="GS912", name="graphs-kept-in-container", severity=Severity.WARNING,
+        summary="A dict entry or list keeps tensors with their autograd graphs that no backward ever uses.",
+        what_it_does=("When one line has made 3, 4, 8, 16, ... tensors with a graph and at least 3 are alive "
+                      "at once, the trace looks (once per line, a few times per run) for the dict entry or list "
+                      "holding an older one and for the statement that stores into it (by the entry's string "
+                      "key, or by the list's name on the running stack). At the end of the run it is reported "
+                      "there, unless a backward later went through those tensors (collecting outputs to "
+                      "backpropagate their sum is correct). Stats dicts and histories that keep an entropy or a "
+                      "loss with its graph, and evaluation loops without `no_grad` that collect outputs, are the "
+                      "usual cases."),
+        why_bad=("Nothing raises; every stored graph (its nodes and the tensors they saved for backward) stays "
+                 "in memory as long as the container, so memory grows with every step or batch."),
+        example=("stats['entropy'] = dist.entropy().mean()\nhistory.append(stats)"),
+        use_instead=("stats['entropy'] = dist.entropy().mean().item()\nhistory.append(stats)"),
+        references=(_AUTOGRAD,),
+        confirms=("GS404",),
     ),
 )
 

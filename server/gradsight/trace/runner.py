@@ -67,6 +67,7 @@ NAMES = {
     "GS909": "gradients-accumulated-across-steps",
     "GS910": "exhausted-parameters-generator",
     "GS911": "unregistered-submodule",
+    "GS912": "graphs-kept-in-container",
 }
 
 # Op classification flags (computed once per torch callable).
@@ -303,6 +304,13 @@ class Tracer:
         self.candidates = {}  # id(leaf) -> dict: leaves a cut kept from a gradient (GS904)
         self.received = {}  # id(leaf) -> weakref, leaves seen with a gradient (no WeakSet: tensors' == is elementwise)
         self.gs905 = {}  # (path, line) -> info
+        # GS912: per user line that makes tensors with a graph, how many it made and weak references to the
+        # latest ones; candidates (a container that holds several of them), resolved at the end unless a
+        # backward later went through them (the accumulate-then-backward pattern).
+        self.kept_sites = {}  # (path, line) -> [outputs made, deque of weakrefs, inspected]
+        self.kept_cands = []  # dicts: store, site, how, count, backwarded
+        self.kept_looks = 0
+        self._parsed = {}  # path -> ast.Module or None (store statements are looked up by their text)
         self.explained = []  # exceptions a finding already explains
         self.pending_explain = None
         self._holding = []  # cut events holding graph nodes until the next backward
@@ -785,6 +793,8 @@ class Tracer:
             md = gf.metadata
             if "gs" not in md:
                 md["gs"] = (path, line, name, gen)
+                if path and frame is not None and not flags & INPLACE:
+                    self.note_kept(o, path, line)
                 if older and frame is not None:
                     # Rare in correct code, and what GS902 needs: the user call chain, to name the line in
                     # the loop that carried the old graph (not only the line inside a model's forward).
@@ -1147,6 +1157,8 @@ class Tracer:
             if nograd:
                 self.explain_no_grad(nograd[0], frame, path, line, op)
             walk = self.pre_backward_walk(roots) if (self.attached or self._has_rewrap_leaf(roots)) else None
+            if self.kept_cands:
+                self.mark_kept(roots)
         except Exception as exc:
             self.internal(exc)
             walk = None
@@ -2051,6 +2063,155 @@ class Tracer:
                                                       oname + ".step()", line, registered),
                         [(path, line, "%s.step() updates the other parameters here, not these" % oname)])
 
+    # ------------------------------------------------------------------ GS912: graphs kept in containers
+    def note_kept(self, t, path, line):
+        """Count the tensors with a graph that user line `path:line` makes; when 3, 4, 8, 16, ... of them have
+        been made and at least 3 are still alive, something keeps them: look at what (`inspect_kept`), once per
+        line."""
+        key = (path, line)
+        rec = self.kept_sites.get(key)
+        if rec is None:
+            if len(self.kept_sites) >= 20000:
+                return
+            rec = self.kept_sites[key] = [0, collections.deque(maxlen=16), False]
+        rec[0] += 1
+        try:
+            rec[1].append(weakref.ref(t))
+        except TypeError:
+            return
+        n = rec[0]
+        if rec[2] or n < 3 or (n > 3 and n & (n - 1)) or len(self.kept_cands) >= 16 or self.kept_looks >= 24:
+            return
+        alive = [x for x in (w() for w in rec[1]) if x is not None]
+        if len(alive) < 3:
+            return
+        rec[2] = True
+        self.kept_looks += 1  # each look scans the heap (gc.get_referrers): a few per run at most
+        self.busy += 1
+        try:
+            with self.torch._C.DisableTorchFunction():
+                self.inspect_kept(key, alive)
+        except Exception as exc:  # noqa: BLE001 - a look at the heap must never break the script
+            self.internal(exc)
+        finally:
+            self.busy -= 1
+
+    def inspect_kept(self, site, alive):
+        """Several tensors with a graph from one line are alive at once: find the dict entry or list that holds
+        an older one, and the statement that stores into it (by the dict key or the list's name)."""
+        import gc
+
+        older = alive[:-1]  # the newest may still be in a local variable
+        mine = {id(alive), id(older)}
+        for t in list(reversed(older))[:3]:
+            for holder in gc.get_referrers(t):
+                if id(holder) in mine or type(holder) not in (dict, list):
+                    continue
+                found = self._store_of(holder, t, site, mine)
+                if found is None:
+                    continue
+                store, how = found
+                cid = len(self.kept_cands)
+                for x in older:
+                    gf = x.grad_fn
+                    if gf is not None:
+                        gf.metadata["gs_cand"] = cid
+                self.kept_cands.append({"store": store, "site": site, "how": how, "count": len(alive),
+                                        "backwarded": False})
+                return
+
+    def _store_of(self, holder, t, site, mine):
+        """(store statement (path, line), description) for a dict entry or list holding `t`, or None."""
+        import gc
+
+        if type(holder) is dict:
+            if "__name__" in holder and "__builtins__" in holder:
+                return None  # a module's globals: one name holds one value, nothing piles up
+            key = next((k for k, v in holder.items() if v is t), None)
+            if not isinstance(key, str):
+                return None
+            for r in gc.get_referrers(holder):
+                if getattr(r, "__dict__", None) is holder:
+                    return None  # an object's attribute (`self.last = loss`): one value, replaced
+            line = self._find_store(site[0], lambda n: _stores_key(n, key))
+            return (line, "the dict entry %r" % key) if line else None
+        # A list: its name where the running code holds it (a local, a global, or an attribute of an object a
+        # local names, `self.history`), found on the current stack; the inspection runs while the line that
+        # makes these tensors runs, so the code that collects them is usually on it.
+        names = set()
+        f = sys._getframe(1)
+        depth = 0
+        while f is not None and depth < 40:
+            depth += 1
+            if self._is_user(f.f_code.co_filename):
+                scopes = [f.f_locals] if f.f_locals is f.f_globals else [f.f_locals, f.f_globals]
+                for scope in scopes:
+                    for k, v in list(scope.items()):
+                        if v is holder:
+                            names.add(k)
+                        elif scope is f.f_locals and type(getattr(v, "__dict__", None)) is dict:
+                            names.update(a for a, w in v.__dict__.items() if w is holder)
+            f = f.f_back
+        for name in sorted(names):
+            line = self._find_store(site[0], lambda n, name=name: _appends_to(n, name))
+            if line:
+                return line, "the list `%s`" % name
+        return None
+
+    def _find_store(self, near, match):
+        """The first statement matching `match` in the user file `near`, else in the script: (path, line)."""
+        import ast
+
+        for path in dict.fromkeys((near, self.script)):
+            tree = self._parsed.get(path, False)
+            if tree is False:
+                try:
+                    with open(path, encoding="utf-8") as fh:
+                        tree = ast.parse(fh.read())
+                except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+                    tree = None
+                self._parsed[path] = tree
+            if tree is None:
+                continue
+            lines = sorted(n.lineno for n in ast.walk(tree) if match(n))
+            if lines:
+                return path, lines[0]
+        return None
+
+    def mark_kept(self, roots):
+        """A backward through a candidate's tensors resolves it: they were kept to be backwarded together."""
+        open_ = {i for i, c in enumerate(self.kept_cands) if not c["backwarded"]}
+        if not open_:
+            return
+        seen, stack, n = set(), [r.grad_fn for r in roots if r.grad_fn is not None], 0
+        while stack and n < 50000 and open_:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            n += 1
+            try:
+                cid = node.metadata.get("gs_cand")
+            except Exception:  # noqa: BLE001 - some nodes have no metadata
+                cid = None
+            if cid in open_:
+                self.kept_cands[cid]["backwarded"] = True
+                open_.discard(cid)
+            stack.extend(nxt for nxt, _ in node.next_functions if nxt is not None)
+
+    def report_kept(self):
+        for c in self.kept_cands:
+            if c["backwarded"]:
+                continue
+            (path, line), (spath, sline) = c["store"], c["site"]
+            related = [] if (spath, sline) == (path, line) else [
+                (spath, sline, "the tensors and their graphs are made here")]
+            self.finding(
+                "GS912", path, line, "warning",
+                "%s at line %d keeps tensors that carry their autograd graph in %s: %d were alive at once and no "
+                "backward used them, so every stored graph stays in memory; store `.detach()` or `.item()`, or run "
+                "the code under torch.no_grad()." % (_code(path, line), line, c["how"], c["count"]), related)
+
     def on_warning(self, message, path, line):
         """GS910: torch's warning that `clip_grad_norm_`/`clip_grad_value_` got an empty generator of
         parameters, on the user's line: the generator from `model.parameters()` was already used up (by the
@@ -2162,6 +2323,10 @@ class Tracer:
     def finalize(self, exc):
         try:
             self.unused_modules()
+        except Exception as e:
+            self.internal(e)
+        try:
+            self.report_kept()
         except Exception as e:
             self.internal(e)
         # GS905: graphs that keep growing across backward calls, unless a GS902 already explains the line.
@@ -2765,6 +2930,31 @@ class _MissingFunction(Exception):
     pass
 
 
+def _stores_key(node, key):
+    """`x[key] = ...` / `x[key] += ...` or a dict display `{key: ...}` with the string constant `key`."""
+    import ast
+
+    if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return any(isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) and t.slice.value == key
+                   for t in targets)
+    if isinstance(node, ast.Dict):
+        return any(isinstance(k, ast.Constant) and k.value == key for k in node.keys)
+    return False
+
+
+def _appends_to(node, name):
+    """`name.append(...)`, `self.name.append(...)` (also extend/insert)."""
+    import ast
+
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("append", "extend", "insert")):
+        return False
+    target = node.func.value
+    return (isinstance(target, ast.Name) and target.id == name) or (
+        isinstance(target, ast.Attribute) and target.attr == name)
+
+
 def _load_function(script, name):
     stem = os.path.splitext(os.path.basename(script))[0]
     modname = "__gradsight_trace__"
@@ -2787,3 +2977,4 @@ def _load_function(script, name):
 
 if __name__ == "__main__":
     sys.exit(main())
+
