@@ -73,10 +73,17 @@ def test_graphs_kept_in_a_stats_dict_are_named_where_they_are_stored(script_trac
     assert "kept graphs: 8" in plain.stdout, plain.stderr
 
 
+def test_penalty_made_from_item_is_named_at_the_item(script_traces):
+    r = script_traces["penalty_from_item.py"]
+    assert warnings_of(r) == [("GS913", 12, "warning")]
+    assert [x["line"] for x in r["findings"][0]["related"]] == [13, 15]
+    assert "same gradient as without the penalty: True" in r["stdout"]  # the claim, seen in the traced run
+
+
 @pytest.mark.parametrize("name", ["gan_correct.py", "rnn_truncated_bptt.py", "grads_unchanged.py",
                                   "cuda_targeted.py", "advanced_clean.py", "clean_grad_accumulation.py",
                                   "init_orthogonal.py", "closure_and_func.py", "registered_blocks.py",
-                                  "collect_then_backward.py"])
+                                  "collect_then_backward.py", "numbers_from_item_ok.py"])
 def test_correct_code_is_clean(script_traces, name):
     r = script_traces[name]
     assert r["error"] is None, r["error"]

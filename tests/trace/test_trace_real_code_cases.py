@@ -24,7 +24,6 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent / "real_code_cases"  # sha
 CASES = json.loads((ROOT / "truth.json").read_text(encoding="utf-8"))
 ENTRIES = ("train.py", "resolve.py", "basics.py")
 KNOWN_MISSES = {
-    "cases/gap09_penalty_term_item.py": "a penalty built from .item() is a constant: nothing to see at runtime",
 }
 
 pytestmark = pytest.mark.torch

@@ -22,7 +22,7 @@ SCRIPT_BATCH = [
     "tensor_copy_construct.py", "silent_step_first.py", "silent_zero_between.py", "silent_no_zero_grad.py",
     "clean_grad_accumulation.py", "init_orthogonal.py", "unused_layer.py",
     "closure_and_func.py", "unregistered_blocks.py", "registered_blocks.py", "clip_used_generator.py",
-    "stats_keep_graphs.py", "collect_then_backward.py",
+    "stats_keep_graphs.py", "collect_then_backward.py", "penalty_from_item.py", "numbers_from_item_ok.py",
 ]
 
 

@@ -1,4 +1,4 @@
-"""The trace codes (GS900-GS912): metadata and rule pages for the findings `gradsight trace` reports.
+"""The trace codes (GS900-GS913): metadata and rule pages for the findings `gradsight trace` reports.
 
 Static rules live in `gradsight.rules` and are classes with `check` methods; trace codes have no static
 check, only documentation, so they are plain frozen dataclasses with the same documentation fields and the
@@ -273,6 +273,21 @@ TRACE_RULES: tuple[TraceRule, ...] = (
         use_instead=("stats['entropy'] = dist.entropy().mean().item()\nhistory.append(stats)"),
         references=(_AUTOGRAD,),
         confirms=("GS404",),
+    ),
+    TraceRule(
+        code="GS913", name="loss-term-without-gradient", severity=Severity.WARNING,
+        summary="A term added to the loss is a Python number from .item(), so it gives no gradient.",
+        what_it_does=("Reported at the `.item()`/`float()` that took a number out of a tensor that requires grad, "
+                      "when that number (by its name in the statement and its identity in the running frame) is "
+                      "added to or subtracted from a tensor, and that sum, directly or through further additions, "
+                      "is what a backward runs on. A number inside a non-linear term (`(q - target.item())**2`) "
+                      "or used as a scale (`loss / loss.item()`) is not reported: it does change the gradient."),
+        why_bad=("Nothing raises; the penalty or auxiliary loss changes the printed loss but never the update, so "
+                 "the regularisation it was meant to apply never happens."),
+        example="penalty = model.weight.abs().sum().item()\nloss = fit + 0.1 * penalty\nloss.backward()",
+        use_instead="penalty = model.weight.abs().sum()\nloss = fit + 0.1 * penalty\nloss.backward()",
+        references=(_AUTOGRAD,),
+        confirms=("GS211",),
     ),
 )
 

@@ -38,6 +38,7 @@ import importlib.util
 import json
 import linecache
 import os
+import re
 import runpy
 import signal
 import sys
@@ -68,6 +69,7 @@ NAMES = {
     "GS910": "exhausted-parameters-generator",
     "GS911": "unregistered-submodule",
     "GS912": "graphs-kept-in-container",
+    "GS913": "loss-term-without-gradient",
 }
 
 # Op classification flags (computed once per torch callable).
@@ -86,6 +88,7 @@ _INPLACE_DUNDERS = {
 _NOT_MUTATING = {"requires_grad_", "share_memory_", "detach_", "retain_grad", "record_stream_",
                  "_coalesced_", "is_set_to", "__get__"}
 _CUT_NAMES = {"detach", "data", "new_tensor"}
+_ADD_NAMES = {"__add__", "__radd__", "__sub__", "__rsub__", "add", "sub"}
 _EXIT_NAMES = {"item", "tolist", "numpy", "__float__", "__int__", "__index__", "__complex__", "__array__"}
 _CTOR_NAMES = {"tensor", "as_tensor", "from_numpy", "asarray", "new_tensor", "frombuffer"}
 _DEVICE_NAMES = {"to", "cuda", "pin_memory"}
@@ -310,6 +313,10 @@ class Tracer:
         self.kept_sites = {}  # (path, line) -> [outputs made, deque of weakrefs, inspected]
         self.kept_cands = []  # dicts: store, site, how, count, backwarded
         self.kept_looks = 0
+        # GS913: Python numbers taken with .item()/float() out of tensors that require grad, (number, path, line),
+        # and the loss terms built from one by addition: their grad_fn metadata holds "gs_term".
+        self.item_numbers = collections.deque(maxlen=32)
+        self.item_terms = 0
         self._parsed = {}  # path -> ast.Module or None (store statements are looked up by their text)
         self.explained = []  # exceptions a finding already explains
         self.pending_explain = None
@@ -619,6 +626,8 @@ class Tracer:
                         rec["count"] += 1
                 if out.requires_grad:
                     self.after_grad_op((out,), name, flags, args, path, line, f)
+                    if self.item_numbers and name in _ADD_NAMES and f is not None:
+                        self.note_item_term(out, args, path, line, f)
                 else:
                     self.after_nograd_op((out,), name, flags, args, kwargs, path, line, f)
             elif type(out) in (tuple, list) and out and isinstance(out[0], self.Tensor):
@@ -926,6 +935,8 @@ class Tracer:
         else:
             return
         self.event(path, line, "cut", name, src)
+        if type(out) in (float, int) and src.requires_grad and name in ("item", "__float__"):
+            self.item_numbers.append((out, path, line))
         keep_id = isinstance(out, (list, tuple)) or hasattr(out, "__array_interface__")
         self.recent_exits.append((eid, id(frame) if frame is not None else None, id(out) if keep_id else None, line))
 
@@ -1159,6 +1170,8 @@ class Tracer:
             walk = self.pre_backward_walk(roots) if (self.attached or self._has_rewrap_leaf(roots)) else None
             if self.kept_cands:
                 self.mark_kept(roots)
+            if self.item_terms:
+                self.check_item_terms(roots, path, line)
         except Exception as exc:
             self.internal(exc)
             walk = None
@@ -2062,6 +2075,50 @@ class Tracer:
                         "gradients; keep it in %s." % (type(owner).__name__, attr, key, type(m).__name__, kind,
                                                       oname + ".step()", line, registered),
                         [(path, line, "%s.step() updates the other parameters here, not these" % oname)])
+
+    # ------------------------------------------------------------------ GS913: a constant loss term
+    def note_item_term(self, out, args, path, line, frame):
+        """`loss = fit + 0.5 * sparsity` where `sparsity` is a number `.item()` took out of a tensor that requires
+        grad: the term changes the loss's value but not its gradient. Found by the number's name in this
+        statement's text and its identity in the running frame; the sum's graph node remembers it, and the
+        backward of that sum reports it (`check_item_terms`)."""
+        if not any(type(a) in (float, int) for a in args) or self.item_terms >= 64:
+            return
+        text = _source(path, line) or ""
+        known = {id(n): (p, ln) for n, p, ln in self.item_numbers}
+        for name, value in list(frame.f_locals.items()):
+            if type(value) in (float, int) and id(value) in known and name.isidentifier() and re.search(
+                    r"\b%s\b" % re.escape(name), text):
+                ipath, iline = known[id(value)]
+                gf = out.grad_fn
+                if gf is not None:
+                    gf.metadata["gs_term"] = (ipath, iline, name, path, line)
+                    self.item_terms += 1
+                return
+
+    def check_item_terms(self, roots, path, line):
+        """At a backward: a root that is, or adds up, a term marked by `note_item_term` (through additions and
+        subtractions only, so the term really is additive) gets GS913 at the `.item()` line."""
+        for r in roots:
+            stack, n = [(r.grad_fn, 0)], 0
+            while stack and n < 64:
+                node, depth = stack.pop()
+                n += 1
+                if node is None:
+                    continue
+                term = node.metadata.get("gs_term")
+                if term is not None:
+                    ipath, iline, name, apath, aline = term
+                    self.finding(
+                        "GS913", ipath, iline, "warning",
+                        "`%s` is a Python number taken out of a tensor that requires grad (line %d), so adding it "
+                        "to the loss at line %d changes the loss's value but gives no gradient; keep the tensor "
+                        "(drop `.item()`)." % (name, iline, aline),
+                        [(apath, aline, "the term is added to the loss here"),
+                         (path, line, "this backward gets no gradient from it")])
+                    continue
+                if depth < 6 and node.name() in ("AddBackward0", "AddBackward1", "SubBackward0", "SubBackward1"):
+                    stack.extend((nxt, depth + 1) for nxt, _ in node.next_functions if nxt is not None)
 
     # ------------------------------------------------------------------ GS912: graphs kept in containers
     def note_kept(self, t, path, line):
