@@ -4,7 +4,7 @@ seed cases and the fixture scripts are traced in one batch each (`run_traces`) a
 from __future__ import annotations
 
 import pytest
-from trace_helpers import SCRIPT_BATCH, SCRIPTS, SEED, TRUTH, load_truth
+from trace_helpers import SCRIPT_BATCH, SCRIPTS, TRUTH, load_truth, seed_path
 
 
 @pytest.fixture(scope="session")
@@ -15,7 +15,7 @@ def seed_traces():
         pytest.skip(f"{TRUTH} is missing")
     from gradsight.trace import run_traces
 
-    results = run_traces([str(SEED / c["file"]) for c in cases], device="cpu", timeout=300)
+    results = run_traces([str(seed_path(c["file"])) for c in cases], device="cpu", timeout=300)
     return {c["file"]: r for c, r in zip(cases, results)}
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gradsight.findings import Finding
-from trace_helpers import FINDING_KEYS, RANK, RESULT_KEYS, SEED, load_truth
+from trace_helpers import FINDING_KEYS, RANK, RESULT_KEYS, load_truth, seed_path
 
 CASES = load_truth()
 IDS = [c["file"].split("/")[-1] for c in CASES]
@@ -105,7 +105,7 @@ def test_specific_root_causes(seed_traces):
     # The loop-carried hidden state: the quick fix the static GS402 offers, `.detach()` at the carry.
     rnn = [f for f in seed_traces["cases/extra_rnn_hidden_carry.py"]["findings"] if f["code"] == "GS902"][0]
     edit = rnn["fix"]["edits"][0]
-    text = (SEED / "cases/extra_rnn_hidden_carry.py").read_text().splitlines()[edit["line"] - 1]
+    text = seed_path("cases/extra_rnn_hidden_carry.py").read_text().splitlines()[edit["line"] - 1]
     fixed = text[: edit["column"] - 1] + edit["new_text"] + text[edit["end_column"] - 1:]
     assert fixed.strip() == "out, hidden = rnn(chunk, hidden.detach())", fixed
     assert "previous iteration" in rnn["message"] and rnn["confirms"] == ["GS402"]

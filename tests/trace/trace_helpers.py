@@ -7,8 +7,17 @@ import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCRIPTS = pathlib.Path(__file__).resolve().parent / "scripts"
-SEED = ROOT.parent / "shared" / "seed-cases"
+# The seed cases: ../shared/seed-cases where it exists, else the repository's flat copy (tests/fixtures/seed_cases,
+# also read by tests/test_seeds.py), so a clean clone in CI traces them too. `seed_path` maps a truth.json path.
+_SHARED_SEED = ROOT.parent / "shared" / "seed-cases"
+_FIXTURE_SEED = ROOT / "tests" / "fixtures" / "seed_cases"
+SEED = _SHARED_SEED if (_SHARED_SEED / "truth.json").exists() else _FIXTURE_SEED
 TRUTH = SEED / "truth.json"
+
+
+def seed_path(rel: str) -> pathlib.Path:
+    """The file of truth.json's `rel` ("cases/seed000_ex1.py") in whichever copy SEED is."""
+    return SEED / rel if SEED == _SHARED_SEED else SEED / pathlib.PurePosixPath(rel).name
 FINDING_KEYS = {"path", "line", "column", "end_line", "end_column", "code", "name", "severity", "message",
                 "related", "fix", "source", "confirms"}
 # The original six keys, unchanged, plus the new ones (the script's output and traceback, internal errors).
