@@ -11,7 +11,7 @@ One run measures, on exactly the same files (the corpus from bench/corpus.py):
   (each from a separate venv, bench/.cache/venv, that this script creates; a tool that cannot be
   installed is skipped with a note);
 * `python -c "ast.parse every file"`: the floor any Python-source tool pays;
-* per-file latency of the engine in-process: `gradsight.engine.analyze_source(text, path)` on each
+* per-file latency of the engine in-process: `gradsight.analysis.analyze_source(text, path)` on each
   file, reported as p50/p90/p99/max.
 
 Wall time comes from a monotonic clock; CPU time (user+sys) and peak RSS come from `os.wait4` on
@@ -193,7 +193,7 @@ def percentile(sorted_vals: list[float], q: float) -> float:
 
 def engine_latency(files: list[pathlib.Path]) -> dict:
     """Time analyze_source on each file in this process (after one warm-up call)."""
-    from gradsight.engine import analyze_source  # lazily: the CLI comparison must not pay for it
+    from gradsight.analysis import analyze_source  # lazily: the CLI comparison must not pay for it
 
     texts = [(p, p.read_text(encoding="utf-8", errors="replace")) for p in files]
     analyze_source(texts[0][1], str(texts[0][0]))  # warm-up: imports, rule registry, caches

@@ -24,7 +24,8 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
 
-from gradsight.engine import analyze_source, driver  # noqa: E402
+from gradsight.analysis import ENGINE  # noqa: E402
+from gradsight.analysis import analyze_source  # noqa: E402
 
 FILE = ROOT / "bench" / ".corpus" / "timm" / "timm" / "models" / "vision_transformer.py"
 TYPED = ["h = self.forward_features(x)", "h = h * 2", "print(h.shape)"]
@@ -56,7 +57,7 @@ def keystrokes(text: str):
 def run() -> dict:
     text = FILE.read_text()
     path = str(FILE)
-    engine = driver.DEFAULT_ENGINE
+    engine = ENGINE
     engine.clear()
     t = time.perf_counter()
     analyze_source(text, path)

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/precision.py               # run `gradsight check --output-format json --no-cache`
     .venv/bin/python bench/precision.py --cache       # let the CLI use its cache (faster re-runs)
-    .venv/bin/python bench/precision.py --in-process  # call gradsight.engine.analyze_source directly
+    .venv/bin/python bench/precision.py --in-process  # call gradsight.analysis.analyze_source directly
     .venv/bin/python bench/precision.py --training    # the training-code corpus (bench/corpus.py --training)
 
 The corpus is mature library code (timm, transformers, pytorch-lightning, torchvision, torch.nn /
@@ -59,7 +59,7 @@ def run_cli(files: list[str], use_cache: bool) -> tuple[list[dict], str]:
 def run_in_process(files: list[str]) -> tuple[list[dict], str]:
     corpus.reexec_in_project_venv()
     from gradsight.analysis import analyze_source
-    from gradsight.engine.sources import read_source
+    from gradsight.analysis import read_source
 
     out = []
     for f in files:
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cache", action="store_true", help="let `gradsight check` use its cache")
     ap.add_argument("--in-process", action="store_true",
-                    help="call gradsight.engine.analyze_source instead of the CLI")
+                    help="call gradsight.analysis.analyze_source instead of the CLI")
     ap.add_argument("--project", help="only this corpus project")
     ap.add_argument("--training", action="store_true",
                     help="run on the training-code corpus (pinned git commits) instead of the library corpus")

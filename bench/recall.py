@@ -1,7 +1,7 @@
 """Recall of gradsight on real-world autograd bugs (the corpus in tests/recall/).
 
     .venv/bin/python bench/recall.py                 # `gradsight check --output-format json --no-cache` on the corpus
-    .venv/bin/python bench/recall.py --in-process    # gradsight.engine.analyze_source instead of the CLI
+    .venv/bin/python bench/recall.py --in-process    # gradsight.analysis.analyze_source instead of the CLI
     .venv/bin/python bench/recall.py --write-doc     # also rewrite docs/recall.md from this run
 
 tests/recall/manifest.json lists, for every buggy case, the lines a report must stand on
@@ -107,7 +107,7 @@ def run_cli(paths: list[str]) -> dict[str, list[dict]]:
 
 def run_in_process(paths: list[str]) -> dict[str, list[dict]]:
     corpus.reexec_in_project_venv()
-    from gradsight.engine import analyze_source
+    from gradsight.analysis import analyze_source
 
     found = {}
     for p in paths:

@@ -9,7 +9,7 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
 
-from gradsight.engine import analyze_source  # noqa: E402
+from gradsight.analysis import analyze_source  # noqa: E402
 from gradsight.findings import Applicability  # noqa: E402
 from gradsight.rules import all_rules  # noqa: E402
 from gradsight.rules.base import FAMILIES  # noqa: E402

@@ -5,7 +5,7 @@ import ast
 import pathlib
 
 from gradsight.analysis import analyze_source
-from gradsight.engine import driver
+from gradsight import analysis
 from gradsight.engine.engine import Engine
 
 PKG = pathlib.Path(__file__).resolve().parent.parent / "server" / "gradsight"
@@ -19,32 +19,32 @@ TEXT = ("import torch\n\n\ndef f():\n    x = torch.randn(3, requires_grad=True)\
 
 def test_engines_share_no_cache():
     a, b = Engine(), Engine()
-    got = a.analyze(TEXT, "/api/one.py")
+    got = a.analyze(TEXT, "/api/one.py", rules=analysis.RULES)
     assert [f.code for f in got.findings] == ["GS301"]
     assert len(a.units) and "/api/one.py" in a.files
     assert not len(b.units) and not b.files
-    assert [f.to_json() for f in b.analyze(TEXT, "/api/one.py").findings] == [f.to_json() for f in got.findings]
+    assert [f.to_json() for f in b.analyze(TEXT, "/api/one.py", rules=analysis.RULES).findings] == [f.to_json() for f in got.findings]
 
 
 def test_clear_makes_the_next_analysis_cold():
     e = Engine()
-    e.analyze(TEXT, "/api/two.py")
-    e.analyze(TEXT.replace("mul_(2)", "mul_(3)"), "/api/two.py")
+    e.analyze(TEXT, "/api/two.py", rules=analysis.RULES)
+    e.analyze(TEXT.replace("mul_(2)", "mul_(3)"), "/api/two.py", rules=analysis.RULES)
     assert e.stats["spliced"] == 1 and e.stats["parsed"] == 1
     e.clear()
     assert not e.files and not len(e.units)
-    e.analyze(TEXT, "/api/two.py")
+    e.analyze(TEXT, "/api/two.py", rules=analysis.RULES)
     assert e.stats["parsed"] == 2
     e.reset_stats()
     assert set(e.stats.values()) == {0}
 
 
 def test_default_engine_is_behind_analyze_source():
-    driver.DEFAULT_ENGINE.forget("/api/three.py")
-    before = driver.DEFAULT_ENGINE.stats["parsed"]
+    analysis.ENGINE.forget("/api/three.py")
+    before = analysis.ENGINE.stats["parsed"]
     analyze_source(TEXT, "/api/three.py")
-    assert driver.DEFAULT_ENGINE.stats["parsed"] == before + 1
-    assert "/api/three.py" in driver.DEFAULT_ENGINE.files
+    assert analysis.ENGINE.stats["parsed"] == before + 1
+    assert "/api/three.py" in analysis.ENGINE.files
 
 
 def module_caches(path: pathlib.Path) -> list:

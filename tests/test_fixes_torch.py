@@ -23,7 +23,7 @@ import sys
 
 import pytest
 
-from gradsight.engine import analyze_source
+from gradsight.analysis import analyze_source
 from gradsight.findings import Applicability
 from gradsight.fixes import apply_edits
 from gradsight.rules import all_rules

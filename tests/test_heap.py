@@ -5,14 +5,15 @@ programs raise (or misbehave) under torch 2.13 as the comment says, the clean on
 import textwrap
 from types import SimpleNamespace
 
-from gradsight.engine import analyze_source, driver
+from gradsight import analysis
+from gradsight.analysis import analyze_source
 from gradsight.engine.interp import Interpreter, ModuleScope
 from gradsight.engine.report import Source
 from gradsight.findings import Severity
 
 
 def _findings(src: str, name: str):
-    driver._DEF_CACHE.clear()
+    analysis.ENGINE.units.clear()
     result = analyze_source(textwrap.dedent(src), f"/heap/{name}.py")
     assert not result.problems, result.problems
     return [f for f in result.findings if f.severity.rank >= Severity.WARNING.rank]

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from gradsight.analysis import analyze_source
-from gradsight.engine import driver
+from gradsight import analysis
 
 EXAMPLES = sorted((pathlib.Path(__file__).resolve().parent.parent / "docs" / "examples").glob("*.py"))
 SEEDS = sorted((pathlib.Path(__file__).resolve().parent / "fixtures" / "seed_cases").glob("*.py"))
@@ -48,7 +48,7 @@ def test_warm_equals_cold(path):
     analyze_source(text, str(path))  # fill the per-definition cache
     for edited in edits(text, rng):
         warm = snapshot(analyze_source(edited, str(path)))
-        driver.DEFAULT_ENGINE.clear()
+        analysis.ENGINE.clear()
         cold = snapshot(analyze_source(edited, str(path)))
         assert warm == cold
         analyze_source(text, str(path))
@@ -75,7 +75,7 @@ def test_methods_of_one_class_are_analysed_separately():
            "        super().__init__()\n        self.fc = nn.Linear(2, 2)\n\n    def a(self, x):\n"
            "        g = torch.sigmoid(self.fc(x))\n        g *= 2\n        return g\n\n    def b(self, x):\n"
            "        h = torch.exp(self.fc(x))\n        h += 1\n        return h\n")
-    driver.DEFAULT_ENGINE.units.clear()
+    analysis.ENGINE.units.clear()
     lines = sorted(f.line for f in analyze_source(src, "m.py").findings if f.code == "GS301")
     assert lines == [12, 17]
 
@@ -85,7 +85,7 @@ def warm_and_cold(before: str, after: str, path: str, workspace=None):
     full = lambda a: (snapshot(a), a.problems, sorted(a.dependencies))  # noqa: E731
     analyze_source(before, path, workspace=workspace)
     warm = full(analyze_source(after, path, workspace=workspace))
-    driver.DEFAULT_ENGINE.clear()
+    analysis.ENGINE.clear()
     cold = full(analyze_source(after, path, workspace=workspace))
     return warm, cold
 
@@ -167,7 +167,7 @@ def test_same_line_count_edits_warm_equals_cold(path):
                                 edited[i].replace("no_grad", "enable_grad"), "# " + edited[i]])
         new = "\n".join(edited)
         warm = snapshot(analyze_source(new, str(path)))
-        driver.DEFAULT_ENGINE.clear()
+        analysis.ENGINE.clear()
         assert warm == snapshot(analyze_source(new, str(path)))
         analyze_source(text, str(path))
 
@@ -204,13 +204,13 @@ def test_line_count_edit_moves_messages_with_line_numbers(at, edit):
 def test_enter_above_definitions_reuses_their_results():
     before = MOVED
     analyze_source(before, "reuse.py")
-    moved = driver.DEFAULT_ENGINE.stats["moved"]
+    moved = analysis.ENGINE.stats["moved"]
     after = before.replace("def helper(t):\n", "\ndef helper(t):\n", 1)
     warm, cold = warm_and_cold(before, after, "reuse.py")
     assert warm == cold
     analyze_source(before, "reuse.py")
     analyze_source(after, "reuse.py")
-    assert driver.DEFAULT_ENGINE.stats["moved"] > moved
+    assert analysis.ENGINE.stats["moved"] > moved
 
 
 @pytest.mark.parametrize("path", EXAMPLES + SEEDS + torch_files(), ids=lambda p: p.name)
@@ -223,7 +223,7 @@ def test_line_count_edits_warm_equals_cold(path):
     for _ in range(6):
         edited = line_edit(text, rng)
         warm = snapshot(analyze_source(edited, str(path)))
-        driver.DEFAULT_ENGINE.clear()
+        analysis.ENGINE.clear()
         assert warm == snapshot(analyze_source(edited, str(path)))
         analyze_source(text, str(path))
         text = edited if rng.random() < 0.5 else text

@@ -8,7 +8,8 @@ import ast
 
 import pytest
 
-from gradsight.engine import analyze_source, driver
+from gradsight import analysis
+from gradsight.analysis import analyze_source
 from gradsight.engine import interp as interp_mod
 
 DEEPEST = 98
@@ -47,7 +48,7 @@ def blocks(monkeypatch):
 
 
 def _analyse(text: str, name: str):
-    driver.DEFAULT_ENGINE.units.clear()
+    analysis.ENGINE.units.clear()
     return analyze_source(text, f"/limits/{name}.py")
 
 

@@ -4,11 +4,12 @@ them; classes gradsight cannot see whole (unknown bases, decorators) stay UNKNOW
 
 import textwrap
 
-from gradsight.engine import analyze_source, driver
+from gradsight import analysis
+from gradsight.analysis import analyze_source
 
 
 def _codes(src: str, name: str):
-    driver.DEFAULT_ENGINE.units.clear()
+    analysis.ENGINE.units.clear()
     result = analyze_source(textwrap.dedent(src), f"/objects/{name}.py")
     assert not result.problems, result.problems
     return [(f.code, f.line) for f in result.findings if f.severity.rank >= 2]

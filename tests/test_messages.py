@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from gradsight.engine import analyze_source
+from gradsight.analysis import analyze_source
 from gradsight.rules import all_rules
 
 LIMIT = 110

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from gradsight.engine import analyze_source
+from gradsight.analysis import analyze_source
 from gradsight.findings import Severity
 from gradsight.fixes import apply_fixes
 from gradsight.rules import all_rules

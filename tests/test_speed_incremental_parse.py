@@ -8,6 +8,7 @@ import random
 import pytest
 
 from gradsight.analysis import analyze_source
+from gradsight.analysis import RULES
 from gradsight.engine.engine import Engine
 from gradsight.engine.incremental import FileState, reparse
 from gradsight.engine.report import split_lines
@@ -127,7 +128,7 @@ def snapshot(a):
 
 
 def cold(text: str, path: str):
-    return snapshot(Engine().analyze(text, path))  # a fresh engine: every cache empty
+    return snapshot(Engine().analyze(text, path, rules=RULES))  # a fresh engine: every cache empty
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "docs" / "examples").glob("*.py"))

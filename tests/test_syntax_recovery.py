@@ -10,8 +10,9 @@ import random
 import pytest
 
 from gradsight.analysis import analyze_source
-from gradsight.engine import driver
+from gradsight import analysis
 from gradsight.engine.chunks import derived_parses, recover_chunks
+from gradsight.analysis import RULES
 from gradsight.engine.engine import Engine
 from gradsight.engine.incremental import FileState
 from gradsight.engine.report import split_lines
@@ -39,16 +40,16 @@ def full(a):
 
 
 def cold(text: str, path: str):
-    return full(Engine().analyze(text, path))  # a fresh engine: every cache empty
+    return full(Engine().analyze(text, path, rules=RULES))  # a fresh engine: every cache empty
 
 
 def codes(text: str, path: str = "recover.py"):
-    driver.DEFAULT_ENGINE.forget(path)
+    analysis.ENGINE.forget(path)
     return [(f.code, f.line) for f in analyze_source(text, path).findings]
 
 
 def gs001(text: str, path: str = "recover.py"):
-    driver.DEFAULT_ENGINE.forget(path)
+    analysis.ENGINE.forget(path)
     return [f for f in analyze_source(text, path).findings if f.code == "GS001"]
 
 
@@ -188,9 +189,9 @@ def test_broken_keystroke_does_not_parse_the_whole_file():
     analyze_source(text, "stats.py")
     broken = text.replace("b.mul_(2)", "b.mul_(2", 1)
     for version in (broken, broken.replace("b.mul_(2", "b.mul_(3", 1), text):  # break, stay broken, fix
-        before = dict(driver.DEFAULT_ENGINE.stats)
+        before = dict(analysis.ENGINE.stats)
         warm = full(analyze_source(version, "stats.py"))
-        stats = driver.DEFAULT_ENGINE.stats
+        stats = analysis.ENGINE.stats
         assert stats["parsed"] == before["parsed"] and stats["chunked"] == before["chunked"] + 1
         assert warm == cold(version, "stats.py")
 

@@ -63,7 +63,7 @@ def test_cli_cache_notices_changed_import(tmp_path):
 
 def test_definition_cache_sees_helper_edits(tmp_path):
     """Functions that call into an imported helper are re-analysed when the helper's text changes."""
-    from gradsight.engine import driver
+    from gradsight import analysis
 
     make(tmp_path, HELPER_OK)
     main = ("import torch\nimport torch.nn as nn\nfrom pkg.helpers import normalise\n\n\ndef train():\n"
@@ -75,7 +75,7 @@ def test_definition_cache_sees_helper_edits(tmp_path):
     assert [f.code for f in analyze_source(main, path, workspace=ws).findings] == ["GS401"]
     ws.set_overlay(str(tmp_path / "pkg" / "helpers.py"), HELPER_OK)
     assert not analyze_source(main, path, workspace=ws).findings
-    assert len(driver.DEFAULT_ENGINE.units)
+    assert len(analysis.ENGINE.units)
 
 
 SIBLING_MAIN = MAIN.replace("from pkg.helpers import", "from helpers import")

@@ -1,8 +1,8 @@
 """The analysis with the project's rules: the façade callers outside the engine use.
 
 `engine/` knows nothing about `rules/` (docs/ARCHITECTURE.md, "Layers"); this module wires the two:
-`RULES` is the rule set made of every rule in `rules/`, and `analyze_source` is the engine's entry point with
-that rule set handed in.
+`RULES` is the rule set made of every rule in `rules/`, `ENGINE` the process's `Engine` (it owns every cache
+of the analysis), and `analyze_source` runs that engine with that rule set handed in.
 """
 
 from __future__ import annotations
@@ -10,9 +10,8 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .config import Config
-from .engine import ruleset as _ruleset
 from .engine.api import Analysis, StateFact
-from .engine.driver import analyze_source as _analyze_source
+from .engine.engine import Engine
 from .engine.sources import read_source
 
 
@@ -44,13 +43,15 @@ class ProjectRules:
 
 
 RULES = ProjectRules()
-_ruleset.register_default(RULES)
+# The process's engine, with every cache of the analysis (`Engine`): the CLI, the language server and the tests
+# share it through `analyze_source`. Tests that need cold analyses call `ENGINE.clear()` or make their own.
+ENGINE = Engine()
 
 
 def analyze_source(text: str, path: str = "<stdin>", config: Config | None = None, workspace=None,
                    rules=None) -> Analysis:
     """Analyse one file's text with the project's rules (or `rules`, a `engine.ruleset.RuleSet`)."""
-    return _analyze_source(text, path, config, workspace, rules=rules or RULES)
+    return ENGINE.analyze(text, path, config, workspace, rules=rules or RULES)
 
 
-__all__ = ["Analysis", "ProjectRules", "RULES", "StateFact", "analyze_source", "read_source"]
+__all__ = ["Analysis", "ENGINE", "Engine", "ProjectRules", "RULES", "StateFact", "analyze_source", "read_source"]

@@ -360,7 +360,9 @@ def analyse(files: list[pathlib.Path], config: Config, args, root: pathlib.Path,
     """check_files over all files; with `progress`, in batches with a counter on stderr (a terminal)."""
     from .engine.cache import check_files
 
-    kwargs = dict(use_cache=not args.no_cache, jobs=args.jobs, root=root)
+    from .analysis import ENGINE, RULES
+
+    kwargs = dict(rules=RULES, engine=ENGINE, use_cache=not args.no_cache, jobs=args.jobs, root=root)
     if not progress:
         return check_files(files, config, **kwargs)
     results = []

@@ -1,6 +1,6 @@
 """A stand-in engine for end-to-end tests of the language server's plumbing.
 
-The real engine (`gradsight.engine.analyze_source`) decides *what* is reported; these tests check
+The real engine (`gradsight.analysis.analyze_source`) decides *what* is reported; these tests check
 *how* the server reports it (positions, versions, fixes, hovers, hints, notebooks), so they need
 findings and facts that do not depend on how far the engine has got. `stub_server.py` starts the
 real server with this function patched in. It adds, on top of the real engine's findings:
@@ -20,7 +20,7 @@ import re
 import time
 
 from gradsight.engine.api import Analysis, StateFact
-from gradsight.engine.driver import analyze_source as real_analyze
+from gradsight.analysis import analyze_source as real_analyze
 from gradsight.findings import Applicability, Edit, Finding, Fix, Related, Severity
 
 _NUMPY = re.compile(r"\b([A-Za-z_]\w*)\.numpy\(\)")

@@ -10,11 +10,9 @@ import types
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 
-import gradsight.engine  # noqa: E402
 import stub_engine  # noqa: E402
 
-gradsight.engine.analyze_source = stub_engine.analyze_source
-import gradsight.analysis  # noqa: E402  (the server analyses through this façade: patch it too)
+import gradsight.analysis  # noqa: E402  (the server analyses through this façade)
 
 gradsight.analysis.analyze_source = stub_engine.analyze_source
 

@@ -8,7 +8,7 @@ import pytest
 from lsprotocol import types
 
 from gradsight.config import Config
-from gradsight.engine import analyze_source
+from gradsight.analysis import analyze_source
 from gradsight.lsp import convert
 from lsp_helpers import NUMPY_CASE, apply_text_edits, capabilities, edits_of, lsp, write
 

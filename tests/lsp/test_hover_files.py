@@ -149,7 +149,7 @@ async def test_vscode_hover_leaves_the_message_to_the_diagnostic_hover(ws):
 
 
 def test_transition_hints_start_again_in_each_function():
-    from gradsight.engine import analyze_source
+    from gradsight.analysis import analyze_source
     from gradsight.lsp import convert
 
     text = """\
@@ -175,7 +175,7 @@ def evaluate(x):
 
 
 def test_transition_hints_where_gradients_are_cut():
-    from gradsight.engine import analyze_source
+    from gradsight.analysis import analyze_source
     from gradsight.lsp import convert
 
     text = """\

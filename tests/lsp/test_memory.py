@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from gradsight.engine import Analysis
+from gradsight.analysis import Analysis
 from gradsight.lsp import memory
 from gradsight.lsp.memory import Collector
 from gradsight.lsp.positions import IndexCache, LineIndex

@@ -6,7 +6,7 @@ import asyncio
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from gradsight.engine import Analysis
+from gradsight.analysis import Analysis
 from gradsight.lsp.scheduler import AnalysisCache, Debouncer, Result
 
 

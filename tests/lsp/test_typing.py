@@ -13,7 +13,7 @@ import asyncio
 from lsprotocol import types
 
 from gradsight.config import Config
-from gradsight.engine import analyze_source
+from gradsight.analysis import analyze_source
 from lsp_helpers import capabilities, lsp, utf_units, write
 
 FINAL = """\

@@ -11,7 +11,7 @@ gets better; a test failure here means the engine lost a true report or gained a
 import json
 import pathlib
 
-from gradsight.engine import analyze_source
+from gradsight.analysis import analyze_source
 
 HERE = pathlib.Path(__file__).resolve().parent
 MANIFEST = json.loads((HERE / "manifest.json").read_text(encoding="utf-8"))

@@ -29,7 +29,7 @@ from typing import Callable, Iterable, Optional
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
-from gradsight.engine import analyze_source  # noqa: E402
+from gradsight.analysis import analyze_source  # noqa: E402
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
@@ -153,7 +153,9 @@ def run_checked(text: str, path: str = "fuzz.py", hang_factor: float = HANG_FACT
     caches first, so that the whole file is analysed (and timed), not only what changed since last time.
     """
     if cold:
-        _clear_caches()
+        from gradsight.analysis import ENGINE
+
+        ENGINE.clear()
     limit = max(min_hang_s, budget_s(text, hang_factor))
     use_alarm = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
     old = None
@@ -400,41 +402,23 @@ def snapshot(analysis) -> tuple:
             list(analysis.problems))
 
 
-def _clear_caches():
-    """Empty gradsight's in-process analysis caches (if it has any); returns a function restoring them."""
-    from gradsight.engine import driver
-
-    saved = []
-    for name in dir(driver):
-        value = getattr(driver, name)
-        if name.isupper() and name.endswith("CACHE") and hasattr(value, "clear") and hasattr(value, "copy"):
-            saved.append((value, value.copy()))
-            value.clear()
-
-    def restore():
-        for cache, content in saved:
-            cache.clear()
-            cache.update(content)
-    return restore
-
-
 def cold_snapshot(text: str, path: str) -> tuple:
-    restore = _clear_caches()
-    try:
-        return snapshot(analyze_source(text, path))
-    finally:
-        restore()
+    """The analysis of `text` by a fresh engine: every cache empty (the process's engine keeps its own)."""
+    from gradsight.analysis import RULES
+    from gradsight.engine import Engine
+
+    return snapshot(Engine().analyze(text, path, rules=RULES))
 
 
 def incremental_mismatch(before: str, after: str, path: str = "edited.py") -> Optional[str]:
     """Analyse `before` then `after` in this process (warm caches) and `after` alone (cold): a description
     of the difference, or None. An analysis must be a function of the text, whatever ran before it."""
-    restore = _clear_caches()
-    try:
-        analyze_source(before, path)
-        warm = snapshot(analyze_source(after, path))
-    finally:
-        restore()
+    from gradsight.analysis import RULES
+    from gradsight.engine import Engine
+
+    engine = Engine()  # starts empty, like a fresh process; keeps `before`'s parse and results for `after`
+    engine.analyze(before, path, rules=RULES)
+    warm = snapshot(engine.analyze(after, path, rules=RULES))
     cold = cold_snapshot(after, path)
     if warm == cold:
         return None

@@ -748,7 +748,7 @@ class AbuseSession:
 
     def compare(self, uri: str, answer: dict) -> Optional[str]:
         """None when the server's diagnostics are those of the client's text, else what differs."""
-        from gradsight.engine import analyze_source
+        from gradsight.analysis import analyze_source
         from gradsight.lsp.documents import uri_to_path
         from gradsight.lsp.positions import LineIndex
 

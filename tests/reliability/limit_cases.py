@@ -113,7 +113,7 @@ def measure(name: str, tracemalloc_peak: bool = False) -> dict:
     """Analyse one case in this process and measure it (call in a fresh process)."""
     sys.path.insert(0, str(HERE))
     import gs_fuzz as g
-    from gradsight.engine import analyze_source
+    from gradsight.analysis import analyze_source
 
     import warnings
     warnings.simplefilter("ignore")

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import gs_fuzz as g
 from gs_fuzz import scale
-from gradsight.engine import analyze_source
+from gradsight.analysis import analyze_source
 from gradsight.findings import Edit, Finding, Fix, Applicability, Severity
 from gradsight.fixes import apply_fixes
 

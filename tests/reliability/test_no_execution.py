@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from gradsight.engine import analyze_source
+from gradsight.analysis import analyze_source
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -153,15 +153,6 @@ def _own_module(call: ast.Call) -> bool:
             and isinstance(arg.values[0].value, ast.Name) and arg.values[0].value.id == "__name__")
 
 
-def _default_rules_provider(rel, node) -> bool:
-    """`engine/ruleset.py` loads gradsight's own rule set by its fixed module name (a compatibility path for
-    callers that hand in no rule set); the name is a constant of gradsight's, never user input."""
-    from gradsight.engine import ruleset
-
-    return rel.as_posix() == "engine/ruleset.py" and ruleset.DEFAULT_PROVIDER == "gradsight.analysis" \
-        and len(node.args) == 1 and isinstance(node.args[0], ast.Name) and node.args[0].id == "DEFAULT_PROVIDER"
-
-
 def test_no_code_loading_machinery_in_the_analysis():
     """The analysis (engine, rules, CLI, server) never imports, execs or evals anything dynamically; the
     tracer (gradsight/trace), which runs the user's script on request, is the one exception."""
@@ -184,8 +175,7 @@ def test_no_code_loading_machinery_in_the_analysis():
                 fn = node.func
                 if isinstance(fn, ast.Name) and fn.id in builtins | (loaders - own):
                     offenders.append(f"{rel}:{node.lineno}: {fn.id}()")
-                elif isinstance(fn, ast.Attribute) and fn.attr in loaders and not _own_module(node) \
-                        and not _default_rules_provider(rel, node):
+                elif isinstance(fn, ast.Attribute) and fn.attr in loaders and not _own_module(node):
                     offenders.append(f"{rel}:{node.lineno}: .{fn.attr}()")
         if "runpy" in _imports_of(path):
             offenders.append(f"{rel}: imports runpy")

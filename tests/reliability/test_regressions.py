@@ -15,7 +15,7 @@ import sys
 import pytest
 
 import gs_fuzz
-from gradsight.engine import analyze_source
+from gradsight.analysis import analyze_source
 from gradsight.fixes import apply_fixes
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

@@ -51,24 +51,26 @@ def _workspace(root: Optional[str]):
     return Workspace(root) if root is not None else None
 
 
-def _analyse_one(path_str: str, config: Config, workspace=None) -> tuple[str, list[dict], list[str], dict]:
-    from .driver import analyze_source
+def _analyse_one(path_str: str, config: Config, workspace, engine, rules) -> tuple[str, list[dict], list[str], dict]:
     from .sources import read_source
 
     path = pathlib.Path(path_str)
     text, problem = read_source(path)
     if text is None:
         return path_str, [], [problem or f"{path}: cannot read"], {}
-    analysis = analyze_source(text, path_str, config, workspace=workspace)
+    analysis = engine.analyze(text, path_str, config, workspace, rules)
     return path_str, [f.to_json() for f in analysis.findings], list(analysis.problems), analysis.dependencies
 
 
 def _worker(job: tuple) -> list[tuple[str, list[dict], list[str], dict]]:
     """One batch of files in a worker process, sharing one workspace (its parsed imported files) for the batch:
     no per-process state is kept between batches."""
-    paths, config, root = job
+    from .engine import Engine
+
+    paths, config, root, rules = job
     workspace = _workspace(root)
-    return [_analyse_one(p, config, workspace) for p in paths]
+    engine = Engine()
+    return [_analyse_one(p, config, workspace, engine, rules) for p in paths]
 
 
 def _deps_fresh(deps: dict) -> bool:
@@ -77,8 +79,15 @@ def _deps_fresh(deps: dict) -> bool:
     return all(Workspace.digest_of(p) == digest for p, digest in deps.items())
 
 
-def check_files(files: list[pathlib.Path], config: Config, *, use_cache: bool = True, jobs: int = 0,
-                root: Optional[pathlib.Path] = None) -> list[tuple[pathlib.Path, list[Finding], list[str]]]:
+def check_files(files: list[pathlib.Path], config: Config, *, rules, engine=None, use_cache: bool = True,
+                jobs: int = 0, root: Optional[pathlib.Path] = None) -> list[tuple[pathlib.Path, list[Finding], list[str]]]:
+    """Analyse `files` with the rule set `rules` (`gradsight.analysis.RULES`), reusing `.gradsight_cache`
+    entries. Files are analysed in this process by `engine` (a fresh `Engine` if none), or, when there are many,
+    in worker processes with one `Engine` per batch."""
+    if engine is None:
+        from .engine import Engine
+
+        engine = Engine()
     cache_dir = (root or pathlib.Path(".")) / CACHE_DIR
     fingerprint = _fingerprint(config) if use_cache else ""
     results: dict[str, tuple[list[dict], list[str], dict]] = {}
@@ -110,7 +119,7 @@ def check_files(files: list[pathlib.Path], config: Config, *, use_cache: bool = 
         try:
             # Batches of consecutive files (neighbours import each other), a few per worker for balance.
             size = max(1, -(-len(todo) // (workers * 4)))
-            batches = [(todo[k:k + size], config, root_s) for k in range(0, len(todo), size)]
+            batches = [(todo[k:k + size], config, root_s, rules) for k in range(0, len(todo), size)]
             with ProcessPoolExecutor(max_workers=workers) as pool:
                 for batch in pool.map(_worker, batches):
                     for p, found, problems, deps in batch:
@@ -119,12 +128,12 @@ def check_files(files: list[pathlib.Path], config: Config, *, use_cache: bool = 
             workspace = _workspace(root_s)
             for p in todo:
                 if p not in results:
-                    _, found, problems, deps = _analyse_one(p, config, workspace)
+                    _, found, problems, deps = _analyse_one(p, config, workspace, engine, rules)
                     results[p] = (found, problems, deps)
     else:
         workspace = _workspace(root_s)
         for p in todo:
-            _, found, problems, deps = _analyse_one(p, config, workspace)
+            _, found, problems, deps = _analyse_one(p, config, workspace, engine, rules)
             results[p] = (found, problems, deps)
     if use_cache:
         for p in todo:

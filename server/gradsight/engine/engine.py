@@ -21,7 +21,7 @@ from .interp import Interpreter, ModuleScope
 from .query import FileEvent, NodeMemo, Query
 from .relocate import _LINE_DIGITS, located, plain
 from .report import Reporter, Source, split_lines
-from .ruleset import RuleSet, default_rules
+from .ruleset import RuleSet
 from .scope import MAX_BYTES, MAX_NESTING, build_scope, nesting_depth
 from .units import Digests, RecordingDict, UnitCache, analyse_definitions, import_digests, run_module
 
@@ -38,8 +38,8 @@ class Engine:
     memo of results that leave the engine (`plain_of`), and counters for tests and benchmarks (`stats`).
 
     One instance serves many files and threads (the language server's workers): its caches are bounded and
-    each of their steps is atomic. `driver.DEFAULT_ENGINE` is the instance behind `analyze_source`; a test or a
-    benchmark that needs cold caches makes its own `Engine()` or calls `clear()`.
+    each of their steps is atomic. `gradsight.analysis.ENGINE` is the instance behind the façade's
+    `analyze_source`; a test or a benchmark that needs cold caches makes its own `Engine()` or calls `clear()`.
 
     `shift=False` turns off what makes edits that add or remove lines incremental (the spliced parse with a
     shifted tail, and reusing results of definitions that only moved); `recover=False` turns syntax-error
@@ -96,7 +96,9 @@ class Engine:
         certain, the longest prefix that parses is analysed instead (`parse_prefix`). While the text stays
         broken, a keystroke re-parses only the chunks it touched."""
         # The rule set is handed in (`engine.ruleset`): the engine imports nothing from `rules/`.
-        ruleset = rules if rules is not None else default_rules()
+        if rules is None:
+            raise TypeError("Engine.analyze needs a rule set (gradsight.analysis.RULES for the project's rules)")
+        ruleset = rules
         config = config or Config()
         result = Analysis(path=path)
         if len(text) > MAX_BYTES:

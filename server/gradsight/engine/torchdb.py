@@ -8,9 +8,9 @@ installed so it stays true across torch versions. The small lists below are fact
 
 from __future__ import annotations
 
-import functools
 import json
 import pathlib
+from types import MappingProxyType
 from typing import Optional
 
 DATA = pathlib.Path(__file__).resolve().parent.parent / "data" / "saved_tensors.json"
@@ -150,31 +150,22 @@ for _n in ("add", "sub", "__add__", "__radd__", "__sub__", "__rsub__", "sum", "m
            "pad", "identity"):
     _BUILTIN_SAVES[_n] = {"saves_output": False, "saves_inputs": {}, "saves_any": False}
 
-_BUILTIN_MODULES: dict[str, dict] = {
-    "Linear": {"saves_output": False, "saves_inputs": {"0": ["weight"]}, "saves_any": True},
-    "Bilinear": {"saves_output": False, "saves_inputs": {"0": []}, "saves_any": True},
-    "Sigmoid": {"saves_output": True, "saves_inputs": {}, "saves_any": True},
-    "Tanh": {"saves_output": True, "saves_inputs": {}, "saves_any": True},
-    "ReLU": {"saves_output": True, "saves_inputs": {}, "saves_any": True},
-    "Softmax": {"saves_output": True, "saves_inputs": {}, "saves_any": True},
-    "LogSoftmax": {"saves_output": True, "saves_inputs": {}, "saves_any": True},
-    "ELU": {"saves_output": True, "saves_inputs": {}, "saves_any": True},
-    "Identity": {"saves_output": False, "saves_inputs": {}, "saves_any": False},
-    "Flatten": {"saves_output": False, "saves_inputs": {}, "saves_any": False},
-    "Dropout": {"saves_output": False, "saves_inputs": {}, "saves_any": True},
-}
-
-
-@functools.cache
-def _table() -> dict:
+def _load() -> "MappingProxyType":
+    """The generated table (`scripts/gen_optable.py`: functions, methods and `torch.nn` modules, each run under
+    torch with saved-tensor hooks; `tests/test_optable.py` re-derives it), read once at import into a read-only
+    mapping: a constant of the process, not a cache. Unreadable data gives an empty table (nothing is known to
+    be saved, so nothing is reported from it)."""
     try:
         data = json.loads(DATA.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return {"ops": {}, "nondifferentiable": {}}
+        data = None
     if not isinstance(data, dict) or not isinstance(data.get("ops"), dict):
-        return {"ops": {}, "nondifferentiable": {}}
-    data.setdefault("nondifferentiable", {})
-    return data
+        data = {"ops": {}}
+    return MappingProxyType({"ops": MappingProxyType(data["ops"]),
+                             "nondifferentiable": MappingProxyType(dict(data.get("nondifferentiable") or {}))})
+
+
+_TABLE = _load()
 
 
 def op_entry(qual: str, tensor_args: Optional[list] = None) -> Optional[dict]:
@@ -193,13 +184,13 @@ def op_entry(qual: str, tensor_args: Optional[list] = None) -> Optional[dict]:
 
 
 def _op_entry(qual: str) -> Optional[dict]:
-    table = _table()["ops"]
+    table = _TABLE["ops"]
     entry = table.get(qual)
     if entry is not None:
         return entry
     short = qual.rsplit(".", 1)[-1]
     if qual.startswith("torch.nn.") and short[:1].isupper():
-        return _BUILTIN_MODULES.get(short)
+        return None  # a module the generated table does not cover: what it saves is not known
     # torch.X, torch.Tensor.X and torch.nn.functional.X share facts where the generated table lacks one.
     for alias in (f"torch.{short}", f"torch.Tensor.{short}", f"torch.nn.functional.{short}"):
         if alias in table:
@@ -209,7 +200,7 @@ def _op_entry(qual: str) -> Optional[dict]:
 
 def nondifferentiable(qual: str) -> Optional[str]:
     """'no_grad' (result never requires grad), 'zero_grad' (gradient is zero), or None."""
-    nd = _table().get("nondifferentiable", {})
+    nd = _TABLE["nondifferentiable"]
     if qual in nd:
         return nd[qual]
     short = qual.rsplit(".", 1)[-1]

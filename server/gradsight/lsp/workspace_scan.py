@@ -112,6 +112,7 @@ class WorkspaceDiagnostics:
         started = time.monotonic()
         count = 0
         try:
+            from ..analysis import RULES
             from ..engine.cache import check_files
 
             if only is None:
@@ -133,8 +134,10 @@ class WorkspaceDiagnostics:
                     continue
                 config, _ = self.session.resolver.config_for(path)
                 try:
-                    [(_, findings, _problems)] = check_files([pathlib.Path(path)], config, use_cache=True, jobs=1,
-                                                             root=pathlib.Path(root))
+                    # Its own engine (made per file): the walk must not evict the open documents' parses from
+                    # the server's engine, whose incremental analysis of them keeps typing fast.
+                    [(_, findings, _problems)] = check_files([pathlib.Path(path)], config, rules=RULES,
+                                                             use_cache=True, jobs=1, root=pathlib.Path(root))
                 except Exception:  # noqa: BLE001 - one bad file must not end the walk
                     log.exception("workspace diagnostics: checking %s failed", path)
                     continue
