@@ -213,3 +213,29 @@ def test_the_cache_check_sees_caches():
     assert any("global _N" in p for p in found)
     assert any(p.startswith("c.py") and "_SEEN" in p for p in found)
     assert engine_cache_violations({"ok.py": "TABLE = {'a': 1}\n\n\ndef f(k):\n    return TABLE.get(k)\n"}) == []
+
+
+def test_tests_and_benchmarks_use_the_engines_public_names_only():
+    """Tests and benchmarks reach the engine through its public names (the façade, `Engine`, documented
+    modules), never through `_private` ones: the engine's internals can change without breaking them."""
+    root = PKG.parent.parent
+    offenders = []
+    for folder in ("tests", "bench", "scripts"):
+        for path in (root / folder).rglob("*.py"):
+            if ".corpus" in path.parts or ".trees" in path.parts:
+                continue
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            engine_aliases = set()
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("gradsight.engine"):
+                    offenders += [f"{path.relative_to(root)}:{node.lineno}: {a.name}" for a in node.names
+                                  if a.name.startswith("_")]
+                    engine_aliases.update(a.asname or a.name for a in node.names)
+                elif isinstance(node, ast.Import):
+                    engine_aliases.update(a.asname for a in node.names if a.asname and a.name.startswith("gradsight.engine"))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                        and node.value.id in engine_aliases and node.attr.startswith("_") \
+                        and not node.attr.startswith("__"):
+                    offenders.append(f"{path.relative_to(root)}:{node.lineno}: {node.value.id}.{node.attr}")
+    assert offenders == []
