@@ -27,6 +27,7 @@ class StateFact:
     label: str  # a short inlay label, e.g. "grad · non-leaf"
     chain: tuple[tuple[int, str], ...] = ()  # (line, fact) pairs that led here, oldest first
     transition: bool = False  # True where the gradient state changes here (gains/loses history, saved, ...)
+    uncertain: bool = False  # whether it requires grad is not known (the label says "maybe"); decisions read this
 
 
 @dataclass

@@ -51,7 +51,7 @@ from .interp_stmts import StatementsMixin
 from .interp_util import (MAX_CALL_DEPTH, MAX_FACTS, MAX_LOOP_ITERS, MAX_LOOP_NESTING, MAX_PCUT, LoopCtx, ModuleScope,
                           _cap, _sets_grads, const_bool, describe, key_of, kwarg)
 from .state import State
-from .values import Fact, TensorVal, Tri, Value
+from .values import CREATED_WITHOUT_GRAD, ONLY_FROM_NO_GRAD, Fact, TensorVal, Tri, Value
 
 MAX_FOREIGN_EVENTS = 200
 
@@ -148,9 +148,9 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin, OpsMixin, Objec
             # keep a graph when the training script calls it): (path of the file, event).
             self.foreign_events.append((self.scope.path, event))
 
-    def fact(self, node: ast.AST, text: str, parent: Optional[Fact] = None) -> Fact:
+    def fact(self, node: ast.AST, text: str, parent: Optional[Fact] = None, kind: str = "") -> Fact:
         line, col, _, _ = self.src.span(node)
-        return Fact(line, col, text, parent, None if self.scope.path == self.root_path else self.scope.path)
+        return Fact(line, col, text, parent, None if self.scope.path == self.root_path else self.scope.path, kind)
 
     root_path: str = ""
 
@@ -206,7 +206,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin, OpsMixin, Objec
             return
         span = self.src.span(node)
         old = self.facts.get(span)
-        if old is not None and not (value.rg is not Tri.MAYBE and "maybe" in old.label):
+        if old is not None and not (value.rg is not Tri.MAYBE and old.uncertain):
             return
         auto_summary, auto_label, chain = describe(value)
         self.facts[span] = StateFact(*span, name=self.seg(node), summary=summary or auto_summary,
@@ -214,7 +214,8 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin, OpsMixin, Objec
                                      chain=tuple((f.line, f.text) for f in chain),
                                      transition=transition or (
                                          getattr(getattr(self, "current_stmt", None), "value", None) is node
-                                         and self._is_transition(value, span[0])))
+                                         and self._is_transition(value, span[0])),
+                                     uncertain=value.rg is Tri.MAYBE)
 
     @staticmethod
     def _is_transition(value: TensorVal, line: int) -> bool:
@@ -223,7 +224,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin, OpsMixin, Objec
         for f in (value.nograd, value.saved, value.freed):
             if f is None or f.line != line or f.path is not None:
                 continue
-            if "was created without" in f.text or f.text.startswith("computed only from"):
+            if f.kind in (CREATED_WITHOUT_GRAD, ONLY_FROM_NO_GRAD):
                 continue
             return True
         return value.rg is Tri.YES and value.leaf is Tri.YES and value.origin is not None and value.origin.line == line

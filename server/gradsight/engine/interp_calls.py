@@ -14,8 +14,8 @@ from .interp_util import (FUNC_GRAD_TRANSFORMS, REQUIRES_GRAD_SPELLINGS, _fsite,
                           _literal_dtype, _literal_shape, _pcut_of, const_bool, flat_tensors, key_of, kwarg,
                           map_tensors)
 from .state import State
-from .values import (UNKNOWN, BoundMethod, ClassVal, FuncVal, GradModeCtx, ModuleRef, ModuleVal, ObjectVal,
-                     OptimizerVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value)
+from .values import (CREATED_WITHOUT_GRAD, UNKNOWN, BoundMethod, ClassVal, FuncVal, GradModeCtx, ModuleRef, ModuleVal,
+                     ObjectVal, OptimizerVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value)
 
 
 class CallsMixin:
@@ -206,7 +206,7 @@ class CallsMixin:
                 enabled_t = Tri.of(flag)
                 label = f"{qual.replace('torch.autograd.', 'torch.')}({self.seg(node.args[0]) if node.args else ''})"
                 # As a statement, set_grad_enabled changes the mode from here on.
-                return GradModeCtx(enabled_t, False, label)
+                return GradModeCtx(enabled_t, False, label, sets_mode=True)
             return GradModeCtx(Tri.of(enabled), inference, f"{qual}()")
         if qual.startswith("builtins."):
             return self.call_builtin(short, node, state)
@@ -453,7 +453,8 @@ class CallsMixin:
             sources = frozenset({site})
             self.grad_leaves.setdefault(site, (label, origin))
         if rg is Tri.NO:
-            nograd = self.fact(node, f"`{self.seg(node)}` was created without requires_grad=True")
+            nograd = self.fact(node, f"`{self.seg(node)}` was created without requires_grad=True",
+                               kind=CREATED_WITHOUT_GRAD)
         return TensorVal(rg=rg, leaf=Tri.YES, origin=origin, nograd=nograd, sources=sources, param=param,
                          inference=inference, shape=shape, is_int=is_int, storage=self.site(node))
 

@@ -12,8 +12,8 @@ from .interp_util import (BUILTINS, MAX_CALL_DEPTH, _class_methods, _constant_de
                           _own_mutations, _pcut_of, _plain_class, const_bool, flat_tensors, key_of, map_tensors,
                           with_carried)
 from .state import State
-from .values import (UNKNOWN, ClassInfo, FuncVal, ModuleVal, ObjectVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri,
-                     Value, join_values)
+from .values import (GRAD_MODE_OFF, ONLY_FROM_NO_GRAD, UNKNOWN, ClassInfo, FuncVal, ModuleVal, ObjectVal, ParamsVal,
+                     PyVal, SeqVal, TensorVal, Tri, Value, join_values)
 
 
 class ObjectsMixin:
@@ -147,10 +147,10 @@ class ObjectsMixin:
         nograd = None
         if rg is Tri.NO:
             if state.grad is Tri.NO:
-                nograd = self.fact(node, "computed while grad mode was disabled", state.grad_why)
+                nograd = self.fact(node, "computed while grad mode was disabled", state.grad_why, kind=GRAD_MODE_OFF)
             else:
                 nograd = self.fact(node, "computed only from tensors that do not require grad",
-                                   next((v.nograd for v in tensors if v.nograd), None))
+                                   next((v.nograd for v in tensors if v.nograd), None), kind=ONLY_FROM_NO_GRAD)
         segs = frozenset().union(*[v.segs for v in tensors]) if tensors else frozenset()
         sources = frozenset().union(*[v.sources for v in tensors]) if tensors else frozenset()
         freed = next((v.freed for v in tensors if v.freed is not None and v.rg is not Tri.NO and v.leaf is not Tri.YES), None)

@@ -12,7 +12,8 @@ from .events import (BackwardEvent, CarryEvent, FactoryEvent, InferenceSaveEvent
 from .interp_util import (_basic_index, _broadcast, _cap, _fsite, _pcut_of, _pretty, _reduced_shape,
                           _saved_input_indices, const_bool, key_of, kwarg, map_tensors)
 from .state import State
-from .values import UNKNOWN, Fact, ModuleVal, ParamCut, ParamReach, PyVal, SeqVal, TensorVal, Tri, Value
+from .values import (GRAD_MODE_OFF, MADE_LEAF_REQUIRE_GRAD, ONLY_FROM_NO_GRAD, UNKNOWN, Fact, ModuleVal, ParamCut,
+                     ParamReach, PyVal, SeqVal, TensorVal, Tri, Value)
 
 
 class OpsMixin:
@@ -80,7 +81,8 @@ class OpsMixin:
                 site = self.site(node)
                 new = recv.with_(rg=rg, nograd=None if rg is not Tri.NO else self.fact(node, "requires_grad_(False)"),
                                  sources=recv.sources | ({site} if rg is Tri.YES and not recv.param else set()),
-                                 origin=self.fact(node, f"`{self.seg(node)}` made a leaf that requires grad", recv.origin))
+                                 origin=self.fact(node, f"`{self.seg(node)}` made a leaf that requires grad", recv.origin,
+                                                 kind=MADE_LEAF_REQUIRE_GRAD))
                 if rg is Tri.YES and not recv.param:
                     self.grad_leaves.setdefault(site, ("requires_grad_()", new.origin))
                 if key:
@@ -153,10 +155,11 @@ class OpsMixin:
         nograd = None
         if rg is Tri.NO:
             if state.grad is Tri.NO:
-                nograd = self.fact(node, "computed while grad mode was disabled", state.grad_why)
+                nograd = self.fact(node, "computed while grad mode was disabled", state.grad_why, kind=GRAD_MODE_OFF)
             else:
                 cause = next((v.nograd for _, v in tensors if v.nograd is not None), None)
-                nograd = self.fact(node, "computed only from tensors that do not require grad", cause)
+                nograd = self.fact(node, "computed only from tensors that do not require grad", cause,
+                                   kind=ONLY_FROM_NO_GRAD)
         segs: frozenset = frozenset()
         sources: frozenset = frozenset()
         psaved: frozenset = frozenset()

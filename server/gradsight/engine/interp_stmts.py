@@ -87,7 +87,7 @@ class StatementsMixin:
 
     def stmt_Expr(self, stmt: ast.Expr, state: State) -> State:
         val = self.eval(stmt.value, state)
-        if isinstance(val, GradModeCtx) and "set_grad_enabled" in val.label:
+        if isinstance(val, GradModeCtx) and val.sets_mode:
             # `torch.set_grad_enabled(False)` as a statement changes the mode from here on.
             state.grad = val.enabled
             state.grad_why = self.fact(stmt.value, f"grad mode set by `{val.label}`")

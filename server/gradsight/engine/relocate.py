@@ -116,7 +116,7 @@ class Relocation:
             raise Unmovable
         parent = self.fact(f.parent)
         if f.path is not None and f.path != self.path:
-            return Fact(f.line, f.column, self.text(f.text), parent, f.path)
+            return Fact(f.line, f.column, self.text(f.text), parent, f.path, f.kind)
         if f.path is not None:
             n = self.line(f.line) if isinstance(f.line, int) else None
             if n is None:
@@ -124,7 +124,7 @@ class Relocation:
             line = Line(n) if type(f.line) is Line else n
         else:
             line = self.pos(f.line)
-        return Fact(line, f.column, self.text(f.text), parent, f.path)
+        return Fact(line, f.column, self.text(f.text), parent, f.path, f.kind)
 
     def finding(self, f):
         if f.extra:
@@ -142,7 +142,7 @@ class Relocation:
     def state_fact(self, f):
         return StateFact(self.pos(f.line), f.column, self.pos(f.end_line), f.end_column, self.text(f.name),
                          self.text(f.summary), self.text(f.label),
-                         tuple((self.pos(line), self.text(t)) for line, t in f.chain), f.transition)
+                         tuple((self.pos(line), self.text(t)) for line, t in f.chain), f.transition, f.uncertain)
 
     def finding_key(self, k: tuple) -> tuple:  # (code, line, column)
         return (k[0], self.pos(k[1])) + tuple(k[2:])
@@ -189,7 +189,8 @@ def plain(f, memo: dict):
                       f.extra)
     else:
         out = StateFact(int(f.line), f.column, int(f.end_line), f.end_column, _ascii(f.name), _ascii(f.summary),
-                        _ascii(f.label), tuple((int(line), _ascii(t)) for line, t in f.chain), f.transition)
+                        _ascii(f.label), tuple((int(line), _ascii(t)) for line, t in f.chain), f.transition,
+                        f.uncertain)
     if len(memo) > 50_000:
         memo.clear()
     memo[id(f)] = (f, out)

@@ -275,7 +275,7 @@ def _merge(interp: Interpreter, reporter: Reporter, used: "RecordingDict", delta
             reporter.findings[k] = f
     for k, f in facts:
         old = interp.facts.get(k)
-        if old is None or ("maybe" in old.label and "maybe" not in f.label):
+        if old is None or (old.uncertain and not f.uncertain):
             interp.facts[k] = f
     for k, v in leaves:
         interp.grad_leaves.setdefault(k, v)

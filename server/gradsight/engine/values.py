@@ -35,6 +35,8 @@ class Fact:
     text: str
     parent: Optional["Fact"] = None
     path: Optional[str] = None  # None: the file being analysed
+    # What kind of step this is, for decisions (never read `text`, which is only shown): one of FACT_KINDS or "".
+    kind: str = ""
 
     def __hash__(self) -> int:
         return _cached_hash(self)
@@ -46,6 +48,14 @@ class Fact:
             out.append(node)
             node = node.parent
         return list(reversed(out))
+
+
+# Fact kinds decisions use. A fact's text is for people; code that needs to know what a step was reads `kind`.
+CREATED_WITHOUT_GRAD = "created-without-grad"  # a factory call without requires_grad=True
+GRAD_MODE_OFF = "grad-mode-off"  # computed while grad mode was disabled
+ONLY_FROM_NO_GRAD = "only-from-no-grad"  # computed only from tensors that do not require grad
+MADE_LEAF_REQUIRE_GRAD = "made-leaf-require-grad"  # `x.requires_grad_()` on a leaf
+FACT_KINDS = frozenset({CREATED_WITHOUT_GRAD, GRAD_MODE_OFF, ONLY_FROM_NO_GRAD, MADE_LEAF_REQUIRE_GRAD})
 
 
 def _cached_hash(obj: Any) -> int:
@@ -334,6 +344,8 @@ class GradModeCtx(Value):
     enabled: Tri
     inference: bool
     label: str
+    # `torch.set_grad_enabled(flag)`: also a plain call that changes the mode from its statement on.
+    sets_mode: bool = False
 
 
 @dataclass

@@ -1,9 +1,8 @@
 from __future__ import annotations
 
 from ..engine.events import BackwardEvent
-from ..engine.values import Tri
+from ..engine.values import GRAD_MODE_OFF, ONLY_FROM_NO_GRAD, Fact, Tri
 from ..findings import Severity
-from ..engine.values import Fact
 from .base import Invalid, Rule, Valid, at
 
 _ERROR = "element 0 of tensors does not require grad and does not have a grad_fn"
@@ -13,7 +12,7 @@ def root_cause(fact):
     """The earliest fact in a chain that names a real cause (a detach, a no_grad block, a round trip)."""
     chain = fact.chain() if fact is not None else []
     for f in chain:
-        if "computed only from" not in f.text and "computed while" not in f.text:
+        if f.kind not in (ONLY_FROM_NO_GRAD, GRAD_MODE_OFF):
             return f
     return chain[0] if chain else None
 
@@ -58,14 +57,14 @@ class BackwardWithoutGrad(Rule):
             return
         cause = root_cause(t.nograd)
         chain = t.nograd.chain() if t.nograd is not None else []
-        related = [f for f in chain if "computed only from" not in f.text]
+        related = [f for f in chain if f.kind != ONLY_FROM_NO_GRAD]
         line = report.source.span(event.node)[0]
         api = event.api.split(".")[-1]
         raises = Fact(line, report.source.span(event.node)[1],
                       f"raises here: \"{_ERROR}\"")
         # The statement to change is the computation that ran with grad mode off, when it is in this file and not
         # the backward's own line: report there, with the failing backward in `related`.
-        root = next((f for f in chain if f.text.startswith("computed while grad mode was disabled")
+        root = next((f for f in chain if f.kind == GRAD_MODE_OFF
                      and f.path is None and f.line != line), None)
         if root is not None:
             text = report.source.line_text(root.line)

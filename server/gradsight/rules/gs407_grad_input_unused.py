@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 
 from ..engine.events import BackwardEvent
-from ..engine.values import Fact, TensorVal, Tri
+from ..engine.values import MADE_LEAF_REQUIRE_GRAD, Fact, TensorVal, Tri
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
 
@@ -43,7 +43,7 @@ class GradInputUnused(Rule):
             name = report.source.segment(node)
             line, col, _, _ = report.source.span(event.node)
             origin = val.origin
-            if origin is not None and origin.path is None and origin.line < line and "requires_grad_" in origin.text \
+            if origin is not None and origin.path is None and origin.line < line and origin.kind == MADE_LEAF_REQUIRE_GRAD \
                     and _used_before(report.tree, name, origin.line):
                 # `x` was used before it started requiring grad: that ordering is the statement to change.
                 text = report.source.line_text(origin.line)
