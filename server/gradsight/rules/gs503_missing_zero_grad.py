@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 
 from ..engine.events import LoopEvent
+from ..engine.values import Fact
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
 
@@ -85,7 +86,7 @@ class MissingZeroGrad(Rule):
     invalid = (
         Invalid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
                 "for i in range(3):\n    loss = m(torch.ones(3, 2)).sum()\n    loss.backward()\n    opt.step()\n",
-                line=5, runtime="silent: bool((m.bias.grad == 9).all())"),
+                line=7, runtime="silent: bool((m.bias.grad == 9).all())"),
     )
 
     def __init__(self) -> None:
@@ -95,6 +96,7 @@ class MissingZeroGrad(Rule):
         # never matches. A reused verdict reads the tree again where it did, so the driver's record of which
         # units depend on the whole tree stays exact.
         self._seen: dict = {}
+        self._defs: dict = {}  # id(tree) -> (tree, {function name: node})
 
     def check(self, event: LoopEvent, report) -> None:
         loop = event.node
@@ -109,12 +111,18 @@ class MissingZeroGrad(Rule):
             self._seen[id(loop)] = (loop, verdict, report.tree_reads != before)
         if not verdict:
             return
-        line, col, _, _ = report.source.span(loop)
+        # The fix goes next to the backward (a `zero_grad()` just before it, or just after the step): the finding
+        # stands on the loop's first backward statement, with the loop in `related`.
+        backward = min(_method_calls(loop, "backward"), key=lambda c: (c.lineno, c.col_offset))
+        line = backward.lineno
         text = report.source.line_text(line)
+        start = len(text) - len(text.lstrip()) + 1
+        loop_line, loop_col, _, _ = report.source.span(loop)
         report.add(self, loop,
-                   "Gradients are never zeroed in this loop, so each step uses the sum of all earlier gradients. "
-                   "Call `optimizer.zero_grad()` each iteration.",
-                   span=(line, col, line, len(text) + 1))
+                   "Gradients are never zeroed in this loop, so this backward adds to all earlier steps' gradients. "
+                   "Call `optimizer.zero_grad()` before it.",
+                   related=[Fact(loop_line, loop_col, "the loop that never zeroes the gradients")],
+                   span=(line, start, line, len(text.rstrip()) + 1))
 
     def _verdict(self, loop: ast.AST, report) -> bool:
         # `dist_autograd.backward(ctx, ...)` writes gradients into a per-iteration context, never into `.grad`.
@@ -134,9 +142,16 @@ class MissingZeroGrad(Rule):
                  and "sched" not in ast.unparse(c.func.value).lower()]
         if not steps:
             return False
+        tree = report.tree
         defs = {}
-        if report.tree is not None:
-            for n in ast.walk(report.tree):
-                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    defs.setdefault(n.name, n)
+        if tree is not None:
+            # The file's functions by name, collected once per tree (one walk, not one per loop).
+            hit = self._defs.get(id(tree))
+            if hit is None or hit[0] is not tree:
+                found: dict = {}
+                for n in ast.walk(tree):
+                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        found.setdefault(n.name, n)
+                hit = self._defs[id(tree)] = (tree, found)
+            defs = hit[1]
         return _zeroes(loop, defs) is False
