@@ -57,6 +57,37 @@ def _distributed_names(tree: ast.AST) -> frozenset:
     return frozenset(out)
 
 
+def _unzeroed_optimizer(loop: ast.AST, steps: list, backwards: list):
+    """(name, backward) when the loop steps several optimizers and zeroes only some, and nothing else in it
+    zeroes gradients (no module `zero_grad()`, no `.grad = None`, no helper that does): the first optimizer
+    never zeroed, and the last backward before its step. None otherwise."""
+    # Only what is surely an optimizer counts: `.step()` without positional arguments (an environment's
+    # `env.step(action)` and AMP's `scaler.step(optimizer)` take one) on a name that says so (`optimizer_D`).
+    steps = [c for c in steps if not c.args and "opt" in ast.unparse(c.func.value).lower()]
+    stepped = list(dict.fromkeys(ast.unparse(c.func.value) for c in steps))
+    if len(stepped) < 2:
+        return None
+    zeroed = set()
+    for n in ast.walk(loop):
+        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "grad" for t in n.targets):
+            return None
+        if isinstance(n, ast.Call):
+            f = n.func
+            name = f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
+            if not any(w in name for w in _ZEROING_WORDS):
+                continue
+            if name != "zero_grad" or not isinstance(f, ast.Attribute) or ast.unparse(f.value) not in stepped:
+                return None  # zeroed some other way: gradsight cannot tell which parameters that covers
+            zeroed.add(ast.unparse(f.value))
+    missing = [s for s in stepped if s not in zeroed]
+    if not missing or len(missing) == len(stepped):
+        return None
+    step = min((c for c in steps if ast.unparse(c.func.value) == missing[0]), key=lambda c: c.lineno)
+    before = [b for b in backwards if b.lineno <= step.lineno]
+    backward = max(before, key=lambda b: b.lineno) if before else min(backwards, key=lambda b: b.lineno)
+    return missing[0], backward
+
+
 class MissingZeroGrad(Rule):
     code = "GS503"
     name = "missing-zero-grad"
@@ -73,6 +104,10 @@ class MissingZeroGrad(Rule):
                    "    loss.backward()\n    optimizer.step()")
     references = ("https://pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html",)
     valid = (
+        Valid("import torch\nimport torch.nn as nn\na, b = nn.Linear(2, 1), nn.Linear(2, 1)\n"
+              "opt_a = torch.optim.SGD(a.parameters(), lr=0.1)\nopt_b = torch.optim.SGD(b.parameters(), lr=0.1)\n"
+              "for i in range(3):\n    opt_a.zero_grad()\n    a(torch.ones(3, 2)).sum().backward()\n    opt_a.step()\n"
+              "    b.zero_grad()\n    loss_b = b(torch.ones(3, 2)).sum()\n    loss_b.backward()\n    opt_b.step()\n"),
         Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
               "for i in range(4):\n    m(torch.randn(3, 2)).pow(2).mean().backward()\n    if i % 2 == 1:\n"
               "        opt.step()\n        opt.zero_grad()\n"),
@@ -84,6 +119,12 @@ class MissingZeroGrad(Rule):
               "        opt.step((opt.w * 2).sum())\n        (opt.w ** 2).sum().backward()\n"),
     )
     invalid = (
+        # Two optimizers, only one zeroed (idinvert's real bug): the other's gradients pile up.
+        Invalid("import torch\nimport torch.nn as nn\na, b = nn.Linear(2, 1), nn.Linear(2, 1)\n"
+                "opt_a = torch.optim.SGD(a.parameters(), lr=0.1)\nopt_b = torch.optim.SGD(b.parameters(), lr=0.1)\n"
+                "for i in range(3):\n    opt_a.zero_grad()\n    a(torch.ones(3, 2)).sum().backward()\n    opt_a.step()\n"
+                "    loss_b = b(torch.ones(3, 2)).sum()\n    loss_b.backward()\n    opt_b.step()\n",
+                line=11, runtime="silent: bool((b.bias.grad == 9).all())"),
         Invalid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
                 "for i in range(3):\n    loss = m(torch.ones(3, 2)).sum()\n    loss.backward()\n    opt.step()\n",
                 line=7, runtime="silent: bool((m.bias.grad == 9).all())"),
@@ -109,7 +150,18 @@ class MissingZeroGrad(Rule):
             before = report.tree_reads
             verdict = self._verdict(loop, report)
             self._seen[id(loop)] = (loop, verdict, report.tree_reads != before)
-        if not verdict:
+        if verdict is None:
+            return
+        if verdict is not True:
+            # One of several optimizers is never zeroed (`verdict` names it, with the backward before its step).
+            name, backward = verdict
+            line = backward.lineno
+            text = report.source.line_text(line)
+            start = len(text) - len(text.lstrip()) + 1
+            report.add(self, loop,
+                       f"`{name}` is stepped but never zeroed in this loop, so this backward adds to its earlier "
+                       f"gradients. Call `{name}.zero_grad()` before it.",
+                       span=(line, start, line, len(text.rstrip()) + 1))
             return
         # The fix goes next to the backward (a `zero_grad()` just before it, or just after the step): the finding
         # stands on the loop's first backward statement, with the loop in `related`.
@@ -124,7 +176,9 @@ class MissingZeroGrad(Rule):
                    related=[Fact(loop_line, loop_col, "the loop that never zeroes the gradients")],
                    span=(line, start, line, len(text.rstrip()) + 1))
 
-    def _verdict(self, loop: ast.AST, report) -> bool:
+    def _verdict(self, loop: ast.AST, report):
+        """True: nothing in the loop zeroes gradients; (optimizer name, backward): that optimizer is never zeroed
+        while others are; None: nothing to report."""
         # `dist_autograd.backward(ctx, ...)` writes gradients into a per-iteration context, never into `.grad`.
         backwards = _method_calls(loop, "backward")
         # Only a call on a plain name with a context argument can be distributed: read the imports only then.
@@ -133,7 +187,7 @@ class MissingZeroGrad(Rule):
             backwards = [c for c in backwards
                          if not (isinstance(c.func.value, ast.Name) and c.func.value.id in distributed)]
         if not backwards:
-            return False
+            return None
         # The optimizer must outlive the iteration: one built inside the loop (assigned, or bound by a `with`
         # such as a meta-learning inner optimizer) is a fresh optimizer each time.
         built_inside = _bound_inside(loop)
@@ -141,7 +195,7 @@ class MissingZeroGrad(Rule):
                  and not (isinstance(c.func.value, ast.Name) and c.func.value.id in built_inside)
                  and "sched" not in ast.unparse(c.func.value).lower()]
         if not steps:
-            return False
+            return None
         tree = report.tree
         defs = {}
         if tree is not None:
@@ -154,4 +208,6 @@ class MissingZeroGrad(Rule):
                         found.setdefault(n.name, n)
                 hit = self._defs[id(tree)] = (tree, found)
             defs = hit[1]
-        return _zeroes(loop, defs) is False
+        if _zeroes(loop, defs) is False:
+            return True
+        return _unzeroed_optimizer(loop, steps, backwards)
