@@ -96,7 +96,10 @@ class MissingZeroGrad(Rule):
     events = (LoopEvent,)
     what_it_does = ("Flags a loop that calls `.backward()` and an optimizer's `.step()` but never calls "
                     "`zero_grad()` (or sets `.grad = None`) anywhere in the loop, including in helpers it calls. "
-                    "Deliberate gradient accumulation (zeroing every k steps inside the loop) is not flagged.")
+                    "Deliberate gradient accumulation (zeroing every k steps inside the loop) is not flagged. "
+                    "A loop that steps several optimizers (argument-less `.step()` on names such as `optimizer_D`) "
+                    "and zeroes only some of them, with no other zeroing, is flagged for the one never zeroed. "
+                    "The finding stands on the backward before which `zero_grad()` belongs.")
     why_bad = ("Nothing raises: backward adds into `.grad`, so each step uses the sum of all gradients so far and "
                "training diverges or crawls.")
     example = "for x, y in loader:\n    loss = criterion(model(x), y)\n    loss.backward()\n    optimizer.step()"
