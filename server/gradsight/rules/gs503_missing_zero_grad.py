@@ -155,9 +155,9 @@ class MissingZeroGrad(Rule):
             self._seen[id(loop)] = (loop, verdict, report.tree_reads != before)
         if verdict is None:
             return
-        if verdict is not True:
-            # One of several optimizers is never zeroed (`verdict` names it, with the backward before its step).
-            name, backward = verdict
+        name, backward = verdict
+        if name is not None:
+            # One of several optimizers is never zeroed: `name`, with the backward before its step.
             line = backward.lineno
             text = report.source.line_text(line)
             start = len(text) - len(text.lstrip()) + 1
@@ -168,7 +168,6 @@ class MissingZeroGrad(Rule):
             return
         # The fix goes next to the backward (a `zero_grad()` just before it, or just after the step): the finding
         # stands on the loop's first backward statement, with the loop in `related`.
-        backward = min(_method_calls(loop, "backward"), key=lambda c: (c.lineno, c.col_offset))
         line = backward.lineno
         text = report.source.line_text(line)
         start = len(text) - len(text.lstrip()) + 1
@@ -180,8 +179,8 @@ class MissingZeroGrad(Rule):
                    span=(line, start, line, len(text.rstrip()) + 1))
 
     def _verdict(self, loop: ast.AST, report):
-        """True: nothing in the loop zeroes gradients; (optimizer name, backward): that optimizer is never zeroed
-        while others are; None: nothing to report."""
+        """(None, the first backward): nothing in the loop zeroes gradients; (optimizer name, the backward before
+        its step): that optimizer is never zeroed while others are; None: nothing to report."""
         # `dist_autograd.backward(ctx, ...)` writes gradients into a per-iteration context, never into `.grad`.
         backwards = _method_calls(loop, "backward")
         # Only a call on a plain name with a context argument can be distributed: read the imports only then.
@@ -212,5 +211,5 @@ class MissingZeroGrad(Rule):
                 hit = self._defs[id(tree)] = (tree, found)
             defs = hit[1]
         if _zeroes(loop, defs) is False:
-            return True
+            return None, min(backwards, key=lambda c: (c.lineno, c.col_offset))
         return _unzeroed_optimizer(loop, steps, backwards)
