@@ -376,21 +376,30 @@ class StatementsMixin:
         self.reporting = False
         head = entry
         self.loops.append(ctx)
+        key = self._loop_key(node, entry)
+        hit = self.memo.get(key) if key is not None else None
         try:
-            for _ in range(MAX_LOOP_ITERS):
-                ctx.breaks.clear()
-                ctx.continues.clear()
-                s = head.copy()
-                bind(s)
-                s = self.exec_block(body, s)
-                for c in ctx.continues:
-                    s = s.join(c)
-                new_head = entry.join(s)
-                if new_head.same(head):
-                    break
-                head = new_head
+            if hit is not None and hit[0] is node:
+                # The same loop entered again with the same state (an outer loop's next round, or its reporting
+                # pass): its fixpoint is a function of that state, so it is not iterated again.
+                head = hit[1].copy()
             else:
-                head = widen(entry, head)
+                for _ in range(MAX_LOOP_ITERS):
+                    ctx.breaks.clear()
+                    ctx.continues.clear()
+                    s = head.copy()
+                    bind(s)
+                    s = self.exec_block(body, s)
+                    for c in ctx.continues:
+                        s = s.join(c)
+                    new_head = entry.join(s)
+                    if new_head.same(head):
+                        break
+                    head = new_head
+                else:
+                    head = widen(entry, head)
+                if key is not None:
+                    self.memo[key] = (node, head.copy())
             self.reporting = was_reporting
             ctx.breaks.clear()
             ctx.continues.clear()
@@ -399,6 +408,20 @@ class StatementsMixin:
             self.reporting = was_reporting
             self.loops.pop()
         return self.loop_exit(head, ctx, orelse)
+
+    def _loop_key(self, node, entry: State) -> Optional[tuple]:
+        """The key under which a loop's fixpoint is kept in the unit's memo (`self.memo`, emptied per unit), or
+        None where it must be recomputed: a body that returns or yields adds to the running call's results as it
+        iterates, which a reused fixpoint would skip. The key holds everything the fixpoint reads: the loop, the
+        function it runs in, how deep it is nested, and the whole entry state (values are hashable and compared
+        by value)."""
+        if self.syntax("loop_returns", node, _returns_inside):
+            return None
+        try:
+            return ("\0loop", id(node), id(self.stack[-1]) if self.stack else None, len(self.loops), entry.grad,
+                    entry.inference, entry.dead, frozenset(entry.env.items()))
+        except TypeError:  # a value that cannot be hashed: no reuse
+            return None
 
     def loop_pass(self, node, head: State, bind, body) -> None:
         """The reporting pass over a loop body, from its fixpoint `head` (nothing to do off the reporting pass)."""
@@ -726,3 +749,16 @@ def _counts_up(loop: ast.AST, name: str) -> bool:
         elif isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets):
             binds += 1
     return ups == 1 and binds == 1
+
+
+def _returns_inside(loop: ast.AST) -> bool:
+    """Whether a `return`, `yield` or `yield from` of the enclosing function is inside `loop` (nested function
+    and class bodies are their own)."""
+    todo = list(ast.iter_child_nodes(loop))
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)):
+            return True
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(n))
+    return False
