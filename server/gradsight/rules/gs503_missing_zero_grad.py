@@ -15,14 +15,23 @@ def _method_calls(node: ast.AST, name: str) -> list[ast.Call]:
             and n.func.attr == name]
 
 
+def _sets_grad(n: ast.AST) -> bool:
+    """`x.grad = ...`: gradients set (or cleared) by hand."""
+    return isinstance(n, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "grad" for t in n.targets)
+
+
+def _call_name(n: ast.Call) -> str:
+    f = n.func
+    return f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
+
+
 def _zeroes(node: ast.AST, defs: dict, depth: int = 0) -> bool | None:
     """True if the code zeroes gradients, None if it calls something gradsight cannot see into."""
     for n in ast.walk(node):
-        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "grad" for t in n.targets):
+        if _sets_grad(n):
             return True
         if isinstance(n, ast.Call):
-            f = n.func
-            name = f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
+            name = _call_name(n)
             if any(w in name for w in _ZEROING_WORDS):
                 return True
             if name in defs and depth < 3:
@@ -57,10 +66,10 @@ def _distributed_names(tree: ast.AST) -> frozenset:
     return frozenset(out)
 
 
-def _unzeroed_optimizer(loop: ast.AST, steps: list, backwards: list):
+def _unzeroed_optimizer(loop: ast.AST, steps: list, backwards: list, defs: dict):
     """(name, backward) when the loop steps several optimizers and zeroes only some, and nothing else in it
-    zeroes gradients (no module `zero_grad()`, no `.grad = None`, no helper that does): the first optimizer
-    never zeroed, and the last backward before its step. None otherwise."""
+    zeroes gradients (no module `zero_grad()`, no `.grad = None`, no helper of the file that does): the first
+    optimizer never zeroed, and the last backward before its step. None otherwise."""
     # Only what is surely an optimizer counts: `.step()` without positional arguments (an environment's
     # `env.step(action)` and AMP's `scaler.step(optimizer)` take one) on a name that says so (`optimizer_D`).
     steps = [c for c in steps if not c.args and "opt" in ast.unparse(c.func.value).lower()]
@@ -69,11 +78,12 @@ def _unzeroed_optimizer(loop: ast.AST, steps: list, backwards: list):
         return None
     zeroed = set()
     for n in ast.walk(loop):
-        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "grad" for t in n.targets):
+        if _sets_grad(n):
             return None
         if isinstance(n, ast.Call):
-            f = n.func
-            name = f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
+            name, f = _call_name(n), n.func
+            if name in defs and _zeroes(defs[name], defs, 1) is not False:
+                return None  # a helper that zeroes something: which optimizer it covers is not known here
             if not any(w in name for w in _ZEROING_WORDS):
                 continue
             if name != "zero_grad" or not isinstance(f, ast.Attribute) or ast.unparse(f.value) not in stepped:
@@ -111,6 +121,12 @@ class MissingZeroGrad(Rule):
               "opt_a = torch.optim.SGD(a.parameters(), lr=0.1)\nopt_b = torch.optim.SGD(b.parameters(), lr=0.1)\n"
               "for i in range(3):\n    opt_a.zero_grad()\n    a(torch.ones(3, 2)).sum().backward()\n    opt_a.step()\n"
               "    b.zero_grad()\n    loss_b = b(torch.ones(3, 2)).sum()\n    loss_b.backward()\n    opt_b.step()\n"),
+        # The second optimizer is zeroed by a helper of the file.
+        Valid("import torch\nimport torch.nn as nn\na, b = nn.Linear(2, 1), nn.Linear(2, 1)\n"
+              "opt_a = torch.optim.SGD(a.parameters(), lr=0.1)\nopt_b = torch.optim.SGD(b.parameters(), lr=0.1)\n\n\n"
+              "def step_b():\n    opt_b.zero_grad()\n    b(torch.ones(3, 2)).sum().backward()\n\n\n"
+              "for i in range(3):\n    opt_a.zero_grad()\n    a(torch.ones(3, 2)).sum().backward()\n    opt_a.step()\n"
+              "    step_b()\n    opt_b.step()\n"),
         Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
               "for i in range(4):\n    m(torch.randn(3, 2)).pow(2).mean().backward()\n    if i % 2 == 1:\n"
               "        opt.step()\n        opt.zero_grad()\n"),
@@ -212,4 +228,4 @@ class MissingZeroGrad(Rule):
             defs = hit[1]
         if _zeroes(loop, defs) is False:
             return None, min(backwards, key=lambda c: (c.lineno, c.col_offset))
-        return _unzeroed_optimizer(loop, steps, backwards)
+        return _unzeroed_optimizer(loop, steps, backwards, defs)
