@@ -257,7 +257,6 @@ class TrackingInterpreter(Interpreter):
     """The interpreter, recording which of this file's functions an analysis ran (`track`): a cached result
     stays valid while the text of every function it ran is unchanged (see `analyse_definitions`)."""
 
-    track: Optional[set] = None
     home: Optional[ModuleScope] = None  # the analysed file's scope (functions of imported files are not tracked)
 
     def run_function(self, func, *args, **kwargs):

@@ -39,6 +39,7 @@ Blind spots (kept deliberately; each would cost precision elsewhere):
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from .api import StateFact
@@ -57,10 +58,44 @@ MAX_FOREIGN_EVENTS = 200
 
 # Re-exported: the driver and the tests import these from here.
 __all__ = ["MAX_CALL_DEPTH", "MAX_FACTS", "MAX_LOOP_ITERS", "MAX_LOOP_NESTING", "MAX_PCUT", "Interpreter", "LoopCtx",
-           "ModuleScope", "const_bool", "describe", "key_of", "kwarg"]
+           "ModuleScope", "UnitState", "const_bool", "describe", "key_of", "kwarg"]
+
+
+@dataclass
+class UnitState:
+    """What one unit's run (module-level code, or one definition analysed on its own) produces and what it may
+    reuse only within itself. The driver gives each unit a fresh one (`units._isolated`), so a unit's results
+    never depend on what ran before it, and swaps this one object back afterwards."""
+
+    facts: dict = field(default_factory=dict)  # span -> StateFact, for hovers and inlay hints
+    # Whole-file bookkeeping for "requires_grad that never flows" (GS202).
+    grad_leaves: dict = field(default_factory=dict)
+    cut_sources: dict = field(default_factory=dict)
+    reached_sources: set = field(default_factory=set)
+    backward_seen: bool = False
+    memo: dict = field(default_factory=dict)  # call summaries and loop fixpoints
+    init_cache: dict = field(default_factory=dict)
+    optimized_modules: dict = field(default_factory=dict)  # module key -> where an optimizer took its parameters()
+    track: Optional[set] = None  # functions of the analysed file this unit ran (None: not recorded)
+
+
+def _unit_field(name: str) -> property:
+    """An interpreter attribute that lives in its current `UnitState`."""
+    return property(lambda self: getattr(self.unit, name), lambda self, value: setattr(self.unit, name, value),
+                    doc=f"`self.unit.{name}` (see `UnitState`)")
 
 
 class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin, OpsMixin, ObjectsMixin):
+    facts = _unit_field("facts")
+    grad_leaves = _unit_field("grad_leaves")
+    cut_sources = _unit_field("cut_sources")
+    reached_sources = _unit_field("reached_sources")
+    backward_seen = _unit_field("backward_seen")
+    memo = _unit_field("memo")
+    init_cache = _unit_field("init_cache")
+    optimized_modules = _unit_field("optimized_modules")
+    track = _unit_field("track")
+
     def __init__(self, scope: ModuleScope, emit: Callable[[Event], None], resolve_module=None):
         self.scope = scope
         self.src = scope.source
@@ -71,15 +106,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin, OpsMixin, Objec
         self.stack: list = []
         self.loops: list[LoopCtx] = []
         self.returns: list[list[Value]] = []
-        self.memo: dict = {}
-        self.facts: dict[tuple, StateFact] = {}
-        # Whole-file bookkeeping for "requires_grad that never flows" (GS202).
-        self.grad_leaves: dict[tuple, tuple[str, Fact]] = {}
-        self.cut_sources: dict[tuple, Fact] = {}
-        self.reached_sources: set = set()
-        self.backward_seen = False
-        self.init_cache: dict = {}
-        self.optimized_modules: dict[str, Fact] = {}  # module key -> where an optimizer took its parameters()
+        self.unit = UnitState()  # facts, GS202 bookkeeping, memos, optimizer bookkeeping: per unit
         # Module-level state while module-level code calls a function: globals as of the call.
         self.globals_state: Optional[State] = None
         self.globals_scope: Optional[ModuleScope] = None

@@ -13,7 +13,7 @@ from collections import OrderedDict
 from typing import Optional
 
 from .incremental import first_line
-from .interp import Interpreter, ModuleScope
+from .interp import Interpreter, ModuleScope, UnitState
 from .relocate import Relocation
 from .report import Reporter
 from .state import State
@@ -291,24 +291,19 @@ def _isolated(interp: Interpreter, reporter: Reporter, used: "RecordingDict", op
     """Run `body()` with empty per-unit state (result containers, call memo, instance cache; the optimizer
     bookkeeping `optimized`), so what it produces does not depend on what ran before it. Returns (its value,
     its results as a delta for `_merge`, the functions it ran, whether a rule read the whole tree)."""
-    saved = (reporter.findings, interp.facts, interp.grad_leaves, interp.cut_sources, interp.reached_sources,
-             interp.backward_seen, interp.memo, interp.init_cache, interp.optimized_modules, interp.track, used.log)
-    reporter.findings, interp.facts, interp.grad_leaves, interp.cut_sources = {}, {}, {}, {}
-    interp.reached_sources, interp.backward_seen, interp.memo, interp.init_cache = set(), False, {}, {}
-    interp.optimized_modules = dict(optimized)
     touched: set = set()
     files: dict = {}
-    interp.track, used.log = touched, files
+    saved = (reporter.findings, interp.unit, used.log)
+    reporter.findings, used.log = {}, files
+    interp.unit = unit = UnitState(optimized_modules=dict(optimized), track=touched)
     reads = reporter.tree_reads
     try:
         value = body()
-        delta = (tuple(reporter.findings.items()), tuple(interp.facts.items()),
-                 tuple(interp.grad_leaves.items()), tuple(interp.cut_sources.items()),
-                 frozenset(interp.reached_sources), interp.backward_seen, tuple(files.items()))
+        delta = (tuple(reporter.findings.items()), tuple(unit.facts.items()), tuple(unit.grad_leaves.items()),
+                 tuple(unit.cut_sources.items()), frozenset(unit.reached_sources), unit.backward_seen,
+                 tuple(files.items()))
     finally:
-        (reporter.findings, interp.facts, interp.grad_leaves, interp.cut_sources, interp.reached_sources,
-         interp.backward_seen, interp.memo, interp.init_cache, interp.optimized_modules, interp.track,
-         used.log) = saved
+        reporter.findings, interp.unit, used.log = saved
     return value, delta, touched, reporter.tree_reads != reads
 
 
