@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+import pathlib
 import sys
 import threading
 from collections import OrderedDict
@@ -265,13 +266,9 @@ class TrackingInterpreter(Interpreter):
         return super().run_function(func, *args, **kwargs)
 
 
-
-
 def _source_in(workspace, used: dict, path: str) -> Optional[Source]:
     """The text of workspace file `path` as this analysis read it, or None if it did not read that file."""
     if path not in used:
         return None
-    import pathlib
-
     scope = workspace.scope_for(pathlib.Path(path))
     return scope.source if scope is not None else None
