@@ -54,7 +54,6 @@ from .interp_util import (MAX_CALL_DEPTH, MAX_FACTS, MAX_LOOP_ITERS, MAX_LOOP_NE
 from .state import State
 from .values import CREATED_WITHOUT_GRAD, ONLY_FROM_NO_GRAD, Fact, TensorVal, Tri, Value
 
-MAX_FOREIGN_EVENTS = 200
 
 # Re-exported: the driver and the tests import these from here.
 __all__ = ["MAX_CALL_DEPTH", "MAX_FACTS", "MAX_LOOP_ITERS", "MAX_LOOP_NESTING", "MAX_PCUT", "Interpreter", "LoopCtx",
@@ -129,7 +128,6 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin, OpsMixin, Objec
         # (id of the function frame or None, reference key) -> where an optimizer took the parameters of an object
         # gradsight cannot see: calling it in grad mode gives an output with a graph (evidence from use).
         self.evidence_models: dict = {}
-        self.foreign_events: list = []  # (path, event) raised while running code of another workspace file
         self.libinfer = None  # optional library inference the driver may install (see `library_value`)
         # id(ast.Starred) -> (node, value of the starred sequence), for callees that unpack it.
         self.starred_values: dict = {}
@@ -167,13 +165,10 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin, OpsMixin, Objec
         return found
 
     def emit(self, event: Event) -> None:
-        # Events inside another workspace file belong to that file's own analysis; here they only shape values.
+        # Events inside another workspace file's code only shape values here. What this file's code makes that
+        # code do wrong is reported by the rules from this file's events, in that file (`Reporter.add_in`).
         if self.reporting and self.scope.path == self.root_path:
             self.emit_cb(event)
-        elif self.reporting and len(self.foreign_events) < MAX_FOREIGN_EVENTS:
-            # Kept for a driver that reports them in that file (a metric's `self.total += pred` is only seen to
-            # keep a graph when the training script calls it): (path of the file, event).
-            self.foreign_events.append((self.scope.path, event))
 
     def fact(self, node: ast.AST, text: str, parent: Optional[Fact] = None, kind: str = "") -> Fact:
         line, col, _, _ = self.src.span(node)
