@@ -89,3 +89,28 @@ def test_cache_check_sees_planted_caches(tmp_path):
 def test_no_engine_module_over_1200_lines():
     for p in sorted((PKG / "engine").glob("*.py")):
         assert len(p.read_text(encoding="utf-8").splitlines()) <= 1200, p.name
+
+
+MOVING = ("import torch\n\n\ndef train():\n    w = torch.ones(3, requires_grad=True)\n    loss = (w.exp() * w).sum()\n"
+          "    loss.backward()\n    loss.backward()\n")
+
+
+def test_positions_in_messages_are_data_and_move_with_edits():
+    """A message that names a line ("the earlier backward is at line 7") keeps that line as data: after lines are
+    inserted above the function, its cached result is moved (not recomputed) and says the new line, exactly
+    as a cold analysis does. No string is rewritten: the engine has no marked digits."""
+    e = Engine()
+    first = e.analyze(MOVING, "/api/move.py", rules=analysis.RULES)
+    [f] = [f for f in first.findings if f.code == "GS402"]
+    assert "line 7" in f.message
+    moved = e.stats["moved"]
+    shifted = MOVING.replace("\ndef train", "\n\ndef train", 1)  # Enter above the definition
+    warm = e.analyze(shifted, "/api/move.py", rules=analysis.RULES)
+    assert e.stats["moved"] > moved  # the definition's results were moved, not recomputed
+    cold = Engine().analyze(shifted, "/api/move.py", rules=analysis.RULES)
+    assert [x.to_json() for x in warm.findings] == [x.to_json() for x in cold.findings]
+    [g] = [g for g in warm.findings if g.code == "GS402"]
+    assert "line 8" in g.message and g.line == f.line + 1
+    assert all(type(x.message) is str for x in warm.findings)  # results leave the engine as plain strings
+    engine_src = "".join(p.read_text(encoding="utf-8") for p in (PKG / "engine").glob("*.py"))
+    assert not any("\u0660" <= ch <= "\u0669" for ch in engine_src)

@@ -20,7 +20,7 @@ from .events import DeadGradEvent, Event
 from .incremental import FileState, reparse
 from .interp import Interpreter, ModuleScope
 from .query import FileEvent, NodeMemo, Query
-from .relocate import _LINE_DIGITS, located, plain
+from .relocate import located, plain
 from .report import Reporter, Source, split_lines
 from .ruleset import RuleSet
 from .scope import MAX_BYTES, MAX_NESTING, build_scope, nesting_depth
@@ -113,8 +113,8 @@ class Engine:
             result.problems.append(f"{path}: brackets nest more than {MAX_NESTING} deep; not analysed")
             return result
         lines = split_lines(text)
-        # Line numbers printed with Arabic-Indic digits (`report.Line`), unless the text itself holds such digits.
-        mark = not _LINE_DIGITS.search(text)
+        # Positions of this file are `report.Line`s, so cached results holding them can be moved.
+        mark = True
         source = Source(text, lines, mark=mark)
         reporter = Reporter(path, source, config)
         previous = self.file_state(path)

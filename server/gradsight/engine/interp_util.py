@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from . import torchdb as db
-from .report import Source
+from .report import Source, text
 from .state import State
 from .values import UNKNOWN, ClassInfo, Fact, FuncVal, ModuleVal, PyVal, SeqVal, TensorVal, Tri, Value
 
@@ -603,14 +603,15 @@ def describe(value: TensorVal) -> tuple[str, str, list[Fact]]:
     if value.freed is not None and value.rg is not Tri.NO:
         chain = value.freed.chain()
         word = "" if value.freed_sure else "maybe "
-        return (f"{word}graph already freed by backward at line {value.freed.line}; another backward through it raises",
-                f"{word}graph freed (L{value.freed.line})", chain)
+        return (text(f"{word}graph already freed by backward at line ", value.freed.line,
+                     "; another backward through it raises"),
+                text(f"{word}graph freed (L", value.freed.line, ")"), chain)
     if value.rg is Tri.NO:
         if value.nograd is not None:
             chain = value.nograd.chain()
             root = chain[0]
-            return (f"no gradient: {value.nograd.text} (line {value.nograd.line})"
-                    + (f"; cause: {root.text} (line {root.line})" if root is not value.nograd else ""),
+            return (text(f"no gradient: {value.nograd.text} (line ", value.nograd.line, ")",
+                         text(f"; cause: {root.text} (line ", root.line, ")") if root is not value.nograd else ""),
                     "no grad", chain)
         return "no gradient: does not require grad", "no grad", []
     if value.rg is Tri.MAYBE:
@@ -619,14 +620,17 @@ def describe(value: TensorVal) -> tuple[str, str, list[Fact]]:
     if value.param:
         parts.append("parameter")
     if value.origin is not None:
-        parts.append(f"{value.origin.text} (line {value.origin.line})")
+        parts.append(text(f"{value.origin.text} (line ", value.origin.line, ")"))
     chain = value.origin.chain() if value.origin else []
     label = "grad · " + ("leaf" if value.leaf is Tri.YES else "non-leaf")
     if value.saved is not None:
-        parts.append(f"{value.saved.text} at line {value.saved.line}")
+        parts.append(text(f"{value.saved.text} at line ", value.saved.line))
         label += " · saved"
         chain = chain + [value.saved]
-    return " · ".join(parts), label, chain
+    joined = []
+    for k, part in enumerate(parts):
+        joined.extend((" · ", part) if k else (part,))
+    return text(*joined), label, chain
 
 
 FUNC_GRAD_TRANSFORMS = {"torch.func.grad", "torch.func.grad_and_value", "functorch.grad", "functorch.grad_and_value"}

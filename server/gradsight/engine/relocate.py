@@ -11,12 +11,11 @@ from typing import Optional
 
 from ..findings import Edit, Finding, Fix, Related
 from .api import StateFact
-from .report import LINE_DIGITS, MARK_DIGITS, UNMARK_DIGITS, Line, Source
+from .report import Line, Source, Text
 from .values import Fact
 
 
 _ASCII_DIGITS = re.compile("[0-9]+")
-_LINE_DIGITS = re.compile(f"[{LINE_DIGITS}]+")
 
 
 class Relocation:
@@ -25,10 +24,10 @@ class Relocation:
 
     The parts of the two frames correspond one to one (equal shapes). A line in a part whose text is unchanged
     moves with it; a line in an edited part, or between parts, has no image, and results that hold one are not
-    reused. Line numbers are found where they are: `report.Line` values (what `Source.span` gives), sites
-    (path, line, column) and facts of this file, and line numbers printed into messages, which `Line` prints
-    with Arabic-Indic digits. Any other number in a message that could be a moved line (ASCII digits, e.g. a
-    number a rule printed from `node.lineno`) makes the results not reusable, as do module-parameter entries
+    reused. Line numbers are found where they are, as data: `report.Line` values (what `Source.span` gives),
+    sites (path, line, column) and facts of this file, and the `Line` parts of messages and summaries built as
+    `report.Text`. No string is rewritten: a number inside a string that could be a moved line (e.g. one a rule
+    formatted from `node.lineno` into an f-string) makes the results not reusable, as do module-parameter entries
     (`ParamCut`, `ParamReach`: the interpreter orders those by the text of their sites). This relies on the
     analysis treating positions as labels: equal, ordered, printed, never computed with across parts."""
 
@@ -84,20 +83,25 @@ class Relocation:
             return v
         raise Unmovable
 
-    def text(self, s: str) -> str:
+    def text(self, s):
+        """A message: its `Line` parts move (data); digits in its strings could be a line printed as a number, so
+        one at or below a moved line makes the results not reusable."""
+        if type(s) is Text:
+            parts = []
+            for p in s.parts:
+                if type(p) is Line:
+                    n = self.line(p)
+                    if n is None:
+                        raise Unmovable
+                    parts.append(Line(n))
+                else:
+                    self.text(p)
+                    parts.append(p)
+            return Text(tuple(parts))
         for m in _ASCII_DIGITS.finditer(s):
             if int(m.group()) >= self.low:
                 raise Unmovable
-        if not _LINE_DIGITS.search(s):
-            return s
-
-        def sub(m) -> str:
-            n = self.line(int(m.group().translate(UNMARK_DIGITS)))
-            if n is None:
-                raise Unmovable
-            return str(n).translate(MARK_DIGITS)
-
-        return _LINE_DIGITS.sub(sub, s)
+        return s
 
     def site(self, site):
         if type(site) is not tuple or len(site) != 3:
@@ -172,8 +176,8 @@ class Unmovable(Exception):
 
 
 def plain(f, memo: dict):
-    """A finding or fact as it leaves the engine: ASCII digits and plain ints (see `report.Line`). `memo` (the
-    engine's) keeps the conversion of results reused from a cache, keyed by identity."""
+    """A finding or fact as it leaves the engine: plain strings (a `Text` is rendered) and plain ints (see
+    `report.Line`). `memo` (the engine's) keeps the conversion of results reused from a cache, keyed by identity."""
     cached = memo.get(id(f))
     if cached is not None and cached[0] is f:
         return cached[1]
@@ -197,8 +201,8 @@ def plain(f, memo: dict):
     return out
 
 
-def _ascii(s: str) -> str:
-    return s.translate(UNMARK_DIGITS) if _LINE_DIGITS.search(s) else s
+def _ascii(s) -> str:
+    return str(s) if type(s) is Text else s
 
 
 def located(site: tuple, source: Source) -> ast.AST:

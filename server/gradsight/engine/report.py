@@ -23,27 +23,76 @@ def split_lines(text: str) -> list[str]:
     return text.split("\n") if "\r" not in text else _NEWLINE.split(text)
 
 
-# Line numbers of the analysed file, as `Source.span` gives them when `mark` is set: an int that prints its digits
-# as Arabic-Indic digits, so a line number formatted into a message ("… at line 12") can be told apart from other
-# numbers, and shifted when the driver reuses a definition's results after lines were inserted above it
-# (`relocate.Relocation`). `relocate.plain` turns them back into ASCII digits and plain ints before results leave it.
-LINE_DIGITS = "\u0660\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668\u0669"
-MARK_DIGITS = str.maketrans("0123456789", LINE_DIGITS)
-UNMARK_DIGITS = str.maketrans(LINE_DIGITS, "0123456789")
-
-
 class Line(int):
-    """A 1-based line number of the analysed file (see `LINE_DIGITS`); compares, hashes and reprs as its int."""
+    """A 1-based line number of the analysed file, as `Source.span` gives it when `mark` is set: a position, so
+    results that hold it can be moved when the driver reuses a definition's results after lines were inserted
+    above it (`relocate.Relocation`). It compares, hashes and prints as its int. A message that names a line keeps
+    it as data in a `Text`; a line formatted into a plain string is just digits, which relocation treats as
+    possibly a moved line (such results are recomputed instead of moved)."""
 
     __slots__ = ()
 
+
+class Text:
+    """A message or summary that names lines of the analysed file: its parts are strings and `Line`s, so moving
+    cached results shifts the numbers in the data, never digits in a string. `str()` is the text shown; it
+    compares and hashes by its parts. Build one with `text(...)`; `+` joins texts and strings."""
+
+    __slots__ = ("parts", "_hash")
+
+    def __init__(self, parts: tuple) -> None:
+        self.parts = parts
+        self._hash = None
+
     def __str__(self) -> str:
-        return int.__repr__(self).translate(MARK_DIGITS)
+        return "".join(p if type(p) is str else str(int(p)) for p in self.parts)
 
     def __format__(self, spec: str) -> str:
-        if not spec:
-            return int.__repr__(self).translate(MARK_DIGITS)
-        return int.__format__(int(self), spec)
+        return format(str(self), spec)
+
+    def __repr__(self) -> str:
+        return f"Text({self.parts!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Text and other.parts == self.parts
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash(("Text", self.parts))
+        return self._hash
+
+    def __add__(self, other) -> "Text":
+        return text(self, other)
+
+    def __radd__(self, other) -> "Text":
+        return text(other, self)
+
+    def lines(self) -> tuple:
+        return tuple(p for p in self.parts if type(p) is Line)
+
+
+def text(*pieces) -> "Text | str":
+    """Join strings, `Line`s (kept as data), other numbers (printed) and `Text`s into one message; a plain `str`
+    when no line of the analysed file is in it."""
+    parts: list = []
+    for piece in pieces:
+        if piece is None:
+            continue
+        if type(piece) is Text:
+            parts.extend(piece.parts)
+        elif type(piece) is Line:
+            parts.append(piece)
+        else:
+            parts.append(piece if type(piece) is str else str(piece))
+    merged: list = []
+    for p in parts:
+        if type(p) is str and merged and type(merged[-1]) is str:
+            merged[-1] += p
+        elif p != "":
+            merged.append(p)
+    if not any(type(p) is Line for p in merged):
+        return "".join(merged)
+    return Text(tuple(merged))
 
 
 class Source:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Iterable
 
+from ..engine.report import text as msg
 from ..findings import Applicability, Severity
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -23,11 +24,12 @@ if TYPE_CHECKING:  # pragma: no cover
 DOCS_BASE = "https://github.com/gradsight/gradsight/blob/main/docs/rules/"
 
 
-def at(fact) -> str:
-    """'line 12', or 'helpers.py line 12' for a fact in another workspace file."""
+def at(fact):
+    """'line 12', or 'helpers.py line 12' for a fact in another workspace file (a `report.Text` when the line is
+    one of the analysed file's: positions stay data)."""
     if fact.path:
         return f"{fact.path.replace(chr(92), '/').rsplit('/', 1)[-1]} line {fact.line}"
-    return f"line {fact.line}"
+    return msg("line ", fact.line)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from ..engine.report import text as msg
 from ..engine.events import InferenceSaveEvent
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
@@ -36,8 +37,8 @@ class InferenceTensorSaved(Rule):
 
     def check(self, event: InferenceSaveEvent, report) -> None:
         origin = event.target.origin
-        where = f" (created at line {origin.line})" if origin else ""
+        where = msg(" (created at line ", origin.line, ")") if origin else ""
         report.add(self, event.node,
-                   f"`{event.op}` must save an inference tensor for backward, so this raises. `{event.expr}` was "
-                   f"created under `torch.inference_mode()`{where}; PyTorch says \"Inference tensors cannot be saved "
-                   "for backward\". Create it under `torch.no_grad()` or `.clone()` it.", related=[origin])
+                   msg(f"`{event.op}` must save an inference tensor for backward, so this raises. `{event.expr}` was "
+                       "created under `torch.inference_mode()`", where, "; PyTorch says \"Inference tensors cannot be "
+                       "saved for backward\". Create it under `torch.no_grad()` or `.clone()` it."), related=[origin])

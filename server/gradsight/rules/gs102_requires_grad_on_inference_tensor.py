@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from ..engine.report import text as msg
 from ..engine.events import FactoryEvent
 from ..engine.values import Tri
 from ..findings import Severity
@@ -34,6 +35,6 @@ class RequiresGradOnInferenceTensor(Rule):
         origin = event.target.origin
         report.add(self, event.node,
                    "An inference tensor cannot require grad, so this raises; `.clone()` it first. It was created "
-                   "under `torch.inference_mode()`" + (f" (line {origin.line})" if origin else "")
+                   "under `torch.inference_mode()`" + (msg(" (line ", origin.line, ")") if origin else "")
                    + "; PyTorch says \"Setting requires_grad=True on inference tensor outside InferenceMode is not "
                    "allowed\".", related=[origin])

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import ast
 
+from ..engine.report import text as msg
 from ..engine.events import ModuleCallEvent
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
@@ -43,6 +44,6 @@ class EvalBuildsGraph(Rule):
         if _calls_backward(report.tree):
             return
         report.add(self, event.node,
-                   "Evaluation with grad mode on builds an autograd graph nothing uses; wrap it in `torch.no_grad()`. "
-                   f"The model was put in eval mode at line {event.eval_at.line}, which does not stop autograd.",
+                   msg("Evaluation with grad mode on builds an autograd graph nothing uses; wrap it in `torch.no_grad()`. "
+                       "The model was put in eval mode at line ", event.eval_at.line, ", which does not stop autograd."),
                    related=[event.eval_at])

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from ..engine.report import text as msg
 from ..engine.events import GradModeEvent
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
@@ -23,6 +24,7 @@ class RedundantNoGrad(Rule):
     )
 
     def check(self, event: GradModeEvent, report) -> None:
-        where = f" by line {event.outer.line}" if event.outer else ""
-        report.add(self, event.node, f"Grad mode is already disabled here{where}; this `{event.label}` changes nothing.",
+        where = msg(" by line ", event.outer.line) if event.outer else ""
+        report.add(self, event.node, msg("Grad mode is already disabled here", where,
+                                         f"; this `{event.label}` changes nothing."),
                    related=[event.outer])

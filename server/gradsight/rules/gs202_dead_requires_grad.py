@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from ..engine.report import text as msg
 from ..engine.events import DeadGradEvent
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
@@ -64,7 +65,7 @@ class DeadRequiresGrad(Rule):
                        severity=Severity.WARNING)
             return
         line = report.source.span(event.node)[0]
-        where = f" The cut: {cut.text} (line {cut.line})." if cut else ""
+        where = msg(f" The cut: {cut.text} (line ", cut.line, ").") if cut else ""
         report.add(self, event.node,
-                   f"This tensor requires grad, but every path to a backward is cut, so its `.grad` stays None.{where}",
+                   msg("This tensor requires grad, but every path to a backward is cut, so its `.grad` stays None.", where),
                    related=[cut] if cut is not None and cut.line != line else [])

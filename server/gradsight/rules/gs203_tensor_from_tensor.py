@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from ..engine.report import text as msg
 from ..engine.events import GraphCutEvent
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
@@ -42,5 +43,5 @@ class TensorFromTensor(Rule):
         report.add(self, event.node,
                    f"`{event.api}()` copies values that require grad into a tensor without history: no gradient "
                    "flows back. Use the tensor itself (or `.detach().clone()` if a copy without gradient is "
-                   "intended)" + (f"; the values come from {origin.text}, line {origin.line}." if origin else "."),
+                   "intended)" + (msg(f"; the values come from {origin.text}, line ", origin.line, ".") if origin else "."),
                    related=[origin])

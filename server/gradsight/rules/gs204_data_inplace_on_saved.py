@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from ..engine.report import text as msg
 from ..engine.events import InplaceEvent
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
@@ -34,5 +35,6 @@ class DataInplaceOnSaved(Rule):
         if not (t.is_data and t.saved is not None):
             return
         report.add(self, event.node,
-                   f"This writes through `.data` into a tensor that {t.saved.text} at line {t.saved.line}; autograd "
-                   "cannot see the change, so backward silently computes wrong gradients.", related=[t.saved])
+                   msg(f"This writes through `.data` into a tensor that {t.saved.text} at line ", t.saved.line,
+                       "; autograd cannot see the change, so backward silently computes wrong gradients."),
+                   related=[t.saved])

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from ..engine.report import text as msg
 from ..engine.events import BackwardEvent
 from ..engine.values import Tri
 from ..findings import Severity
@@ -35,5 +36,5 @@ class ZeroGradientLoss(Rule):
             return
         z = t.zerograd
         report.add(self, event.node,
-                   f"Every gradient of `{event.expr}` passes through an op with zero gradient, so nothing learns. "
-                   f"At line {z.line}, {z.text.rstrip('.')}.", related=[z])
+                   msg(f"Every gradient of `{event.expr}` passes through an op with zero gradient, so nothing learns. "
+                       "At line ", z.line, f", {z.text.rstrip('.')}."), related=[z])

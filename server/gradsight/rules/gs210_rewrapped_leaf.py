@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from ..engine.report import text as msg
 from ..engine.events import FactoryEvent
 from ..engine.values import Tri
 from ..findings import Severity
@@ -32,5 +33,5 @@ class RewrappedLeaf(Rule):
             return
         cut = event.target.nograd
         report.add(self, event.node,
-                   "This new leaf is built from values that left autograd, so gradients stop here. Use the original "
-                   f"tensor: {cut.text} at {at(cut)}.", related=[cut])
+                   msg("This new leaf is built from values that left autograd, so gradients stop here. Use the "
+                       f"original tensor: {cut.text} at ", at(cut), "."), related=[cut])

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import ast
 
+from ..engine.report import text as msg
 from ..engine.events import InplaceEvent
 from ..engine.report import make_fix
 from ..engine.values import Tri
@@ -106,7 +107,7 @@ class InplaceOnSavedTensor(Rule):
                 col = idx + len("inplace=") + 1
                 fix = make_fix("Use `inplace=False`", Applicability.SAFE,
                                Edit(origin.line, col, origin.line, col + 4, "False"))
-            what = f"`{event.op}` (line {origin.line})"
+            what = msg(f"`{event.op}` (line ", origin.line, ")")
         else:
             stmt = event.stmt
             node = event.node
@@ -134,6 +135,6 @@ class InplaceOnSavedTensor(Rule):
             # Dropout only writes when it is active: training mode with p > 0.
             when = " when dropout is active (training mode, p > 0)"
         report.add(self, event.node,
-                   f"This in-place write overwrites a tensor saved for backward, so backward raises{when}. "
-                   f"{what} modifies `{event.expr}`, {saved.text} at line {saved.line}; PyTorch says {_MSG}.",
+                   msg(f"This in-place write overwrites a tensor saved for backward, so backward raises{when}. ", what,
+                       f" modifies `{event.expr}`, {saved.text} at line ", saved.line, f"; PyTorch says {_MSG}."),
                    related=[saved], fix=fix, span=span)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import ast
 
+from ..engine.report import text as msg
 from ..engine.events import InplaceEvent
 from ..engine.report import make_fix
 from ..engine.values import Tri
@@ -54,11 +55,12 @@ class InplaceOnLeaf(Rule):
         if event.grad_mode is not Tri.YES:
             return
         if t.leaf_view and t.rg is Tri.YES and not t.multiview:  # split outputs raise their own error (GS303)
-            where = f" ({t.view.text}, line {t.view.line})" if t.view else ""
+            where = msg(f" ({t.view.text}, line ", t.view.line, ")") if t.view else ""
             report.add(self, event.node,
-                       f"`{event.expr}` is a view of a leaf tensor that requires grad{where}; modifying it in place "
-                       "with grad mode on raises \"a view of a leaf Variable that requires grad is being used in an "
-                       "in-place operation\"; do it under `torch.no_grad()`.", related=[t.view])
+                       msg(f"`{event.expr}` is a view of a leaf tensor that requires grad", where,
+                           "; modifying it in place with grad mode on raises \"a view of a leaf Variable that requires "
+                           "grad is being used in an in-place operation\"; do it under `torch.no_grad()`."),
+                       related=[t.view])
             return
         if not (t.leaf is Tri.YES and t.rg is Tri.YES):
             return
@@ -69,11 +71,11 @@ class InplaceOnLeaf(Rule):
             if edit is not None:
                 fix = make_fix("Rewrite out of place (the leaf itself is then not modified)", Applicability.UNSAFE, edit)
         kind = "a parameter" if t.param else "a leaf tensor that requires grad"
-        where = f" ({t.origin.text}, line {t.origin.line})" if t.origin else ""
+        where = msg(f" ({t.origin.text}, line ", t.origin.line, ")") if t.origin else ""
         report.add(self, event.node,
-                   f"`{event.expr}` is {kind}{where}; modifying it in place with grad mode on raises "
-                   "\"a leaf Variable that requires grad is being used in an in-place operation\"; "
-                   "do it under `torch.no_grad()` or out of place.", related=[t.origin], fix=fix,
+                   msg(f"`{event.expr}` is {kind}", where, "; modifying it in place with grad mode on raises "
+                       "\"a leaf Variable that requires grad is being used in an in-place operation\"; "
+                       "do it under `torch.no_grad()` or out of place."), related=[t.origin], fix=fix,
                    # Known to require grad from evidence of use only (parameters of an object gradsight cannot
                    # see): a warning, never an error (docs/heap.md, evidence levels).
                    severity=Severity.WARNING if getattr(t, "evidence", False) else None)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from ..engine.report import text as msg
 from ..engine.events import ViewInplaceEvent
 from ..engine.values import Tri
 from ..findings import Severity
@@ -35,8 +36,9 @@ class InplaceOnMultiOutputView(Rule):
         t = event.target
         if not t.multiview or t.rg is not Tri.YES or event.grad_mode is not Tri.YES or event.op in ("detach_", "resize_"):
             return
-        where = f" ({t.view.text}, line {t.view.line})" if t.view else ""
+        where = msg(f" ({t.view.text}, line ", t.view.line, ")") if t.view else ""
         report.add(self, event.node,
-                   f"`{event.expr}` is one of several views returned together{where}; modifying it in place raises "
-                   "\"... is a view and is being modified inplace\"; use an out-of-place op or `.clone()` it.",
+                   msg(f"`{event.expr}` is one of several views returned together", where, "; modifying it in place "
+                       "raises \"... is a view and is being modified inplace\"; use an out-of-place op or `.clone()` "
+                       "it."),
                    related=[t.view])

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from ..engine.report import text as msg
 from ..engine.events import ViewInplaceEvent
 from ..engine.values import Tri
 from ..findings import Severity
@@ -31,9 +32,9 @@ class InplaceOnNoGradView(Rule):
         t = event.target
         if not t.nograd_view or event.grad_mode is not Tri.YES or event.op in ("detach_", "resize_"):
             return
-        where = f" at line {t.view.line}" if t.view else ""
+        where = msg(" at line ", t.view.line) if t.view else ""
         report.add(self, event.node,
-                   "Modifying a view made under no_grad in place with grad mode on raises. "
-                   f"`{event.expr}` is that view{where}; PyTorch says \"A view was created in no_grad mode and is "
-                   "being modified inplace\".",
+                   msg("Modifying a view made under no_grad in place with grad mode on raises. "
+                       f"`{event.expr}` is that view", where, "; PyTorch says \"A view was created in no_grad mode "
+                       "and is being modified inplace\"."),
                    related=[t.view])

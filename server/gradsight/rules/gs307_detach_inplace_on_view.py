@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from ..engine.report import text as msg
 from ..engine.events import ViewInplaceEvent
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
@@ -25,6 +26,6 @@ class DetachInplaceOnView(Rule):
             return
         v = event.target.view
         report.add(self, event.node,
-                   f"`{event.expr}` is a view" + (f" (line {v.line})" if v else "")
+                   f"`{event.expr}` is a view" + (msg(" (line ", v.line, ")") if v else "")
                    + ", and views cannot be detached in place: this raises \"Can't detach views in-place\"; "
                    "use `.detach()`.", related=[v])

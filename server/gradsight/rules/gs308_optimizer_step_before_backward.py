@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from ..engine.report import text as msg
 from ..engine.events import BackwardEvent
 from ..engine.values import Tri
 from ..findings import Severity
@@ -68,5 +69,6 @@ class OptimizerStepBeforeBackward(Rule):
         if step is None or event.target.rg is not Tri.YES or event.grad_mode is Tri.NO:
             return
         report.add(self, event.node,
-                   f"An optimizer step changed parameters this graph saved, so this backward raises. "
-                   f"The step: {step.text} ({at(step)}), after the graph was built; PyTorch says {_MSG}.", related=[step])
+                   msg("An optimizer step changed parameters this graph saved, so this backward raises. "
+                       f"The step: {step.text} (", at(step), f"), after the graph was built; PyTorch says {_MSG}."),
+                   related=[step])

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from ..engine.report import text as msg
 from ..engine.events import BackwardEvent
 from ..engine.values import GRAD_MODE_OFF, ONLY_FROM_NO_GRAD, Fact, Tri
 from ..findings import Severity
@@ -70,10 +71,10 @@ class BackwardWithoutGrad(Rule):
             text = report.source.line_text(root.line)
             start = len(text) - len(text.lstrip()) + 1
             report.add(self, event.node,
-                       f"This runs with grad mode disabled, so `{event.expr}.{api}()` at line {line} raises.",
+                       msg(f"This runs with grad mode disabled, so `{event.expr}.{api}()` at line ", line, " raises."),
                        related=[f for f in related if f is not root] + [raises],
                        span=(root.line, start, root.line, len(text) + 1))
             return
-        why = f" {cause.text[0].upper()}{cause.text[1:]} ({at(cause)})." if cause else ""
-        report.add(self, event.node, f"`{event.expr}` has no autograd history, so `{api}` raises.{why}",
+        why = msg(f" {cause.text[0].upper()}{cause.text[1:]} (", at(cause), ").") if cause else ""
+        report.add(self, event.node, msg(f"`{event.expr}` has no autograd history, so `{api}` raises.", why),
                    related=related)

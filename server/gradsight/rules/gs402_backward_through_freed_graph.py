@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import ast
 
+from ..engine.report import text as msg
 from ..engine.events import BackwardEvent, CarryEvent
 from ..engine.report import edit_for, insert_after, make_fix
 from ..engine.values import Fact, Tri
@@ -102,8 +103,8 @@ class BackwardThroughFreedGraph(Rule):
                                insert_after(report.source, use, ".detach()"))
         sev = Severity.ERROR if t.freed_sure else Severity.WARNING
         report.add(self, event.node,
-                   f"This backward goes{through} into a graph an earlier backward freed, so it raises. "
-                   f"The earlier backward is at line {freed.line}; PyTorch says {_MSG}.", severity=sev,
+                   msg(f"This backward goes{through} into a graph an earlier backward freed, so it raises. "
+                       "The earlier backward is at line ", freed.line, f"; PyTorch says {_MSG}."), severity=sev,
                    related=[freed, via and Fact(via.line, via.column, f"`{via.text}` is used again here, after its graph was freed")],
                    fix=fix)
 
@@ -134,8 +135,8 @@ class BackwardThroughFreedGraph(Rule):
             start = len(text) - len(text.lstrip()) + 1
             line, col, _, _ = report.source.span(event.node)
             report.add(self, event.node,
-                       f"This keeps a graph on the object; the next backward through it (after line {freed.line}'s) "
-                       f"raises.",
+                       msg("This keeps a graph on the object; the next backward through it (after line ", freed.line,
+                           "'s) raises."),
                        severity=Severity.WARNING,
                        related=[freed, Fact(line, col, f"the kept graph is used again here; the backward raises {_MSG}")],
                        span=(stored.line, start, stored.line, len(text) + 1))
@@ -149,7 +150,7 @@ class BackwardThroughFreedGraph(Rule):
             fix = make_fix(f"Detach `{event.expr}` at each step", Applicability.UNSAFE,
                            insert_after(report.source, event.arg, ".detach()"))
         report.add(self, event.node,
-                   f"This carries the previous iteration's graph, which the backward at line {freed.line} frees. "
-                   f"The next iteration's backward then raises {_MSG}; pass `{detached}`.",
+                   msg("This carries the previous iteration's graph, which the backward at line ", freed.line,
+                       f" frees. The next iteration's backward then raises {_MSG}; pass `{detached}`."),
                    severity=Severity.WARNING, related=[freed], fix=fix,
                    span=report.source.span(event.arg))

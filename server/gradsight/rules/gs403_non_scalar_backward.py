@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from ..engine.report import text as msg
 from ..engine.events import BackwardEvent
 from ..engine.report import make_fix
 from ..engine.values import Fact, Tri
@@ -71,6 +72,6 @@ class NonScalarBackward(Rule):
             text = report.source.line_text(origin.line)
             start = len(text) - len(text.lstrip()) + 1
             report.add(self, event.node,
-                       f"This value has {size} and is never reduced, so its backward at line {line} raises.",
+                       msg(f"This value has {size} and is never reduced, so its backward at line ", line, " raises."),
                        related=[Fact(line, col, f"raises here: \"{_ERROR}\"")],
                        span=(origin.line, start, origin.line, len(text) + 1))

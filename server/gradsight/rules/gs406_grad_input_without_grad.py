@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from ..engine.report import text as msg
 from ..engine.events import BackwardEvent
 from ..engine.values import TensorVal, Tri
 from ..findings import Severity
@@ -32,7 +33,7 @@ class GradInputWithoutGrad(Rule):
                 line = report.source.span(event.node)[0]
                 report.add(self, event.node,
                            f"`{report.source.segment(node)}` does not require grad, so `torch.autograd.grad` raises."
-                           + (f" {cause.text[0].upper()}{cause.text[1:]} (line {cause.line})." if cause else "")
+                           + (msg(f" {cause.text[0].upper()}{cause.text[1:]} (line ", cause.line, ").") if cause else "")
                            + " Call `.requires_grad_()` on it before the forward pass.",
                            related=[cause] if cause is not None and cause.line != line else [])
                 return

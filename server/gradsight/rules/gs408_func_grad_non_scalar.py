@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from ..engine.report import text as msg
 from ..engine.events import FuncGradEvent
 from ..findings import Severity
 from .base import Invalid, Rule, Valid, at
@@ -41,12 +42,12 @@ class FuncGradNonScalar(Rule):
 
     def check(self, event: FuncGradEvent, report) -> None:
         origin = event.result.origin
-        where = f" ({origin.text}, {at(origin)})" if origin is not None else ""
+        where = msg(f" ({origin.text}, ", at(origin), ")") if origin is not None else ""
         dims = "a 1-dimensional tensor" if len(event.result.shape) == 1 and event.result.shape != ("?",) else \
             "a tensor with dimensions"
         if event.result.shape and "?" not in event.result.shape:
             dims = f"a tensor of shape {tuple(event.result.shape)}"
         report.add(self, event.node,
-                   f"`{event.func}` does not return a scalar, so `{event.api.rsplit('.', 1)[-1]}()` raises. "
-                   f"It returns {dims}{where}; PyTorch says {_MSG}. Reduce it (`.mean()`, `.sum()`) or use `vmap` "
-                   "for per-sample gradients.", related=[origin])
+                   msg(f"`{event.func}` does not return a scalar, so `{event.api.rsplit('.', 1)[-1]}()` raises. "
+                       f"It returns {dims}", where, f"; PyTorch says {_MSG}. Reduce it (`.mean()`, `.sum()`) or use "
+                       "`vmap` for per-sample gradients."), related=[origin])

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from ..engine.report import text as msg
 from ..engine.events import BackwardEvent
 from ..engine.values import SeqVal, TensorVal, Tri
 from ..findings import Severity
@@ -67,9 +68,11 @@ class GradientShapeMismatch(Rule):
             return
         text = report.source.segment(g_node)
         text = text if len(text) <= 40 and "\n" not in text else "the gradient"
-        where = f" (made at {at(g.origin)})" if g.origin is not None and g.origin.line != event.node.lineno else ""
+        where = msg(" (made at ", at(g.origin), ")") if g.origin is not None and g.origin.line != event.node.lineno \
+            else ""
         report.add(self, event.node,
-                   f"The gradient has shape {tuple(g.shape)} but `{event.expr}` has shape {tuple(t.shape)}, so this "
-                   f"raises. `{text}`{where} must be shaped like the output; PyTorch says \"Mismatch in shape: "
-                   f"grad_output[0] has a shape of {_size(g.shape)} and output[0] has a shape of {_size(t.shape)}\".",
+                   msg(f"The gradient has shape {tuple(g.shape)} but `{event.expr}` has shape {tuple(t.shape)}, so "
+                       f"this raises. `{text}`", where, " must be shaped like the output; PyTorch says \"Mismatch in "
+                       f"shape: grad_output[0] has a shape of {_size(g.shape)} and output[0] has a shape of "
+                       f"{_size(t.shape)}\"."),
                    related=[g.origin, t.origin])

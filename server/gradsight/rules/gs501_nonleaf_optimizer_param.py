@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import ast
 
+from ..engine.report import text as join
 from ..engine.events import OptimizerEvent
 from ..engine.report import edit_for, make_fix
 from ..engine.values import Tri
@@ -103,13 +104,13 @@ class NonLeafOptimizerParam(Rule):
                     fix = make_fix("Create the tensor on the device/dtype with requires_grad=True",
                                    Applicability.UNSAFE, edit)
             expr = report.source.segment(node)
-            where = f" ({t.origin.text}, line {t.origin.line})" if t.origin else ""
+            where = join(f" ({t.origin.text}, line ", t.origin.line, ")") if t.origin else ""
             if sure:
-                msg = (f"`{expr}` is not a leaf, so the optimizer raises. It was computed from a tensor that requires "
-                       f"grad{where}; PyTorch says \"can't optimize a non-leaf Tensor\".")
+                msg = join(f"`{expr}` is not a leaf, so the optimizer raises. It was computed from a tensor that "
+                           "requires grad", where, "; PyTorch says \"can't optimize a non-leaf Tensor\".")
             else:
-                msg = (f"`{expr}` may not be a leaf{where}: `.to()` returns a copy with history whenever the device "
-                       "or dtype changes (e.g. on a GPU), and then the optimizer raises \"can't optimize a non-leaf "
-                       "Tensor\".")
+                msg = join(f"`{expr}` may not be a leaf", where, ": `.to()` returns a copy with history whenever the "
+                           "device or dtype changes (e.g. on a GPU), and then the optimizer raises \"can't optimize a "
+                           "non-leaf Tensor\".")
             report.add(self, node, msg, severity=Severity.ERROR if sure else Severity.WARNING,
                        related=[t.origin], fix=fix)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from ..engine.report import text as msg
 from ..engine.events import GradReadEvent
 from ..engine.values import Tri
 from ..findings import Severity
@@ -33,7 +34,6 @@ class GradOfNonLeaf(Rule):
             return
         origin = t.origin
         report.add(self, event.node,
-                   f"`{event.expr}` is not a leaf"
-                   + (f" ({origin.text}, line {origin.line})" if origin else "")
+                   msg(f"`{event.expr}` is not a leaf", msg(f" ({origin.text}, line ", origin.line, ")") if origin else "")
                    + ", so its `.grad` is None after backward; call `.retain_grad()` before backward or read the "
                    "leaf's `.grad`.", related=[origin])

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from ..engine.report import text as msg
 from ..engine.events import ReassignEvent
 from ..engine.values import ModuleVal, Tri
 from ..findings import Severity
@@ -29,6 +30,6 @@ class ParametersReplacedAfterOptimizer(Rule):
         if event.optimizer_at is None or not isinstance(event.new, ModuleVal) or event.new.has_params is not Tri.YES:
             return
         report.add(self, event.node,
-                   f"The optimizer built at line {event.optimizer_at.line} holds the old parameters, so the new "
-                   f"`{event.key}` is never updated by `step()`; build the optimizer after replacing layers.",
+                   msg("The optimizer built at line ", event.optimizer_at.line, " holds the old parameters, so the new "
+                       f"`{event.key}` is never updated by `step()`; build the optimizer after replacing layers."),
                    related=[event.optimizer_at])

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import ast
 
+from ..engine.report import text as join
 from ..engine.events import ReassignEvent
 from ..engine.values import UNKNOWN, TensorVal, Tri
 from ..findings import Severity
@@ -111,10 +112,10 @@ class UpdateMakesNonLeaf(Rule):
             kind, use = nxt
             related.append(use)
             if kind == "grad":
-                then = f"its `.grad` (line {use.line}) is None afterwards"
+                then = join("its `.grad` (line ", use.line, ") is None afterwards")
             else:
-                then = f"the backward at line {use.line} misses it"
+                then = join("the backward at line ", use.line, " misses it")
                 extra = " That backward raises if nothing else in its graph requires grad."
-        msg = (f"Under no_grad this rebinds `{key}` to a tensor without grad, so {then}.{extra} "
-               f"Update it in place (`{key} -= ...`).")
+        msg = join(f"Under no_grad this rebinds `{key}` to a tensor without grad, so ", then, f".{extra} "
+                   f"Update it in place (`{key} -= ...`).")
         report.add(self, event.node, msg, related=related)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from ..engine.report import text as msg
 from ..engine.events import ZeroGradEvent
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
@@ -55,7 +56,7 @@ class ZeroGradBeforeStep(Rule):
 
     def check(self, event: ZeroGradEvent, report) -> None:
         report.add(self, event.node,
-                   f"This clears the gradients the backward (line {event.backward.line}) just computed, so the step "
-                   f"applies nothing. Call `zero_grad()` before the backward (or after {event.step.text}, line "
-                   f"{event.step.line}).",
+                   msg("This clears the gradients the backward (line ", event.backward.line, ") just computed, so the "
+                       f"step applies nothing. Call `zero_grad()` before the backward (or after {event.step.text}, line ",
+                       event.step.line, ")."),
                    related=[event.backward, event.step])
