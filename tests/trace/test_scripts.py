@@ -80,6 +80,13 @@ def test_penalty_made_from_item_is_named_at_the_item(script_traces):
     assert "same gradient as without the penalty: True" in r["stdout"]  # the claim, seen in the traced run
 
 
+def test_collection_cut_short_by_a_crash_is_not_called_a_leak(script_traces):
+    """An episode's log-probs collected for a backward that the crash prevents: no backward ever ran without
+    them, so GS912 stays quiet (the crash itself is reported)."""
+    r = script_traces["reinforce_interrupted.py"]
+    assert warnings_of(r) == [("GS900", 14, "error")]
+
+
 @pytest.mark.parametrize("name", ["gan_correct.py", "rnn_truncated_bptt.py", "grads_unchanged.py",
                                   "cuda_targeted.py", "advanced_clean.py", "clean_grad_accumulation.py",
                                   "init_orthogonal.py", "closure_and_func.py", "registered_blocks.py",

@@ -32,6 +32,7 @@ SCRIPT_BATCH = [
     "clean_grad_accumulation.py", "init_orthogonal.py", "unused_layer.py",
     "closure_and_func.py", "unregistered_blocks.py", "registered_blocks.py", "clip_used_generator.py",
     "stats_keep_graphs.py", "collect_then_backward.py", "penalty_from_item.py", "numbers_from_item_ok.py",
+    "reinforce_interrupted.py",
 ]
 
 

@@ -2142,12 +2142,13 @@ class Tracer:
         alive = [x for x in (w() for w in rec[1]) if x is not None]
         if len(alive) < 3:
             return
-        rec[2] = True
         self.kept_looks += 1  # each look scans the heap (gc.get_referrers): a few per run at most
         self.busy += 1
         try:
             with self.torch._C.DisableTorchFunction():
-                self.inspect_kept(key, alive)
+                # Looked at again at the next power of two if nothing was found (the alive ones may have been a
+                # library's intermediates, such as a distribution's normalised logits).
+                rec[2] = self.inspect_kept(key, alive)
         except Exception as exc:  # noqa: BLE001 - a look at the heap must never break the script
             self.internal(exc)
         finally:
@@ -2155,7 +2156,8 @@ class Tracer:
 
     def inspect_kept(self, site, alive):
         """Several tensors with a graph from one line are alive at once: find the dict entry or list that holds
-        an older one, and the statement that stores into it (by the dict key or the list's name)."""
+        an older one, and the statement that stores into it (by the dict key or the list's name). Returns
+        whether it found one."""
         import gc
 
         older = alive[:-1]  # the newest may still be in a local variable
@@ -2174,8 +2176,9 @@ class Tracer:
                     if gf is not None:
                         gf.metadata["gs_cand"] = cid
                 self.kept_cands.append({"store": store, "site": site, "how": how, "count": len(alive),
-                                        "backwarded": False})
-                return
+                                        "backwarded": False, "bw_at": self.n_backward})
+                return True
+        return False
 
     def _store_of(self, holder, t, site, mine):
         """(store statement (path, line), description) for a dict entry or list holding `t`, or None."""
@@ -2198,7 +2201,7 @@ class Tracer:
         names = set()
         f = sys._getframe(1)
         depth = 0
-        while f is not None and depth < 40:
+        while f is not None and depth < 200:  # torch.distributions and friends add many frames
             depth += 1
             if self._is_user(f.f_code.co_filename):
                 scopes = [f.f_locals] if f.f_locals is f.f_globals else [f.f_locals, f.f_globals]
@@ -2258,7 +2261,10 @@ class Tracer:
 
     def report_kept(self):
         for c in self.kept_cands:
-            if c["backwarded"]:
+            # Kept for a backward that never came is only a finding when a later backward ran without them: a
+            # run stopped (step limit, an error) in the middle of collecting (a REINFORCE episode's log-probs)
+            # has not shown that they are never used.
+            if c["backwarded"] or self.n_backward <= c["bw_at"]:
                 continue
             (path, line), (spath, sline) = c["store"], c["site"]
             related = [] if (spath, sline) == (path, line) else [
