@@ -12,7 +12,7 @@ from .events import AccumulateEvent, FactoryEvent, GradModeEvent, LoopEvent, Rea
 from .interp_util import (LoopCtx, MAX_LOOP_ITERS, MAX_LOOP_NESTING, REQUIRES_GRAD_SPELLINGS, _accumulated_operand,
                           _backward_names, _grad_read_keys, _has_backward, _holds_tensor, _is_static, _loop_effects,
                           _loop_store_counts, _params_accumulated_into_self, _pcut_of, _root_name, _stmt_method,
-                          _self_attr, _use_kind, const_bool, key_of, self_view, widen)
+                          _use_kind, const_bool, key_of, self_view, widen)
 from .state import State
 from .values import (UNKNOWN, BoundMethod, ClassVal, Fact, FuncVal, GradModeCtx, ModuleVal, ObjectVal, OptimizerVal,
                      ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value)
@@ -274,16 +274,16 @@ class StatementsMixin:
             value = self.surely_grad_loss(state.get(arg_key), arg, loop.node)
             if value is not None:
                 self.emit(AccumulateEvent(node, f"{self.seg(func.value)}.{func.attr}()", value, arg,
-                                          loop.has_backward, "keeps", kept_at=self._kept_at(meth, params[i])))
+                                          loop.has_backward, "keeps", kept_at=self._kept_at(meth, params[i], kept)))
                 return
 
-    def _kept_at(self, meth: BoundMethod, param: str) -> Optional[Fact]:
-        """The statement of method `meth` that adds its parameter `param` into `self`, as a fact of its file."""
-        fn, module = meth.func.node, meth.func.module
-        stmt = self.syntax(("kept_at", param), fn, lambda f: _statement_keeping(f, param))
-        if stmt is None or module is None:
+    def _kept_at(self, meth: BoundMethod, param: str, kept: dict) -> Optional[Fact]:
+        """Where method `meth` adds its parameter `param` into `self` (`kept`, from `_params_accumulated_into_self`),
+        as a fact of its file."""
+        module = meth.func.module
+        if module is None:
             return None
-        line, col, _, _ = module.source.span(stmt)
+        line, col, _, _ = module.source.span(kept[param])
         return Fact(line, col, f"`{param}` is added into the object here",
                     None, None if module.path == self.root_path else module.path)
 
@@ -711,32 +711,6 @@ class StatementsMixin:
                 out = out.join(v)
             return out
         return UNKNOWN
-
-
-def _statement_keeping(fn: ast.AST, param: str) -> Optional[ast.stmt]:
-    """The first statement of method `fn` that adds parameter `param` into an attribute of `self` (the shapes
-    `_params_accumulated_into_self` recognises), or None."""
-    params = [p.arg for p in fn.args.posonlyargs + fn.args.args]
-    if not params:
-        return None
-    me = params[0]
-
-    def uses(node: ast.AST) -> bool:
-        return any(isinstance(n, ast.Name) and n.id == param for n in ast.walk(node))
-
-    for stmt in ast.walk(fn):
-        if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) and _self_attr(stmt.target, me) \
-                and uses(stmt.value):
-            return stmt
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _self_attr(stmt.targets[0], me):
-            added = _accumulated_operand(stmt.targets[0], stmt.value)
-            if added is not None and uses(added):
-                return stmt
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
-                and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr in ("append", "extend") \
-                and _self_attr(stmt.value.func.value, me) and stmt.value.args and uses(stmt.value.args[0]):
-            return stmt
-    return None
 
 
 def _counts_up(loop: ast.AST, name: str) -> bool:

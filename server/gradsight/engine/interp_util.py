@@ -226,29 +226,31 @@ def _loop_store_counts(loop: ast.AST) -> dict:
     return out
 
 
-def _params_accumulated_into_self(fn: ast.AST) -> frozenset:
+def _params_accumulated_into_self(fn: ast.AST) -> dict:
     """Parameters of method `fn` that it adds into an attribute of `self` (`self.sum += val * n`,
-    `self.total = self.total + val`, `self.history.append(val)`)."""
+    `self.total = self.total + val`, `self.history.append(val)`), each with the first node that adds it."""
     params = [p.arg for p in fn.args.posonlyargs + fn.args.args]
     if not params:
-        return frozenset()
+        return {}
     me, rest = params[0], set(params[1:])
-    out: set = set()
+    out: dict = {}
 
-    def names(node: ast.AST) -> set:
-        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in rest}
+    def add(node: ast.AST, where: ast.AST) -> None:
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and n.id in rest:
+                out.setdefault(n.id, where)
 
     for n in ast.walk(fn):
         if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add) and _self_attr(n.target, me):
-            out |= names(n.value)
+            add(n.value, n)
         elif isinstance(n, ast.Assign) and len(n.targets) == 1 and _self_attr(n.targets[0], me):
             added = _accumulated_operand(n.targets[0], n.value)
             if added is not None:
-                out |= names(added)
+                add(added, n)
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("append", "extend") \
                 and _self_attr(n.func.value, me) and n.args:
-            out |= names(n.args[0])
-    return frozenset(out)
+            add(n.args[0], n)
+    return out
 
 
 def _is_static(fn: ast.AST) -> bool:

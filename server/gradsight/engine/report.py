@@ -67,9 +67,6 @@ class Text:
     def __radd__(self, other) -> "Text":
         return text(other, self)
 
-    def lines(self) -> tuple:
-        return tuple(p for p in self.parts if type(p) is Line)
-
 
 def text(*pieces) -> "Text | str":
     """Join strings, `Line`s (kept as data), other numbers (printed) and `Text`s into one message; a plain `str`

@@ -2039,7 +2039,7 @@ class Tracer:
         """GS911: a module kept in a plain dict, list or tuple attribute of a module an optimizer trains. It is
         not registered, so `parameters()` of its owner leaves it out: its parameters get gradients (it is used
         in the loss) but no optimizer steps them. Reported once per module, at the statement that built it."""
-        T, Module = self.Tensor, self.torch.nn.Module
+        Module = self.torch.nn.Module
         stepped = set()
         for _shape, ref, params in self._opt_params.values():
             if ref() is not None:
@@ -2048,8 +2048,7 @@ class Tracer:
             return
         for owner in list(self.module_sites.keys())[:5000]:
             attrs = getattr(owner, "__dict__", {})
-            if not any(id(p) in stepped for p in owner._parameters.values() if isinstance(p, T)) and not any(
-                    id(p) in stepped for p in owner.parameters()):
+            if not any(id(p) in stepped for p in owner.parameters()):
                 continue
             for attr, holder in list(attrs.items()):
                 if attr.startswith("_") or not isinstance(holder, (dict, list, tuple)):
@@ -2064,10 +2063,8 @@ class Tracer:
                     built = self.module_sites.get(m)
                     if built is None:
                         continue
-                    kind = {dict: "dict", list: "list", tuple: "tuple"}[type(holder)] if type(holder) in (
-                        dict, list, tuple) else type(holder).__name__
-                    registered = {"dict": "nn.ModuleDict", "list": "nn.ModuleList", "tuple": "nn.ModuleList"}.get(
-                        kind, "nn.ModuleDict or nn.ModuleList")
+                    kind = type(holder).__name__
+                    registered = "nn.ModuleDict" if isinstance(holder, dict) else "nn.ModuleList"
                     self.finding(
                         "GS911", built[0], built[1], "warning",
                         "`%s.%s[%r]` (%s) is kept in a plain %s, so it is not a registered submodule: "
