@@ -10,9 +10,38 @@ from .base import Invalid, Rule, Valid
 _ZEROING_WORDS = ("zero_grad", "zero_", "set_to_none", "reset", "clear")
 
 
-def _method_calls(node: ast.AST, name: str) -> list[ast.Call]:
-    return [n for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-            and n.func.attr == name]
+class _LoopScan:
+    """What GS503 reads from a loop, gathered in one walk of it (loops nest, so a walk per question per loop
+    would cost the square of the nesting): its `.backward()` and `.step()` calls, the names it binds (assigned or
+    bound by `with ... as`), whether it sets `x.grad = ...`, and its calls in order."""
+
+    __slots__ = ("backwards", "steps", "bound", "sets_grad", "calls")
+
+    def __init__(self, node: ast.AST):
+        self.backwards: list = []
+        self.steps: list = []
+        self.bound: set = set()
+        self.sets_grad = False
+        self.calls: list = []
+        for n in ast.walk(node):
+            t = type(n)
+            if t is ast.Call:
+                self.calls.append(n)
+                f = n.func
+                if type(f) is ast.Attribute:
+                    if f.attr == "backward":
+                        self.backwards.append(n)
+                    elif f.attr == "step":
+                        self.steps.append(n)
+            elif t is ast.Assign:
+                if _sets_grad(n):
+                    self.sets_grad = True
+                for target in n.targets:
+                    self.bound.update(e.id for e in ast.walk(target) if type(e) is ast.Name)
+            elif t is ast.With or t is ast.AsyncWith:
+                for item in n.items:
+                    if item.optional_vars is not None:
+                        self.bound.update(e.id for e in ast.walk(item.optional_vars) if type(e) is ast.Name)
 
 
 def _sets_grad(n: ast.AST) -> bool:
@@ -25,33 +54,20 @@ def _call_name(n: ast.Call) -> str:
     return f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
 
 
-def _zeroes(node: ast.AST, defs: dict, depth: int = 0) -> bool | None:
-    """True if the code zeroes gradients, None if it calls something gradsight cannot see into."""
-    for n in ast.walk(node):
-        if _sets_grad(n):
+def _zeroes(scan: "_LoopScan", defs: dict, scans, depth: int = 0) -> bool | None:
+    """True if the code zeroes gradients, None if it calls something gradsight cannot see into. `scans(node)`
+    gives a node's `_LoopScan` (kept per analysis)."""
+    if scan.sets_grad:
+        return True
+    for n in scan.calls:
+        name = _call_name(n)
+        if any(w in name for w in _ZEROING_WORDS):
             return True
-        if isinstance(n, ast.Call):
-            name = _call_name(n)
-            if any(w in name for w in _ZEROING_WORDS):
-                return True
-            if name in defs and depth < 3:
-                inner = _zeroes(defs[name], defs, depth + 1)
-                if inner is not False:
-                    return inner
+        if name in defs and depth < 3:
+            inner = _zeroes(scans(defs[name]), defs, scans, depth + 1)
+            if inner is not False:
+                return inner
     return False
-
-
-def _bound_inside(loop: ast.AST) -> set:
-    names: set = set()
-    for n in ast.walk(loop):
-        targets: list = []
-        if isinstance(n, ast.Assign):
-            targets = list(n.targets)
-        elif isinstance(n, (ast.With, ast.AsyncWith)):
-            targets = [item.optional_vars for item in n.items if item.optional_vars is not None]
-        for t in targets:
-            names.update(e.id for e in ast.walk(t) if isinstance(e, ast.Name))
-    return names
 
 
 def _distributed_names(tree: ast.AST) -> frozenset:
@@ -66,7 +82,7 @@ def _distributed_names(tree: ast.AST) -> frozenset:
     return frozenset(out)
 
 
-def _unzeroed_optimizer(loop: ast.AST, steps: list, backwards: list, defs: dict):
+def _unzeroed_optimizer(scan: _LoopScan, steps: list, backwards: list, defs: dict, scans):
     """(name, backward) when the loop steps several optimizers and zeroes only some, and nothing else in it
     zeroes gradients (no module `zero_grad()`, no `.grad = None`, no helper of the file that does): the first
     optimizer never zeroed, and the last backward before its step. None otherwise."""
@@ -77,18 +93,17 @@ def _unzeroed_optimizer(loop: ast.AST, steps: list, backwards: list, defs: dict)
     if len(stepped) < 2:
         return None
     zeroed = set()
-    for n in ast.walk(loop):
-        if _sets_grad(n):
-            return None
-        if isinstance(n, ast.Call):
-            name, f = _call_name(n), n.func
-            if name in defs and _zeroes(defs[name], defs, 1) is not False:
-                return None  # a helper that zeroes something: which optimizer it covers is not known here
-            if not any(w in name for w in _ZEROING_WORDS):
-                continue
-            if name != "zero_grad" or not isinstance(f, ast.Attribute) or ast.unparse(f.value) not in stepped:
-                return None  # zeroed some other way: gradsight cannot tell which parameters that covers
-            zeroed.add(ast.unparse(f.value))
+    if scan.sets_grad:
+        return None
+    for n in scan.calls:
+        name, f = _call_name(n), n.func
+        if name in defs and _zeroes(scans(defs[name]), defs, scans, 1) is not False:
+            return None  # a helper that zeroes something: which optimizer it covers is not known here
+        if not any(w in name for w in _ZEROING_WORDS):
+            continue
+        if name != "zero_grad" or not isinstance(f, ast.Attribute) or ast.unparse(f.value) not in stepped:
+            return None  # zeroed some other way: gradsight cannot tell which parameters that covers
+        zeroed.add(ast.unparse(f.value))
     missing = [s for s in stepped if s not in zeroed]
     if not missing or len(missing) == len(stepped):
         return None
@@ -157,6 +172,13 @@ class MissingZeroGrad(Rule):
         # units depend on the whole tree stays exact.
         self._seen: dict = {}
         self._defs: dict = {}  # id(tree) -> (tree, {function name: node})
+        self._scans: dict = {}  # id(node) -> (node, _LoopScan) of loops and helper functions
+
+    def _scan(self, node: ast.AST) -> _LoopScan:
+        hit = self._scans.get(id(node))
+        if hit is None or hit[0] is not node:
+            hit = self._scans[id(node)] = (node, _LoopScan(node))
+        return hit[1]
 
     def check(self, event: LoopEvent, report) -> None:
         loop = event.node
@@ -198,7 +220,8 @@ class MissingZeroGrad(Rule):
         """(None, the first backward): nothing in the loop zeroes gradients; (optimizer name, the backward before
         its step): that optimizer is never zeroed while others are; None: nothing to report."""
         # `dist_autograd.backward(ctx, ...)` writes gradients into a per-iteration context, never into `.grad`.
-        backwards = _method_calls(loop, "backward")
+        scan = self._scan(loop)
+        backwards = scan.backwards
         # Only a call on a plain name with a context argument can be distributed: read the imports only then.
         if any(isinstance(c.func.value, ast.Name) and len(c.args) >= 2 for c in backwards) and report.tree is not None:
             distributed = _distributed_names(report.tree)
@@ -208,8 +231,8 @@ class MissingZeroGrad(Rule):
             return None
         # The optimizer must outlive the iteration: one built inside the loop (assigned, or bound by a `with`
         # such as a meta-learning inner optimizer) is a fresh optimizer each time.
-        built_inside = _bound_inside(loop)
-        steps = [c for c in _method_calls(loop, "step") if isinstance(c.func.value, (ast.Name, ast.Attribute))
+        built_inside = scan.bound
+        steps = [c for c in scan.steps if isinstance(c.func.value, (ast.Name, ast.Attribute))
                  and not (isinstance(c.func.value, ast.Name) and c.func.value.id in built_inside)
                  and "sched" not in ast.unparse(c.func.value).lower()]
         if not steps:
@@ -226,6 +249,6 @@ class MissingZeroGrad(Rule):
                         found.setdefault(n.name, n)
                 hit = self._defs[id(tree)] = (tree, found)
             defs = hit[1]
-        if _zeroes(loop, defs) is False:
+        if _zeroes(scan, defs, self._scan) is False:
             return None, min(backwards, key=lambda c: (c.lineno, c.col_offset))
-        return _unzeroed_optimizer(loop, steps, backwards, defs)
+        return _unzeroed_optimizer(scan, steps, backwards, defs, self._scan)
