@@ -86,6 +86,42 @@ print(mae.total.grad_fn is not None)
 """
 
 
+TAGGER = """\
+import torch
+import torch.nn as nn
+
+
+class Tagger(nn.Module):
+    def __init__(self, batch_size):
+        super().__init__()
+        self.lstm = nn.LSTM(3, 4, batch_first=True)
+        self.linear = nn.Linear(4, 1)
+        self.hidden = (torch.zeros(1, batch_size, 4), torch.zeros(1, batch_size, 4))
+
+    def forward(self, x):
+        out, self.hidden = self.lstm(x, self.hidden)
+        return self.linear(out[:, -1, :])
+"""
+
+TAGGER_VALID = TAGGER.replace(
+    "        out, self.hidden = self.lstm(x, self.hidden)\n",
+    "        out, hidden = self.lstm(x, self.hidden)\n        self.hidden = tuple(h.detach() for h in hidden)\n")
+
+TRAIN_TAGGER = """\
+import torch
+
+from tagger import Tagger
+
+model = Tagger(2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(3):
+    opt.zero_grad()
+    loss = model(torch.randn(2, 5, 3)).pow(2).mean()
+    loss.backward()
+    opt.step()
+"""
+
+
 def project(tmp_path: pathlib.Path, **files: str) -> pathlib.Path:
     for name, text in files.items():
         (tmp_path / f"{name}.py").write_text(text, encoding="utf-8")
@@ -152,6 +188,31 @@ def test_analysis_api_reports_the_other_file_with_a_workspace(tmp_path):
     assert [f for f in analyze_source(TRAIN, path).findings if f.code == "GS402"] == []
 
 
+def test_lstm_state_kept_on_the_module_is_reported_once_where_it_is_stored(tmp_path):
+    # The `(h, c)` tuple stored on `self` keeps each tensor's graph; the training script's analysis follows it
+    # into the next step (GS402), and the module file alone is recognised by its shape (GS413). Checked together,
+    # the line gets one finding: GS402, which names the backward that frees the graph.
+    folder = project(tmp_path, tagger=TAGGER, train=TRAIN_TAGGER)
+    found = [f for f in check(folder, ".") if f["severity"] in ("warning", "error")]
+    assert [(f["path"], f["line"], f["code"]) for f in found] == [("tagger.py", 13, "GS402")], found
+    assert ("train.py", 10) in {(r["path"], r["line"]) for r in found[0]["related"]}
+    alone = [f for f in check(folder, "tagger.py") if f["severity"] in ("warning", "error")]
+    assert [(f["path"], f["line"], f["code"]) for f in alone] == [("tagger.py", 13, "GS413")], alone
+    valid = project(tmp_path, tagger=TAGGER_VALID, train=TRAIN_TAGGER)
+    assert [f for f in check(valid, ".") if f["severity"] in ("warning", "error")] == []
+
+
+def test_drop_restated_keeps_the_finding_with_evidence():
+    from gradsight.findings import Finding, Severity, drop_restated
+
+    def finding(code: str, line: int) -> Finding:
+        return Finding(path="m.py", line=line, column=9, end_line=line, end_column=20, code=code, name=code,
+                       severity=Severity.WARNING, message="m")
+
+    kept = drop_restated([finding("GS413", 13), finding("GS402", 13), finding("GS413", 20)])
+    assert [(f.code, f.line) for f in kept] == [("GS402", 13), ("GS413", 20)]
+
+
 def run(folder: pathlib.Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "train.py"], cwd=folder, capture_output=True, text=True,
                           env=dict(os.environ, PYTHONPATH=""), timeout=300)
@@ -168,3 +229,9 @@ def test_the_examples_behave_as_claimed_under_torch(tmp_path):
     assert good.returncode == 0, good.stderr
     metric = run(project(tmp_path / "metric", metrics=METRICS, train=TRAIN_METRIC))
     assert metric.returncode == 0 and metric.stdout.strip() == "True"  # the metric's total carries a graph
+    for name in ("tagger_bad", "tagger_good"):
+        (tmp_path / name).mkdir()
+    bad = run(project(tmp_path / "tagger_bad", tagger=TAGGER, train=TRAIN_TAGGER))
+    assert bad.returncode != 0 and "Trying to backward through the graph a second time" in bad.stderr
+    good = run(project(tmp_path / "tagger_good", tagger=TAGGER_VALID, train=TRAIN_TAGGER))
+    assert good.returncode == 0, good.stderr

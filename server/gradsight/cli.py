@@ -27,7 +27,7 @@ from typing import Iterable, Sequence
 
 from . import __version__
 from .config import Config, find_pyproject, load_pyproject
-from .findings import Finding, Severity, sort_key
+from .findings import Finding, Severity, drop_restated, sort_key
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -407,7 +407,7 @@ def regroup(results: list) -> list:
                 by_path[f.path] = (pathlib.Path(f.path), [], [])
                 order.append(f.path)
             by_path[f.path][1].append(f)
-    return [(by_path[p][0], sorted(by_path[p][1], key=sort_key), by_path[p][2]) for p in order]
+    return [(by_path[p][0], sorted(drop_restated(by_path[p][1]), key=sort_key), by_path[p][2]) for p in order]
 
 
 def _shown_path(path: str, relative: bool) -> str:

@@ -138,3 +138,16 @@ class Finding:
 
 def sort_key(f: Finding) -> tuple:
     return (f.path, f.line, f.column, f.code)
+
+
+# A finding that only restates what another rule says, with its evidence, on the same line: the pair (restating
+# code, the code whose finding makes it redundant). GS413 reasons from a module class alone; when a training
+# loop's analysis followed the state through a real carry, GS402 stands on the same statement with the backward
+# that frees the graph and the call that reuses it.
+RESTATED_BY = {"GS413": "GS402"}
+
+
+def drop_restated(findings: list) -> list:
+    """`findings` (of one file) without those another finding on the same line restates (`RESTATED_BY`)."""
+    present = {(f.line, f.code) for f in findings}
+    return [f for f in findings if (f.line, RESTATED_BY.get(f.code)) not in present]

@@ -12,7 +12,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 from lsprotocol import types  # noqa: E402
 
 from lsp_helpers import capabilities, lsp, write  # noqa: E402
-from test_findings_elsewhere import CENTER, TRAIN  # noqa: E402
+from test_findings_elsewhere import CENTER, TAGGER, TRAIN, TRAIN_TAGGER  # noqa: E402
 
 
 def codes(diags) -> list[tuple[int, str]]:
@@ -63,3 +63,22 @@ async def test_pull_client_gets_it_when_it_pulls_the_other_file(ws):
 
         assert (13, "GS402") not in await pull(train_uri)
         assert (13, "GS402") in await pull(center_uri)
+
+
+async def test_module_file_shows_one_finding_when_the_training_script_is_open(ws):
+    # tagger.py alone: GS413 (its shape). With train.py open too, train.py's analysis puts GS402 on the same
+    # statement, which restates it with evidence: the editor shows GS402 only, and GS413 again once train.py
+    # is closed.
+    _, tagger_uri = write(ws, "tagger.py", TAGGER)
+    _, train_uri = write(ws, "train.py", TRAIN_TAGGER)
+    async with lsp(ws, caps=capabilities("neovim", pull=False), stub=False) as client:
+        client.open(tagger_uri, TAGGER)
+        await client.wait_for(lambda: (13, "GS413") in codes(client.diagnostics.get(tagger_uri, [])),
+                              timeout=30, what="GS413 in tagger.py")
+        client.open(train_uri, TRAIN_TAGGER)
+        await client.wait_for(lambda: [c for c in codes(client.diagnostics.get(tagger_uri, [])) if c[0] == 13]
+                              == [(13, "GS402")], timeout=30, what="only GS402 at tagger.py line 13")
+        client.text_document_did_close(types.DidCloseTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=train_uri)))
+        await client.wait_for(lambda: [c for c in codes(client.diagnostics.get(tagger_uri, [])) if c[0] == 13]
+                              == [(13, "GS413")], timeout=30, what="GS413 back after closing train.py")

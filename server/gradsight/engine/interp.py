@@ -52,7 +52,7 @@ from .interp_stmts import StatementsMixin
 from .interp_util import (MAX_CALL_DEPTH, MAX_FACTS, MAX_LOOP_ITERS, MAX_LOOP_NESTING, MAX_PCUT, LoopCtx, ModuleScope,
                           _cap, _sets_grads, const_bool, describe, key_of, kwarg)
 from .state import State
-from .values import CREATED_WITHOUT_GRAD, ONLY_FROM_NO_GRAD, Fact, TensorVal, Tri, Value
+from .values import CREATED_WITHOUT_GRAD, ONLY_FROM_NO_GRAD, Fact, NameOf, ParentOf, TensorVal, Trained, Tri, Value
 
 
 # Re-exported: the driver and the tests import these from here.
@@ -177,29 +177,29 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin, OpsMixin, Objec
     root_path: str = ""
 
     # Which modules an optimizer trains, which module ran which, and their names are kept in
-    # `optimized_modules` under keys no reference can have: the driver scopes that table per analysed unit
-    # (module-level code, then each function with module-level code's entries) and caches it with them.
+    # `optimized_modules` beside the optimizers' owners, under typed keys (`Trained`, `ParentOf`, `NameOf`; an
+    # owner is a reference key, a `str`): the driver scopes that table per analysed unit (module-level code, then
+    # each function with module-level code's entries) and caches it with them.
     def note_trained(self, sites) -> None:
         for site in sites:
-            self.optimized_modules.setdefault(f"\0trained\0{site!r}", None)
+            self.optimized_modules.setdefault(Trained(site), None)
 
     def note_parent(self, sub, parent) -> None:
-        self.optimized_modules.setdefault(f"\0parent\0{sub!r}\0{parent!r}", parent)
+        self.optimized_modules.setdefault(ParentOf(sub, parent), parent)
 
     def module_name(self, site) -> Optional[str]:
-        return self.optimized_modules.get(f"\0name\0{site!r}")
+        return self.optimized_modules.get(NameOf(site))
 
     def is_trained(self, site) -> bool:
         seen, todo = set(), [site]
         while todo and len(seen) < 64:
             s = todo.pop()
-            if f"\0trained\0{s!r}" in self.optimized_modules:
+            if Trained(s) in self.optimized_modules:
                 return True
             if s in seen:
                 continue
             seen.add(s)
-            prefix = f"\0parent\0{s!r}\0"
-            todo.extend(v for k, v in self.optimized_modules.items() if k.startswith(prefix))
+            todo.extend(k.parent for k in self.optimized_modules if type(k) is ParentOf and k.sub == s)
         return False
 
     def cut_params(self, val: TensorVal, node: ast.AST, text: str) -> frozenset:

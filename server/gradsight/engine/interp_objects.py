@@ -13,7 +13,7 @@ from .interp_util import (BUILTINS, MAX_CALL_DEPTH, _class_methods, _constant_de
                           with_carried)
 from .state import State
 from .values import (GRAD_MODE_OFF, ONLY_FROM_NO_GRAD, UNKNOWN, ClassInfo, FuncVal, ModuleVal, ObjectVal, ParamsVal,
-                     PyVal, SeqVal, TensorVal, Tri, Value, join_values)
+                     NameOf, PyVal, SeqVal, TensorVal, Tri, Value, join_values)
 
 
 class ObjectsMixin:
@@ -71,8 +71,7 @@ class ObjectsMixin:
         site = _msite(mod)
         if site is None or mod.has_params is Tri.NO:
             return result
-        self.optimized_modules.setdefault(f"\0name\0{site!r}",
-                                          self.seg(node.func if isinstance(node, ast.Call) else node))
+        self.optimized_modules.setdefault(NameOf(site), self.seg(node.func if isinstance(node, ast.Call) else node))
 
         def tag(val: TensorVal) -> TensorVal:
             # Parameters of a sub-module (or the module's own) were saved by this call: so were `mod`'s.

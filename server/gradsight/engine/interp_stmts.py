@@ -623,12 +623,24 @@ class StatementsMixin:
                 state.env[base_key] = replace(obj, changed=obj.changed | {target.attr})
         self.fresh_storage(value, state, stmt)
         if isinstance(target, ast.Attribute) and self.self_names and self.self_names[-1] is not None \
-                and key.startswith(self.self_names[-1] + ".") and isinstance(value, TensorVal) \
-                and value.rg is not Tri.NO and value.leaf is not Tri.YES and value.stored is None:
-            # A graph kept on the object outlives this call: a later call's backward can reach it.
-            value = value.with_(stored=self.fact(stmt, f"`{self.seg(target)}` keeps this graph on the object"))
+                and key.startswith(self.self_names[-1] + "."):
+            # A graph kept on the object outlives this call: a later call's backward can reach it. A tuple of
+            # tensors (an LSTM's `(h, c)` state) keeps each one's graph.
+            value = self._kept_on_object(value, target, stmt)
         state.set(key, value)
         self.record(target, value)
+
+    def _kept_on_object(self, value: Value, target: ast.AST, stmt: ast.AST, fact=None) -> Value:
+        """`value` with `stored` set on every tensor with a graph in it (itself, or the items of a tuple)."""
+        def graph(v) -> bool:
+            return isinstance(v, TensorVal) and v.rg is not Tri.NO and v.leaf is not Tri.YES and v.stored is None
+
+        if graph(value):
+            return value.with_(stored=fact or self.fact(stmt, f"`{self.seg(target)}` keeps this graph on the object"))
+        if isinstance(value, SeqVal) and not value.homog and any(graph(v) for v in value.items):
+            fact = fact or self.fact(stmt, f"`{self.seg(target)}` keeps this graph on the object")
+            return SeqVal(tuple(self._kept_on_object(v, target, stmt, fact) for v in value.items))
+        return value
 
     def set_requires_grad_attr(self, target: ast.Attribute, base: TensorVal, value: Value, state: State, stmt) -> None:
         flag = const_bool(getattr(stmt, "value", None)) if isinstance(stmt, ast.Assign) else None
@@ -651,7 +663,8 @@ class StatementsMixin:
         owner = next((k for k in frame if key.startswith((k + ".", k + "["))), None)
         where = frame.get(owner) if owner is not None else None
         if owner is None:
-            owner = next((k for k in self.optimized_modules if key.startswith((k + ".", k + "["))), None)
+            owner = next((k for k in self.optimized_modules if type(k) is str and key.startswith((k + ".", k + "["))),
+                         None)
             where = self.optimized_modules.get(owner) if owner is not None else None
         if reads_grad or (owner is not None and isinstance(new, ModuleVal)):
             next_use = self.next_use_after(key, stmt) if reads_grad and self.reporting else None

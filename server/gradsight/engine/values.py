@@ -176,6 +176,17 @@ class TensorVal(Value):
     def __hash__(self) -> int:
         return _cached_hash(self)
 
+    def __eq__(self, other: object) -> bool:
+        # Loop fixpoints compare whole states each round: identity and the cached hashes settle most comparisons
+        # without walking the fact chains field by field.
+        if self is other:
+            return True
+        if other.__class__ is not TensorVal:
+            return NotImplemented
+        if _cached_hash(self) != _cached_hash(other):
+            return False
+        return all(getattr(self, f) == getattr(other, f) for f in _TENSOR_FIELDS)
+
 
 @dataclass(frozen=True)
 class PyVal(Value):
@@ -393,3 +404,28 @@ class ParamReach(tuple):
         if isinstance(other, ParamCut):
             return other[3] == self[1]
         return tuple.__eq__(self, other)
+
+
+# Keys of `Interpreter.optimized_modules` beside the optimizers' owners (reference keys, `str`).
+# Frozen dataclasses, not tuples: keys of different kinds never compare equal (a `Trained(site)` is not a
+# `NameOf(site)`), and none equals a reference key (a `str`).
+@dataclass(frozen=True)
+class Trained:
+    """Key of `optimized_modules`: an optimizer took the parameters of the module made at `site`."""
+    site: Any
+
+
+@dataclass(frozen=True)
+class ParentOf:
+    """Key of `optimized_modules`: the module made at `sub` ran inside the module made at `parent`."""
+    sub: Any
+    parent: Any
+
+
+@dataclass(frozen=True)
+class NameOf:
+    """Key of `optimized_modules`: how the code names the module made at `site` (its value)."""
+    site: Any
+
+
+_TENSOR_FIELDS = tuple(f.name for f in fields(TensorVal))

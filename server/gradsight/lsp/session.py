@@ -41,7 +41,7 @@ from pygls.capabilities import get_capability
 
 if TYPE_CHECKING:  # the engine is imported after `initialize` is answered (see `warm_up`)
     from ..engine import Analysis, StateFact
-from ..findings import Applicability, Finding, sort_key
+from ..findings import Applicability, Finding, drop_restated, sort_key
 from . import actions, convert
 from .documents import (
     EngineWorkspaces,
@@ -613,6 +613,7 @@ class Session:
                     if (f.line, f.column, f.code) not in seen and f.end_line <= last:
                         seen.add((f.line, f.column, f.code))
                         own.append(dataclasses.replace(f, path=snapshot.path))
+            own = drop_restated(own)
             own.sort(key=sort_key)
         trace = self._traces.get(snapshot.key)
         if trace is None or trace.version != snapshot.version:

@@ -116,7 +116,8 @@ class BackwardThroughFreedGraph(Rule):
             # is what to change, so the finding goes there, with this file's backward as the failing line.
             line, col, _, _ = report.source.span(event.node)
             if report.add_in(self, stored,
-                             "This keeps a graph on the object across steps, so the next step's backward raises.",
+                             "This keeps a graph on the object across steps, so the next step's backward "
+                             "raises; keep it detached (`.detach()`) or reset it each step.",
                              severity=Severity.WARNING,
                              related=[freed, Fact(line, col, f"the kept graph is used again here; the backward "
                                                              f"raises {_MSG}")]):
@@ -136,7 +137,7 @@ class BackwardThroughFreedGraph(Rule):
             line, col, _, _ = report.source.span(event.node)
             report.add(self, event.node,
                        msg("This keeps a graph on the object; the next backward through it (after line ", freed.line,
-                           "'s) raises."),
+                           "'s) raises. Keep it detached (`.detach()`) or reset it each step."),
                        severity=Severity.WARNING,
                        related=[freed, Fact(line, col, f"the kept graph is used again here; the backward raises {_MSG}")],
                        span=(stored.line, start, stored.line, len(text) + 1))

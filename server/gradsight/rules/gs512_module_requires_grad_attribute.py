@@ -25,7 +25,9 @@ class ModuleRequiresGradAttribute(Rule):
     summary = "`module.requires_grad = False` sets a plain attribute on the module and freezes nothing."
     events = (FileEvent,)
     what_it_does = ("Flags an assignment to `.requires_grad` on an `nn.Module` (a name or attribute bound to an "
-                    "`nn.*` layer or to an instance of a local `nn.Module` subclass, or `self` inside one).")
+                    "`nn.*` layer or to an instance of a local `nn.Module` subclass, or `self` inside one), or on an "
+                    "attribute the file also calls (`self.bert_model(...)`): a tensor is not callable, so whatever "
+                    "made it, it is a module (or another object) whose parameters the assignment does not touch.")
     why_bad = ("`requires_grad` is a property of tensors, not of modules. On a module the assignment only "
                "stores a new Python attribute: every parameter still requires grad, backward still computes "
                "their gradients and the optimizer keeps updating the layer you meant to freeze. Nothing raises.")
@@ -50,6 +52,10 @@ class ModuleRequiresGradAttribute(Rule):
         Valid("import torch\nimport torch.nn as nn\n\n\nclass Frozen(nn.Module):\n    def __init__(self, train):\n"
               "        super().__init__()\n        self.lin = nn.Linear(2, 2)\n        self.requires_grad = train\n"
               "        self.lin.requires_grad_(self.requires_grad)\n\n\nf = Frozen(False)\n"),
+        # A tensor attribute: `.requires_grad` is the real flag there.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Scale(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.w = torch.ones(2)\n        self.w.requires_grad = True\n\n"
+              "    def forward(self, x):\n        return x * self.w\n\n\nout = Scale()(torch.ones(2))\n"),
         # A constructor storing its argument keeps a setting (speechbrain's Fbank), acted on elsewhere.
         Valid("import torch\nimport torch.nn as nn\n\n\nclass Fbank(nn.Module):\n    def __init__(self, requires_grad=False):\n"
               "        super().__init__()\n        self.requires_grad = requires_grad\n"
@@ -71,6 +77,14 @@ class ModuleRequiresGradAttribute(Rule):
                 runtime="silent: n_trainable == 4"),
         Invalid(_net + "net.requires_grad = False\nn_trainable = sum(p.requires_grad for p in net.parameters())\n",
                 line=16, runtime="silent: n_trainable == 4"),
+        # allennlp's BertForClassification had this shape: the module is handed in, so only its use shows it is one.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Classifier(nn.Module):\n"
+                "    def __init__(self, encoder, trainable=False):\n        super().__init__()\n"
+                "        self.encoder = encoder\n        self.encoder.requires_grad = trainable\n"
+                "        self.head = nn.Linear(4, 1)\n\n    def forward(self, x):\n"
+                "        return self.head(self.encoder(x))\n\n\nclf = Classifier(nn.Linear(4, 4))\n"
+                "n_trainable = sum(p.requires_grad for p in clf.encoder.parameters())\n", line=9,
+                runtime="silent: n_trainable == 2"),
     )
 
     def check(self, event: FileEvent, report) -> None:
@@ -78,6 +92,10 @@ class ModuleRequiresGradAttribute(Rule):
         if "requires_grad" not in q.attr_stores:
             return  # nothing assigns `.requires_grad` (one pass; this rule runs on every keystroke)
         modules = self._module_spellings(q)
+        # Evidence from use: something the file calls (`self.bert_model(input_ids)`) is not a tensor (tensors are
+        # not callable); with `.requires_grad = ...` set on it, it is a module whatever made it (a pretrained model
+        # handed in, `model.pooler` of a library model).
+        modules |= {_spelling(n.func) for n in q.calls() if isinstance(n.func, ast.Attribute)} - {None}
         read_back = {_spelling(n.value) for n in q.nodes() if isinstance(n, ast.Attribute)
                      and n.attr == "requires_grad" and isinstance(n.ctx, ast.Load)}
         for node in q.nodes():
@@ -94,8 +112,10 @@ class ModuleRequiresGradAttribute(Rule):
                 in_module = owner == "self" and isinstance(node.value, ast.Constant) \
                     and self._inside_module_class(q, node)
                 if in_module or owner in modules or self._attr_of_module(owner, modules):
+                    flag = report.source.segment(node.value)
+                    flag = flag if flag and len(flag) <= 30 and "\n" not in flag else "False"
                     report.add(self, node, f"`{owner}` is a module: `.requires_grad = ...` freezes none of its "
-                                           f"parameters; use `{owner}.requires_grad_(False)`.")
+                                           f"parameters; use `{owner}.requires_grad_({flag})`.")
 
     @staticmethod
     def _module_spellings(q) -> set:
