@@ -287,7 +287,8 @@ def doc_section(rows: list[dict], meta: dict, first: dict | None, cases: list[di
            "GitHub threads about such fixes pointed to seven training repositories. Each candidate's diff was",
            "read; fixes for dtype, device or API changes were left out, and so were cases whose code already",
            "made the fix unnecessary (one such case, found later, is listed under `removed` in the manifest).",
-           "The cases were chosen before gradsight was run on them, and the engine has not been changed for them.",
+           "The cases were chosen before gradsight was run on them; the first-try line below is the engine before any "
+           "change made for them, and later runs say what was changed for which case (after the section).",
            "",
            "Scoring: a case is **found** when a warning or error stands on one of its fixed lines of the buggy",
            "file (exact line; where the fix only inserts a statement, the statements just before and after the",
