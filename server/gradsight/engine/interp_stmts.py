@@ -600,6 +600,9 @@ class StatementsMixin:
             if key:
                 if isinstance(base, ModuleVal):
                     self.check_reassign(key, state.get(key), value, state, stmt)
+                if self.self_names and self.self_names[-1] is not None \
+                        and key.startswith(self.self_names[-1] + "."):
+                    value = self._kept_on_object(value, target, stmt)  # `self.state["h"] = h`: kept on the object
                 state.set(key, value)
             return
         if isinstance(target, ast.Attribute) and target.attr in REQUIRES_GRAD_SPELLINGS:

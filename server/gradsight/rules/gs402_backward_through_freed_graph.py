@@ -46,6 +46,7 @@ class BackwardThroughFreedGraph(Rule):
                   "which parameters receive gradients, so review it.")
     references = ("https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html",)
     valid = (
+        Valid('import torch\nimport torch.nn as nn\n\n\nclass Cell(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n        self.state = {"h": torch.zeros(2, 4)}\n\n    def forward(self, x):\n        h = torch.tanh(self.fc(x) + self.state["h"])\n        self.state["h"] = h.detach()\n        return h\n\n\nmodel = Cell()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor step in range(3):\n    opt.zero_grad()\n    loss = model(torch.randn(2, 4)).pow(2).mean()\n    loss.backward()\n    opt.step()\n'),
         # Truncated BPTT through a helper that detaches the carried state (recursively over a tuple).
         Valid("import torch\nimport torch.nn as nn\n\n\ndef cut(state):\n    return tuple(s.detach() for s in state)\n\n\n"
               "rnn = nn.LSTM(2, 3)\nstate = (torch.zeros(1, 1, 3), torch.zeros(1, 1, 3))\nfor _ in range(3):\n"
@@ -57,6 +58,9 @@ class BackwardThroughFreedGraph(Rule):
               "loss.backward(retain_graph=True)\nloss.backward()\n"),
     )
     invalid = (
+        # Recurrent state kept in a dict attribute of the module (`self.state["h"] = h`): the statement to change
+        # is that store, not the training loop's call of the model.
+        Invalid('import torch\nimport torch.nn as nn\n\n\nclass Cell(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n        self.state = {"h": torch.zeros(2, 4)}\n\n    def forward(self, x):\n        h = torch.tanh(self.fc(x) + self.state["h"])\n        self.state["h"] = h\n        return h\n\n\nmodel = Cell()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor step in range(3):\n    opt.zero_grad()\n    loss = model(torch.randn(2, 4)).pow(2).mean()\n    loss.backward()\n    opt.step()\n', line=13, runtime="raises: backward through the graph a second time", also=(21, 22)),
         # A graph cached on a module in forward: the second call's backward goes through the first one's graph.
         Invalid("import torch\nimport torch.nn as nn\n\n\nclass Lut(nn.Module):\n    def __init__(self):\n"
                 "        super().__init__()\n        self.w = nn.Parameter(torch.randn(4))\n        self.cached = None\n\n"
@@ -141,6 +145,17 @@ class BackwardThroughFreedGraph(Rule):
                        severity=Severity.WARNING,
                        related=[freed, Fact(line, col, f"the kept graph is used again here; the backward raises {_MSG}")],
                        span=(stored.line, start, stored.line, len(text) + 1))
+            return
+        if isinstance(event.arg, ast.Call):
+            # The graph comes out of a call (state a module or helper keeps across calls, in a form gradsight does
+            # not follow to its store): detaching the call's result would cut the model off its loss, so there is
+            # no fix to offer here, only where the state is kept.
+            report.add(self, event.node,
+                       msg(f"`{event.expr}` returns a tensor built on the previous iteration's graph (state kept "
+                           "across calls), which the backward at line ", freed.line,
+                           f" frees; the next iteration's backward raises {_MSG}. Detach that state where it is "
+                           "stored."),
+                       severity=Severity.WARNING, related=[freed], span=report.source.span(event.arg))
             return
         if event.is_tuple:
             detached = f"tuple(t.detach() for t in {event.expr})"
