@@ -170,9 +170,15 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin, OpsMixin, Objec
         if self.reporting and self.scope.path == self.root_path:
             self.emit_cb(event)
 
-    def fact(self, node: ast.AST, text: str, parent: Optional[Fact] = None, kind: str = "") -> Fact:
+    def fact(self, node: ast.AST, kind: str, parent: Optional[Fact] = None, **args) -> Fact:
+        """A fact of `kind` (a key of `words.FACT_WORDS`) at `node`, with its structured arguments."""
         line, col, _, _ = self.src.span(node)
-        return Fact(line, col, text, parent, None if self.scope.path == self.root_path else self.scope.path, kind)
+        return Fact(line, col, kind, tuple(args.items()), parent,
+                    None if self.scope.path == self.root_path else self.scope.path)
+
+    def expr_fact(self, node: ast.AST, kind: str = "expr", parent: Optional[Fact] = None) -> Fact:
+        """A fact about the expression `node` as written (`expr`: its source text, shortened)."""
+        return self.fact(node, kind, parent, expr=self.seg(node))
 
     root_path: str = ""
 
@@ -202,11 +208,11 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin, OpsMixin, Objec
             todo.extend(k.parent for k in self.optimized_modules if type(k) is ParentOf and k.sub == s)
         return False
 
-    def cut_params(self, val: TensorVal, node: ast.AST, text: str) -> frozenset:
-        """The `pcut` of what a cut (`.detach()`, `.data`, `.numpy()`, ...) of `val` returns."""
+    def cut_params(self, val: TensorVal, node: ast.AST) -> frozenset:
+        """The `pcut` of what a cut (`.detach()`, `.data`, `.numpy()`, ...) at `node` of `val` returns."""
         out = val.pcut
         if val.rg is not Tri.NO and val.psrc and len(out) < MAX_PCUT:
-            fact = self.fact(node, text)
+            fact = self.expr_fact(node)
             out = out | {(s, self.site(node), fact) for s in val.psrc}
         return _cap(out)
 

@@ -64,7 +64,7 @@ class CallsMixin:
                 # The parameters of an object gradsight cannot see (a model from another package, a name bound to
                 # one of several classes): leaves that require grad unless something froze them. Evidence of use.
                 self.eval_args(node, state)
-                return ParamsVal(origin=self.fact(node, f"parameters of `{self.seg(func.value)}`"),
+                return ParamsVal(origin=self.fact(node, "parameters-of", expr=self.seg(func.value)),
                                  owner=key_of(func.value), evidence=True)
             if recv is UNKNOWN and func.attr == "backward":
                 args, kwargs = self.eval_args(node, state)
@@ -85,8 +85,7 @@ class CallsMixin:
             model_key = key_of(func)
             trained = self.evidence_models.get((id(self.stack[-1]) if self.stack else None, model_key))
             if trained is not None:
-                val = TensorVal(rg=Tri.YES, leaf=Tri.NO, evidence=True, psrc_partial=True, origin=self.fact(
-                    node, f"`{self.seg(node)}` runs `{model_key}`, whose parameters an optimizer trains", trained))
+                val = TensorVal(rg=Tri.YES, leaf=Tri.NO, evidence=True, psrc_partial=True, origin=self.fact(node, "runs-trained-model", trained, expr=self.seg(node), model=model_key))
         if isinstance(callee, ObjectVal):
             self.used_object(func, callee, state, "__call__")
         self.record(node, val)
@@ -130,15 +129,14 @@ class CallsMixin:
         """`opt.step()` updates the parameters of the module the optimizer was built from, in place: a graph
         that saved them and is still alive (not yet backwarded, or retained) can no longer be backwarded."""
         sites = opt.module_sites
-        what = f"`{self.seg(node)}` updated " + (f"the parameters of `{opt.owner}`" if opt.owner else "its parameters") \
-            + " in place"
+        what = dict(expr=self.seg(node), owner=opt.owner) if opt.owner else dict(expr=self.seg(node))
         fact = None
 
         def mark(val: TensorVal) -> TensorVal:
             nonlocal fact
             if val.rg is Tri.NO or val.freed is not None or val.stepped is not None or not sites & val.psaved:
                 return val
-            fact = fact or self.fact(node, what)
+            fact = fact or self.fact(node, "stepped-params-of" if opt.owner else "stepped-params", **what)
             return val.with_(stepped=fact)
 
         for key, val in list(state.env.items()):
@@ -215,7 +213,7 @@ class CallsMixin:
             # A whole pickled model (what a call on the result shows it is): a module whose parameters require
             # grad unless something froze them. Evidence from use, so findings built on it are warnings.
             return ModuleVal("torch.load", has_params=Tri.YES, evidence=True,
-                             origin=self.fact(node, f"a model loaded by `{self.seg(node)}`"))
+                             origin=self.expr_fact(node, "loaded-model"))
         if qual in db.BACKWARD_FUNCS:
             target_node, target = args[0] if args else kwargs.get("outputs", kwargs.get("tensors", (None, UNKNOWN)))
             inputs: list = []
@@ -237,8 +235,7 @@ class CallsMixin:
         if qual in db.NUMPY_FUNCS:
             if args and isinstance(args[0][1], TensorVal):
                 self.emit(NumpyEvent(node, args[0][1], self.seg(args[0][0]), qual, insert_at=None))
-                return PyVal(cut=self.fact(node, f"`{self.seg(node)}` copied the values into NumPy"),
-                             pcut=self.cut_params(args[0][1], node, f"`{self.seg(node)}`"))
+                return PyVal(cut=self.expr_fact(node, "copied-to-numpy"), pcut=self.cut_params(args[0][1], node))
             return PyVal(cut=next((v.cut for _, v in args if isinstance(v, PyVal) and v.cut), None),
                          pcut=_pcut_of(v for _, v in args))
         if qual.startswith("numpy.") or qual.startswith("math."):
@@ -248,8 +245,7 @@ class CallsMixin:
                 # NumPy functions convert tensor arguments with __array__, which is `.numpy()`.
                 n, v = tensor_args[0]
                 self.emit(NumpyEvent(node, v, self.seg(n), qual, insert_at=n if isinstance(n, (ast.Name, ast.Attribute)) else None))
-                return PyVal(cut=self.fact(node, f"`{self.seg(node)}` converted the tensor to NumPy"),
-                             pcut=self.cut_params(v, node, f"`{self.seg(node)}`"))
+                return PyVal(cut=self.expr_fact(node, "converted-to-numpy"), pcut=self.cut_params(v, node))
             if tensor_args:
                 return UNKNOWN
             return PyVal(cut=cut, pcut=_pcut_of(v for _, v in args))
@@ -267,21 +263,20 @@ class CallsMixin:
                     model_key = key_of(first.func.value)
                     if model_key is not None:
                         frame = id(self.stack[-1]) if self.stack else None
-                        self.evidence_models.setdefault((frame, model_key), self.fact(
-                            node, f"`{short}` trains the parameters of `{model_key}`"))
+                        self.evidence_models.setdefault((frame, model_key), self.fact(node, "optimizer-trains", op=short, model=model_key))
                 if isinstance(args[0][1], ParamsVal):
                     module_sites = args[0][1].module_sites
                     self.note_trained(module_sites)
                 if isinstance(args[0][1], ParamsVal) and args[0][1].owner:
                     owner = args[0][1].owner
-                    fact = self.fact(node, f"`{short}` took the parameters of `{owner}`")
+                    fact = self.fact(node, "optimizer-took", op=short, owner=owner)
                     if self.frame_optimized:
                         # Inside a function: `owner` names a local of this call only (`self` in a method called
                         # from elsewhere is not the `self` of another method).
                         self.frame_optimized[-1][owner] = fact
                     else:
                         self.optimized_modules[owner] = fact
-            return OptimizerVal(origin=self.fact(node, f"optimizer `{short}`"), owner=owner, module_sites=module_sites)
+            return OptimizerVal(origin=self.fact(node, "optimizer", op=short), owner=owner, module_sites=module_sites)
         if qual == "torch.nn.Parameter" or qual == "torch.nn.parameter.Parameter":
             rg = Tri.YES
             if len(args) > 1 or "requires_grad" in kwargs:
@@ -331,9 +326,9 @@ class CallsMixin:
         args, kwargs = self.eval_args(node, state)
         if name in ("float", "int", "bool", "complex") and args and isinstance(args[0][1], TensorVal):
             t = args[0][1]
-            return PyVal(cut=self.fact(node, f"`{name}()` turned `{self.seg(args[0][0])}` into a Python number",
-                                       t.origin if t.rg is Tri.YES else None),
-                         pcut=self.cut_params(t, node, f"`{self.seg(node)}`"))
+            return PyVal(cut=self.fact(node, "to-python-number", t.origin if t.rg is Tri.YES else None, fn=name,
+                                       expr=self.seg(args[0][0])),
+                         pcut=self.cut_params(t, node))
         if name in ("list", "tuple") and args and isinstance(args[0][1], TensorVal):
             return UNKNOWN
         if name in ("list", "tuple") and len(args) == 1 and isinstance(args[0][1], ParamsVal):
@@ -413,9 +408,8 @@ class CallsMixin:
                 if src.rg is Tri.YES and state.grad is not Tri.NO:
                     self.emit(GraphCutEvent(node, src, self.seg(src_node), f"torch.{name}"))
                 if src.rg is not Tri.NO and rg is Tri.NO and state.grad is not Tri.NO:
-                    result = result.with_(nograd=self.fact(
-                        node, f"`torch.{name}({self.seg(src_node)})` copies the values without their history",
-                        src.origin), pcut=self.cut_params(src, node, f"`{self.seg(node)}`"))
+                    result = result.with_(nograd=self.fact(node, "copied-without-history", src.origin, fn=name, expr=self.seg(src_node)),
+                        pcut=self.cut_params(src, node))
                 return result
             if isinstance(src, SeqVal):
                 inner = flat_tensors([(src_node, src)])
@@ -429,7 +423,7 @@ class CallsMixin:
                 self.emit(FactoryEvent(node, TensorVal(nograd=src.cut), "rewrap", rg, state.grad, state.inference))
             if isinstance(src, PyVal) and src.cut is not None and rg is Tri.NO:
                 return self.new_leaf(node, rg, is_int=is_int, label=f"torch.{name}()", name_hint=None).with_(
-                    nograd=self.fact(node, f"rebuilt by `torch.{name}()` from values that left autograd", src.cut),
+                    nograd=self.fact(node, "rebuilt-from-cut", src.cut, fn=name),
                     pcut=src.pcut)
             if isinstance(src, PyVal) and is_int is Tri.MAYBE:
                 is_int = _literal_dtype(src_node)
@@ -445,7 +439,7 @@ class CallsMixin:
 
     def new_leaf(self, node: ast.AST, rg: Tri, *, param: bool = False, shape=None, is_int: Tri = Tri.MAYBE,
                  label: str, name_hint, inference: bool = False) -> TensorVal:
-        origin = self.fact(node, f"created by `{label}`" + (" with requires_grad=True" if rg is Tri.YES and not param else ""))
+        origin = self.fact(node, "created-by-requires-grad" if rg is Tri.YES and not param else "created-by", label=label)
         sources: frozenset = frozenset()
         nograd = None
         if rg is Tri.YES and not param:
@@ -453,14 +447,13 @@ class CallsMixin:
             sources = frozenset({site})
             self.grad_leaves.setdefault(site, (label, origin))
         if rg is Tri.NO:
-            nograd = self.fact(node, f"`{self.seg(node)}` was created without requires_grad=True",
-                               kind=CREATED_WITHOUT_GRAD)
+            nograd = self.expr_fact(node, CREATED_WITHOUT_GRAD)
         return TensorVal(rg=rg, leaf=Tri.YES, origin=origin, nograd=nograd, sources=sources, param=param,
                          inference=inference, shape=shape, is_int=is_int, storage=self.site(node))
 
     def new_module(self, qual: str, args, kwargs, node: ast.Call) -> Value:
         short = db.module_short(qual)
-        origin = self.fact(node, f"`{self.seg(node)}`")
+        origin = self.expr_fact(node)
         inplace = const_bool(kwargs.get("inplace", (None, None))[0]) is True
         if inplace and "Dropout" in short:
             p_node = args[0][0] if args else kwargs.get("p", (None, None))[0]

@@ -116,14 +116,14 @@ class ExpressionsMixin:
         if isinstance(base, TensorVal):
             if attr == "data":
                 return TensorVal(rg=Tri.NO, leaf=Tri.YES, shape=base.shape, is_int=base.is_int,
-                                 nograd=self.fact(node, "`.data` returns the values without autograd history"),
+                                 nograd=self.fact(node, "data"),
                                  origin=base.origin, saved=base.saved, is_data=True,
-                                 pcut=self.cut_params(base, node, f"`{self.seg(node)}`"))
+                                 pcut=self.cut_params(base, node))
             if attr == "grad":
                 if isinstance(getattr(self, "current_stmt", None), ast.Assign) is False or not any(
                         t is node for t in getattr(self.current_stmt, "targets", ())):
                     self.emit(GradReadEvent(node, base, self.seg(node.value)))
-                return TensorVal(rg=Tri.NO, leaf=Tri.YES, shape=base.shape, origin=self.fact(node, "a `.grad`"))
+                return TensorVal(rg=Tri.NO, leaf=Tri.YES, shape=base.shape, origin=self.fact(node, "grad-attribute"))
             if attr in ("T", "mT", "H", "mH", "real", "imag"):
                 return self.tensor_op(f"torch.Tensor.{attr}", [(node.value, base)], node, state)
             if attr in ("shape", "dtype", "device", "requires_grad", "is_leaf", "grad_fn", "ndim", "is_cuda"):
@@ -135,7 +135,7 @@ class ExpressionsMixin:
                 return sub
             if base.cls is None and attr in ("weight", "bias") and base.has_params is not Tri.NO:
                 return TensorVal(rg=base.has_params, leaf=Tri.YES, param=True, is_int=Tri.NO,
-                                 origin=self.fact(node, f"parameter `{self.seg(node)}`"),
+                                 origin=self.expr_fact(node, "parameter"),
                                  psrc=frozenset({_msite(base)}) if _msite(base) else frozenset())
             if base.cls is not None:
                 meth = self.find_method(base.cls, attr)
@@ -179,7 +179,7 @@ class ExpressionsMixin:
             val = self.tensor_op("torch.Tensor.__getitem__", [(node.value, base)], node, state)
             if isinstance(val, TensorVal) and val.view is None and _int_index(node.slice, index):
                 # `x[k]` with a Python int `k` (a loop variable over `range`) is basic indexing: a view.
-                val = val.with_(view=self.fact(node, f"a view made by `{self.seg(node)}`"), storage=base.storage)
+                val = val.with_(view=self.expr_fact(node, "view"), storage=base.storage)
             if isinstance(val, TensorVal):
                 # An item of split()/unbind()'s result is one of those views (we model the tuple as one value).
                 val = val.with_(shape=None, multiview=base.multiview or val.multiview,
@@ -255,7 +255,7 @@ class ExpressionsMixin:
         vals = [self.eval(node.left, state)] + [self.eval(c, state) for c in node.comparators]
         if any(isinstance(v, TensorVal) for v in vals):
             return TensorVal(rg=Tri.NO, leaf=Tri.YES, is_int=Tri.YES,
-                             nograd=self.fact(node, "a comparison gives a boolean tensor with no gradient"))
+                             nograd=self.fact(node, "comparison"))
         return PyVal()
 
     def expr_BoolOp(self, node, state) -> Value:

@@ -12,7 +12,7 @@ from .interp_util import (BUILTINS, MAX_CALL_DEPTH, _class_methods, _constant_de
                           _own_mutations, _pcut_of, _plain_class, const_bool, flat_tensors, key_of, map_tensors,
                           with_carried)
 from .state import State
-from .values import (GRAD_MODE_OFF, ONLY_FROM_NO_GRAD, UNKNOWN, ClassInfo, FuncVal, ModuleVal, ObjectVal, ParamsVal,
+from .values import (GRAD_MODE_OFF, ONLY_FROM_NO_GRAD, UNKNOWN, USE, ClassInfo, FuncVal, ModuleVal, ObjectVal, ParamsVal,
                      NameOf, PyVal, SeqVal, TensorVal, Tri, Value, join_values)
 
 
@@ -24,7 +24,7 @@ class ObjectsMixin:
         name = func.attr
         if name in ("parameters",):
             self.eval_args(node, state)
-            return ParamsVal(origin=self.fact(node, f"parameters of `{self.seg(func.value)}`"), owner=key_of(func.value),
+            return ParamsVal(origin=self.fact(node, "parameters-of", expr=self.seg(func.value)), owner=key_of(func.value),
                              module_sites=frozenset({_msite(recv)}) if _msite(recv) else frozenset())
         if name in ("to", "cuda", "cpu", "float", "double", "half", "train", "eval", "requires_grad_", "zero_grad",
                     "apply", "share_memory", "type"):
@@ -35,7 +35,7 @@ class ObjectsMixin:
                     flag = const_bool(node.args[0]) if node.args else True
                     new = replace(recv, has_params=Tri.of(flag) if flag is not None else Tri.MAYBE)
                 elif name == "eval" or (node.args and const_bool(node.args[0]) is False):
-                    new = replace(recv, eval_at=self.fact(node, f"`{self.seg(node)}` switched to evaluation mode"))
+                    new = replace(recv, eval_at=self.expr_fact(node, "eval-mode"))
                 else:
                     new = replace(recv, eval_at=None)
                 if key:
@@ -140,16 +140,15 @@ class ObjectsMixin:
                 rg = Tri.YES
         else:
             rg = Tri.MAYBE
-        origin = self.fact(node, f"from `{self.seg(node)}`")
+        origin = self.expr_fact(node, "from")
         pairs = flat_tensors(args)
         tensors = [v for _, v in pairs]
         nograd = None
         if rg is Tri.NO:
             if state.grad is Tri.NO:
-                nograd = self.fact(node, "computed while grad mode was disabled", state.grad_why, kind=GRAD_MODE_OFF)
+                nograd = self.fact(node, GRAD_MODE_OFF, state.grad_why)
             else:
-                nograd = self.fact(node, "computed only from tensors that do not require grad",
-                                   next((v.nograd for v in tensors if v.nograd), None), kind=ONLY_FROM_NO_GRAD)
+                nograd = self.fact(node, ONLY_FROM_NO_GRAD, next((v.nograd for v in tensors if v.nograd), None))
         segs = frozenset().union(*[v.segs for v in tensors]) if tensors else frozenset()
         sources = frozenset().union(*[v.sources for v in tensors]) if tensors else frozenset()
         freed = next((v.freed for v in tensors if v.freed is not None and v.rg is not Tri.NO and v.leaf is not Tri.YES), None)
@@ -158,7 +157,7 @@ class ObjectsMixin:
         if freed is not None:
             via_arg = next(((n, v) for n, v in pairs if v.freed is freed), None)
             if via_arg is not None:
-                via = via_arg[1].via or self.fact(via_arg[0], self.seg(via_arg[0]))
+                via = via_arg[1].via or self.expr_fact(via_arg[0], USE)
         carried = carried or self.carry_check(pairs, node, state)
         entry = db.op_entry(mod.qual)
         saved = None
@@ -182,7 +181,7 @@ class ObjectsMixin:
                 segs = segs | {self.site(node)}
             if entry is not None:
                 if entry.get("saves_output"):
-                    saved = self.fact(node, f"saved for backward by `{short}`")
+                    saved = self.fact(node, "saved-by", op=short)
                     if not (entry is None or entry.get("saves_any", True)):
                         segs = segs | {self.site(node)}
                 trig_args = list(args)
@@ -202,7 +201,7 @@ class ObjectsMixin:
                     if isinstance(a_val, TensorVal):
                         self.mark_saved_storage(a_node, a_val, short, node, state)
                     if key and isinstance(a_val, TensorVal) and state.get(key) == a_val:
-                        state.env[key] = a_val.with_(saved=self.fact(node, f"saved for backward by `{short}`"),
+                        state.env[key] = a_val.with_(saved=self.fact(node, "saved-by", op=short),
                                                      saved_seg=self.site(node))
         shape = None
         if mod.reduction is not None:
@@ -238,7 +237,7 @@ class ObjectsMixin:
     def instantiate(self, info: ClassInfo, args, kwargs, node: ast.AST, state: State) -> Value:
         if not info.is_module:
             return self.new_object(info, args, kwargs, node, state)
-        origin = self.fact(node, f"`{self.seg(node)}`")
+        origin = self.expr_fact(node)
         base = ModuleVal(info.name, cls=info, origin=origin, has_params=Tri.MAYBE)
         init = self.find_method(info, "__init__")
         attrs: tuple = ()
@@ -272,7 +271,7 @@ class ObjectsMixin:
         if not _plain_class(info):
             return UNKNOWN
         changed = frozenset() if fresh else self.method_mutations(info, None)
-        origin = self.fact(node, f"`{self.seg(node)}`")
+        origin = self.expr_fact(node)
         base = ObjectVal(info, (), origin, changed)
         init = self.find_method(info, "__init__")
         attrs: tuple = ()
@@ -396,7 +395,7 @@ class ObjectsMixin:
                 enabled, inf = db.GRAD_MODE[q]
                 if enabled is not None:
                     grad, inference = Tri.of(enabled), inf
-                    why = self.fact(dec, f"grad mode disabled by the `@{self.seg(dec)}` decorator") if not enabled else None
+                    why = self.expr_fact(dec, "no-grad-decorator") if not enabled else None
             elif q not in ("builtins.staticmethod", "builtins.classmethod", "functools.wraps", "builtins.property") \
                     and not (q or "").startswith("torch."):
                 return UNKNOWN if not want_state else None

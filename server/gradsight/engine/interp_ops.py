@@ -12,7 +12,7 @@ from .events import (BackwardEvent, CarryEvent, FactoryEvent, InferenceSaveEvent
 from .interp_util import (_basic_index, _broadcast, _cap, _fsite, _pcut_of, _pretty, _reduced_shape,
                           _saved_input_indices, const_bool, key_of, kwarg, map_tensors)
 from .state import State
-from .values import (GRAD_MODE_OFF, MADE_LEAF_REQUIRE_GRAD, ONLY_FROM_NO_GRAD, UNKNOWN, Fact, ModuleVal, ParamCut,
+from .values import (GRAD_MODE_OFF, MADE_LEAF_REQUIRE_GRAD, ONLY_FROM_NO_GRAD, UNKNOWN, USE, Fact, ModuleVal, ParamCut,
                      ParamReach, PyVal, SeqVal, TensorVal, Tri, Value)
 
 
@@ -59,19 +59,18 @@ class OpsMixin:
             return PyVal()
         if name == "detach":
             for s in recv.sources:
-                self.cut_sources.setdefault(s, self.fact(node, f"`{self.seg(node)}`"))
+                self.cut_sources.setdefault(s, self.expr_fact(node))
             # `.detach()` shares the storage and the version counter of what it detaches.
             return TensorVal(rg=Tri.NO, leaf=Tri.YES, shape=recv.shape, is_int=recv.is_int, origin=recv.origin,
-                             nograd=self.fact(node, f"detached by `{self.seg(node)}`"),
-                             pcut=self.cut_params(recv, node, f"`{self.seg(node)}`"), storage=recv.storage)
+                             nograd=self.expr_fact(node, "detached-by"), pcut=self.cut_params(recv, node), storage=recv.storage)
         if name in db.CUT_METHODS:
             if name == "numpy":
                 self.emit(NumpyEvent(node, recv, self.seg(recv_node), "Tensor.numpy", insert_at=recv_node))
             if recv.rg is not Tri.NO:
                 for s in recv.sources:
-                    self.cut_sources.setdefault(s, self.fact(node, f"`.{name}()` turned the tensor into {db.CUT_METHODS[name]}"))
-            return PyVal(cut=self.fact(node, f"`.{name}()` turned `{self.seg(recv_node)}` into {db.CUT_METHODS[name]}"),
-                         pcut=self.cut_params(recv, node, f"`{self.seg(node)}`"))
+                    self.cut_sources.setdefault(s, self.fact(node, "cut-method", method=name, what=db.CUT_METHODS[name]))
+            return PyVal(cut=self.fact(node, "cut-method-of", method=name, expr=self.seg(recv_node), what=db.CUT_METHODS[name]),
+                         pcut=self.cut_params(recv, node))
         if name == "requires_grad_":
             flag = const_bool(args[0][0]) if args else True
             self.emit(FactoryEvent(node, recv, "requires_grad_", Tri.of(flag), state.grad, state.inference))
@@ -79,10 +78,9 @@ class OpsMixin:
             if recv.leaf is Tri.YES:
                 rg = Tri.of(flag)
                 site = self.site(node)
-                new = recv.with_(rg=rg, nograd=None if rg is not Tri.NO else self.fact(node, "requires_grad_(False)"),
+                new = recv.with_(rg=rg, nograd=None if rg is not Tri.NO else self.fact(node, "requires-grad-false-call"),
                                  sources=recv.sources | ({site} if rg is Tri.YES and not recv.param else set()),
-                                 origin=self.fact(node, f"`{self.seg(node)}` made a leaf that requires grad", recv.origin,
-                                                 kind=MADE_LEAF_REQUIRE_GRAD))
+                                 origin=self.expr_fact(node, MADE_LEAF_REQUIRE_GRAD, recv.origin))
                 if rg is Tri.YES and not recv.param:
                     self.grad_leaves.setdefault(site, ("requires_grad_()", new.origin))
                 if key:
@@ -102,7 +100,7 @@ class OpsMixin:
             self.emit(ViewInplaceEvent(node, recv, self.seg(recv_node), name, state.grad))
             return recv
         if name == "detach_":
-            new = recv.with_(rg=Tri.NO, leaf=Tri.YES, nograd=self.fact(node, "detached in place by `.detach_()`"))
+            new = recv.with_(rg=Tri.NO, leaf=Tri.YES, nograd=self.fact(node, "detached-in-place"))
             key = key_of(recv_node)
             if key:
                 state.set(key, new)
@@ -137,8 +135,7 @@ class OpsMixin:
         unknown_inputs = any(v is UNKNOWN for _, v in args)
         nd = db.nondifferentiable(qual)
         if nd == "no_grad" or short in ("long", "int", "bool", "byte", "short"):
-            return TensorVal(rg=Tri.NO, leaf=Tri.YES, is_int=Tri.YES, origin=self.fact(node, f"`{self.seg(node)}`"),
-                             nograd=self.fact(node, f"`{short}` is not differentiable: its result has no gradient"))
+            return TensorVal(rg=Tri.NO, leaf=Tri.YES, is_int=Tri.YES, origin=self.expr_fact(node), nograd=self.fact(node, "not-differentiable", op=short))
         if not tensors:
             return UNKNOWN
         any_yes = any(v.rg is Tri.YES for _, v in tensors)
@@ -151,15 +148,14 @@ class OpsMixin:
             rg = Tri.NO
         else:
             rg = Tri.MAYBE
-        origin = self.fact(node, f"from `{self.seg(node)}`")
+        origin = self.expr_fact(node, "from")
         nograd = None
         if rg is Tri.NO:
             if state.grad is Tri.NO:
-                nograd = self.fact(node, "computed while grad mode was disabled", state.grad_why, kind=GRAD_MODE_OFF)
+                nograd = self.fact(node, GRAD_MODE_OFF, state.grad_why)
             else:
                 cause = next((v.nograd for _, v in tensors if v.nograd is not None), None)
-                nograd = self.fact(node, "computed only from tensors that do not require grad", cause,
-                                   kind=ONLY_FROM_NO_GRAD)
+                nograd = self.fact(node, ONLY_FROM_NO_GRAD, cause)
         segs: frozenset = frozenset()
         sources: frozenset = frozenset()
         psaved: frozenset = frozenset()
@@ -185,7 +181,7 @@ class OpsMixin:
                     freed = freed or v.freed
                     freed_sure = freed_sure and v.freed_sure
                     carried = carried or v.carried
-                    via = via or v.via or self.fact(n, self.seg(n))
+                    via = via or v.via or self.expr_fact(n, USE)
                 stored = stored or v.stored
             carried = carried or self.carry_check(tensors, node, state)
             if entry is not None and entry.get("saves_any") and rg is Tri.YES:
@@ -193,7 +189,7 @@ class OpsMixin:
         saved_out = None
         if rg is Tri.YES and entry is not None:
             if entry.get("saves_output"):
-                saved_out = self.fact(node, f"saved for backward by `{_pretty(qual)}`")
+                saved_out = self.fact(node, "saved-by", op=_pretty(qual))
             self.mark_saved_inputs(qual, entry, args, node, state)
             for idx in _saved_input_indices(entry, args):
                 v = args[idx][1]
@@ -208,7 +204,7 @@ class OpsMixin:
         zerograd = None
         if rg is Tri.YES:
             if nd == "zero_grad":
-                zerograd = self.fact(node, f"`{_pretty(qual)}` has a zero gradient everywhere")
+                zerograd = self.fact(node, "zero-gradient", op=_pretty(qual))
             else:
                 grad_inputs = [v for _, v in tensors if v.rg is not Tri.NO]
                 if grad_inputs and all(v.zerograd is not None for v in grad_inputs):
@@ -216,7 +212,7 @@ class OpsMixin:
         view = None
         multiview = short in db.MULTI_VIEW
         if multiview or (short in db.VIEW_METHODS and (short != "__getitem__" or _basic_index(node))):
-            view = self.fact(node, f"a view made by `{self.seg(node)}`")
+            view = self.expr_fact(node, "view")
         nograd_view = view is not None and state.grad is Tri.NO and not state.inference and any(
             v.rg is Tri.YES for _, v in tensors)
         base = tensors[0][1]
@@ -247,7 +243,7 @@ class OpsMixin:
                 key = key_of(n)
                 is_tuple = state is not None and key is not None and isinstance(state.get(key), SeqVal)
                 self.emit(CarryEvent(node, v, self.seg(n), n, is_tuple))
-                return self.fact(node, f"`{self.seg(n)}` carries the previous iteration's graph into this step")
+                return self.fact(node, "carries-previous", expr=self.seg(n))
         return None
 
     def _in_current_loop(self, line: int) -> bool:
@@ -280,7 +276,7 @@ class OpsMixin:
             self.mark_saved_storage(arg_node, val, _pretty(qual), node, state)
             if key is None or state.get(key) != val:
                 continue
-            state.env[key] = val.with_(saved=self.fact(node, f"saved for backward by `{_pretty(qual)}`"),
+            state.env[key] = val.with_(saved=self.fact(node, "saved-by", op=_pretty(qual)),
                                        saved_seg=self.site(node))
 
     def mark_saved_storage(self, arg_node: ast.AST, val: TensorVal, what: str, node: ast.AST, state: State) -> None:
@@ -295,8 +291,7 @@ class OpsMixin:
                     or v.is_data:
                 continue
             if fact is None:
-                fact = self.fact(node, f"`{self.seg(arg_node)}`, which shares its storage, was saved for backward "
-                                       f"by `{what}`")
+                fact = self.fact(node, "storage-saved", expr=self.seg(arg_node), op=what)
             state.env[k] = v.with_(saved=fact, saved_seg=self.site(node))
 
     def alias_writes(self, target_node: ast.AST, target: TensorVal, op: str, state: State, stmt: ast.AST,
@@ -344,8 +339,7 @@ class OpsMixin:
         base = state.get(key) if key else None
         if not isinstance(base, TensorVal) or base.saved is not None or base.is_data:
             return
-        state.set(key, base.with_(saved=self.fact(node, f"`{self.seg(arg_node)}`, a view of it, was saved for "
-                                                        f"backward by `{_pretty(qual)}`"),
+        state.set(key, base.with_(saved=self.fact(node, "view-saved", expr=self.seg(arg_node), op=_pretty(qual)),
                                   saved_seg=self.site(node)))
 
     @staticmethod
@@ -416,13 +410,13 @@ class OpsMixin:
             return UNKNOWN
         create = Tri.of(const_bool(kwargs["create_graph"][0])) if "create_graph" in kwargs else Tri.NO
         if create is Tri.NO or state.grad is Tri.NO:
-            why = self.fact(node, "`torch.autograd.grad` without create_graph=True returns gradients with no history")
+            why = self.fact(node, "grad-without-create-graph")
             g = TensorVal(rg=Tri.NO, leaf=Tri.YES, nograd=why, origin=why, is_int=Tri.NO)
         else:
             rg = Tri.YES if isinstance(target, TensorVal) and target.rg is Tri.YES and create is Tri.YES else Tri.MAYBE
             src = target if isinstance(target, TensorVal) else TensorVal()
             g = TensorVal(rg=rg, leaf=Tri.NO if rg is Tri.YES else Tri.MAYBE, is_int=Tri.NO,
-                          origin=self.fact(node, "a gradient computed with create_graph=True"),
+                          origin=self.fact(node, "grad-with-create-graph"),
                           sources=src.sources, segs=src.segs)
         return SeqVal(tuple(g.with_(shape=v.shape if isinstance(v, TensorVal) else None) for _, v in inputs))
 
@@ -434,7 +428,7 @@ class OpsMixin:
                 target is UNKNOWN or isinstance(target, TensorVal) and target.rg is Tri.MAYBE):
             # Evidence from use: past a backward on it, the tensor has a graph (the backward would raise otherwise).
             known = target if isinstance(target, TensorVal) else TensorVal(
-                origin=self.fact(target_node, f"`{self.seg(target_node)}` is backwarded, so it has a graph"))
+                origin=self.expr_fact(target_node, "backwarded"))
             state.set(key, known.with_(rg=Tri.YES, leaf=Tri.NO, evidence=True))
         if not isinstance(target, TensorVal):
             return
@@ -462,7 +456,7 @@ class OpsMixin:
         self.param_cuts(target)
         if target.rg is not Tri.YES or retain is not Tri.NO:
             return
-        line_fact = self.fact(call, f"`{self.seg(call)}` freed the graph's saved tensors")
+        line_fact = self.expr_fact(call, "freed")
         self.record(call, target.with_(freed=line_fact), transition=True,
                     summary="backward consumes this graph here: its saved tensors are freed, so another backward "
                             "through any part of it raises (unless retain_graph=True)",
@@ -500,6 +494,6 @@ class OpsMixin:
                 continue  # one report per line: `h.data / h.data.norm()` cuts twice, the fix is the same
             name = self.module_name(site)
             label = f"the parameters of `{name}`" if name else "these parameters"
-            created = Fact(site[1], site[2], f"{label} were created here", None, site[0])
+            created = Fact(site[1], site[2], "created-here", (("label", label),), None, site[0])
             self.grad_leaves.setdefault(key, (label, created))
             self.cut_sources.setdefault(key, cut)

@@ -34,8 +34,7 @@ class StatementsMixin:
         for zero, backward, step in pending:
             # Resolved after the block ran, so optimizers built inside it are known.
             if self.clears_stepped_grads(zero.value, step.value, state):
-                self.emit(ZeroGradEvent(zero.value, self.fact(backward.value, f"`{self.seg(backward.value)}`"),
-                                        self.fact(step.value, f"`{self.seg(step.value)}`")))
+                self.emit(ZeroGradEvent(zero.value, self.expr_fact(backward.value), self.expr_fact(step.value)))
         return state
 
     def check_step_order(self, stmts: list[ast.stmt]) -> list:
@@ -90,7 +89,7 @@ class StatementsMixin:
         if isinstance(val, GradModeCtx) and val.sets_mode:
             # `torch.set_grad_enabled(False)` as a statement changes the mode from here on.
             state.grad = val.enabled
-            state.grad_why = self.fact(stmt.value, f"grad mode set by `{val.label}`")
+            state.grad_why = self.fact(stmt.value, "grad-mode-set", label=val.label)
         return state
 
     def stmt_Assign(self, stmt: ast.Assign, state: State) -> State:
@@ -164,7 +163,7 @@ class StatementsMixin:
             return UNKNOWN
         if lib is None:
             return UNKNOWN
-        origin = self.fact(name, f"`{self.seg(name)}` is a `{lib.qualname}`")
+        origin = self.fact(name, "library-class", expr=self.seg(name), qualname=lib.qualname)
         if getattr(lib, "is_module", False):
             return ModuleVal(lib.qualname, has_params=Tri.YES, evidence=True, origin=origin)
         if getattr(lib, "is_optimizer", False):
@@ -284,8 +283,8 @@ class StatementsMixin:
         if module is None:
             return None
         line, col, _, _ = module.source.span(kept[param])
-        return Fact(line, col, f"`{param}` is added into the object here",
-                    None, None if module.path == self.root_path else module.path)
+        return Fact(line, col, "added-into-object", (("name", param),), None,
+                    None if module.path == self.root_path else module.path)
 
     def surely_grad_loss(self, value: Value, value_node, region: ast.AST) -> Optional[TensorVal]:
         """`value` if it surely requires grad. A loss that `region` calls backward on surely does, even when
@@ -379,11 +378,17 @@ class StatementsMixin:
         key = self._loop_key(node, entry)
         hit = self.memo.get(key) if key is not None else None
         try:
+            reuse = None
             if hit is not None and hit[0] is node:
                 # The same loop entered again with the same state (an outer loop's next round, or its reporting
                 # pass): its fixpoint is a function of that state, so it is not iterated again.
-                head = hit[1].copy()
+                reuse = hit[1]
+            elif key is not None:
+                reuse = self._enclosing_fixpoint(node, key, entry)
+            if reuse is not None:
+                head = reuse.copy()
             else:
+                converged = False
                 for _ in range(MAX_LOOP_ITERS):
                     ctx.breaks.clear()
                     ctx.continues.clear()
@@ -394,12 +399,17 @@ class StatementsMixin:
                         s = s.join(c)
                     new_head = entry.join(s)
                     if new_head.same(head):
+                        converged = True
                         break
                     head = new_head
                 else:
                     head = widen(entry, head)
                 if key is not None:
                     self.memo[key] = (node, head.copy())
+                    if converged:
+                        family = self.memo.setdefault(key[:4], [])
+                        if len(family) < 4:
+                            family.append((entry, head.copy()))
             self.reporting = was_reporting
             ctx.breaks.clear()
             ctx.continues.clear()
@@ -408,6 +418,19 @@ class StatementsMixin:
             self.reporting = was_reporting
             self.loops.pop()
         return self.loop_exit(head, ctx, orelse)
+
+    def _enclosing_fixpoint(self, node, key: tuple, entry: State) -> Optional[State]:
+        """A fixpoint this loop reached before (same loop, function and depth: `key[:4]`) that is exactly the
+        fixpoint for `entry`: one computed from an entry `old` with old ⊑ entry ⊑ its head. The head `h` is then a
+        fixpoint for `entry` too (entry ⊔ body(h) lies between old ⊔ body(h) = h and h), and for a monotone
+        body the one iterating from `entry` would reach (it is the least above `old`). This is the common case of an outer loop's second round, whose entry to
+        the inner loop adds what the inner loop itself left at the end of the first round."""
+        for old, head in self.memo.get(key[:4], ()):
+            if old.inference != entry.inference or old.dead or entry.dead:
+                continue
+            if old.join(entry).same(entry) and entry.join(head).same(head):
+                return head
+        return None
 
     def _loop_key(self, node, entry: State) -> Optional[tuple]:
         """The key under which a loop's fixpoint is kept in the unit's memo (`self.memo`, emptied per unit), or
@@ -531,7 +554,8 @@ class StatementsMixin:
                     # (Inside a function called with grad off, the `with` is redundant for this caller only.)
                     self.emit(GradModeEvent(item.context_expr, ctx.label, state.grad_why))
                 state.grad = ctx.enabled
-                state.grad_why = self.fact(item.context_expr, f"grad mode {'enabled' if ctx.enabled is Tri.YES else 'disabled'} by `{ctx.label}`")
+                state.grad_why = self.fact(item.context_expr, "grad-mode-enabled" if ctx.enabled is Tri.YES else "grad-mode-disabled",
+                                           label=ctx.label)
                 state.inference = ctx.inference
             if item.optional_vars is not None:
                 self.assign(item.optional_vars, UNKNOWN, state, stmt)
@@ -639,9 +663,9 @@ class StatementsMixin:
             return isinstance(v, TensorVal) and v.rg is not Tri.NO and v.leaf is not Tri.YES and v.stored is None
 
         if graph(value):
-            return value.with_(stored=fact or self.fact(stmt, f"`{self.seg(target)}` keeps this graph on the object"))
+            return value.with_(stored=fact or self.fact(stmt, "kept-on-object", expr=self.seg(target)))
         if isinstance(value, SeqVal) and not value.homog and any(graph(v) for v in value.items):
-            fact = fact or self.fact(stmt, f"`{self.seg(target)}` keeps this graph on the object")
+            fact = fact or self.fact(stmt, "kept-on-object", expr=self.seg(target))
             return SeqVal(tuple(self._kept_on_object(v, target, stmt, fact) for v in value.items))
         return value
 
@@ -653,10 +677,10 @@ class StatementsMixin:
         if target.attr != "requires_grad" or key is None or base.leaf is not Tri.YES:
             return
         site = self.site(stmt)
-        new = base.with_(rg=flag_t, nograd=None if flag_t is not Tri.NO else self.fact(stmt, "`requires_grad = False`"),
+        new = base.with_(rg=flag_t, nograd=None if flag_t is not Tri.NO else self.fact(stmt, "requires-grad-attribute", flag="False"),
                          sources=base.sources | ({site} if flag_t is Tri.YES and not base.param else set()))
         if flag_t is Tri.YES and not base.param:
-            self.grad_leaves.setdefault(site, ("requires_grad = True", self.fact(stmt, "`requires_grad = True`")))
+            self.grad_leaves.setdefault(site, ("requires_grad = True", self.fact(stmt, "requires-grad-attribute", flag="True")))
         state.set(key, new)
 
     def check_reassign(self, key: str, old: Optional[Value], new: Value, state: State, stmt) -> None:
@@ -695,8 +719,8 @@ class StatementsMixin:
                 for n in ast.walk(region):
                     if isinstance(n, (ast.Name, ast.Attribute, ast.Subscript)) and isinstance(n.ctx, ast.Load) \
                             and key_of(n) == key and (n.lineno, n.col_offset) >= end_pos:
-                        return "reset", self.fact(n, f"`{self.seg(n)}`")
-                return "loopvar", self.fact(region.target, f"`{self.seg(region.target)}`")
+                        return "reset", self.expr_fact(n)
+                return "loopvar", self.expr_fact(region.target)
         start = (stmt.lineno, stmt.col_offset)
         end = (getattr(stmt, "end_lineno", stmt.lineno), getattr(stmt, "end_col_offset", 0))
         after = sorted((f for f in found if f[0] >= end), key=lambda f: f[0])
@@ -704,8 +728,7 @@ class StatementsMixin:
         for _, kind, node in after + before:
             if node is stmt or (kind == "reset" and start <= (node.lineno, node.col_offset) < end):
                 continue
-            text = self.seg(node)
-            return kind, self.fact(node, f"`{text}`")
+            return kind, self.expr_fact(node)
         return None
 
     def element_of(self, value: Value) -> Value:

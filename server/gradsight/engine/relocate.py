@@ -103,6 +103,11 @@ class Relocation:
                 raise Unmovable
         return s
 
+    def args(self, args: tuple) -> tuple:
+        """A fact's arguments are strings as written in the source (expressions, names, ops): like any text, one
+        that holds a number as large as the first moved line might be a line number, so it is not moved."""
+        return tuple((k, self.text(v) if isinstance(v, str) else v) for k, v in args)
+
     def site(self, site):
         if type(site) is not tuple or len(site) != 3:
             raise Unmovable  # ParamCut, ParamReach and anything unknown
@@ -120,7 +125,7 @@ class Relocation:
             raise Unmovable
         parent = self.fact(f.parent)
         if f.path is not None and f.path != self.path:
-            return Fact(f.line, f.column, self.text(f.text), parent, f.path, f.kind)
+            return Fact(f.line, f.column, f.kind, self.args(f.args), parent, f.path)
         if f.path is not None:
             n = self.line(f.line) if isinstance(f.line, int) else None
             if n is None:
@@ -128,7 +133,7 @@ class Relocation:
             line = Line(n) if type(f.line) is Line else n
         else:
             line = self.pos(f.line)
-        return Fact(line, f.column, self.text(f.text), parent, f.path, f.kind)
+        return Fact(line, f.column, f.kind, self.args(f.args), parent, f.path)
 
     def finding(self, f):
         if f.extra:

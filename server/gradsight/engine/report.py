@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 from typing import Iterable, Optional
 
 from ..config import Config
@@ -160,6 +161,17 @@ def edit_for(source: Source, node: ast.AST, new_text: str) -> Edit:
 def insert_after(source: Source, node: ast.AST, text: str) -> Edit:
     _, _, end_line, end_col = source.span(node)
     return Edit(end_line, end_col, end_line, end_col, text)
+
+
+@dataclass(frozen=True)
+class Note:
+    """A place a rule names in its own words, for a finding's `related` list ("raises here"). A rule's message is
+    where words are made, so a note is text; what the engine knows is a `values.Fact` (kind and arguments)."""
+
+    line: int
+    column: int
+    text: str
+    path: Optional[str] = None
 
 
 class Reporter:

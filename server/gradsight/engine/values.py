@@ -12,6 +12,9 @@ import enum
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Optional
 
+from .words import (CREATED_WITHOUT_GRAD, GRAD_MODE_OFF, MADE_LEAF_REQUIRE_GRAD, ONLY_FROM_NO_GRAD, USE,  # noqa: F401
+                    render)
+
 
 class Tri(enum.Enum):
     NO = 0
@@ -28,18 +31,30 @@ class Tri(enum.Enum):
 
 @dataclass(frozen=True)
 class Fact:
-    """One step of an explanation: what happened at a line. `parent` links to the earlier cause."""
+    """One step of an explanation, as data: what happened at a line. `kind` says what the step is (a key of
+    `words.FACT_WORDS`), `args` holds its structured arguments as (name, value) pairs (the expression as written,
+    the op, a name); the words are made from them only when shown (`text`), and decisions read `kind` and
+    `arg()`, never `text`. `parent` links to the earlier cause."""
 
     line: int
     column: int
-    text: str
+    kind: str
+    args: tuple = ()
     parent: Optional["Fact"] = None
     path: Optional[str] = None  # None: the file being analysed
-    # What kind of step this is, for decisions (never read `text`, which is only shown): one of FACT_KINDS or "".
-    kind: str = ""
 
     def __hash__(self) -> int:
         return _cached_hash(self)
+
+    @property
+    def text(self) -> str:
+        return render(self.kind, self.args)
+
+    def arg(self, name: str, default: Any = None) -> Any:
+        for key, value in self.args:
+            if key == name:
+                return value
+        return default
 
     def chain(self, limit: int = 8) -> list["Fact"]:
         out: list[Fact] = []
@@ -50,11 +65,7 @@ class Fact:
         return list(reversed(out))
 
 
-# Fact kinds decisions use. A fact's text is for people; code that needs to know what a step was reads `kind`.
-CREATED_WITHOUT_GRAD = "created-without-grad"  # a factory call without requires_grad=True
-GRAD_MODE_OFF = "grad-mode-off"  # computed while grad mode was disabled
-ONLY_FROM_NO_GRAD = "only-from-no-grad"  # computed only from tensors that do not require grad
-MADE_LEAF_REQUIRE_GRAD = "made-leaf-require-grad"  # `x.requires_grad_()` on a leaf
+# Fact kinds decisions use (their words are in `words.FACT_WORDS`, like every other kind's).
 FACT_KINDS = frozenset({CREATED_WITHOUT_GRAD, GRAD_MODE_OFF, ONLY_FROM_NO_GRAD, MADE_LEAF_REQUIRE_GRAD})
 
 
@@ -143,7 +154,10 @@ class TensorVal(Value):
             nograd=self.nograd if self.nograd is not None and other.nograd is not None else None,
             saved=_first(self.saved, other.saved),
             freed=freed,
-            freed_sure=bool(self.freed and other.freed and self.freed_sure and other.freed_sure),
+            # Only meaningful with `freed`: without it on either side, keep the default, so that joining values
+            # that differ elsewhere does not make an otherwise equal state differ at a loop head.
+            freed_sure=(self.freed_sure and other.freed_sure) if freed is None
+            else bool(self.freed and other.freed and self.freed_sure and other.freed_sure),
             segs=self.segs | other.segs,
             sources=self.sources | other.sources,
             param=self.param and other.param,

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import ast
 
+from ..engine.report import Note
 from ..engine.query import FileEvent
-from ..engine.values import Fact
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
 
@@ -143,7 +143,7 @@ class ModuleNameRebound(Rule):
         read = min(early, key=_pos)
         report.add(self, stmt, f"Assigning `{name}` makes it local to the whole function, so `{name}` at line "
                                f"{read.lineno} raises UnboundLocalError.",
-                   related=[Fact(read.lineno, read.col_offset, "raises UnboundLocalError here")])
+                   related=[Note(read.lineno, read.col_offset, "raises UnboundLocalError here")])
 
     def _module_level(self, report, name: str, stmt: ast.stmt, scope) -> None:
         later = [n for n in self._attribute_reads(scope, name) if _pos(n) > (stmt.end_lineno, stmt.end_col_offset)]
@@ -153,7 +153,7 @@ class ModuleNameRebound(Rule):
         report.add(self, stmt, f"`{name}` no longer names the module, so `{name}.` at line {use.lineno} uses the "
                                "assigned value instead.",
                    severity=Severity.WARNING,
-                   related=[Fact(use.lineno, use.col_offset, f"`{name}` used as the module here")])
+                   related=[Note(use.lineno, use.col_offset, f"`{name}` used as the module here")])
 
     @staticmethod
     def _attribute_reads(scope, name: str) -> list:

@@ -3,8 +3,8 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from ..engine.report import Note
 from ..engine.query import FileEvent
-from ..engine.values import Fact
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
 
@@ -118,7 +118,7 @@ class LossTermWithoutGradient(Rule):
                     how, line = cuts[name]
                     report.add(self, node, f"`{name}` has no gradient, so adding it to `{target}` changes the "
                                            f"value but not the update. It comes from {how} at line {line}.",
-                               related=[Fact(line, 1, f"{how} leaves autograd here")])
+                               related=[Note(line, 1, f"{how} leaves autograd here")])
                 cuts.pop(target, None)
             elif hit and len(hit) == len(terms):
                 cuts[target] = cuts[_reads(hit[0], cuts)]  # derived from a cut value only: still no gradient

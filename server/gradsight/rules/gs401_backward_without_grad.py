@@ -1,8 +1,9 @@
 from __future__ import annotations
 
 from ..engine.report import text as msg
+from ..engine.report import Note
 from ..engine.events import BackwardEvent
-from ..engine.values import GRAD_MODE_OFF, ONLY_FROM_NO_GRAD, Fact, Tri
+from ..engine.values import GRAD_MODE_OFF, ONLY_FROM_NO_GRAD, Tri
 from ..findings import Severity
 from .base import Invalid, Rule, Valid, at
 
@@ -61,7 +62,7 @@ class BackwardWithoutGrad(Rule):
         related = [f for f in chain if f.kind != ONLY_FROM_NO_GRAD]
         line = report.source.span(event.node)[0]
         api = event.api.split(".")[-1]
-        raises = Fact(line, report.source.span(event.node)[1],
+        raises = Note(line, report.source.span(event.node)[1],
                       f"raises here: \"{_ERROR}\"")
         # The statement to change is the computation that ran with grad mode off, when it is in this file and not
         # the backward's own line: report there, with the failing backward in `related`.

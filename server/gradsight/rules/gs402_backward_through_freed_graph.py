@@ -3,9 +3,10 @@ from __future__ import annotations
 import ast
 
 from ..engine.report import text as msg
+from ..engine.report import Note
 from ..engine.events import BackwardEvent, CarryEvent
 from ..engine.report import edit_for, insert_after, make_fix
-from ..engine.values import Fact, Tri
+from ..engine.values import USE, Tri
 from ..findings import Applicability, Severity
 from .base import Invalid, Rule, Valid
 
@@ -99,17 +100,18 @@ class BackwardThroughFreedGraph(Rule):
         via = t.via
         fix = None
         through = ""
-        if via is not None and via.text.isidentifier() and report.tree is not None and via.line > freed.line:
-            through = f" through `{via.text}`"
-            use = _first_use(report.tree, via.text, 0, freed.line)
+        name = via.arg("expr", "") if via is not None and via.kind == USE else ""
+        if name.isidentifier() and report.tree is not None and via.line > freed.line:
+            through = f" through `{name}`"
+            use = _first_use(report.tree, name, 0, freed.line)
             if use is not None:
-                fix = make_fix(f"Detach `{via.text}` where the earlier loss used it", Applicability.UNSAFE,
+                fix = make_fix(f"Detach `{name}` where the earlier loss used it", Applicability.UNSAFE,
                                insert_after(report.source, use, ".detach()"))
         sev = Severity.ERROR if t.freed_sure else Severity.WARNING
         report.add(self, event.node,
                    msg(f"This backward goes{through} into a graph an earlier backward freed, so it raises. "
                        "The earlier backward is at line ", freed.line, f"; PyTorch says {_MSG}."), severity=sev,
-                   related=[freed, via and Fact(via.line, via.column, f"`{via.text}` is used again here, after its graph was freed")],
+                   related=[freed, via and Note(via.line, via.column, f"`{via.text}` is used again here, after its graph was freed")],
                    fix=fix)
 
     def _carry(self, event: CarryEvent, report) -> None:
@@ -123,7 +125,7 @@ class BackwardThroughFreedGraph(Rule):
                              "This keeps a graph on the object across steps, so the next step's backward "
                              "raises; keep it detached (`.detach()`) or reset it each step.",
                              severity=Severity.WARNING,
-                             related=[freed, Fact(line, col, f"the kept graph is used again here; the backward "
+                             related=[freed, Note(line, col, f"the kept graph is used again here; the backward "
                                                              f"raises {_MSG}")]):
                 return
             # That file's text is not at hand: point at this file's backward, which frees the graph.
@@ -143,7 +145,7 @@ class BackwardThroughFreedGraph(Rule):
                        msg("This keeps a graph on the object; the next backward through it (after line ", freed.line,
                            "'s) raises. Keep it detached (`.detach()`) or reset it each step."),
                        severity=Severity.WARNING,
-                       related=[freed, Fact(line, col, f"the kept graph is used again here; the backward raises {_MSG}")],
+                       related=[freed, Note(line, col, f"the kept graph is used again here; the backward raises {_MSG}")],
                        span=(stored.line, start, stored.line, len(text) + 1))
             return
         if isinstance(event.arg, ast.Call):

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
 from ..engine.report import text as msg
+from ..engine.report import Note
 from ..engine.events import BackwardEvent
 from ..engine.report import make_fix
-from ..engine.values import Fact, Tri
+from ..engine.values import Tri
 from ..findings import Applicability, Edit, Severity
 from .base import Invalid, Rule, Valid
 
@@ -73,5 +74,5 @@ class NonScalarBackward(Rule):
             start = len(text) - len(text.lstrip()) + 1
             report.add(self, event.node,
                        msg(f"This value has {size} and is never reduced, so its backward at line ", line, " raises."),
-                       related=[Fact(line, col, f"raises here: \"{_ERROR}\"")],
+                       related=[Note(line, col, f"raises here: \"{_ERROR}\"")],
                        span=(origin.line, start, origin.line, len(text) + 1))

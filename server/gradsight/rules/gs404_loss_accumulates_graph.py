@@ -3,8 +3,7 @@ from __future__ import annotations
 import ast
 
 from ..engine.events import AccumulateEvent
-from ..engine.report import insert_after, make_fix
-from ..engine.values import Fact
+from ..engine.report import insert_after, make_fix, Note
 from ..findings import Applicability, Severity
 from .base import Invalid, Rule, Valid
 
@@ -202,11 +201,11 @@ class LossAccumulatesGraph(Rule):
             # The method that keeps the argument is in another file: the statement to change is there (detach
             # what it adds), and this file's call is the place that feeds it a graph every step.
             line, col, _, _ = report.source.span(event.node)
-            call = Fact(line, col, f"`{event.target_expr}` passes a tensor with its graph here every step")
+            call = Note(line, col, f"`{event.target_expr}` passes a tensor with its graph here every step")
             if report.add_in(self, event.kept_at,
                              "This adds a tensor with its graph into the object on every call, so memory grows "
                              "every step.",
-                             related=[call] + related + [Fact(event.backward_in_loop, 1,
+                             related=[call] + related + [Note(event.backward_in_loop, 1,
                                                               "the loop calls backward here")]):
                 return
         if event.per_call:
@@ -216,5 +215,5 @@ class LossAccumulatesGraph(Rule):
             return
         report.add(self, event.node,
                    f"`{event.target_expr}` {verb} a tensor with its graph each step, so memory grows every iteration.",
-                   related=related + [Fact(event.backward_in_loop, 1, "the loop calls backward here")]
+                   related=related + [Note(event.backward_in_loop, 1, "the loop calls backward here")]
                    if event.backward_in_loop != line else related, fix=fix)

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import ast
 
+from ..engine.report import Note
 from ..engine.events import BackwardEvent
-from ..engine.values import MADE_LEAF_REQUIRE_GRAD, Fact, TensorVal, Tri
+from ..engine.values import MADE_LEAF_REQUIRE_GRAD, TensorVal, Tri
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
 
@@ -51,7 +52,7 @@ class GradInputUnused(Rule):
                 report.add(self, event.node,
                            f"`{name}` starts requiring grad after it was used, so `torch.autograd.grad` at line "
                            f"{line} raises.",
-                           related=[Fact(line, col, f"raises here: \"{_ERROR}\"")],
+                           related=[Note(line, col, f"raises here: \"{_ERROR}\"")],
                            span=(origin.line, start, origin.line, len(text) + 1))
                 return
             report.add(self, event.node,

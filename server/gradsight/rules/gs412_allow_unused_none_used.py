@@ -3,8 +3,9 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from ..engine.report import Note
 from ..engine.events import BackwardEvent
-from ..engine.values import Fact, TensorVal, Tri
+from ..engine.values import TensorVal, Tri
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
 
@@ -109,4 +110,4 @@ class AllowUnusedNoneUsed(Rule):
             line, column, _, _ = report.source.span(use)
             report.add(self, event.node, f"`{name}` is None (its input does not feed `{event.expr}`), and line "
                                          f"{line} uses it as a tensor, which raises.",
-                       related=[Fact(line, column, "raises here")])
+                       related=[Note(line, column, "raises here")])

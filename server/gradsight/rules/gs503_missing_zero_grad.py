@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import ast
 
+from ..engine.report import Note
 from ..engine.events import LoopEvent
-from ..engine.values import Fact
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
 
@@ -213,7 +213,7 @@ class MissingZeroGrad(Rule):
         report.add(self, loop,
                    "Gradients are never zeroed in this loop, so this backward adds to all earlier steps' gradients. "
                    "Call `optimizer.zero_grad()` before it.",
-                   related=[Fact(loop_line, loop_col, "the loop that never zeroes the gradients")],
+                   related=[Note(loop_line, loop_col, "the loop that never zeroes the gradients")],
                    span=(line, start, line, len(text.rstrip()) + 1))
 
     def _verdict(self, loop: ast.AST, report):

@@ -3,8 +3,8 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from ..engine.report import Note
 from ..engine.query import FileEvent
-from ..engine.values import Fact
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
 
@@ -120,4 +120,4 @@ class GradAddAfterZeroGrad(Rule):
 
 def _fact(report, node, text):
     line, column, _, _ = report.source.span(node)
-    return Fact(line, column, text)
+    return Note(line, column, text)

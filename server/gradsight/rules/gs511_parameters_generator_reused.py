@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import ast
 
+from ..engine.report import Note
 from ..engine.query import FileEvent
-from ..engine.values import Fact
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
 
@@ -60,7 +60,7 @@ class ParametersGeneratorReused(Rule):
             line, column, _, _ = report.source.span(second)
             report.add(self, node, f"`{name}` is a one-shot generator: its first user exhausts it, so the use at line "
                                    f"{line} gets nothing; wrap it in `list()`.",
-                       related=[Fact(line, column, "gets an empty sequence here")])
+                       related=[Note(line, column, "gets an empty sequence here")])
 
     @staticmethod
     def _rebound(scope, name: str, assign) -> bool:

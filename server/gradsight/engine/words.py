@@ -1,0 +1,87 @@
+"""The words of the engine's facts: one template per fact kind.
+
+A `values.Fact` is data: a kind (a key of `FACT_WORDS`) and structured arguments (the expression as written,
+the op, a name). Its `text` is made from this table only when something shows it (a hover, a related note, a
+rule's message), and no decision reads it: code that needs to know what a step was reads `kind` and `arg()`.
+Templates use `str.format` fields named like the arguments.
+"""
+
+from __future__ import annotations
+
+# Kinds decisions read (also exported from `values`).
+CREATED_WITHOUT_GRAD = "created-without-grad"  # a factory call without requires_grad=True
+GRAD_MODE_OFF = "grad-mode-off"  # computed while grad mode was disabled
+ONLY_FROM_NO_GRAD = "only-from-no-grad"  # computed only from tensors that do not require grad
+MADE_LEAF_REQUIRE_GRAD = "made-leaf-require-grad"  # `x.requires_grad_()` on a leaf
+USE = "use"  # an expression used again (its text is the reference itself: `expr`)
+
+FACT_WORDS: dict[str, str] = {
+    # where a value comes from
+    "expr": "`{expr}`",
+    USE: "{expr}",
+    "from": "from `{expr}`",
+    "parameter": "parameter `{expr}`",
+    "parameters-of": "parameters of `{expr}`",
+    "created-by": "created by `{label}`",
+    "created-by-requires-grad": "created by `{label}` with requires_grad=True",
+    "created-here": "{label} were created here",
+    "added-into-object": "`{name}` is added into the object here",
+    "loaded-model": "a model loaded by `{expr}`",
+    "library-class": "`{expr}` is a `{qualname}`",
+    "runs-trained-model": "`{expr}` runs `{model}`, whose parameters an optimizer trains",
+    "backwarded": "`{expr}` is backwarded, so it has a graph",
+    "grad-attribute": "a `.grad`",
+    "view": "a view made by `{expr}`",
+    "grad-with-create-graph": "a gradient computed with create_graph=True",
+    # optimizers and modules
+    "optimizer": "optimizer `{op}`",
+    "optimizer-took": "`{op}` took the parameters of `{owner}`",
+    "optimizer-trains": "`{op}` trains the parameters of `{model}`",
+    "eval-mode": "`{expr}` switched to evaluation mode",
+    "stepped-params-of": "`{expr}` updated the parameters of `{owner}` in place",
+    "stepped-params": "`{expr}` updated its parameters in place",
+    "kept-on-object": "`{expr}` keeps this graph on the object",
+    # why a value has no gradient
+    CREATED_WITHOUT_GRAD: "`{expr}` was created without requires_grad=True",
+    GRAD_MODE_OFF: "computed while grad mode was disabled",
+    ONLY_FROM_NO_GRAD: "computed only from tensors that do not require grad",
+    MADE_LEAF_REQUIRE_GRAD: "`{expr}` made a leaf that requires grad",
+    "data": "`.data` returns the values without autograd history",
+    "comparison": "a comparison gives a boolean tensor with no gradient",
+    "detached-by": "detached by `{expr}`",
+    "detached-in-place": "detached in place by `.detach_()`",
+    "requires-grad-false-call": "requires_grad_(False)",
+    "requires-grad-attribute": "`requires_grad = {flag}`",
+    "not-differentiable": "`{op}` is not differentiable: its result has no gradient",
+    "zero-gradient": "`{op}` has a zero gradient everywhere",
+    "grad-without-create-graph": "`torch.autograd.grad` without create_graph=True returns gradients with no history",
+    "copied-to-numpy": "`{expr}` copied the values into NumPy",
+    "converted-to-numpy": "`{expr}` converted the tensor to NumPy",
+    "to-python-number": "`{fn}()` turned `{expr}` into a Python number",
+    "cut-method": "`.{method}()` turned the tensor into {what}",
+    "cut-method-of": "`.{method}()` turned `{expr}` into {what}",
+    "copied-without-history": "`torch.{fn}({expr})` copies the values without their history",
+    "rebuilt-from-cut": "rebuilt by `torch.{fn}()` from values that left autograd",
+    # grad mode
+    "grad-mode-set": "grad mode set by `{label}`",
+    "grad-mode-enabled": "grad mode enabled by `{label}`",
+    "grad-mode-disabled": "grad mode disabled by `{label}`",
+    "no-grad-decorator": "grad mode disabled by the `@{expr}` decorator",
+    # saved tensors and freed graphs
+    "saved-by": "saved for backward by `{op}`",
+    "storage-saved": "`{expr}`, which shares its storage, was saved for backward by `{op}`",
+    "view-saved": "`{expr}`, a view of it, was saved for backward by `{op}`",
+    "freed": "`{expr}` freed the graph's saved tensors",
+    "carries-previous": "`{expr}` carries the previous iteration's graph into this step",
+}
+
+
+def render(kind: str, args: tuple) -> str:
+    """The words for a fact of `kind` with `args` ((name, value) pairs)."""
+    template = FACT_WORDS.get(kind)
+    if template is None:
+        return kind
+    try:
+        return template.format(**dict(args)) if args else template.format()
+    except (KeyError, IndexError, ValueError):  # never let a display fail: `tests/test_fact_words.py` guards this
+        return f"{kind} " + ", ".join(f"{k}={v}" for k, v in args)
