@@ -36,6 +36,17 @@ def _submodules(cls: ast.ClassDef, q) -> set:
     return out
 
 
+def _fed_state(calls: list) -> set:
+    """Attributes of `self` passed to these calls, directly or through a subscript (`self.hidden[0]`)."""
+    out = set()
+    for call in calls:
+        for a in [*call.args, *(k.value for k in call.keywords)]:
+            name = _self_attr(a.value if isinstance(a, ast.Subscript) else a, "self")
+            if name:
+                out.add(name)
+    return out
+
+
 def _no_grad_decorated(fn: ast.FunctionDef, q) -> bool:
     for d in fn.decorator_list:
         name = q.qualname(d.func if isinstance(d, ast.Call) else d) or ""
@@ -112,55 +123,37 @@ class ModuleStateKeepsGraph(Rule):
         q = event.query
         if "backward" in q.attrs:
             return  # the training loop is in this file: the interpreter follows the state (GS402)
-        for cls in q.nodes():
-            if not isinstance(cls, ast.ClassDef) or not q.is_module_class(cls):
+        # Every keystroke runs this: look only at assignments that store into an attribute of `self` and call a
+        # method or submodule of `self` on their right-hand side (a handful per file), walking nothing else.
+        subs_of: dict = {}
+        for stmt in q.assigns:
+            stored = set().union(*(_stored_attrs(t, "self") for t in stmt.targets))
+            if not stored:
                 continue
-            forward = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "forward"), None)
-            if forward is None or not forward.args.args or _no_grad_decorated(forward, q):
+            calls = [c for c in ast.walk(stmt.value) if isinstance(c, ast.Call) and _self_attr(c.func, "self")]
+            if not calls:
                 continue
-            self._check_forward(cls, forward, forward.args.args[0].arg, q, report)
-
-    def _check_forward(self, cls: ast.ClassDef, forward: ast.FunctionDef, me: str, q, report) -> None:
-        subs = _submodules(cls, q)
-        if not subs:
-            return
-        for stmt in ast.walk(forward):
-            if not isinstance(stmt, ast.Assign) or not isinstance(stmt.value, ast.Call):
+            forward = q.enclosing_function(stmt)
+            if not isinstance(forward, ast.FunctionDef) or forward.name != "forward" or not forward.args.args \
+                    or forward.args.args[0].arg != "self" or _no_grad_decorated(forward, q):
                 continue
-            call = stmt.value
-            if _self_attr(call.func, me) not in subs:
+            cls = q.enclosing(forward, (ast.ClassDef,))
+            if cls is None or not q.is_module_class(cls):
                 continue
-            fed = {_self_attr(a, me) for a in [*call.args, *(k.value for k in call.keywords)]}
-            # `self.hidden[0]` passed and `self.hidden = (...)` stored: the state is read through a subscript.
-            fed |= {_self_attr(a.value, me) for a in call.args if isinstance(a, ast.Subscript)}
-            stored = set().union(*(_stored_attrs(t, me) for t in stmt.targets))
-            for state in sorted(stored & (fed - {None})):
-                if self._released(state, stmt, cls, q):
-                    continue
-                report.add(self, stmt,
-                           f"`{me}.{state}` keeps this call's graph for the next `forward`, so the second training "
-                           f"step's backward raises; store `{state}` detached (`.detach()`) or reset it each batch.")
-        # A state fed to one call and stored from a later one in the same `forward` (a GRU cell run twice).
-        self._check_chained(cls, forward, me, subs, q, report)
-
-    def _check_chained(self, cls, forward, me: str, subs: set, q, report) -> None:
-        fed: set = set()
-        for stmt in ast.walk(forward):
-            if isinstance(stmt, ast.Call) and _self_attr(stmt.func, me) in subs:
-                for a in stmt.args:
-                    base = a.value if isinstance(a, ast.Subscript) else a
-                    name = _self_attr(base, me)
-                    if name:
-                        fed.add(name)
-        for stmt in forward.body:
-            if not isinstance(stmt, ast.Assign) or isinstance(stmt.value, ast.Call):
-                continue  # a direct call was handled above
-            stored = set().union(*(_stored_attrs(t, me) for t in stmt.targets)) & fed
-            calls = [c for c in ast.walk(stmt.value) if isinstance(c, ast.Call) and _self_attr(c.func, me) in subs]
-            for state in sorted(stored):
-                if calls and not self._released(state, stmt, cls, q):
+            if id(cls) not in subs_of:
+                subs_of[id(cls)] = _submodules(cls, q)
+            subs = subs_of[id(cls)]
+            calls = [c for c in calls if _self_attr(c.func, "self") in subs]
+            if not calls:
+                continue
+            # Fed to the submodule in this statement (`out, self.h = self.lstm(x, self.h)`), or in an earlier one
+            # of the same `forward` (a cell run twice: `h = self.cell(x0, self.h)`, `self.h = self.cell(x1, h)`).
+            fed = _fed_state(calls) if stmt.value in calls else _fed_state(
+                [c for c in ast.walk(forward) if isinstance(c, ast.Call) and _self_attr(c.func, "self") in subs])
+            for state in sorted(stored & fed):
+                if not self._released(state, stmt, cls, q):
                     report.add(self, stmt,
-                               f"`{me}.{state}` keeps this call's graph for the next `forward`, so the second "
+                               f"`self.{state}` keeps this call's graph for the next `forward`, so the second "
                                f"training step's backward raises; store `{state}` detached (`.detach()`) or reset "
                                f"it each batch.")
 

@@ -88,6 +88,9 @@ class LossReturnsConstant(Rule):
         if not ({"tensor", "zeros", "ones", "full", "as_tensor", "scalar_tensor", "new_zeros", "new_ones",
                  "new_full", "new_tensor", "zeros_like", "ones_like", "full_like", "empty"} & q.attrs):
             return
+        # `module_class_names()` is one walk the query shares with other rules; only a loss class costs more.
+        if not any(name.endswith(_LOSS_WORDS) for name in q.module_class_names()):
+            return
         for cls in q.nodes():
             if not isinstance(cls, ast.ClassDef) or not cls.name.endswith(_LOSS_WORDS) or not q.is_module_class(cls):
                 continue
