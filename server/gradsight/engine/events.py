@@ -80,6 +80,9 @@ class AccumulateEvent(Event):
     # For a method call that keeps its argument (`meter.update(loss)`): the statement in the method that adds it
     # into `self` (its `path` set when the method is in another file, where the fix then goes).
     kept_at: Optional[Fact] = None
+    # Inside a method of an `nn.Module` (its `self` is a module): a `forward` collecting per-step outputs into a
+    # list is how models are written, and the backward through the module's output needs those graphs.
+    in_module: bool = False
 
 
 @dataclass(frozen=True)

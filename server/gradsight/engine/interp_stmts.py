@@ -243,7 +243,9 @@ class StatementsMixin:
         if key is not None and self.syntax("loop_stores", loop.node, _loop_store_counts).get(key, 0) > 1:
             # Rebound elsewhere in the loop too (`x = x + step; ...; x = x.detach()`): not a running total.
             return
-        self.emit(AccumulateEvent(stmt, self.seg(target), value, value_node, loop.has_backward, how))
+        me = self.self_names[-1] if self.self_names else None
+        self.emit(AccumulateEvent(stmt, self.seg(target), value, value_node, loop.has_backward, how,
+                                  in_module=me is not None and isinstance(state.get(me), ModuleVal)))
 
     def check_accumulating_method(self, node: ast.Call, func: ast.Attribute, recv: ObjectVal, meth: BoundMethod,
                                   state: State) -> None:

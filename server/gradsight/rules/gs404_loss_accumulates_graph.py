@@ -4,6 +4,7 @@ import ast
 
 from ..engine.events import AccumulateEvent
 from ..engine.report import insert_after, make_fix, Note
+from ..engine.values import Tri
 from ..findings import Applicability, Severity
 from .base import Invalid, Rule, Valid
 
@@ -76,6 +77,15 @@ class LossAccumulatesGraph(Rule):
                   "if you need a tensor.")
     references = ("https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory",)
     valid = (
+        # A module's forward collecting per-step outputs: the backward through its result needs those graphs.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Multi(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.convs = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])\n\n"
+              "    def forward(self, x):\n        outs = []\n        for conv in self.convs:\n"
+              "            outs.append(conv(x))\n        return torch.stack(outs).sum(0)\n\n\n"
+              "Multi()(torch.randn(2, 4)).sum().backward()\n"),
+        # Parameters collected in a loop are leaves: there is no graph to keep.
+        Valid("import torch\nimport torch.nn as nn\nsrc = [torch.randn(4), torch.randn(2)]\nmaster = []\n"
+              "for p in src:\n    master.append(nn.Parameter(p.detach().float()))\n"),
         # The same entry every step keeps only the last step's graph (no growth), and a number keeps none.
         Valid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 1)\nlog = {}\nstep = 0\n"
               "for x in [torch.randn(2, 4) for _ in range(3)]:\n    loss = model(x).pow(2).mean()\n"
@@ -117,6 +127,11 @@ class LossAccumulatesGraph(Rule):
               "trainer = Trainer(nn.Linear(2, 1))\nfor _ in range(3):\n    trainer.train_step(torch.randn(4, 2))\n"),
     )
     invalid = (
+        # An evaluation loop without `torch.no_grad()` keeping outputs: every batch's graph stays alive (information:
+        # a later backward could still want them).
+        Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 2)\npreds = []\nfor step in range(3):\n"
+                "    preds.append(model(torch.randn(8, 4)))\n", line=6, severity=Severity.INFORMATION,
+                runtime="silent: all(p.grad_fn is not None for p in preds)"),
         # A new dict entry every step (caikit's real bug): the dict keeps every step's graph.
         Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 1)\nlog = {}\nstep = 0\n"
                 "for x in [torch.randn(2, 4) for _ in range(3)]:\n    loss = model(x).pow(2).mean()\n"
@@ -175,7 +190,10 @@ class LossAccumulatesGraph(Rule):
     def check(self, event: AccumulateEvent, report) -> None:
         name = event.target_expr.split(".")[0].split("[")[0]
         if event.backward_in_loop is None:
-            if event.how == "append" and not event.per_call and not _backwarded(report.tree, name, anywhere=True):
+            # A leaf (`nn.Parameter(...)`, `.requires_grad_()`) has no graph to keep, and a module's method that
+            # collects per-step outputs feeds them to the module's result, which a backward needs.
+            if event.how == "append" and not event.per_call and not event.in_module \
+                    and event.value.leaf is not Tri.YES and not _backwarded(report.tree, name, anywhere=True):
                 # A loop with no backward that keeps outputs with their graphs (an evaluation loop without
                 # `torch.no_grad()`): memory grows with the batches. A later backward could want them, so it is
                 # only information.
