@@ -34,6 +34,14 @@ class OpsMixin:
             if grads:
                 self.emit(OutArgEvent(node, qual, grads, state.grad))
         if not tensor_args and not any(isinstance(v, (SeqVal,)) for _, v in args):
+            if state.grad is Tri.NO and args and any(v is UNKNOWN for _, v in args) \
+                    and db.op_entry(qual) is not None and not db.nondifferentiable(qual):
+                # A differentiable torch op run with grad mode off returns a tensor without history whatever its
+                # inputs are (`F.cross_entropy(model(x), y)` under `torch.no_grad()`): certain, from torch's
+                # semantics alone.
+                return TensorVal(rg=Tri.NO, leaf=Tri.YES, origin=self.expr_fact(node, "from"),
+                                 nograd=self.fact(node, GRAD_MODE_OFF, state.grad_why), inference=state.inference,
+                                 storage=self.site(node))
             return UNKNOWN
         # torch.cat / torch.stack take a sequence of tensors.
         flat = list(args)

@@ -613,8 +613,8 @@ class Session:
                     if (f.line, f.column, f.code) not in seen and f.end_line <= last:
                         seen.add((f.line, f.column, f.code))
                         own.append(dataclasses.replace(f, path=snapshot.path))
-            own = drop_restated(own)
             own.sort(key=sort_key)
+        own = drop_restated(own)
         trace = self._traces.get(snapshot.key)
         if trace is None or trace.version != snapshot.version:
             return own

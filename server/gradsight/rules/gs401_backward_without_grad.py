@@ -42,6 +42,13 @@ class BackwardWithoutGrad(Rule):
         Valid("import torch\n\ndef f(t):\n    return t.sum()\n\nf(torch.randn(3)).detach()\n"),
     )
     invalid = (
+        # The model is a parameter (nothing known about it), but a torch op run under `no_grad` has no history.
+        Invalid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+                "def train(model, loader, optimizer):\n    for x, y in loader:\n        with torch.no_grad():\n"
+                "            loss = F.cross_entropy(model(x), y)\n        optimizer.zero_grad()\n        loss.backward()\n"
+                "        optimizer.step()\n\n\nnet = nn.Linear(3, 2)\n"
+                "train(net, [(torch.randn(4, 3), torch.tensor([0, 1, 0, 1]))], torch.optim.SGD(net.parameters(), lr=0.1))\n",
+                line=9, runtime="raises: does not require grad"),
         Invalid("import torch\nx = torch.randn(3, requires_grad=True)\nz = (x * 2).detach()\nw = (z + 3).sum()\n"
                 "w.backward()\n", line=5, runtime="raises: element 0 of tensors does not require grad"),
         Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(3, 1)\nwith torch.no_grad():\n"

@@ -1,0 +1,121 @@
+from __future__ import annotations
+
+import ast
+
+from ..engine.query import FileEvent
+from ..findings import Severity
+from .base import Invalid, Rule, Valid
+
+
+def _names(node: ast.AST) -> set:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _backwards(loop: ast.AST) -> bool:
+    return any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+               and c.func.attr in ("backward", "manual_backward") for c in ast.walk(loop))
+
+
+def _released(name: str, loop: ast.AST, carry: ast.Assign) -> bool:
+    """Is `name` detached or rebound anywhere else in the loop (`h = h.detach()`, `h = repackage_hidden(h)`,
+    `h.detach_()`, `h = None`, a loop target)?"""
+    for n in ast.walk(loop):
+        if isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)) and name in _names(n.target):
+            return True
+        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and n is not carry:
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            if any(name in _names(t) for t in targets):
+                return True
+        if isinstance(n, ast.Call):
+            f = n.func
+            if isinstance(f, ast.Attribute) and f.attr in ("detach", "detach_") and name in _names(f.value):
+                return True
+            spelled = ast.unparse(f).lower()
+            if any(isinstance(a, ast.Name) and a.id == name for a in n.args) \
+                    and any(w in spelled for w in ("detach", "repackage")):
+                return True
+    return False
+
+
+class StateCarriedThroughModelArgument(Rule):
+    code = "GS415"
+    name = "state-carried-through-model-argument"
+    severity = Severity.WARNING
+    summary = ("A training loop feeds a model's state output back into it (`out, hidden = model(x, hidden)`) "
+               "without detaching it: the next iteration's backward goes into the freed graph.")
+    events = (FileEvent,)
+    what_it_does = ("Flags `out, hidden = model(x, hidden)` (any statement that passes a name to a call and binds "
+                    "the call's result back to it) in a loop that calls backward, when the model is a parameter "
+                    "of the function (`def train(model, loader, optimizer)`, where gradsight cannot see what it "
+                    "returns) and nothing in the loop detaches, repackages or resets the state. Where the model is "
+                    "visible the interpreter follows the state itself and GS402 reports the carry.")
+    why_bad = ("The state the model returns is part of this iteration's graph. `loss.backward()` frees that graph, "
+               "and the next iteration's graph starts from the state, so its backward raises \"Trying to backward "
+               "through the graph a second time\" (with `retain_graph=True` it instead backpropagates through every "
+               "earlier batch, slower each step). Truncated backpropagation through time detaches the state at "
+               "each step.")
+    example = ("def train(model, loader, optimizer):\n    hidden = None\n    for x, y in loader:\n"
+               "        out, hidden = model(x, hidden)\n        loss = F.cross_entropy(out, y)\n"
+               "        optimizer.zero_grad()\n        loss.backward()\n        optimizer.step()")
+    use_instead = ("def train(model, loader, optimizer):\n    hidden = None\n    for x, y in loader:\n"
+                   "        out, hidden = model(x, hidden)\n        hidden = hidden.detach()  # keep the values, not the graph\n"
+                   "        loss = F.cross_entropy(out, y)\n        optimizer.zero_grad()\n        loss.backward()\n"
+                   "        optimizer.step()")
+    fix_safety = ("This rule offers no automatic fix: an LSTM's state is a tuple (`tuple(h.detach() for h in "
+                  "hidden)`), and whether to carry the detached state or start from a fresh one is a modelling "
+                  "choice.")
+    references = ("https://discuss.pytorch.org/t/solved-why-we-need-to-detach-variable-which-contains-hidden-representation/1426",)
+    # The model class comes through `getattr`, so nothing but its use is visible (as with an imported model).
+    _head = ("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+             "class Tagger(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+             "        self.rnn = getattr(nn, 'GRU')(3, 4, batch_first=True)\n        self.head = nn.Linear(4, 2)\n\n"
+             "    def forward(self, x, h=None):\n        out, h = self.rnn(x, h)\n        return self.head(out[:, -1]), h\n\n\n"
+             "def train(model, loader, optimizer):\n    hidden = None\n    for x, y in loader:\n")
+    _tail = ("        loss = F.cross_entropy(out, y)\n        optimizer.zero_grad()\n        loss.backward()\n"
+             "        optimizer.step()\n\n\nmodel = Tagger()\n"
+             "batches = [(torch.randn(2, 5, 3), torch.tensor([0, 1])) for _ in range(3)]\n"
+             "train(model, batches, torch.optim.SGD(model.parameters(), lr=0.1))\n")
+    valid = (
+        Valid(_head + "        out, hidden = model(x, hidden)\n        hidden = hidden.detach()\n" + _tail),
+        Valid(_head + "        out, hidden = model(x, None)\n" + _tail),
+        # A new state for every batch.
+        Valid(_head + "        hidden = None\n        out, hidden = model(x, hidden)\n" + _tail),
+        # No backward in the loop: evaluation carries the state on purpose.
+        Valid("import torch\n\n\ndef run(model, xs):\n    h = None\n    outs = []\n    for x in xs:\n"
+              "        out, h = model(x, h)\n        outs.append(out)\n    return outs\n"),
+    )
+    invalid = (
+        Invalid(_head + "        out, hidden = model(x, hidden)\n" + _tail, line=20,
+                runtime="raises: backward through the graph a second time"),
+    )
+
+    def check(self, event: FileEvent, report) -> None:
+        q = event.query
+        if "backward" not in q.attrs and "manual_backward" not in q.attrs:
+            return
+        for stmt in q.assigns:
+            call = stmt.value
+            if not isinstance(call, ast.Call):
+                continue
+            bound = set().union(*(_names(t) for t in stmt.targets))
+            fed = {a.id for a in [*call.args, *(k.value for k in call.keywords)] if isinstance(a, ast.Name)}
+            carried = bound & fed
+            if not carried:
+                continue
+            fn = q.enclosing_function(stmt)
+            root = call.func
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if fn is None or isinstance(fn, ast.Lambda) or not isinstance(root, ast.Name):
+                continue
+            params = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
+            if root.id not in params or root.id in ("self", "cls") or root is not call.func:
+                continue  # only `model(...)` where `model` is this function's parameter
+            loop = q.enclosing(stmt, (ast.For, ast.AsyncFor, ast.While))
+            if loop is None or q.enclosing_function(loop) is not fn or not _backwards(loop):
+                continue
+            for name in sorted(carried):
+                if not _released(name, loop, stmt):
+                    report.add(self, stmt,
+                               f"`{name}` carries this step's graph into the next iteration, whose backward then "
+                               f"raises; detach it after this call (`{name} = {name}.detach()`).")

@@ -1,0 +1,110 @@
+"""The usual layout of a training script: `def train(model, loader, optimizer)` with the model built elsewhere (a
+sibling module, `torch.load`, a caller gradsight does not see). The functions are analysed on their own, with
+unknown arguments: what torch's semantics make certain (an op under `no_grad` has no history) is an error; what
+only the loop's use shows (the state a model returns is fed back in while the loop backwards) is a warning.
+The same functions are run under torch to check the claims."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from gradsight.analysis import ENGINE, analyze_source
+
+TRAIN = """\
+import torch
+import torch.nn.functional as F
+
+
+def train_no_grad(model, loader, optimizer):
+    for x, y in loader:
+        with torch.no_grad():
+            loss = F.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def train_rnn(model, loader, optimizer):
+    hidden = None
+    for x, y in loader:
+        out, hidden = model(x, hidden)
+        loss = F.cross_entropy(out, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def train_rnn_detached(model, loader, optimizer):
+    hidden = None
+    for x, y in loader:
+        out, hidden = model(x, hidden)
+        hidden = hidden.detach()
+        loss = F.cross_entropy(out, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def evaluate(model, loader):
+    with torch.no_grad():
+        return [F.cross_entropy(model(x), y).item() for x, y in loader]
+"""
+
+RUN = """\
+import torch
+import torch.nn as nn
+from train import train_no_grad, train_rnn, train_rnn_detached, evaluate
+
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.GRU(3, 4, batch_first=True)
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x, h=None):
+        out, h = self.rnn(x, h)
+        return self.head(out[:, -1]), h
+
+
+def raises(fn, text):
+    try:
+        fn()
+    except RuntimeError as exc:
+        return text in str(exc)
+    return False
+
+
+rnn = Tagger()
+seqs = [(torch.randn(2, 5, 3), torch.tensor([0, 1])) for _ in range(3)]
+opt = torch.optim.SGD(rnn.parameters(), lr=0.1)
+lin = nn.Linear(3, 2)
+flat = [(torch.randn(2, 3), torch.tensor([0, 1]))]
+print(raises(lambda: train_no_grad(lin, flat, torch.optim.SGD(lin.parameters(), lr=0.1)), "does not require grad"))
+print(raises(lambda: train_rnn(rnn, seqs, opt), "backward through the graph a second time"))
+train_rnn_detached(rnn, seqs, opt)
+print(len(evaluate(lin, flat)) == 1)
+"""
+
+
+def loud(text: str) -> list[tuple[int, str, str]]:
+    ENGINE.clear()
+    found = analyze_source(text, "train.py").findings
+    return sorted((f.line, f.code, f.severity.value) for f in found if f.severity.value in ("warning", "error"))
+
+
+def test_train_functions_with_unknown_models():
+    assert loud(TRAIN) == [(8, "GS401", "error"), (17, "GS415", "warning")]
+
+
+@pytest.mark.torch
+def test_the_claims_hold_under_torch(tmp_path):
+    pytest.importorskip("torch")
+    (tmp_path / "train.py").write_text(TRAIN, encoding="utf-8")
+    (tmp_path / "run.py").write_text(RUN, encoding="utf-8")
+    proc = subprocess.run([sys.executable, "run.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True", "True", "True"]
