@@ -144,10 +144,19 @@ def sort_key(f: Finding) -> tuple:
 # code, the code whose finding makes it redundant). GS413 reasons from a module class alone and GS415 from a
 # training function whose model is a parameter; when an analysis followed the state through a real carry,
 # GS402 stands on the same statement with the backward that frees the graph and the call that reuses it.
-RESTATED_BY = {"GS413": "GS402", "GS415": "GS402"}
+RESTATED_BY = {"GS413": "GS402", "GS415": "GS402", "GS416": "GS402"}
 
 
 def drop_restated(findings: list) -> list:
-    """`findings` (of one file) without those another finding on the same line restates (`RESTATED_BY`)."""
+    """`findings` (of one file) without those another finding restates (`RESTATED_BY`): one on the same line, or
+    on a line of this file the finding names in its related notes (GS416's "raises here")."""
     present = {(f.line, f.code) for f in findings}
-    return [f for f in findings if (f.line, RESTATED_BY.get(f.code)) not in present]
+
+    def restated(f) -> bool:
+        by = RESTATED_BY.get(f.code)
+        if by is None:
+            return False
+        lines = {f.line} | {r.line for r in f.related if r.path == f.path}
+        return any((line, by) in present for line in lines)
+
+    return [f for f in findings if not restated(f)]
