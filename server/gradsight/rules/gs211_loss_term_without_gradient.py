@@ -14,9 +14,12 @@ def _keyword_true(call: ast.Call, name: str) -> bool:
                for kw in call.keywords)
 
 
-def _gradish(expr: ast.AST) -> bool:
-    """An expression that evidently carries gradients: parameters, or a value named as a loss or penalty."""
+def _gradish(expr: ast.AST, outputs: frozenset = frozenset()) -> bool:
+    """An expression that evidently carries gradients: parameters, a value named as a loss or penalty, or one
+    read from `outputs` (names bound to what a model passed in returned: `out = model(x)`)."""
     for n in ast.walk(expr):
+        if isinstance(n, ast.Name) and n.id in outputs:
+            return True
         if isinstance(n, ast.Attribute) and n.attr in ("weight", "bias"):
             return True
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("parameters",
@@ -27,19 +30,36 @@ def _gradish(expr: ast.AST) -> bool:
     return False
 
 
-def _cut(expr: ast.AST, q) -> Optional[str]:
+def _cut(expr: ast.AST, q, outputs: frozenset = frozenset(), shape_only: bool = False) -> Optional[str]:
     """How `expr` leaves autograd, when it certainly does: `.item()` / `float()` of a gradient-carrying value,
-    or `torch.autograd.grad(...)` without `create_graph=True`."""
+    or `torch.autograd.grad(...)` without `create_graph=True`. `shape_only`: whether it has that form at all."""
     core = expr.value if isinstance(expr, ast.Subscript) else expr
     if not isinstance(core, ast.Call):
         return None
     if q.call_name(core) == "torch.autograd.grad":
         return None if _keyword_true(core, "create_graph") else "`torch.autograd.grad` without `create_graph=True`"
-    if isinstance(core.func, ast.Attribute) and core.func.attr == "item" and not core.args and _gradish(core.func.value):
+    if isinstance(core.func, ast.Attribute) and core.func.attr == "item" and not core.args \
+            and (shape_only or _gradish(core.func.value, outputs)):
         return "`.item()`"
-    if isinstance(core.func, ast.Name) and core.func.id == "float" and len(core.args) == 1 and _gradish(core.args[0]):
+    if isinstance(core.func, ast.Name) and core.func.id == "float" and len(core.args) == 1 \
+            and (shape_only or _gradish(core.args[0], outputs)):
         return "`float()`"
     return None
+
+
+def _model_outputs(scope) -> frozenset:
+    """Names a function binds to what one of its parameters returns when called (`out = model(x)`): in a
+    function that backwards the sum, the output of the model it trains."""
+    if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return frozenset()
+    params = {a.arg for a in [*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs]} - {"self", "cls"}
+    out = set()
+    for n in ast.walk(scope):
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Name) \
+                and n.value.func.id in params:
+            for t in n.targets:
+                out |= {e.id for e in ast.walk(t) if isinstance(e, ast.Name)}
+    return frozenset(out)
 
 
 def _additive_terms(expr: ast.AST) -> list:
@@ -72,6 +92,8 @@ class LossTermWithoutGradient(Rule):
     _probe = ("silent: torch.allclose(wind.weight.grad, "
               "torch.autograd.grad(F.mse_loss(wind(x), y), wind.weight)[0])")
     valid = (
+        # The model is a parameter; the regulariser keeps its graph.
+        Valid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\ndef train(model, loader, optimizer):\n    for x, y in loader:\n        out = model(x)\n        loss = F.mse_loss(out, y)\n        reg = out.abs().mean()\n        total = loss + 0.1 * reg\n        optimizer.zero_grad()\n        total.backward()\n        optimizer.step()\n\n\nnet = nn.Linear(3, 1)\nbatches = [(torch.randn(4, 3), torch.randn(4, 1))]\ntrain(net, batches, torch.optim.SGD(net.parameters(), lr=0.1))\nw = net.weight.detach().clone()\nnet.zero_grad()\nF.mse_loss(net(batches[0][0]), batches[0][1]).backward()\n"),
         Valid(_head + "sparsity = wind.weight.abs().sum()\nloss = fit + 0.5 * sparsity\nloss.backward()\n"),
         Valid(_head + "shown = fit.item() + 0.5 * wind.weight.abs().sum().item()\nfit.backward()\n"),
         Valid(_head + "scale = fit.item()\nloss = fit / scale\nloss.backward()\n"),
@@ -80,6 +102,13 @@ class LossTermWithoutGradient(Rule):
               "loss = out + (g.norm() - 1) ** 2\nloss.backward()\n"),
     )
     invalid = (
+        # `.item()` of a model output (the model passed in): the regulariser adds a constant; the gradient is the
+        # plain loss's.
+        Invalid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\ndef train(model, loader, optimizer):\n    for x, y in loader:\n        out = model(x)\n        loss = F.mse_loss(out, y)\n        reg = out.abs().mean().item()\n        total = loss + 0.1 * reg\n        optimizer.zero_grad()\n        total.backward()\n        optimizer.step()\n\n\nnet = nn.Linear(3, 1)\nbatches = [(torch.randn(4, 3), torch.randn(4, 1))]\ntrain(net, batches, torch.optim.SGD(net.parameters(), lr=0.1))\nw = net.weight.detach().clone()\nnet.zero_grad()\nF.mse_loss(net(batches[0][0]), batches[0][1]).backward()\n", line=11,
+                # The term changes nothing in the gradient: the same as the plain loss's.
+                runtime="silent: (lambda x, y: torch.equal(torch.autograd.grad(F.mse_loss(net(x), y) + 0.1 * "
+                        "net(x).abs().mean().item(), net.weight)[0], torch.autograd.grad(F.mse_loss(net(x), y), "
+                        "net.weight)[0]))(*batches[0])"),
         Invalid(_head + "sparsity = wind.weight.abs().sum().item()\nloss = fit + 0.5 * sparsity\nloss.backward()\n",
                 line=8, runtime=_probe),
         Invalid("import torch\nx = torch.randn(4, 3, requires_grad=True)\nw = torch.randn(3, requires_grad=True)\n"
@@ -92,7 +121,7 @@ class LossTermWithoutGradient(Rule):
         q = event.query
         # This rule runs on every keystroke: without an assignment from `.item()`, `float()` or
         # `autograd.grad` there is nothing to find, and one pass over the shared node list says so.
-        if not any(_cut(n.value, q) for n in q.assigns):
+        if not any(_cut(n.value, q, shape_only=True) for n in q.assigns):
             return
         scopes = [q.tree] + [n for n in q.nodes() if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
         for scope in scopes:
@@ -100,13 +129,14 @@ class LossTermWithoutGradient(Rule):
 
     def _check_scope(self, scope, q, report) -> None:
         cuts: dict = {}  # name -> (how, line)
+        outputs = _model_outputs(scope)
         assigns = sorted((n for n in ast.walk(scope) if isinstance(n, ast.Assign) and len(n.targets) == 1
                           and isinstance(n.targets[0], ast.Name) and q.enclosing_function(n) in (None, scope)
                           and (scope is q.tree) == (q.enclosing_function(n) is None)),
                          key=lambda n: n.lineno)
         for node in assigns:
             target = node.targets[0].id
-            how = _cut(node.value, q)
+            how = _cut(node.value, q, outputs)
             if how is not None:
                 cuts[target] = (how, node.lineno)
                 continue
