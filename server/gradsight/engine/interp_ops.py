@@ -235,6 +235,41 @@ class OpsMixin:
                          storage=base.storage if view is not None else self.site(node), stored=stored,
                          evidence=rg is Tri.YES and all(v.evidence for _, v in tensors if v.rg is Tri.YES))
 
+    def backwarded_model_output(self, loss: str, call: ast.AST, state: State) -> None:
+        """Evidence from use, one step further: `loss = F.cross_entropy(out, y)` then `loss.backward()`, where
+        `out = model(x)` came from a callable gradsight cannot see. A torch function has no parameters of its own,
+        so the graph the backward needed came from its inputs; when exactly one of them is such a model output
+        (the others being data), that output has a graph too (`out.numpy()` after it raises)."""
+        region = self.loops[-1].node if self.loops else (self.stack[-1] if self.stack else None)
+        if region is None:
+            return
+        line = getattr(call, "lineno", 0)
+        binds: dict = {}  # name -> its last `name = ...` statement before the backward, in the region
+        for n in ast.walk(region):
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                    and n.lineno < line:
+                prev = binds.get(n.targets[0].id)
+                if prev is None or (prev.lineno, prev.col_offset) < (n.lineno, n.col_offset):
+                    binds[n.targets[0].id] = n
+        made = binds.get(loss)
+        if made is None or not isinstance(made.value, ast.Call) \
+                or not (self.static_qual(made.value.func) or "").startswith("torch."):
+            return
+        outputs = []
+        for arg in made.value.args:
+            if not isinstance(arg, ast.Name):
+                continue
+            bound = binds.get(arg.id)
+            if bound is None or not isinstance(bound.value, ast.Call) or not isinstance(bound.value.func, ast.Name):
+                continue
+            if state.get(bound.value.func.id) is UNKNOWN and state.get(arg.id) is UNKNOWN:
+                outputs.append(arg)
+        if len(outputs) != 1:
+            return
+        name = outputs[0].id
+        state.set(name, TensorVal(rg=Tri.YES, leaf=Tri.NO, evidence=True,
+                                  origin=self.fact(binds[name].value, "feeds-backwarded", expr=name, loss=loss)))
+
     def carry_check(self, tensors, node: ast.AST, state: Optional[State] = None) -> Optional[Fact]:
         """A tensor from an earlier iteration whose graph a backward later in this loop frees, fed into this
         step's graph: report the carry once (CarryEvent) and mark what is computed from it."""
@@ -438,6 +473,8 @@ class OpsMixin:
             known = target if isinstance(target, TensorVal) else TensorVal(
                 origin=self.expr_fact(target_node, "backwarded"))
             state.set(key, known.with_(rg=Tri.YES, leaf=Tri.NO, evidence=True))
+            if target is UNKNOWN and isinstance(target_node, ast.Name):
+                self.backwarded_model_output(target_node.id, call, state)
         if not isinstance(target, TensorVal):
             return
         retain = Tri.NO

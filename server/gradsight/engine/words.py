@@ -30,6 +30,7 @@ FACT_WORDS: dict[str, str] = {
     "library-class": "`{expr}` is a `{qualname}`",
     "runs-trained-model": "`{expr}` runs `{model}`, whose parameters an optimizer trains",
     "backwarded": "`{expr}` is backwarded, so it has a graph",
+    "feeds-backwarded": "`{expr}` feeds `{loss}`, which is backwarded, so it has a graph",
     "grad-attribute": "a `.grad`",
     "view": "a view made by `{expr}`",
     "grad-with-create-graph": "a gradient computed with create_graph=True",
