@@ -37,6 +37,24 @@ def _released(name: str, loop: ast.AST, carry: ast.Assign) -> bool:
     return False
 
 
+def _handed_in(cls) -> set:
+    """Attributes a class's `__init__` sets straight from one of its parameters (`self.model = model`): objects
+    the class was handed, which gradsight cannot see when the class is analysed on its own."""
+    if cls is None:
+        return set()
+    init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+    if init is None:
+        return set()
+    params = {a.arg for a in [*init.args.args, *init.args.kwonlyargs]} - {"self"}
+    out = set()
+    for n in ast.walk(init):
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and n.value.id in params:
+            for t in n.targets:
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    out.add(t.attr)
+    return out
+
+
 class StateCarriedThroughModelArgument(Rule):
     code = "GS415"
     name = "state-carried-through-model-argument"
@@ -46,8 +64,9 @@ class StateCarriedThroughModelArgument(Rule):
     events = (FileEvent,)
     what_it_does = ("Flags `out, hidden = model(x, hidden)` (any statement that passes a name to a call and binds "
                     "the call's result back to it) in a loop that calls backward, when the model is a parameter "
-                    "of the function (`def train(model, loader, optimizer)`, where gradsight cannot see what it "
-                    "returns) and nothing in the loop detaches, repackages or resets the state. Where the model is "
+                    "of the function (`def train(model, loader, optimizer)`) or a model a trainer class was handed "
+                    "(`self.model = model` in `__init__`, then `self.model(x, hidden)`), where gradsight cannot see "
+                    "what it returns, and nothing in the loop detaches, repackages or resets the state. Where the model is "
                     "visible the interpreter follows the state itself and GS402 reports the carry.")
     why_bad = ("The state the model returns is part of this iteration's graph. `loss.backward()` frees that graph, "
                "and the next iteration's graph starts from the state, so its backward raises \"Trying to backward "
@@ -87,6 +106,16 @@ class StateCarriedThroughModelArgument(Rule):
     invalid = (
         Invalid(_head + "        out, hidden = model(x, hidden)\n" + _tail, line=20,
                 runtime="raises: backward through the graph a second time"),
+        # The same in a trainer class that was handed the model.
+        Invalid(_head.replace("def train(model, loader, optimizer):\n    hidden = None\n    for x, y in loader:\n",
+                              "class Trainer:\n    def __init__(self, model, optimizer):\n        self.model = model\n"
+                              "        self.optimizer = optimizer\n\n    def fit(self, loader):\n"
+                              "        hidden = None\n        for x, y in loader:\n")
+                + "            out, hidden = self.model(x, hidden)\n            loss = F.cross_entropy(out, y)\n"
+                  "            self.optimizer.zero_grad()\n            loss.backward()\n            self.optimizer.step()\n\n\n"
+                  "model = Tagger()\nbatches = [(torch.randn(2, 5, 3), torch.tensor([0, 1])) for _ in range(3)]\n"
+                  "Trainer(model, torch.optim.SGD(model.parameters(), lr=0.1)).fit(batches)\n", line=25,
+                runtime="raises: backward through the graph a second time"),
     )
 
     def check(self, event: FileEvent, report) -> None:
@@ -109,8 +138,12 @@ class StateCarriedThroughModelArgument(Rule):
             if fn is None or isinstance(fn, ast.Lambda) or not isinstance(root, ast.Name):
                 continue
             params = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
-            if root.id not in params or root.id in ("self", "cls") or root is not call.func:
-                continue  # only `model(...)` where `model` is this function's parameter
+            if root is call.func:
+                if root.id not in params or root.id in ("self", "cls"):
+                    continue  # only `model(...)` where `model` is this function's parameter
+            elif not (isinstance(call.func, ast.Attribute) and call.func.value is root and root.id == "self"
+                      and call.func.attr in _handed_in(q.enclosing(fn, (ast.ClassDef,)))):
+                continue  # or `self.model(...)` where `__init__` stored a model it was handed
             loop = q.enclosing(stmt, (ast.For, ast.AsyncFor, ast.While))
             if loop is None or q.enclosing_function(loop) is not fn or not _backwards(loop):
                 continue
