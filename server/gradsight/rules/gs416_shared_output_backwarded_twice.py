@@ -6,6 +6,7 @@ from ..engine.query import FileEvent
 from ..engine.report import Note
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
+from .gs415_state_carried_through_model_argument import _handed_in
 
 # Reading these does not carry the graph on: `v.detach()`, `v.item()`, ...
 _CUTS = ("detach", "item", "tolist", "numpy", "cpu_numpy", "data")
@@ -60,7 +61,8 @@ class SharedOutputBackwardedTwice(Rule):
     events = (FileEvent,)
     what_it_does = ("In a loop body (or a function body), flags the loss of a first `a.backward()` when a later "
                     "`b.backward()` in the same straight-line block reaches the same output of a model passed in "
-                    "as a parameter (`fake = G(z)`, `feats = model(x)`), neither loss reads it through "
+                    "as a parameter (`fake = G(z)`, `feats = model(x)`) or handed to a trainer class "
+                    "(`self.G = G` in `__init__`, then `fake = self.G(z)`), neither loss reads it through "
                     "`.detach()`, and the first backward does not retain the graph. Where the models are visible "
                     "the interpreter follows the graphs and GS402 reports it.")
     why_bad = ("The model's part of the graph (the activations its layers saved) belongs to its output. The first "
@@ -102,6 +104,8 @@ class SharedOutputBackwardedTwice(Rule):
               + _tail.replace("        g_loss = F.softplus", "        fake = G(torch.randn(4, 8))\n        g_loss = F.softplus")),
     )
     invalid = (
+        # The same step in a trainer class that was handed its models.
+        Invalid('import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\nclass GANTrainer:\n    def __init__(self, G, D, opt_g, opt_d):\n        self.G = G\n        self.D = D\n        self.opt_g = opt_g\n        self.opt_d = opt_d\n\n    def step(self, real):\n        fake = self.G(torch.randn(real.size(0), 8))\n        d_loss = F.softplus(-self.D(real)).mean() + F.softplus(self.D(fake)).mean()\n        self.opt_d.zero_grad()\n        d_loss.backward()\n        self.opt_d.step()\n        g_loss = F.softplus(-self.D(fake)).mean()\n        self.opt_g.zero_grad()\n        g_loss.backward()\n        self.opt_g.step()\n\n\nG, D = nn.Sequential(nn.Linear(8, 8), nn.Tanh()), nn.Linear(8, 1)\nGANTrainer(G, D, torch.optim.SGD(G.parameters(), lr=0.1), torch.optim.SGD(D.parameters(), lr=0.1)).step(torch.randn(4, 8))\n', line=15, runtime="raises: backward through the graph a second time", also=(21,)),
         # A DCGAN-style step without `fake.detach()` in the discriminator's loss.
         Invalid(_head + "        d_loss = F.softplus(-D(real)).mean() + F.softplus(D(fake)).mean()\n" + _tail, line=9,
                 runtime="raises: backward through the graph a second time", also=(15,)),
@@ -123,9 +127,9 @@ class SharedOutputBackwardedTwice(Rule):
             if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef)):
                 fn = node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else q.enclosing_function(node)
                 if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    self._block(node.body, fn, report)
+                    self._block(node.body, fn, _handed_in(q.enclosing(fn, (ast.ClassDef,))), report)
 
-    def _block(self, body: list, fn, report) -> None:
+    def _block(self, body: list, fn, handed: set, report) -> None:
         params = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]} - {"self", "cls"}
         backwards = [(i, t) for i, s in enumerate(body) if (t := _backward_target(s)) is not None]
         if len(backwards) < 2:
@@ -140,8 +144,11 @@ class SharedOutputBackwardedTwice(Rule):
                 name = stmt.targets[0].id
                 value = stmt.value
                 out = frozenset().union(*(carries.get(n, frozenset()) for n in _loads(value)))
-                if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in params:
-                    out = out | {(name, i)}  # `fake = G(z)`: a model passed in makes a new output here
+                f = value.func if isinstance(value, ast.Call) else None
+                if (isinstance(f, ast.Name) and f.id in params) or (
+                        isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self"
+                        and f.attr in handed):
+                    out = out | {(name, i)}  # `fake = G(z)` / `self.G(z)`: a model handed in makes a new output
                 carries[name] = out
                 made_at[name] = i
                 assigned[name] = stmt
