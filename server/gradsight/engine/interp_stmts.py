@@ -424,9 +424,10 @@ class StatementsMixin:
     def _enclosing_fixpoint(self, node, key: tuple, entry: State) -> Optional[State]:
         """A fixpoint this loop reached before (same loop, function and depth: `key[:4]`) that is exactly the
         fixpoint for `entry`: one computed from an entry `old` with old ⊑ entry ⊑ its head. The head `h` is then a
-        fixpoint for `entry` too (entry ⊔ body(h) lies between old ⊔ body(h) = h and h), and for a monotone
-        body the one iterating from `entry` would reach (it is the least above `old`). This is the common case of an outer loop's second round, whose entry to
-        the inner loop adds what the inner loop itself left at the end of the first round."""
+        fixpoint for `entry` too (entry ⊔ body(h) lies between old ⊔ body(h) = h and h), and for a monotone body
+        the one iterating from `entry` would reach (it is the least above `old`). This is the common case of an
+        outer loop's second round, whose entry to the inner loop adds what the inner loop itself left at the end
+        of the first round. Only converged (not widened) fixpoints are kept for this."""
         for old, head in self.memo.get(key[:4], ()):
             if old.inference != entry.inference or old.dead or entry.dead:
                 continue
@@ -556,8 +557,8 @@ class StatementsMixin:
                     # (Inside a function called with grad off, the `with` is redundant for this caller only.)
                     self.emit(GradModeEvent(item.context_expr, ctx.label, state.grad_why))
                 state.grad = ctx.enabled
-                state.grad_why = self.fact(item.context_expr, "grad-mode-enabled" if ctx.enabled is Tri.YES else "grad-mode-disabled",
-                                           label=ctx.label)
+                mode = "grad-mode-enabled" if ctx.enabled is Tri.YES else "grad-mode-disabled"
+                state.grad_why = self.fact(item.context_expr, mode, label=ctx.label)
                 state.inference = ctx.inference
             if item.optional_vars is not None:
                 self.assign(item.optional_vars, UNKNOWN, state, stmt)
