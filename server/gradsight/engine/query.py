@@ -36,6 +36,7 @@ class Query:
         self._path = path
         self._idx: Optional[dict] = None
         self._module_names: Optional[set] = None
+        self._handed: Optional[dict] = None  # id(class) -> attributes its `__init__` stores from its parameters
 
     # -- names -------------------------------------------------------------------------------------------
     def qualname(self, node: ast.AST) -> Optional[str]:
@@ -198,6 +199,40 @@ class Query:
             if isinstance(block, list) and stmt in block:
                 return block[block.index(stmt) + 1:]
         return []
+
+    def handed_in_call(self, call: ast.Call, fn: ast.AST) -> bool:
+        """Is `call` a call of an object function `fn` was handed, which gradsight cannot see into when `fn` is
+        analysed on its own: `model(...)` for a parameter `model` of `fn`, or `self.model(...)` where the
+        enclosing class's `__init__` stored one of its parameters in `self.model`."""
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+        f = call.func
+        if isinstance(f, ast.Name):
+            params = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
+            return f.id in params and f.id not in ("self", "cls")
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
+            return f.attr in self._handed_in(self.enclosing(fn, (ast.ClassDef,)))
+        return False
+
+    def _handed_in(self, cls: Optional[ast.ClassDef]) -> set:
+        """Attributes `cls.__init__` sets straight from one of its parameters (`self.model = model`)."""
+        if cls is None:
+            return set()
+        if self._handed is None:
+            self._handed = {}
+        hit = self._handed.get(id(cls))
+        if hit is not None:
+            return hit
+        out: set = set()
+        init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+        if init is not None:
+            params = {a.arg for a in [*init.args.args, *init.args.kwonlyargs]} - {"self"}
+            for n in ast.walk(init):
+                if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and n.value.id in params:
+                    out |= {t.attr for t in n.targets if isinstance(t, ast.Attribute)
+                            and isinstance(t.value, ast.Name) and t.value.id == "self"}
+        self._handed[id(cls)] = out
+        return out
 
     def names_loaded(self, node: ast.AST, name: str) -> list:
         return [n for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]

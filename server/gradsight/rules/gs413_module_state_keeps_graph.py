@@ -7,21 +7,21 @@ from ..findings import Severity
 from .base import Invalid, Rule, Valid
 
 
-def _self_attr(node: ast.AST, self_name: str) -> str | None:
+def _self_attr(node: ast.AST) -> str | None:
     """`self.hidden` -> "hidden" (only a plain attribute of the instance)."""
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self_name:
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
         return node.attr
     return None
 
 
-def _stored_attrs(target: ast.AST, self_name: str) -> set:
+def _stored_attrs(target: ast.AST) -> set:
     """Attributes of the instance a target (or a tuple of targets) stores to."""
     if isinstance(target, (ast.Tuple, ast.List)):
         out: set = set()
         for elt in target.elts:
-            out |= _stored_attrs(elt, self_name)
+            out |= _stored_attrs(elt)
         return out
-    name = _self_attr(target, self_name)
+    name = _self_attr(target)
     return {name} if name else set()
 
 
@@ -41,7 +41,7 @@ def _fed_state(calls: list) -> set:
     out = set()
     for call in calls:
         for a in [*call.args, *(k.value for k in call.keywords)]:
-            name = _self_attr(a.value if isinstance(a, ast.Subscript) else a, "self")
+            name = _self_attr(a.value if isinstance(a, ast.Subscript) else a)
             if name:
                 out.add(name)
     return out
@@ -127,10 +127,10 @@ class ModuleStateKeepsGraph(Rule):
         # method or submodule of `self` on their right-hand side (a handful per file), walking nothing else.
         subs_of: dict = {}
         for stmt in q.assigns:
-            stored = set().union(*(_stored_attrs(t, "self") for t in stmt.targets))
+            stored = set().union(*(_stored_attrs(t) for t in stmt.targets))
             if not stored:
                 continue
-            calls = [c for c in ast.walk(stmt.value) if isinstance(c, ast.Call) and _self_attr(c.func, "self")]
+            calls = [c for c in ast.walk(stmt.value) if isinstance(c, ast.Call) and _self_attr(c.func)]
             if not calls:
                 continue
             forward = q.enclosing_function(stmt)
@@ -143,13 +143,13 @@ class ModuleStateKeepsGraph(Rule):
             if id(cls) not in subs_of:
                 subs_of[id(cls)] = _submodules(cls, q)
             subs = subs_of[id(cls)]
-            calls = [c for c in calls if _self_attr(c.func, "self") in subs]
+            calls = [c for c in calls if _self_attr(c.func) in subs]
             if not calls:
                 continue
             # Fed to the submodule in this statement (`out, self.h = self.lstm(x, self.h)`), or in an earlier one
             # of the same `forward` (a cell run twice: `h = self.cell(x0, self.h)`, `self.h = self.cell(x1, h)`).
             fed = _fed_state(calls) if stmt.value in calls else _fed_state(
-                [c for c in ast.walk(forward) if isinstance(c, ast.Call) and _self_attr(c.func, "self") in subs])
+                [c for c in ast.walk(forward) if isinstance(c, ast.Call) and _self_attr(c.func) in subs])
             for state in sorted(stored & fed):
                 if not self._released(state, stmt, cls, q):
                     report.add(self, stmt,

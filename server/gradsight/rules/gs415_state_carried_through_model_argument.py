@@ -37,24 +37,6 @@ def _released(name: str, loop: ast.AST, carry: ast.Assign) -> bool:
     return False
 
 
-def _handed_in(cls) -> set:
-    """Attributes a class's `__init__` sets straight from one of its parameters (`self.model = model`): objects
-    the class was handed, which gradsight cannot see when the class is analysed on its own."""
-    if cls is None:
-        return set()
-    init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
-    if init is None:
-        return set()
-    params = {a.arg for a in [*init.args.args, *init.args.kwonlyargs]} - {"self"}
-    out = set()
-    for n in ast.walk(init):
-        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and n.value.id in params:
-            for t in n.targets:
-                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
-                    out.add(t.attr)
-    return out
-
-
 class StateCarriedThroughModelArgument(Rule):
     code = "GS415"
     name = "state-carried-through-model-argument"
@@ -132,18 +114,8 @@ class StateCarriedThroughModelArgument(Rule):
             if not carried:
                 continue
             fn = q.enclosing_function(stmt)
-            root = call.func
-            while isinstance(root, ast.Attribute):
-                root = root.value
-            if fn is None or isinstance(fn, ast.Lambda) or not isinstance(root, ast.Name):
-                continue
-            params = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
-            if root is call.func:
-                if root.id not in params or root.id in ("self", "cls"):
-                    continue  # only `model(...)` where `model` is this function's parameter
-            elif not (isinstance(call.func, ast.Attribute) and call.func.value is root and root.id == "self"
-                      and call.func.attr in _handed_in(q.enclosing(fn, (ast.ClassDef,)))):
-                continue  # or `self.model(...)` where `__init__` stored a model it was handed
+            if not q.handed_in_call(call, fn):
+                continue  # only `model(...)` / `self.model(...)` of a model the code was handed
             loop = q.enclosing(stmt, (ast.For, ast.AsyncFor, ast.While))
             if loop is None or q.enclosing_function(loop) is not fn or not _backwards(loop):
                 continue

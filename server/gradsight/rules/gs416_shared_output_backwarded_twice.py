@@ -6,10 +6,9 @@ from ..engine.query import FileEvent
 from ..engine.report import Note
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
-from .gs415_state_carried_through_model_argument import _handed_in
 
-# Reading these does not carry the graph on: `v.detach()`, `v.item()`, ...
-_CUTS = ("detach", "item", "tolist", "numpy", "cpu_numpy", "data")
+# Reading these does not carry the graph on: `v.detach()`, `v.item()`, ... (and `v.data`, see `_loads`)
+_CUTS = ("detach", "item", "tolist", "numpy")
 
 
 def _loads(expr: ast.AST) -> set:
@@ -127,31 +126,25 @@ class SharedOutputBackwardedTwice(Rule):
             if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef)):
                 fn = node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else q.enclosing_function(node)
                 if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    self._block(node.body, fn, _handed_in(q.enclosing(fn, (ast.ClassDef,))), report)
+                    self._block(node.body, fn, q, report)
 
-    def _block(self, body: list, fn, handed: set, report) -> None:
-        params = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]} - {"self", "cls"}
+    def _block(self, body: list, fn, q, report) -> None:
         backwards = [(i, t) for i, s in enumerate(body) if (t := _backward_target(s)) is not None]
         if len(backwards) < 2:
             return
         # Straight-line data flow over the block: each name's version -> the model outputs its value carries.
         carries: dict = {}  # name -> frozenset of (output name, index of the statement that made it)
-        made_at: dict = {}  # name -> index of the assignment that last bound it
-        assigned: dict = {}  # name -> the last assignment statement
+        bound_at: dict = {}  # name -> (index, statement) of the assignment that last bound it
         history: list = []  # per statement index: a copy of `carries` after it
         for i, stmt in enumerate(body):
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                 name = stmt.targets[0].id
                 value = stmt.value
                 out = frozenset().union(*(carries.get(n, frozenset()) for n in _loads(value)))
-                f = value.func if isinstance(value, ast.Call) else None
-                if (isinstance(f, ast.Name) and f.id in params) or (
-                        isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self"
-                        and f.attr in handed):
+                if isinstance(value, ast.Call) and q.handed_in_call(value, fn):
                     out = out | {(name, i)}  # `fake = G(z)` / `self.G(z)`: a model handed in makes a new output
                 carries[name] = out
-                made_at[name] = i
-                assigned[name] = stmt
+                bound_at[name] = (i, stmt)
             elif isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.While, ast.If, ast.With,
                                    ast.Try)):
                 for t in ast.walk(stmt):
@@ -166,9 +159,9 @@ class SharedOutputBackwardedTwice(Rule):
                 if not shared:
                     continue
                 out_name, _ = sorted(shared, key=lambda s: s[1])[-1]
-                stmt = assigned.get(first)
-                if stmt is None or made_at.get(first, len(body)) > i:
-                    continue
+                made, stmt = bound_at.get(first, (len(body), None))
+                if made > i:
+                    continue  # the first loss is not bound in this block before its backward
                 stepped = any(_steps(s) for s in body[i + 1:j])
                 advice = (f"use `{out_name}.detach()` in `{first}` if it should not train the model that made "
                           f"`{out_name}`" if stepped else f"sum the losses and backward once, or pass "
