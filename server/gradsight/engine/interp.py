@@ -181,6 +181,9 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin, OpsMixin, Objec
         return self.fact(node, kind, parent, expr=self.seg(node))
 
     root_path: str = ""
+    # > 0 while evaluating a comparison's operands: the graph they build dies with the expression, so what its
+    # ops save for backward is not recorded (`expr_Compare`).
+    discard_depth: int = 0
 
     # Which modules an optimizer trains, which module ran which, and their names are kept in
     # `optimized_modules` beside the optimizers' owners, under typed keys (`Trained`, `ParentOf`, `NameOf`; an

@@ -252,7 +252,13 @@ class ExpressionsMixin:
         return UNKNOWN
 
     def expr_Compare(self, node: ast.Compare, state: State) -> Value:
-        vals = [self.eval(node.left, state)] + [self.eval(c, state) for c in node.comparators]
+        # A comparison's result has no history, so the graph its operands build dies with the expression: what
+        # their ops save for backward is freed at once (`mask = x.abs() < eps; x[mask] = 0` is fine).
+        self.discard_depth += 1
+        try:
+            vals = [self.eval(node.left, state)] + [self.eval(c, state) for c in node.comparators]
+        finally:
+            self.discard_depth -= 1
         if any(isinstance(v, TensorVal) for v in vals):
             return TensorVal(rg=Tri.NO, leaf=Tri.YES, is_int=Tri.YES,
                              nograd=self.fact(node, "comparison"))

@@ -294,6 +294,8 @@ class OpsMixin:
         return loop.lineno <= line <= (getattr(loop, "end_lineno", None) or loop.lineno)
 
     def mark_saved_inputs(self, qual: str, entry: dict, args, node: ast.AST, state: State) -> None:
+        if self.discard_depth:
+            return  # the op's result only feeds a comparison: its graph, and what it saved, is freed at once
         saves = entry.get("saves_inputs") or {}
         rgs = [(v.rg if isinstance(v, TensorVal) else Tri.NO) for _, v in args]
         for idx_s, triggers in saves.items():

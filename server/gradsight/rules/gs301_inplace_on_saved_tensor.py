@@ -52,6 +52,9 @@ class InplaceOnSavedTensor(Rule):
               "g.sum().backward()\n"),
         Valid("import torch\nw = torch.randn(3, requires_grad=True)\nx = torch.randn(2, 3)\nx[0] = x[0] + w\n"
               "x.sum().backward()\n"),
+        # `x.abs()` saves `x`, but its result only feeds the comparison: that graph is freed at once.
+        Valid("import torch\nw = torch.randn(3, requires_grad=True)\nx = w * 1\nmask = x.abs() < 0.5\n"
+              "x[mask] = 0.0\nx.sum().backward()\n"),
     )
     invalid = (
         Invalid("import torch\nx = torch.randn(3, requires_grad=True)\ng = torch.sigmoid(x)\ng *= 2.0\n"
