@@ -125,6 +125,10 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin, OpsMixin, Objec
         self.return_states: list = []
         self.last_exports: tuple = ()
         self.memo_exports: dict = {}
+        # Per call frame: (storage, op, op site) of every tensor an op saved during the call; after it returns, the
+        # caller's references to those storages count as saved (`Conv1d` inside `self.postnet(mel)` saves `mel`).
+        self.call_saves: list = []
+        self.memo_saves: dict = {}
         # (id of the function frame or None, reference key) -> where an optimizer took the parameters of an object
         # gradsight cannot see: calling it in grad mode gives an output with a graph (evidence from use).
         self.evidence_models: dict = {}

@@ -15,7 +15,7 @@ from .interp_util import (FUNC_GRAD_TRANSFORMS, REQUIRES_GRAD_SPELLINGS, _fsite,
                           map_tensors)
 from .state import State
 from .values import (CREATED_WITHOUT_GRAD, UNKNOWN, BoundMethod, ClassVal, FuncVal, GradModeCtx, ModuleRef, ModuleVal,
-                     ObjectVal, OptimizerVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value)
+                     ObjectVal, OptimizerVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value, summarise)
 
 
 class CallsMixin:
@@ -49,12 +49,23 @@ class CallsMixin:
                 return PyVal()
             if isinstance(recv, SeqVal) or (recv is UNKNOWN and func.attr == "append"):
                 key = key_of(func.value)
+                added = None
+                if func.attr in ("append", "insert") and node.args:
+                    added = (self.eval(node.args[-1], state),)
+                    if func.attr == "insert":
+                        self.eval(node.args[0], state)
+                elif func.attr == "extend" and node.args:
+                    more = self.eval(node.args[0], state)
+                    added = more.items if isinstance(more, SeqVal) else None
                 if isinstance(recv, SeqVal) and key and func.attr in (
                         "append", "extend", "insert", "__setitem__", "__iadd__", "pop", "remove", "clear"):
-                    state.set(key, UNKNOWN)  # its elements are no longer all alike (or no longer the known ones)
+                    # A list that grows is summarised: one element standing for all it may hold (the join of the
+                    # old elements and the new ones). Anything else makes it unknown.
+                    state.set(key, summarise(recv.items + added) if added is not None else UNKNOWN)
                 if func.attr == "append" and node.args:
-                    val = self.eval(node.args[0], state)
-                    self.check_accumulate(node, func.value, val, node.args[0], state, "append")
+                    self.check_accumulate(node, func.value, added[0], node.args[-1], state, "append")
+                    return PyVal()
+                if added is not None:
                     return PyVal()
             if isinstance(recv, PyVal):
                 vals = [self.eval(a, state) for a in node.args]
@@ -289,7 +300,7 @@ class CallsMixin:
         if qual.startswith("torch.nn.init."):
             return args[0][1] if args else UNKNOWN
         if qual.startswith("torch.nn.utils."):
-            return UNKNOWN
+            return self.rnn_packing(qual, args, node, state)
         if qual.startswith("torch.nn.") and short[:1].isupper() and not qual.startswith("torch.nn.functional"):
             if short == "Sequential" and len(args) == 1 and isinstance(args[0][0], ast.Starred) \
                     and isinstance(args[0][0].value, ast.Name):
@@ -467,6 +478,10 @@ class CallsMixin:
                 hit = self.starred_values.get(id(args[0][0]))
                 seq = hit[1] if hit is not None and hit[0] is args[0][0] else None
                 layers = seq.items if isinstance(seq, SeqVal) else (UNKNOWN,)
+                if isinstance(seq, SeqVal) and seq.homog and any(isinstance(v, ModuleVal) and v.alts for v in layers):
+                    # A list that grew by different modules (`layers.extend([conv, bn, relu])` in a loop) is
+                    # summarised by their join, which is not one layer that runs once.
+                    layers = (UNKNOWN,)
             if short == "ModuleList" and len(args) == 1 and isinstance(args[0][1], SeqVal):
                 layers = args[0][1].items
             if short in ("Sequential", "ModuleList") and not all(isinstance(v, ModuleVal) for v in layers):
@@ -474,8 +489,8 @@ class CallsMixin:
             has = Tri.NO
             for lay in layers:
                 has = Tri.YES if has is Tri.YES or lay.has_params is Tri.YES else (Tri.MAYBE if lay.has_params is Tri.MAYBE else has)
-            if not layers:
-                has = Tri.MAYBE
+            if not layers and not (short == "ModuleList" and not args and not kwargs):
+                has = Tri.MAYBE  # an empty `nn.ModuleList()` has no parameters until modules are appended
             return ModuleVal(qual, layers=layers if short in ("Sequential", "ModuleList") else (), has_params=has,
                              origin=origin)
         if short in db.PARAMLESS_MODULES or short.endswith("Loss"):
@@ -498,3 +513,4 @@ class CallsMixin:
             params = tuple((elt, v) for elt, v in zip(arg_node.elts, val.items) if isinstance(v, TensorVal))
             if params:
                 self.emit(OptimizerEvent(node, params, qual))
+

@@ -45,11 +45,26 @@ class ObjectsMixin:
         if name == "forward":
             args, kwargs = self.eval_args(node, state)
             return self.call_module(recv, args, kwargs, node, state)
-        if name in ("append", "extend", "insert") and recv.layers and db.module_short(recv.qual) == "ModuleList":
-            self.eval_args(node, state)
+        if name in ("append", "extend", "insert") and db.module_short(recv.qual) == "ModuleList" \
+                and (recv.layers or recv.has_params is Tri.NO):
+            # A known list of layers (`nn.ModuleList()` is one, empty) grows by the modules appended; anything else
+            # appended makes its layers unknown.
+            args, _ = self.eval_args(node, state)
+            added = None
+            if name in ("append", "insert") and args and isinstance(args[-1][1], ModuleVal):
+                added = (args[-1][1],)
+            elif name == "extend" and args and isinstance(args[0][1], SeqVal) and not args[0][1].homog \
+                    and all(isinstance(v, ModuleVal) for v in args[0][1].items):
+                added = args[0][1].items
             key = key_of(func.value)
             if key:
-                state.set(key, replace(recv, layers=()))  # its layers are no longer all known
+                if added is None:
+                    state.set(key, replace(recv, layers=(), has_params=Tri.MAYBE))
+                else:
+                    has = recv.has_params
+                    for layer in added:
+                        has = Tri.YES if Tri.YES in (has, layer.has_params) else has.join(layer.has_params)
+                    state.set(key, replace(recv, layers=recv.layers + added, has_params=has))
             return PyVal()
         if recv.cls is not None:
             meth = self.find_method(recv.cls, name)
@@ -410,6 +425,7 @@ class ObjectsMixin:
         if memo_key is not None and memo_key in self.memo:
             if self_import is not None:
                 self.last_exports = self.memo_exports.get(memo_key, ())
+            self.saved_in_call(self.memo_saves.get(memo_key, ()), node, state)
             return self.memo[memo_key]
         callee_state = State(grad=grad, grad_why=why, inference=inference)
         params = fn.args
@@ -457,11 +473,13 @@ class ObjectsMixin:
         self.return_exports.append(f"{self_name}." if self_import is not None and self_name else None)
         self.self_names.append(self_name)
         self.return_states.append([])
+        self.call_saves.append([])
         try:
             end = self.exec_block(fn.body, callee_state)
             rets = self.returns[-1]
             exit_envs = self.return_states[-1]
         finally:
+            saves = tuple(self.call_saves.pop())
             self.self_names.pop()
             self.return_exports.pop()
             self.return_states.pop()
@@ -496,7 +514,27 @@ class ObjectsMixin:
             self.memo[memo_key] = result
             if self_import is not None:
                 self.memo_exports[memo_key] = exports
+            if saves:
+                self.memo_saves[memo_key] = saves
+        self.saved_in_call(saves, node, state)
         return result
+
+    def saved_in_call(self, saves: tuple, node: ast.AST, state: State) -> None:
+        """The caller's side of `call_saves`: references in `state` to a storage an op saved inside the call
+        count as saved (an in-place write on them afterwards makes that backward raise), and so they do for the
+        caller's caller."""
+        if not saves:
+            return
+        if self.call_saves:
+            self.call_saves[-1].extend(saves)
+        by_storage = {}
+        for storage, op, seg in saves:
+            by_storage.setdefault(storage, (op, seg))
+        for k, v in list(state.env.items()):
+            if not isinstance(v, TensorVal) or v.saved is not None or v.is_data or v.storage not in by_storage:
+                continue
+            op, seg = by_storage[v.storage]
+            state.env[k] = v.with_(saved=self.fact(node, "saved-in-call", op=op, call=self.seg(node)), saved_seg=seg)
 
     def static_qual(self, node: ast.AST) -> Optional[str]:
         if isinstance(node, ast.Name):

@@ -57,6 +57,32 @@ class OpsMixin:
                 result = result.with_(shape=())
         return result
 
+    def rnn_packing(self, qual: str, args, node: ast.Call, state: State) -> Value:
+        """`torch.nn.utils.rnn`: packing copies the padded tensor into a `PackedSequence` whose `data` has the
+        input's grad state (an RNN module takes it like a tensor); unpacking returns `(padded, lengths)`, the padded
+        tensor with the packed data's grad state. `pad_sequence` stacks a list of tensors. Anything else there
+        (`clip_grad_norm_`, `parameters_to_vector`, ...) stays unknown."""
+        short = qual.rsplit(".", 1)[-1]
+        first = args[0][1] if args else UNKNOWN
+        if short == "pad_sequence" and isinstance(first, SeqVal) and first.items:
+            first_items = first.items
+            first = first.items[0]
+            for item in first_items[1:]:
+                first = first.join(item)
+        if short not in ("pack_padded_sequence", "pad_packed_sequence", "pad_sequence", "pack_sequence") \
+                or not isinstance(first, TensorVal):
+            return UNKNOWN
+        if short == "pack_sequence":
+            return UNKNOWN
+        out = first.with_(origin=self.expr_fact(node, "from"), storage=self.site(node), view=None, saved=None,
+                          shape=None, leaf=first.leaf if first.rg is not Tri.YES else Tri.NO, multiview=False,
+                          leaf_view=False, nograd_view=False, is_data=False)
+        if short == "pad_packed_sequence":
+            lengths = TensorVal(rg=Tri.NO, leaf=Tri.YES, is_int=Tri.YES, origin=self.expr_fact(node, "from"),
+                                nograd=self.fact(node, "not-differentiable", op=short))
+            return SeqVal((out, lengths))
+        return out
+
     def tensor_method(self, name: str, recv_node: ast.AST, recv: TensorVal, args, node: ast.Call,
                       state: State, kwvals: Optional[dict] = None) -> Value:
         if name == "backward":
@@ -329,6 +355,9 @@ class OpsMixin:
         write through any of them makes that backward raise. They count as saved too (the heap's alias rule)."""
         if val.storage is None or val.is_data:
             return
+        if self.call_saves:
+            # Inside a called function: the caller's references to this storage are saved too (`saved_in_call`).
+            self.call_saves[-1].append((val.storage, what, self.site(node)))
         key = key_of(arg_node)
         fact = None
         for k, v in list(state.env.items()):
@@ -508,6 +537,10 @@ class OpsMixin:
                     summary="backward consumes this graph here: its saved tensors are freed, so another backward "
                             "through any part of it raises (unless retain_graph=True)",
                     label="graph freed")
+        for frame in self.call_saves:
+            # What this backward freed no longer counts as saved for the callers either.
+            frame[:] = [entry for entry in frame if entry[2] not in target.segs]
+
         def consume(val: TensorVal) -> TensorVal:
             if val.saved is not None and val.saved_seg is not None and val.saved_seg in target.segs:
                 # The graph that saved this value is gone: modifying it in place is harmless now.

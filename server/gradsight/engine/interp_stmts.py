@@ -15,7 +15,7 @@ from .interp_util import (LoopCtx, MAX_LOOP_ITERS, MAX_LOOP_NESTING, REQUIRES_GR
                           _use_kind, const_bool, key_of, self_view, widen)
 from .state import State
 from .values import (UNKNOWN, BoundMethod, ClassVal, Fact, FuncVal, GradModeCtx, ModuleVal, ObjectVal, OptimizerVal,
-                     ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value)
+                     ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value, summarise)
 
 
 _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ()))  # never library models
@@ -201,6 +201,14 @@ class StatementsMixin:
                                     [(stmt.value, rhs)], stmt, state)
             self.check_accumulate(stmt, target, rhs, stmt.value, state, "+=")
             self.assign(target, result, state, stmt)
+        elif isinstance(cur, SeqVal) and isinstance(rhs, SeqVal) and opname == "Add":
+            # `outs += [y]`: in a loop (or onto a summarised list) the list is summarised as `append` does.
+            if self.loops or cur.homog or rhs.homog:
+                for v in rhs.items:
+                    self.check_accumulate(stmt, target, v, stmt.value, state, "append")
+                self.assign(target, summarise(cur.items + rhs.items), state, stmt)
+            else:
+                self.assign(target, SeqVal(cur.items + rhs.items), state, stmt)
         elif isinstance(cur, PyVal) and rhs is UNKNOWN or cur is UNKNOWN and isinstance(rhs, PyVal):
             # A number and a value gradsight cannot see (`loss += self.reg()` on a loss from `self(*inputs)`): the
             # result is as unknown as `loss + 0.0` is, not a number (that would hide `total += loss` later).

@@ -328,7 +328,21 @@ class SeqVal(Value):
     def join(self, other: Value) -> Value:
         if isinstance(other, SeqVal) and len(other.items) == len(self.items) and other.homog == self.homog:
             return SeqVal(tuple(a.join(b) for a, b in zip(self.items, other.items)), self.homog)
+        if isinstance(other, SeqVal) and (self.homog or other.homog):
+            # A list that grew (`xs.append(v)` in a loop) joined with what it was (`[]` at the loop's entry): one
+            # element standing for all of them.
+            return summarise(self.items + other.items)
         return UNKNOWN
+
+
+def summarise(items: tuple) -> SeqVal:
+    """A list of unknown length whose every element is like the join of `items` (a list that grew in a loop)."""
+    if not items:
+        return SeqVal((), True)
+    out = items[0]
+    for v in items[1:]:
+        out = out.join(v)
+    return SeqVal((out,), True)
 
 
 @dataclass(frozen=True)

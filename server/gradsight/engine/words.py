@@ -70,6 +70,7 @@ FACT_WORDS: dict[str, str] = {
     "no-grad-decorator": "grad mode disabled by the `@{expr}` decorator",
     # saved tensors and freed graphs
     "saved-by": "saved for backward by `{op}`",
+    "saved-in-call": "saved for backward by `{op}` inside `{call}`",
     "storage-saved": "`{expr}`, which shares its storage, was saved for backward by `{op}`",
     "view-saved": "`{expr}`, a view of it, was saved for backward by `{op}`",
     "freed": "`{expr}` freed the graph's saved tensors",
