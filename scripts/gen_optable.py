@@ -64,7 +64,7 @@ class Ten:
     that is never made to require grad (running statistics, ...)."""
 
     shape: tuple[int, ...]
-    dom: str = "any"  # any | pos | unit | gt1 | prob
+    dom: str = "any"  # any | pos | unit | gt1 | prob | spd
     grad: bool = True
 
 
@@ -274,6 +274,17 @@ def _register_ops() -> None:  # noqa: PLR0915 - a long, flat list by design
         op(name, X)
     op("full_like", X, 2.0)
 
+    # ---- linear algebra: decompositions save their outputs ----------------------------------
+    op("linalg.qr", T(4, 3))
+    op("qr", T(4, 3), method=True)
+    op("linalg.svd", T(4, 3), full_matrices=False)
+    op("svd", T(4, 3), method=True)
+    op("linalg.eigh", T(3, 3, dom="spd"))
+    op("linalg.cholesky", T(3, 3, dom="spd"))
+    op("cholesky", T(3, 3, dom="spd"), method=True)
+    op("linalg.inv", T(3, 3, dom="spd"))
+    op("inverse", T(3, 3, dom="spd"), method=True)
+
     # ---- Tensor dunders --------------------------------------------------------------------
     for name in ("__add__", "__sub__", "__mul__", "__truediv__", "__mod__"):
         meth(name, X, POS, nt={1: 2.0})
@@ -406,6 +417,9 @@ def _make(spec: Any, seed: int) -> Any:
             return u + 1.5
         if spec.dom == "prob":
             return u * 0.8 + 0.1
+        if spec.dom == "spd":  # a symmetric positive definite matrix (eigh, cholesky, inv)
+            a = torch.randn(spec.shape, generator=g)
+            return a @ a.transpose(-2, -1) + spec.shape[-1] * torch.eye(spec.shape[-1])
         raise ValueError(spec.dom)
     if isinstance(spec, Long):
         return torch.randint(0, spec.high, spec.shape, generator=g)

@@ -252,14 +252,23 @@ class OpsMixin:
         base = tensors[0][1]
         leaf_view = view is not None and rg is Tri.YES and (
             (base.leaf is Tri.YES and base.rg is Tri.YES) or base.leaf_view)
-        return TensorVal(rg=rg, leaf=Tri.NO if rg is Tri.YES else (Tri.YES if rg is Tri.NO else Tri.MAYBE),
-                         origin=origin, nograd=nograd, saved=saved_out, freed=freed, freed_sure=freed_sure,
-                         segs=segs, sources=sources, shape=shape, is_int=is_int, inference=state.inference,
-                         carried=carried, via=via, zerograd=zerograd, view=view, multiview=multiview,
-                         nograd_view=nograd_view, saved_seg=saved_seg, leaf_view=leaf_view, psaved=psaved,
-                         stepped=stepped, psrc=psrc, pcut=pcut, psrc_partial=partial,
-                         storage=base.storage if view is not None else self.site(node), stored=stored,
-                         evidence=rg is Tri.YES and all(v.evidence for _, v in tensors if v.rg is Tri.YES))
+        result = TensorVal(rg=rg, leaf=Tri.NO if rg is Tri.YES else (Tri.YES if rg is Tri.NO else Tri.MAYBE),
+                           origin=origin, nograd=nograd, saved=saved_out, freed=freed, freed_sure=freed_sure,
+                           segs=segs, sources=sources, shape=shape, is_int=is_int, inference=state.inference,
+                           carried=carried, via=via, zerograd=zerograd, view=view, multiview=multiview,
+                           nograd_view=nograd_view, saved_seg=saved_seg, leaf_view=leaf_view, psaved=psaved,
+                           stepped=stepped, psrc=psrc, pcut=pcut, psrc_partial=partial,
+                           storage=base.storage if view is not None else self.site(node), stored=stored,
+                           evidence=rg is Tri.YES and all(v.evidence for _, v in tensors if v.rg is Tri.YES))
+        if short in db.DECOMPOSITIONS and entry is not None and entry.get("saved_outputs"):
+            # `Q, R = torch.linalg.qr(a)`: one tensor per output, each with its own storage, saved as the table says
+            # (decompositions save all their outputs: an in-place write on `R` or a view of it makes backward raise).
+            saved_idx = entry["saved_outputs"]
+            return SeqVal(tuple(result.with_(saved=saved_out if i in saved_idx else None,
+                                             saved_seg=saved_seg if i in saved_idx else None,
+                                             storage=(self.site(node), i), shape=None)
+                                for i in range(max(saved_idx) + 1)))
+        return result
 
     def backwarded_model_output(self, loss: str, call: ast.AST, state: State) -> None:
         """Evidence from use, one step further: `loss = F.cross_entropy(out, y)` then `loss.backward()`, where

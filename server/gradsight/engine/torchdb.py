@@ -114,6 +114,10 @@ GRAD_MODE = {
     "torch.autograd.set_grad_enabled": (None, False),
 }
 
+# Ops returning a tuple of float tensors, each saved for backward as the table's `saved_outputs` says: their
+# results are unpacked output by output (`Q, R = torch.linalg.qr(a)`).
+DECOMPOSITIONS = frozenset({"qr", "svd", "eigh"})
+
 BACKWARD_FUNCS = {"torch.autograd.backward", "torch.autograd.grad"}
 # NumPy functions that call the argument's own method (`t.mean(axis=...)`) instead of converting it: on a
 # tensor they fail with a TypeError about `axis`/`dim`, not the numpy() error (checked under torch 2.13).

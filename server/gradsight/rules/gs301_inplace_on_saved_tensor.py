@@ -90,6 +90,10 @@ class InplaceOnSavedTensor(Rule):
                 "y.sum().backward()\n", line=5, runtime="raises: modified by an inplace operation"),
         Invalid("import torch\nw = torch.randn(3, requires_grad=True)\nx = torch.randn(2, 3)\nx[0] = x[0] * w\n"
                 "x.sum().backward()\n", line=4, runtime="raises: modified by an inplace operation"),
+        # A decomposition saves its outputs; the diagonal is a view of `R` (gpytorch's fantasy-strategy fix).
+        Invalid("import torch\na = torch.randn(4, 3, requires_grad=True)\nQ, R = torch.linalg.qr(a)\n"
+                "d = torch.diagonal(R)\nd[0] = 1.0\n(Q.sum() + R.sum()).backward()\n", line=5,
+                runtime="raises: modified by an inplace operation"),
     )
 
     def check(self, event: InplaceEvent, report) -> None:
