@@ -112,7 +112,14 @@ class ExpressionsMixin:
     def attribute(self, base: Value, node: ast.Attribute, state: State) -> Value:
         attr = node.attr
         if isinstance(base, ModuleRef):
-            return ModuleRef(f"{base.qual}.{attr}")
+            qual = f"{base.qual}.{attr}"
+            if self.resolve_module is not None and not base.qual.startswith(("torch", "numpy", "builtins")):
+                # `from allennlp.nn import util` then `util.masked_log_softmax(...)`: a function or class of a
+                # workspace module reached through its package.
+                val = self.workspace_value(qual)
+                if val is not UNKNOWN:
+                    return val
+            return ModuleRef(qual)
         if isinstance(base, TensorVal):
             if attr == "data":
                 return TensorVal(rg=Tri.NO, leaf=Tri.YES, shape=base.shape, is_int=base.is_int,

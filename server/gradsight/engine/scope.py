@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Optional
 
+from . import torchdb as db
 from .interp import ModuleScope
 from .report import Source
 from .values import ClassInfo, FuncVal
@@ -89,6 +90,23 @@ def _static_qual(node: ast.AST, scope: ModuleScope) -> Optional[str]:
     return None
 
 
+# Library classes that are `torch.nn.Module` subclasses, by the names their packages export: a class deriving
+# from one is a module although its base is not in the analysed code.
+LIBRARY_MODULE_BASES = frozenset({
+    "pytorch_lightning.LightningModule", "pytorch_lightning.core.LightningModule",
+    "pytorch_lightning.core.lightning.LightningModule", "pytorch_lightning.core.module.LightningModule",
+    "lightning.LightningModule", "lightning.pytorch.LightningModule", "lightning.pytorch.core.LightningModule",
+    "lightning.pytorch.core.module.LightningModule",
+    "transformers.PreTrainedModel", "transformers.modeling_utils.PreTrainedModel",
+    "torch_geometric.nn.MessagePassing", "torch_geometric.nn.conv.MessagePassing",
+    "allennlp.models.Model", "allennlp.models.model.Model",
+    "torchmetrics.Metric", "torchmetrics.metric.Metric",
+})
+# Bases that say nothing about being a module.
+_PLAIN_BASES = frozenset({"object", "?", "abc.ABC", "ABC", "typing.Generic", "Generic", "enum.Enum",
+                          "typing.NamedTuple", "NamedTuple", "Exception"})
+
+
 def _is_module(info: ClassInfo, seen: set) -> bool:
     if id(info) in seen:
         return False
@@ -99,6 +117,36 @@ def _is_module(info: ClassInfo, seen: set) -> bool:
                 return True
         elif isinstance(b, str) and b.startswith("torch.nn.") and b.rsplit(".", 1)[-1][:1].isupper():
             return True
+        elif isinstance(b, str) and b in LIBRARY_MODULE_BASES:
+            return True
+    # Evidence from use: a class derived from a class gradsight cannot see (`allennlp.models.Model`, a base class
+    # in another package) that registers parameters or torch.nn layers on `self` is a module: only
+    # `nn.Module.__setattr__` makes those layers count, and `register_buffer` exists only there.
+    if any(isinstance(b, str) and b not in _PLAIN_BASES and not b.startswith("typing.") for b in info.bases):
+        return _builds_submodules(info)
+    return False
+
+
+def _builds_submodules(info: ClassInfo) -> bool:
+    scope = info.module
+    for meth in info.methods.values():
+        if meth.node.name != "__init__":
+            continue
+        for n in ast.walk(meth.node):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
+                    and n.func.value.id == "self" and n.func.attr in ("register_buffer", "register_parameter",
+                                                                       "add_module", "register_module"):
+                return True
+            if not (isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+                    and any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+                            for t in n.targets)):
+                continue
+            qual = _static_qual(n.value.func, scope) if scope is not None else None
+            if not qual or not qual.startswith("torch.nn.") or qual.startswith("torch.nn.functional"):
+                continue
+            short = qual.rsplit(".", 1)[-1]
+            if short[:1].isupper() and short not in db.PARAMLESS_MODULES and not short.endswith("Loss"):
+                return True
     return False
 
 

@@ -257,7 +257,15 @@ class ModuleVal(Value):
     def join(self, other: Value) -> Value:
         if isinstance(other, ModuleVal) and other.qual == self.qual and other.cls is self.cls and not (
                 self.alts or other.alts):
-            return self if self == other else replace(self, has_params=self.has_params.join(other.has_params))
+            if self == other:
+                return self
+            has = self.has_params.join(other.has_params)
+            if self.layers != other.layers and self.qual.endswith("ModuleList"):
+                # A ModuleList filled by `append` in a loop, joined with what it held before: every layer either
+                # side may hold (iterating it joins them anyway).
+                layers = tuple(dict.fromkeys(self.layers + other.layers)) if self.layers or other.layers else ()
+                return replace(self, layers=layers if len(layers) <= 8 else (), has_params=has)
+            return replace(self, has_params=has)
         if isinstance(other, ModuleVal):
             alts = tuple(dict.fromkeys((self.alts or (self,)) + (other.alts or (other,))))
             if len(alts) > 4:

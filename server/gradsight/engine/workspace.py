@@ -106,7 +106,15 @@ class Workspace:
                 here = pathlib.Path(from_path).resolve().parent
                 if here not in bases:
                     bases.insert(0, here)
-        siblings = bases[0] if level == 0 and len(bases) == 3 else None
+                # A package below the workspace root (`src/pkg/`, `lib/pkg/`, a vendored checkout): the nearest
+                # folder above the importing file that holds the import's top-level package is an import root.
+                for anc in here.parents:
+                    if anc in bases or not anc.is_relative_to(self.root):
+                        break
+                    if (anc / parts[0] / "__init__.py").is_file() or (anc / f"{parts[0]}.py").is_file():
+                        bases.append(anc)
+                        break
+        siblings = bases[0] if level == 0 and len(bases) >= 3 else None
         for base in bases:
             target = base.joinpath(*parts) if parts else base
             for candidate in (target.with_suffix(".py") if parts else None, target / "__init__.py"):

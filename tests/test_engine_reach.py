@@ -1,0 +1,217 @@
+"""How far the analysis follows real project code (docs/heap.md): saves made inside calls, lists that grow,
+`nn.ModuleList()` filled by `append`, packed sequences, decompositions, `new_*` factories, classes derived from
+bases gradsight cannot see, and packages below the workspace root. Every program that the tests call buggy is
+run under torch here and must fail (or misbehave) as stated; every clean one must run."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from gradsight import analysis
+from gradsight.analysis import analyze_source
+from gradsight.engine.workspace import Workspace
+from gradsight.findings import Severity
+
+from torch_runner import run_scripts
+
+INPLACE = "modified by an inplace operation"
+
+# name -> (program, expected (code, line) findings at warning or above, what torch does: "raises: <text>" or "ok")
+PROGRAMS = {
+    # Conv1d inside the user module saves `mel`; the caller then writes into `mel` (speechbrain's Tacotron2).
+    "saved_inside_call": ("""\
+        import torch
+        import torch.nn as nn
+
+        class Post(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv1d(2, 2, 3, padding=1)
+
+            def forward(self, x):
+                return self.conv(x)
+
+        post = Post()
+        w = torch.randn(1, 2, 5, requires_grad=True)
+        mel = w * 2
+        out = post(mel)
+        mel.masked_fill_(mel > 0, 0.0)
+        (out.sum() + mel.sum()).backward()
+        """, [("GS301", 16)], "raises: " + INPLACE),
+    # The same, but the backward inside the helper consumed the graph that saved `x`: writing into it is fine.
+    "saved_inside_call_then_freed": ("""\
+        import torch
+        import torch.nn as nn
+
+        lin = nn.Linear(3, 1)
+
+        def step(x):
+            loss = lin(x).sum()
+            loss.backward()
+            return loss.item()
+
+        x = torch.randn(2, 3)
+        for _ in range(2):
+            step(x)
+            x.mul_(2)
+        """, [], "ok"),
+    # A ModuleList built empty and filled by append: its layers are known, so the Conv1d's save is seen.
+    "modulelist_append": ("""\
+        import torch
+        import torch.nn as nn
+
+        class Post(nn.Module):
+            def __init__(self, n=3):
+                super().__init__()
+                self.convs = nn.ModuleList()
+                for _ in range(n):
+                    self.convs.append(nn.Conv1d(2, 2, 3, padding=1))
+
+            def forward(self, x):
+                for conv in self.convs:
+                    x = torch.tanh(conv(x))
+                return x
+
+        post = Post()
+        w = torch.randn(1, 2, 5, requires_grad=True)
+        mel = w * 2
+        out = post(mel)
+        mel.mul_(0.5)
+        (out.sum() + mel.sum()).backward()
+        """, [("GS301", 20)], "raises: " + INPLACE),
+    # `outs` grows in the loop; the stacked result carries the graph, so `.numpy()` on it raises.
+    "list_summary": ("""\
+        import torch
+        w = torch.randn(3, requires_grad=True)
+        outs = []
+        for i in range(3):
+            outs += [w * i]
+        stacked = torch.stack(outs)
+        arr = stacked.numpy()
+        """, [("GS201", 7)], "raises: Can't call numpy() on Tensor that requires grad"),
+    # A summarised list of different modules is not unpacked into nn.Sequential as one layer (timm's dla
+    # `_make_conv_level`): the inplace ReLU there writes into the BatchNorm output, which nothing saved.
+    "sequential_of_grown_list": ("""\
+        import torch
+        import torch.nn as nn
+
+        def level(c, n):
+            modules = []
+            for _ in range(n):
+                modules.extend([nn.Conv1d(c, c, 3, padding=1), nn.BatchNorm1d(c), nn.ReLU(inplace=True)])
+            return nn.Sequential(*modules)
+
+        stem = nn.Sequential(nn.Conv1d(2, 2, 3, padding=1), nn.ReLU(inplace=True))
+        body = level(2, 2)
+        x = stem(torch.randn(4, 2, 5))
+        x = body(x)
+        x.sum().backward()
+        """, [], "ok"),
+    # pack/pad keep the grad state: the LSTM output unpacked from a PackedSequence has a graph.
+    "packed_sequence": ("""\
+        import torch
+        import torch.nn as nn
+        from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+        lstm = nn.LSTM(2, 3, batch_first=True)
+        x = torch.randn(2, 4, 2)
+        packed = pack_padded_sequence(x, torch.tensor([4, 3]), batch_first=True)
+        out, _ = lstm(packed)
+        padded, lengths = pad_packed_sequence(out, batch_first=True)
+        arr = padded.numpy()
+        """, [("GS201", 10)], "raises: Can't call numpy() on Tensor that requires grad"),
+    # `new_full` makes a new tensor without history: backward through it alone raises.
+    "new_full_has_no_history": ("""\
+        import torch
+        w = torch.randn(3, requires_grad=True)
+        ones = w.new_full((3,), 1.0)
+        ones.sum().backward()
+        """, [("GS401", 4)], "raises: does not require grad"),
+}
+
+
+@pytest.fixture(scope="module")
+def torch_results(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("reach")
+    jobs = []
+    for name, (src, _, _) in PROGRAMS.items():
+        path = folder / f"{name}.py"
+        path.write_text(textwrap.dedent(src))
+        jobs.append((str(path), None))
+    return dict(zip(PROGRAMS, run_scripts(jobs)))
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_engine_reach(name, torch_results):
+    src, expected, runtime = PROGRAMS[name]
+    analysis.ENGINE.units.clear()
+    result = analyze_source(textwrap.dedent(src), f"/reach/{name}.py")
+    got = [(f.code, f.line) for f in result.findings if f.severity.rank >= Severity.WARNING.rank]
+    assert got == expected
+    ran = torch_results[name]
+    if runtime == "ok":
+        assert ran["raised"] is None, ran["raised"]
+    else:
+        assert ran["raised"] and runtime.split(": ", 1)[1] in ran["raised"], ran["raised"]
+
+
+def test_decomposition_outputs_are_each_saved():
+    src = """\
+    import torch
+    a = torch.randn(4, 3, requires_grad=True)
+    Q, R = torch.linalg.qr(a)
+    Q.mul_(2)
+    """
+    result = analyze_source(textwrap.dedent(src), "/reach/qr.py")
+    assert [(f.code, f.line) for f in result.findings] == [("GS301", 4)]
+    assert "torch.linalg.qr" in result.findings[0].message
+
+
+CLASS_WITH_UNSEEN_BASE = """\
+import torch
+from somelib.models import Model
+
+
+class Net(Model):
+    def __init__(self, vocab):
+        super().__init__(vocab)
+        self.proj = torch.nn.Linear(3, 3)
+
+    def score(self, h):
+        g = torch.sigmoid(self.proj(h))
+        g *= 2.0
+        return g
+"""
+
+
+def test_class_with_unseen_base_that_builds_layers_is_a_module():
+    # `self.proj = nn.Linear(...)` only registers a layer on an nn.Module: evidence that `Model` is one. The
+    # sigmoid output (saved for its backward) is then modified in place.
+    result = analyze_source(CLASS_WITH_UNSEEN_BASE, "/reach/unseen_base.py")
+    assert [(f.code, f.line) for f in result.findings] == [("GS301", 12)]
+
+
+def test_class_with_unseen_base_and_no_layers_stays_unknown():
+    src = CLASS_WITH_UNSEEN_BASE.replace("self.proj = torch.nn.Linear(3, 3)", "self.proj = make_proj()")
+    result = analyze_source(src, "/reach/unseen_base_plain.py")
+    assert result.findings == []
+
+
+def test_package_below_the_workspace_root_and_submodule_attribute(tmp_path):
+    # The package sits in vendor/ below the workspace root; `from pkg.nn import util` then `util.lsm(...)`
+    # reaches the function through its package (allennlp's `util.masked_log_softmax`).
+    pkg = tmp_path / "vendor" / "pkg"
+    (pkg / "nn").mkdir(parents=True)
+    (pkg / "models").mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "nn" / "__init__.py").write_text("from pkg.nn.other import Missing\n")
+    (pkg / "nn" / "util.py").write_text("import torch\n\n\ndef lsm(v):\n    return torch.log_softmax(v, dim=-1)\n")
+    main = ("import torch\nfrom pkg.nn import util\n\nw = torch.randn(3, requires_grad=True)\n"
+            "lp = util.lsm(w * 2)\nlp.add_(1.0)\nlp.sum().backward()\n")
+    path = pkg / "models" / "main.py"
+    path.write_text(main)
+    result = analyze_source(main, str(path), workspace=Workspace(tmp_path))
+    assert [(f.code, f.line) for f in result.findings] == [("GS301", 6)]
+    assert str((pkg / "nn" / "util.py").resolve()) in result.dependencies
