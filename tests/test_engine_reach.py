@@ -18,6 +18,43 @@ from torch_runner import run_scripts
 
 INPLACE = "modified by an inplace operation"
 
+PROGRAMS_BLOCKS = '''\
+        import torch
+        import torch.nn as nn
+
+        class Scale(nn.Module):
+            def __init__(self, c):
+                super().__init__()
+                self.w = nn.Parameter(torch.ones(c, 1))
+
+            def forward(self, x):
+                return x * torch.sigmoid(self.w)
+
+        class Block(nn.Module):
+            def __init__(self, c):
+                super().__init__()
+                self.bn = nn.BatchNorm1d(c)
+                self.conv = nn.Conv1d(c, c, 3, padding=1)
+                self.scale = Scale(c)
+
+            def forward(self, x):
+                residual = x
+                out = self.conv(torch.relu(self.bn(x)))
+                out = self.scale(out)
+                out += residual
+                return out
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.blocks = nn.Sequential(Block(2), Block(2), Block(2))
+
+            def forward(self, x):
+                return self.blocks(x)
+
+        Net()(torch.randn(4, 2, 5)).sum().backward()
+        '''
+
 # name -> (program, expected (code, line) findings at warning or above, what torch does: "raises: <text>" or "ok")
 PROGRAMS = {
     # Conv1d inside the user module saves `mel`; the caller then writes into `mel` (speechbrain's Tacotron2).
@@ -122,6 +159,36 @@ PROGRAMS = {
         padded, lengths = pad_packed_sequence(out, batch_first=True)
         arr = padded.numpy()
         """, [("GS201", 10)], "raises: Can't call numpy() on Tensor that requires grad"),
+    # Residual blocks applied one after the other: each block's output is a new tensor, although it was allocated at the
+    # same site as the previous block's output (its input here). `out += residual` writes into the conv output,
+    # not into `x`, which BatchNorm saved (speechbrain's ResNet blocks).
+    "blocks_in_sequence": (PROGRAMS_BLOCKS, [], "ok"),
+    # The same blocks whose output comes straight from their last layer (the statement allocates it itself).
+    "blocks_in_sequence_direct": (PROGRAMS_BLOCKS.replace("                out = self.scale(out)\n", ""), [], "ok"),
+    # A bool parameter the call leaves at its default takes one branch: `ret_np=False` never converts.
+    "bool_default_branch": ('''\
+        import torch
+
+        def grad_of(utility, ret_np=False):
+            if ret_np:
+                utility = torch.tensor(utility)
+            return utility * 2
+
+        w = torch.randn(3, requires_grad=True)
+        grad_of(w * 1).sum().backward()
+        ''', [], "ok"),
+    # ... and the other branch when the call passes True.
+    "bool_argument_branch": ('''\
+        import torch
+
+        def to_numpy(t, ret_np=False):
+            if ret_np:
+                return t.numpy()
+            return t
+
+        w = torch.randn(3, requires_grad=True)
+        arr = to_numpy(w * 2, ret_np=True)
+        ''', [("GS201", 5)], "raises: Can't call numpy() on Tensor that requires grad"),
     # `new_full` makes a new tensor without history: backward through it alone raises.
     "new_full_has_no_history": ("""\
         import torch

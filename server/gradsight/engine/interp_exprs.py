@@ -17,6 +17,8 @@ from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, FuncVal, ModuleR
 _NONE = PyVal(is_none=True)
 _NUMBER = PyVal(scalar=True)
 _PLAIN = PyVal()
+_TRUE = PyVal(truth=True)
+_FALSE = PyVal(truth=False)
 
 
 class ExpressionsMixin:
@@ -38,6 +40,8 @@ class ExpressionsMixin:
         v = node.value
         if v is None:
             return _NONE
+        if isinstance(v, bool):
+            return _TRUE if v else _FALSE
         return _NUMBER if isinstance(v, (int, float)) and not isinstance(v, bool) else _PLAIN
 
     def expr_JoinedStr(self, node, state) -> Value:

@@ -426,8 +426,12 @@ class ObjectsMixin:
             if self_import is not None:
                 self.last_exports = self.memo_exports.get(memo_key, ())
             self.saved_in_call(self.memo_saves.get(memo_key, ()), node, state)
-            return self.memo[memo_key]
+            hit = self.memo[memo_key]
+            if isinstance(hit, Value):
+                self.fresh_from_call(hit, fn, (func.module or self.scope).path, state)
+            return hit
         callee_state = State(grad=grad, grad_why=why, inference=inference)
+        called = node is not fn  # a real call site (a unit analysed on its own runs with its own node)
         params = fn.args
         positional = list(params.posonlyargs) + list(params.args)
         vals = list(arg_vals)
@@ -448,9 +452,10 @@ class ObjectsMixin:
             elif p.arg in kw_vals:
                 callee_state.set(p.arg, kw_vals[p.arg])
             else:
-                callee_state.set(p.arg, _constant_default(defaults.get(p.arg)))
+                callee_state.set(p.arg, _constant_default(defaults.get(p.arg), called))
         for p in params.kwonlyargs:
-            callee_state.set(p.arg, kw_vals[p.arg] if p.arg in kw_vals else _constant_default(defaults.get(p.arg)))
+            callee_state.set(p.arg, kw_vals[p.arg] if p.arg in kw_vals else _constant_default(defaults.get(p.arg),
+                                                                                              called))
         if params.vararg:
             callee_state.set(params.vararg.arg, UNKNOWN)
         if params.kwarg:
@@ -517,7 +522,22 @@ class ObjectsMixin:
             if saves:
                 self.memo_saves[memo_key] = saves
         self.saved_in_call(saves, node, state)
+        self.fresh_from_call(result, fn, other_scope.path, state)
         return result
+
+    def fresh_from_call(self, result: Value, fn: ast.AST, path: str, state: State) -> None:
+        """Tensors the call allocated (their storage site is in the function's body) are new: references in the
+        caller to a tensor an earlier call allocated at the same site (the previous block's output, now this block's
+        input) stop being their aliases. A tensor the function was handed and returns keeps its storage."""
+        first, last = fn.lineno, getattr(fn, "end_lineno", None) or fn.lineno
+        fresh = {v.storage for v in (result.items if isinstance(result, SeqVal) else (result,))
+                 if isinstance(v, TensorVal) and v.storage is not None and v.storage[0] == path
+                 and first <= v.storage[1] <= last}
+        if not fresh:
+            return
+        for k, v in list(state.env.items()):
+            if isinstance(v, TensorVal) and v.storage in fresh:
+                state.env[k] = v.with_(storage=None)
 
     def saved_in_call(self, saves: tuple, node: ast.AST, state: State) -> None:
         """The caller's side of `call_saves`: references in `state` to a storage an op saved inside the call

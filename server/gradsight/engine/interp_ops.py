@@ -401,8 +401,9 @@ class OpsMixin:
 
     def fresh_storage(self, value: Value, state: State, stmt: ast.AST) -> None:
         """A tensor allocated by this statement is not the one an earlier run of the same statement allocated (a
-        loop's previous iteration): references to that older one stop being its aliases."""
-        if not isinstance(value, TensorVal) or value.storage is None or not self.loops:
+        loop's previous iteration, or an earlier call of this function: a block's output fed back as the next
+        block's input): references to that older one stop being its aliases."""
+        if not isinstance(value, TensorVal) or value.storage is None or not (self.loops or self.stack):
             return
         line = value.storage[1]
         if value.storage[0] != self.scope.path or not (

@@ -335,7 +335,28 @@ class StatementsMixin:
 
     def static_truth(self, test: ast.AST, state: State) -> Optional[bool]:
         """`x is None` / `x is not None` where `x` is surely None or surely an object (a tensor, a module): the
-        branch taken is known (a cache filled on the first call: `if self.cached is None:`). Else None."""
+        branch taken is known (a cache filled on the first call: `if self.cached is None:`); `flag` / `not flag`
+        where `flag` is surely True or False (a bool default the call left, `ret_np=False`). Else None."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self.static_truth(test.operand, state)
+            return None if inner is None else not inner
+        if isinstance(test, ast.Name):
+            val = state.get(test.id)
+            return val.truth if isinstance(val, PyVal) else None
+        if isinstance(test, ast.Call) and test.args and not test.keywords:
+            # `isinstance(x, torch.Tensor)` / `torch.is_tensor(x)` where `x` is surely a tensor or surely not one.
+            fn = self.static_qual(test.func)
+            is_check = (fn == "builtins.isinstance" and len(test.args) == 2
+                        and self.static_qual(test.args[1]) in ("torch.Tensor", "torch.nn.Parameter"))
+            if fn in ("torch.is_tensor",) or is_check:
+                key = key_of(test.args[0])
+                val = state.get(key) if key is not None else None
+                if isinstance(val, TensorVal) and (fn != "builtins.isinstance"
+                                                   or self.static_qual(test.args[1]) == "torch.Tensor"):
+                    return True
+                if isinstance(val, PyVal) and (val.scalar or val.is_none or val.truth is not None):
+                    return False
+            return None
         if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot))
                 and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None):
             return None

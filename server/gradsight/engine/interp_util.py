@@ -45,8 +45,14 @@ class ModuleScope:
 
 
 def _has_backward(node: ast.AST) -> Optional[int]:
+    """The line of the first backward under `node`. A call with `create_graph=True` does not count: it keeps the
+    graph (retain_graph defaults to create_graph) and builds one to be differentiated later, the unrolled inner loop
+    of meta-learning or of an equilibrium layer, whose per-step graphs are kept on purpose."""
     for sub in ast.walk(node):
         if isinstance(sub, ast.Call):
+            if any(kw.arg == "create_graph" and isinstance(kw.value, ast.Constant) and kw.value.value is True
+                   for kw in sub.keywords):
+                continue
             f = sub.func
             if isinstance(f, ast.Attribute) and f.attr in ("backward", "grad", "manual_backward") and not (
                     isinstance(f.value, ast.Name) and f.attr == "grad" and f.value.id not in ("autograd",)):
@@ -103,13 +109,16 @@ def _is_tensor_function(qual: str) -> bool:
     return qual.startswith(_OP_NAMESPACES) or db.op_entry(qual) is not None and qual.startswith("torch.")
 
 
-def _constant_default(node: Optional[ast.AST]) -> Value:
-    """The value of a parameter left to its default: a constant's is known (`smooth=1.0`, `cache=None`)."""
+def _constant_default(node: Optional[ast.AST], called: bool = False) -> Value:
+    """The value of a parameter left to its default: a constant's is known (`smooth=1.0`, `cache=None`). A bool
+    default's truth only when a real call left it (`called`): a function analysed on its own has callers that may
+    pass anything, and both sides of `if ret_np:` must be analysed."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         node = node.operand
     if isinstance(node, ast.Constant):
         return PyVal(scalar=isinstance(node.value, (int, float)) and not isinstance(node.value, bool),
-                     is_none=node.value is None)
+                     is_none=node.value is None,
+                     truth=node.value if called and isinstance(node.value, bool) else None)
     return UNKNOWN
 
 

@@ -213,13 +213,14 @@ class PyVal(Value):
     scalar: bool = False  # surely a Python number (a numeric constant, a `range()` element, arithmetic on those)
     scalar_items: bool = False  # an iterable of Python numbers (`range(...)`)
     is_none: bool = False  # surely `None`
+    truth: Optional[bool] = None  # surely `True` / `False` (a bool constant; a default a call left as it is)
 
     def join(self, other: Value) -> Value:
         if not isinstance(other, PyVal):
             return UNKNOWN
         return PyVal(cut=_first(self.cut, other.cut), pcut=self.pcut | other.pcut,
                      scalar=self.scalar and other.scalar, scalar_items=self.scalar_items and other.scalar_items,
-                     is_none=self.is_none and other.is_none)
+                     is_none=self.is_none and other.is_none, truth=self.truth if self.truth == other.truth else None)
 
 
 @dataclass(frozen=True)

@@ -36,13 +36,21 @@ def _loads(scope: ast.AST, name: str) -> list:
     return [n for n in _own_nodes(scope) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
 
 
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
 def _own_nodes(scope: ast.AST):
-    """The nodes of one scope, without those of nested functions, lambdas and classes (their names are theirs)."""
+    """The nodes of one scope, without those of nested functions, lambdas, classes and comprehensions (their names
+    are theirs: `[(js, os) for js, os in pairs]` binds its own `os`). A comprehension's first iterable is evaluated
+    in the enclosing scope, and a `:=` inside it binds there too."""
     todo = list(ast.iter_child_nodes(scope))
     while todo:
         node = todo.pop()
         yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+        if isinstance(node, _COMPREHENSIONS):
+            todo.append(node.generators[0].iter)
+            todo.extend(n.target for n in ast.walk(node) if isinstance(n, ast.NamedExpr))
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             todo.extend(ast.iter_child_nodes(node))
 
 
@@ -75,6 +83,9 @@ class ModuleNameRebound(Rule):
     _top = ("import torch\nimport torch.nn.functional as F\n\nw = torch.randn(4, requires_grad=True)\n"
             "t = torch.sigmoid(w) - 0.5\n{line}\ny = F.relu(t * 2)\n")
     valid = (
+        # A comprehension's target is the comprehension's own name (ParlAI's `(js, os) for js, os in pairs`).
+        Valid("import os\n\n\ndef pairs(items):\n    here = os.getcwd()\n"
+              "    return [(js, os) for js, os in items if js != here]\n\n\nprint(pairs([('a', 'b')]))\n"),
         Valid(_fn.format(line="t = torch.relu(t)")),
         Valid(_top.format(line="t = F.relu(t)")),
         # A global declaration means the function rebinds the module-level name on purpose; no local is made.

@@ -24,6 +24,11 @@ class TensorFromTensor(Rule):
                    "their history")
     references = ("https://pytorch.org/docs/stable/generated/torch.tensor.html",)
     valid = (
+        # The conversion only runs for a value that is not a tensor (torchrl's RBF controller `max_action`).
+        Valid("import torch\n\n\ndef squash(x, max_action=1.0):\n    if not isinstance(max_action, torch.Tensor):\n"
+              "        max_action = torch.tensor(max_action, dtype=x.dtype)\n    return torch.tanh(x) * max_action\n\n\n"
+              "w = torch.randn(3, requires_grad=True)\nscale = torch.ones(3, requires_grad=True)\n"
+              "squash(w, scale).sum().backward()\nsquash(w).sum().backward()\n"),
         Valid("import torch\nx = torch.randn(3, requires_grad=True)\ny = torch.as_tensor(x * 2)\ny.sum().backward()\n"),
         Valid("import torch\nx = torch.randn(3, requires_grad=True)\nwith torch.no_grad():\n    y = torch.tensor(x * 2)\n"),
         Valid("import torch\nw = torch.randn(3, requires_grad=True)\nparts = [(w * i).sum() for i in range(3)]\n"

@@ -77,6 +77,15 @@ class LossAccumulatesGraph(Rule):
                   "if you need a tensor.")
     references = ("https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory",)
     valid = (
+        # An unrolled inner optimisation (pyg's EquilibriumAggregation, MAML's inner loop): `autograd.grad` with
+        # `create_graph=True` builds the graph the outer backward differentiates, so each step's graph is kept on
+        # purpose.
+        Valid("import torch\n\n\ndef unrolled(y, func, steps=3):\n    buf = torch.zeros_like(y)\n"
+              "    for _ in range(steps):\n        g = torch.autograd.grad(func(y), y, create_graph=True)[0]\n"
+              "        buf = 0.9 * buf - 0.1 * g\n        y = y + buf\n    return y\n\n\n"
+              "w = torch.randn(3, requires_grad=True)\n"
+              "out = unrolled(torch.zeros(3, requires_grad=True), lambda y: ((y - w) ** 2).sum())\n"
+              "out.sum().backward()\n"),
         # A module's forward collecting per-step outputs: the backward through its result needs those graphs.
         Valid("import torch\nimport torch.nn as nn\n\n\nclass Multi(nn.Module):\n    def __init__(self):\n"
               "        super().__init__()\n        self.convs = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])\n\n"

@@ -45,6 +45,16 @@ class ModuleRequiresGradAttribute(Rule):
             "    def forward(self, x):\n        return self.head(self.encoder(x))\n\n\nnet = Net()\n")
     valid = (
         Valid(_head + "backbone.requires_grad_(False)\n" + _tail),
+        # A plain class of the user's design whose `requires_grad` setting is its API (allennlp's bias
+        # mitigators): it is called, but it is not a module.
+        Valid("import torch\n\n\nclass Mitigator:\n    def __init__(self, requires_grad=False):\n"
+              "        self.requires_grad = requires_grad\n\n    def __call__(self, x):\n"
+              "        with torch.set_grad_enabled(self.requires_grad):\n            return x * 2\n\n\n"
+              "class Wrapper(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+              "        self.mitigator = Mitigator(requires_grad=True)\n\n    def forward(self, x):\n"
+              "        return self.mitigator(x)\n\n    def train(self, mode=True):\n"
+              "        self.mitigator.requires_grad = mode\n        return super().train(mode)\n\n\n"
+              "w = Wrapper()\nw.eval()\nprint(w(torch.randn(2)))\n"),
         Valid(_head + "for p in backbone.parameters():\n    p.requires_grad = False\n" + _tail),
         Valid(_head + "backbone.weight.requires_grad = False\nbackbone.bias.requires_grad = False\n" + _tail),
         Valid(_net + "net.encoder.requires_grad_(False)\nn_trainable = sum(p.requires_grad for p in net.parameters())\n"),
@@ -96,6 +106,10 @@ class ModuleRequiresGradAttribute(Rule):
         # not callable); with `.requires_grad = ...` set on it, it is a module whatever made it (a pretrained model
         # handed in, `model.pooler` of a library model).
         modules |= {_spelling(n.func) for n in q.calls() if isinstance(n.func, ast.Attribute)} - {None}
+        # ... unless it was made by a constructor that takes a `requires_grad=` setting (no torch.nn module does):
+        # an object of the user's own design whose `requires_grad` attribute is its API (allennlp's
+        # `self.mitigator = HardBiasMitigator(requires_grad=...)`, a plain class with `__call__`).
+        modules -= self._settings_objects(q)
         read_back = {_spelling(n.value) for n in q.nodes() if isinstance(n, ast.Attribute)
                      and n.attr == "requires_grad" and isinstance(n.ctx, ast.Load)}
         for node in q.nodes():
@@ -129,6 +143,15 @@ class ModuleRequiresGradAttribute(Rule):
                     spelled = _spelling(target)
                     if spelled:
                         found.add(spelled)
+        return found
+
+    @staticmethod
+    def _settings_objects(q) -> set:
+        """Dotted names bound to `Cls(..., requires_grad=...)` anywhere in the file."""
+        found = set()
+        for node in q.assigns:
+            if isinstance(node.value, ast.Call) and any(kw.arg == "requires_grad" for kw in node.value.keywords):
+                found |= {_spelling(t) for t in node.targets} - {None}
         return found
 
     @staticmethod

@@ -1,0 +1,122 @@
+"""Warnings and errors on the current code of 13 PyTorch libraries (docs/precision.md, "Library code at HEAD").
+
+The repositories are the ones the real-bug corpus (bench/realbugs) comes from, at the commit their local git
+mirror holds (`fetch` brings them to /work/.mirror/<owner>+<name>/repo): their non-test Python files (no
+`test/`, `tests/`, `test_*.py`, `docs/`), 1.39M lines at the commits listed in docs/precision.md. Each
+repository is checked as a user would check it, from its own root (`gradsight check --no-cache`), so its
+package imports resolve. Prints every warning/error and a count per code; `--engine-path DIR` runs another
+checkout's `server/` (to compare two trees); `--out FILE` writes the findings as JSON lines. Never asserts.
+
+Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-path /tmp/old/server]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+REPOS = ("Lightning-AI/torchmetrics", "cornellius-gp/gpytorch", "pyro-ppl/pyro", "Project-MONAI/MONAI",
+         "pyg-team/pytorch_geometric", "speechbrain/speechbrain", "pytorch/rl", "OpenNMT/OpenNMT-py",
+         "allenai/allennlp", "UKPLab/sentence-transformers", "thu-ml/tianshou", "facebookresearch/ParlAI",
+         "pytorch/botorch")
+
+
+def _skipped(rel: str) -> bool:
+    parts = rel.split("/")
+    return any(p in ("test", "tests", "docs") for p in parts[:-1]) or parts[-1].startswith("test_")
+
+
+def extract(mirror: pathlib.Path, dest: pathlib.Path) -> tuple[str, list[str]]:
+    """The mirror's HEAD as files under `dest`; returns (commit, relative paths of the files to check)."""
+    git = mirror / "repo"
+    commit = subprocess.run(["git", "-C", str(git), "rev-parse", "HEAD"], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    # Only the Python blobs: a mirror may lack large data files, which `git archive` would stop on.
+    listing = subprocess.run(["git", "-C", str(git), "ls-tree", "-r", "HEAD"], capture_output=True, text=True,
+                             check=True).stdout.splitlines()
+    blobs = []
+    for row in listing:
+        meta, _, path = row.partition("\t")
+        mode, kind, sha = meta.split()
+        if kind == "blob" and mode != "120000" and path.endswith(".py"):
+            blobs.append((sha, path))
+    proc = subprocess.run(["git", "-C", str(git), "cat-file", "--batch"], input="".join(f"{sha}\n" for sha, _ in blobs).encode(),
+                          capture_output=True, check=True)
+    data, pos = proc.stdout, 0
+    files = []
+    for sha, path in blobs:
+        header_end = data.index(b"\n", pos)
+        header = data[pos:header_end].split()
+        if len(header) < 3 or header[1] != b"blob":
+            pos = header_end + 1
+            continue
+        size = int(header[2])
+        body = data[header_end + 1: header_end + 1 + size]
+        pos = header_end + 1 + size + 1
+        target = dest / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(body)
+        if not _skipped(path):
+            files.append(path)
+    return commit, sorted(files)
+
+
+def check(root: pathlib.Path, files: list[str], engine_path: str | None) -> list[dict]:
+    env = dict(os.environ)
+    if engine_path:
+        env["PYTHONPATH"] = engine_path + os.pathsep + env.get("PYTHONPATH", "")
+    python = REPO / ".venv" / "bin" / "python"
+    cmd = [str(python if python.exists() else sys.executable), "-m", "gradsight", "check", "--output-format",
+           "json", "--no-cache", "--exit-zero", *files]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=root, env=env)
+    try:
+        return json.loads(proc.stdout)
+    except ValueError:
+        raise SystemExit(f"gradsight check did not print JSON in {root}:\n{proc.stderr[-1500:]}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mirrors", required=True, help="folder of <owner>+<name>/repo git mirrors")
+    ap.add_argument("--engine-path", help="a server/ folder to run instead of this checkout's")
+    ap.add_argument("--out", help="write the warnings/errors as JSON lines here")
+    args = ap.parse_args()
+    found: list[dict] = []
+    lines = 0
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in REPOS:
+            mirror = pathlib.Path(args.mirrors) / name.replace("/", "+")
+            if not (mirror / "repo").is_dir():
+                print(f"{name}: no mirror at {mirror} (fetch it first)", file=sys.stderr)
+                continue
+            root = pathlib.Path(tmp) / mirror.name
+            commit, files = extract(mirror, root)
+            lines += sum((root / f).read_bytes().count(b"\n") for f in files)
+            for f in check(root, files, args.engine_path):
+                if f["severity"] in ("warning", "error"):
+                    found.append({"repo": name, "commit": commit[:10], "path": f["path"], "line": f["line"],
+                                  "code": f["code"], "message": f["message"]})
+            print(f"{name}@{commit[:10]}: {len(files)} files", file=sys.stderr)
+    for f in found:
+        print(f"{f['repo']}: {f['path']}:{f['line']}: {f['code']} {f['message'][:160]}")
+    by_code = collections.Counter(f["code"] for f in found)
+    print(f"\n{len(found)} warnings/errors in {lines:,} lines ({len(found) / max(lines, 1) * 50_000:.2f} per 50k lines), "
+          f"{time.monotonic() - start:.0f} s; by code: " + ", ".join(f"{c} {n}" for c, n in sorted(by_code.items())))
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as fh:
+            for f in found:
+                fh.write(json.dumps(f) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
