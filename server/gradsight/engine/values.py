@@ -107,6 +107,7 @@ class TensorVal(Value):
     origin: Optional[Fact] = None  # where this value was produced
     nograd: Optional[Fact] = None  # why it does not require grad (detach, no_grad, .tolist() round trip, ...)
     saved: Optional[Fact] = None  # the op that saved this value for backward
+    saved_sure: bool = True  # with `saved`: saved on every path here (False: only on some, e.g. one `if` branch)
     freed: Optional[Fact] = None  # a backward that freed part of the graph this value's history runs through
     freed_sure: bool = True
     segs: frozenset = frozenset()  # sites of graph nodes in this value's history that hold saved tensors
@@ -153,6 +154,8 @@ class TensorVal(Value):
             origin=_first(self.origin, other.origin),
             nograd=self.nograd if self.nograd is not None and other.nograd is not None else None,
             saved=_first(self.saved, other.saved),
+            saved_sure=(self.saved_sure and other.saved_sure) if self.saved is None and other.saved is None
+            else bool(self.saved and other.saved and self.saved_sure and other.saved_sure),
             freed=freed,
             # Only meaningful with `freed`: without it on either side, keep the default, so that joining values
             # that differ elsewhere does not make an otherwise equal state differ at a loop head.
@@ -185,6 +188,8 @@ class TensorVal(Value):
         )
 
     def with_(self, **changes: Any) -> "TensorVal":
+        if "saved" in changes and "saved_sure" not in changes:
+            changes["saved_sure"] = True  # a new save (or none) is certain on this path
         return replace(self, **changes)
 
     def __hash__(self) -> int:

@@ -57,6 +57,11 @@ class InplaceOnSavedTensor(Rule):
               "x[mask] = 0.0\nx.sum().backward()\n"),
     )
     invalid = (
+        # Saved on one path only: in eval mode `std` is still exp's saved output (MONAI's VAE reparameterisation).
+        Invalid("import torch\n\n\ndef reparameterize(mu, logvar, training):\n    std = torch.exp(0.5 * logvar)\n"
+                "    if training:\n        std = torch.randn_like(std).mul(std)\n    return std.add_(mu)\n\n\n"
+                "w = torch.randn(3, requires_grad=True)\nreparameterize(w * 1, w * 2, False).sum().backward()\n",
+                line=8, runtime="raises: modified by an inplace operation"),
         Invalid("import torch\nx = torch.randn(3, requires_grad=True)\ng = torch.sigmoid(x)\ng *= 2.0\n"
                 "g.sum().backward()\n", line=4, runtime="raises: modified by an inplace operation",
                 fixed="import torch\nx = torch.randn(3, requires_grad=True)\ng = torch.sigmoid(x)\ng = g * 2.0\n"
@@ -141,6 +146,9 @@ class InplaceOnSavedTensor(Rule):
         if "Dropout" in event.op or "dropout" in event.op:
             # Dropout only writes when it is active: training mode with p > 0.
             when = " when dropout is active (training mode, p > 0)"
+        elif not event.target.saved_sure:
+            # Saved on one path only (`std = exp(...)`, replaced by a fresh tensor in the other branch).
+            when = f" on the path where `{event.expr}` is the saved tensor"
         report.add(self, event.node,
                    msg(f"This in-place write overwrites a tensor saved for backward, so backward raises{when}. ", what,
                        f" modifies `{event.expr}`, {saved.text} at line ", saved.line, f"; PyTorch says {_MSG}."),
