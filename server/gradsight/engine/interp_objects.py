@@ -536,7 +536,9 @@ class ObjectsMixin:
         if not fresh:
             return
         for k, v in list(state.env.items()):
-            if isinstance(v, TensorVal) and v.storage in fresh:
+            # Only references an op saved matter (an in-place write through an alias is checked against saves);
+            # leaving the others alone keeps loop heads stable.
+            if isinstance(v, TensorVal) and v.storage in fresh and v.saved is not None:
                 state.env[k] = v.with_(storage=None)
 
     def saved_in_call(self, saves: tuple, node: ast.AST, state: State) -> None:
