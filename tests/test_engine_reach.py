@@ -282,3 +282,27 @@ def test_package_below_the_workspace_root_and_submodule_attribute(tmp_path):
     result = analyze_source(main, str(path), workspace=Workspace(tmp_path))
     assert [(f.code, f.line) for f in result.findings] == [("GS301", 6)]
     assert str((pkg / "nn" / "util.py").resolve()) in result.dependencies
+
+
+SPLIT_SCATTER = """\
+import torch
+w = torch.randn(2, 5, requires_grad=True)
+lp = torch.log_softmax(w, -1)
+a, b = lp.split([3, 2], dim=-1)
+a.scatter_(-1, torch.tensor([[0], [1]]), torch.zeros(2, 1))
+(a.sum() + b.sum()).backward()
+"""
+
+
+def test_multi_view_write_is_reported_once(tmp_path):
+    # `a` is a view of log_softmax's saved output (GS301) and one of several views `split` returned (GS303): torch
+    # raises the multi-view error at the write, before any backward, so GS303 alone is shown (allennlp's CopyNet).
+    from gradsight.findings import drop_restated
+
+    result = analyze_source(SPLIT_SCATTER, "/reach/split.py")
+    assert sorted((f.code, f.line) for f in result.findings) == [("GS301", 5), ("GS303", 5)]
+    assert [(f.code, f.line) for f in drop_restated(result.findings)] == [("GS303", 5)]
+    path = tmp_path / "split.py"
+    path.write_text(SPLIT_SCATTER)
+    ran = run_scripts([(str(path), None)])[0]
+    assert ran["raised"] and "is a view and is being modified inplace" in ran["raised"] and ran["line"] == 5
