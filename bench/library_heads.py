@@ -88,12 +88,14 @@ def main() -> int:
     ap.add_argument("--mirrors", required=True, help="folder of <owner>+<name>/repo git mirrors")
     ap.add_argument("--engine-path", help="a server/ folder to run instead of this checkout's")
     ap.add_argument("--out", help="write the warnings/errors as JSON lines here")
+    ap.add_argument("--repos", help="comma-separated owner/name list to check instead of the 13 libraries")
     args = ap.parse_args()
+    repos = tuple(r.strip() for r in args.repos.split(",") if r.strip()) if args.repos else REPOS
     found: list[dict] = []
     lines = 0
     start = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
-        for name in REPOS:
+        for name in repos:
             mirror = pathlib.Path(args.mirrors) / name.replace("/", "+")
             if not (mirror / "repo").is_dir():
                 print(f"{name}: no mirror at {mirror} (fetch it first)", file=sys.stderr)

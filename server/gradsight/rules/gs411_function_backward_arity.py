@@ -30,6 +30,14 @@ def _returned(value: Optional[ast.AST], grad_params: set) -> Optional[tuple]:
         if any(isinstance(e, ast.Starred) for e in value.elts):
             return None
         return tuple(not (isinstance(e, ast.Constant) and e.value is None) for e in value.elts)
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) and (
+            isinstance(value.left, ast.Tuple) or isinstance(value.right, ast.Tuple)):
+        # `(None, None, None) + (grad,)`: tuple concatenation (open_clip's NeighbourExchange).
+        left, right = _returned(value.left, grad_params), _returned(value.right, grad_params)
+        if left is None or right is None or not isinstance(value.left, ast.Tuple) \
+                or not isinstance(value.right, ast.Tuple):
+            return None
+        return left + right
     if isinstance(value, (ast.BinOp, ast.UnaryOp)) or (isinstance(value, ast.Name) and value.id in grad_params):
         return (True,)  # one tensor
     return None
@@ -60,6 +68,8 @@ class FunctionBackwardArity(Rule):
     _tail = "\n\nv = torch.randn(5, requires_grad=True)\nClip.apply(v, 0.3).sum().backward()\n"
     valid = (
         Valid(_head + "        return grad_out, None" + _tail),
+        # A tuple built by concatenation (open_clip's NeighbourExchange): three Nones and one gradient.
+        Valid(_head + "        return (grad_out,) + (None,)" + _tail),
         Valid(_head + "        return grad_out, None, None" + _tail),
         Valid("import torch\n\n\nclass Sq(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
               "        ctx.save_for_backward(x)\n        return x * x\n\n    @staticmethod\n"

@@ -44,6 +44,14 @@ class ModulesInPlainContainer(Rule):
              "        return self.fuse(torch.cat([self.readers[0](a), self.readers[1](b)], 1))\n\n\n"
              "m = Multi()\nn_params = len(list(m.parameters()))\n")
     valid = (
+        # Modules without parameters or buffers lose nothing unregistered (Time-Series-Library's moving averages).
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass MovingAvg(nn.Module):\n    def __init__(self, k):\n"
+              "        super().__init__()\n        self.k = k\n"
+              "        self.avg = nn.AvgPool1d(kernel_size=k, stride=1, padding=k // 2)\n\n    def forward(self, x):\n"
+              "        return self.avg(x)\n\n\nclass Multi(nn.Module):\n    def __init__(self, ks):\n"
+              "        super().__init__()\n        self.avgs = [MovingAvg(k) for k in ks]\n\n"
+              "    def forward(self, x):\n        return sum(f(x) for f in self.avgs)\n\n\n"
+              "print(Multi([1, 3])(torch.randn(2, 4, 6)).shape)\n"),
         Valid(_head + "        self.readers = nn.ModuleList([nn.Linear(4, 8), nn.Linear(4, 8)])\n" + _tail),
         Valid(_head + "        layers = [nn.Linear(4, 8), nn.Linear(4, 8)]\n        self.readers = nn.ModuleList(layers)\n"
               + _tail),
@@ -81,7 +89,8 @@ class ModulesInPlainContainer(Rule):
             target = node.targets[0]
             if target.attr in registered[id(cls)] or "*" in registered[id(cls)]:
                 continue
-            if any(q.is_module_constructor(e) for e in _elements(node.value)):
+            modules = [e for e in _elements(node.value) if q.is_module_constructor(e)]
+            if modules and not all(_surely_stateless(q, e, set()) for e in modules):
                 kind = "dict" if isinstance(node.value, (ast.Dict, ast.DictComp)) else "list"
                 wrap = "nn.ModuleDict" if kind == "dict" else "nn.ModuleList"
                 report.add(self, node, f"Modules in a plain {kind} are not registered, so the optimizer "
@@ -104,6 +113,45 @@ class ModulesInPlainContainer(Rule):
                             and fname in _REGISTER:
                         names.add(n.attr)
         return names
+
+
+_PARAMLESS = {"ReLU", "ReLU6", "Sigmoid", "Tanh", "GELU", "SiLU", "Mish", "Softmax", "LogSoftmax", "ELU",
+              "LeakyReLU", "Hardtanh", "Hardswish", "Hardsigmoid", "Softplus", "Dropout", "Dropout1d", "Dropout2d",
+              "Dropout3d", "Identity", "Flatten", "Unflatten", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d",
+              "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
+              "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "Upsample", "ReplicationPad1d",
+              "ReflectionPad1d", "ZeroPad2d", "ConstantPad1d", "PixelShuffle"}
+
+
+def _surely_stateless(q, call: ast.Call, seen: set) -> bool:
+    """The module `call` makes surely has no parameters and no buffers: a parameter-free torch.nn layer
+    (`nn.AvgPool1d`), or a class of this file whose `__init__` keeps only such layers and plain values
+    (Time-Series-Library's `series_decomp`). Left unregistered, such a module loses nothing."""
+    name = q.call_name(call) or ""
+    last = name.rsplit(".", 1)[-1]
+    if name.startswith("torch.nn."):
+        return last in _PARAMLESS
+    if not isinstance(call.func, ast.Name) or call.func.id in seen:
+        return False
+    seen.add(call.func.id)
+    cls = next((n for n in q.tree.body if isinstance(n, ast.ClassDef) and n.name == call.func.id), None)
+    init = next((n for n in (cls.body if cls else ()) if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+    if init is None:
+        return False
+    for n in ast.walk(init):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in (
+                "register_buffer", "register_parameter", "add_module", "register_module"):
+            return False
+        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                                             and t.value.id == "self" for t in n.targets):
+            value = n.value
+            if isinstance(value, ast.Call):
+                if q.call_name(value) in ("builtins.super",) or not (q.is_module_constructor(value)
+                                                                     and _surely_stateless(q, value, seen)):
+                    return False
+            elif not isinstance(value, (ast.Constant, ast.Name, ast.Tuple, ast.List, ast.BinOp, ast.Attribute)):
+                return False
+    return True
 
 
 def _all_self_attrs(cls: ast.ClassDef) -> set:
