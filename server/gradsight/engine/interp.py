@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from .api import StateFact
-from .events import Event
+from .events import Event, InplaceEvent
 from .interp_calls import CallsMixin
 from .interp_exprs import ExpressionsMixin
 from .interp_objects import ObjectsMixin
@@ -129,6 +129,10 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin, OpsMixin, Objec
         # caller's references to those storages count as saved (`Conv1d` inside `self.postnet(mel)` saves `mel`).
         self.call_saves: list = []
         self.memo_saves: dict = {}
+        # The outermost function frame's in-place writes on saved tensors, held until it ends, and whether its
+        # graphs may outlive it: a backward ran, or a graph went to code gradsight cannot see.
+        self.pending_inplace: list = []
+        self.frame_flags: list = []
         # (id of the function frame or None, reference key) -> where an optimizer took the parameters of an object
         # gradsight cannot see: calling it in grad mode gives an output with a graph (evidence from use).
         self.evidence_models: dict = {}
@@ -172,6 +176,11 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin, OpsMixin, Objec
         # Events inside another workspace file's code only shape values here. What this file's code makes that
         # code do wrong is reported by the rules from this file's events, in that file (`Reporter.add_in`).
         if self.reporting and self.scope.path == self.root_path:
+            if self.pending_inplace and isinstance(event, InplaceEvent) and event.target.saved is not None:
+                # An in-place write on a saved tensor inside a function: whether any backward can run through
+                # that graph is known when the function ends (`run_function`, `graph_outlives`).
+                self.pending_inplace[-1].append(event)
+                return
             self.emit_cb(event)
 
     def fact(self, node: ast.AST, kind: str, parent: Optional[Fact] = None, **args) -> Fact:

@@ -64,6 +64,8 @@ class CallsMixin:
                     state.set(key, summarise(recv.items + added) if added is not None else UNKNOWN)
                 if func.attr == "append" and node.args:
                     self.check_accumulate(node, func.value, added[0], node.args[-1], state, "append")
+                    if recv is UNKNOWN:
+                        self.escapes(added)  # into a list of the caller's (or of code gradsight cannot see)
                     return PyVal()
                 if added is not None:
                     return PyVal()
@@ -166,6 +168,10 @@ class CallsMixin:
 
     def call_value(self, callee: Value, node: ast.Call, state: State) -> Value:
         if isinstance(callee, ModuleRef):
+            if self.frame_flags and not callee.qual.startswith(("torch.", "builtins.", "math.")):
+                # A library function: what it does with a graph it is handed is not known.
+                self.escapes([state.get(key_of(a)) for a in node.args if key_of(a) is not None]
+                             + [state.get(key_of(k.value)) for k in node.keywords if key_of(k.value) is not None])
             return self.call_qualified(callee.qual, node, state)
         if isinstance(callee, ModuleVal):
             args, kwargs = self.eval_args(node, state)
@@ -193,8 +199,16 @@ class CallsMixin:
             if meth is None or _is_static(meth.node):
                 return UNKNOWN
             return self.call_function(meth, callee, args, kwargs, node, state)
-        self.eval_args(node, state)
+        args, kwargs = self.eval_args(node, state)
+        self.escapes([v for _, v in args] + [v for _, v in kwargs.values()])
         return UNKNOWN
+
+    def escapes(self, values) -> None:
+        """Values handed to code gradsight cannot see: a graph among them may be backwarded there or later
+        (`graph_outlives`)."""
+        if self.frame_flags and any(_carries_graph(v) for v in values):
+            for flags in self.frame_flags:
+                flags["escape"] = True
 
     # ---- torch and library functions by qualified name
     def call_qualified(self, qual: str, node: ast.Call, state: State) -> Value:
@@ -514,3 +528,11 @@ class CallsMixin:
             if params:
                 self.emit(OptimizerEvent(node, params, qual))
 
+
+def _carries_graph(value) -> bool:
+    """A tensor that may require grad, or a sequence holding one (what a call gradsight cannot see might keep)."""
+    if isinstance(value, TensorVal):
+        return value.rg is not Tri.NO
+    if isinstance(value, SeqVal):
+        return any(_carries_graph(v) for v in value.items)
+    return False

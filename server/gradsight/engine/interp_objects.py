@@ -479,11 +479,17 @@ class ObjectsMixin:
         self.self_names.append(self_name)
         self.return_states.append([])
         self.call_saves.append([])
+        self.pending_inplace.append([])
+        self.frame_flags.append({"backward": False, "escape": False})
+        pending: list = []
+        flags: dict = {}
         try:
             end = self.exec_block(fn.body, callee_state)
             rets = self.returns[-1]
             exit_envs = self.return_states[-1]
         finally:
+            pending = self.pending_inplace.pop()
+            flags = self.frame_flags.pop()
             saves = tuple(self.call_saves.pop())
             self.self_names.pop()
             self.return_exports.pop()
@@ -496,6 +502,8 @@ class ObjectsMixin:
             self.scope, self.src = saved_scope, saved_src
             self.globals_state, self.globals_scope = saved_globals
             self.loops = saved_loops
+        if pending:
+            self.settle_inplace(pending, fn, flags, rets + ([PyVal()] if not end.dead else []), exit_envs + [end.env])
         if want_state:
             result = end
         else:
@@ -524,6 +532,41 @@ class ObjectsMixin:
         self.saved_in_call(saves, node, state)
         self.fresh_from_call(result, fn, other_scope.path, state)
         return result
+
+    def settle_inplace(self, pending: list, fn: ast.AST, flags: dict, rets: list, envs: list) -> None:
+        """At a function's end, the in-place writes on saved tensors its body (and its callees) made: reported when
+        a backward ran or a graph went where gradsight cannot follow; handed to the caller, whose own end decides,
+        when only the function's results or attributes carry graphs; dropped when every graph it built dies with
+        its locals."""
+        if flags.get("backward") or flags.get("escape"):
+            for event in pending:
+                self.emit_cb(event)
+        elif self.graph_outlives(fn, flags, rets, envs):
+            if self.pending_inplace:
+                self.pending_inplace[-1].extend(pending)
+            else:
+                for event in pending:
+                    self.emit_cb(event)
+
+    @staticmethod
+    def graph_outlives(fn: ast.AST, flags: dict, rets: list, envs: list) -> bool:
+        """Whether a graph built in the function `fn` may still be backwarded after it returns, so that an in-place
+        write on a tensor it saved matters: a backward ran in it, a graph went to a call gradsight cannot see or
+        into a list it was handed, it yields, it returns something that may carry a graph, or it left one in an
+        attribute or item (`self.cache = ...`, `state["h"] = ...`). Otherwise every graph it built dies with its
+        locals (an inference method that detaches what it hands back: labelmodels' posteriors), and writing into
+        a saved tensor there makes nothing raise."""
+        if flags.get("backward") or flags.get("escape"):
+            return True
+        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(fn)):
+            return True
+        if not all(_graph_free(v) for v in rets):
+            return True
+        for env in envs:
+            for key, v in env.items():
+                if ("." in key or "[" in key) and not _graph_free(v):
+                    return True
+        return False
 
     def fresh_from_call(self, result: Value, fn: ast.AST, path: str, state: State) -> None:
         """Tensors the call allocated (their storage site is in the function's body) are new: references in the
@@ -569,3 +612,13 @@ class ObjectsMixin:
             base = self.static_qual(node.value)
             return f"{base}.{node.attr}" if base else None
         return None
+
+
+def _graph_free(value) -> bool:
+    """Surely holds no autograd graph: plain data, `None`, a tensor that does not require grad, a module or a
+    function, or a sequence of those."""
+    if isinstance(value, TensorVal):
+        return value.rg is Tri.NO
+    if isinstance(value, SeqVal):
+        return all(_graph_free(v) for v in value.items)
+    return isinstance(value, (PyVal, ModuleVal, FuncVal))

@@ -542,6 +542,8 @@ class OpsMixin:
         self.emit(BackwardEvent(call, target, self.seg(target_node), api, call, gradient_given, retain, state.grad,
                                 target_node, tuple(inputs or ()), create, allow_unused, gradient))
         self.backward_seen = True
+        for flags in self.frame_flags:
+            flags["backward"] = True
         self.reached_sources |= target.sources
         self.param_cuts(target)
         if target.rg is not Tri.YES or retain is not Tri.NO:

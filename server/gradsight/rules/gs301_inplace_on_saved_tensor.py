@@ -52,11 +52,23 @@ class InplaceOnSavedTensor(Rule):
               "g.sum().backward()\n"),
         Valid("import torch\nw = torch.randn(3, requires_grad=True)\nx = torch.randn(2, 3)\nx[0] = x[0] + w\n"
               "x.sum().backward()\n"),
+        # An inference method: its graphs die with its locals (it hands back detached NumPy data), so writing into
+        # a saved tensor there makes nothing raise (labelmodels' posteriors).
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.w = nn.Parameter(torch.randn(3))\n\n"
+              "    def posteriors(self, x):\n        p = torch.exp(x * self.w)\n        p /= p.sum()\n"
+              "        return p.detach().numpy()\n\n\nprint(Model().posteriors(torch.randn(3)))\n"),
         # `x.abs()` saves `x`, but its result only feeds the comparison: that graph is freed at once.
         Valid("import torch\nw = torch.randn(3, requires_grad=True)\nx = w * 1\nmask = x.abs() < 0.5\n"
               "x[mask] = 0.0\nx.sum().backward()\n"),
     )
     invalid = (
+        # The same write in a method that returns the tensor: the caller may backward through it.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.w = nn.Parameter(torch.randn(3))\n\n"
+                "    def posteriors(self, x):\n        p = torch.exp(x * self.w)\n        p /= p.sum()\n"
+                "        return p\n\n\nModel().posteriors(torch.randn(3)).sum().backward()\n", line=12,
+                runtime="raises: modified by an inplace operation"),
         # Saved on one path only: in eval mode `std` is still exp's saved output (MONAI's VAE reparameterisation).
         Invalid("import torch\n\n\ndef reparameterize(mu, logvar, training):\n    std = torch.exp(0.5 * logvar)\n"
                 "    if training:\n        std = torch.randn_like(std).mul(std)\n    return std.add_(mu)\n\n\n"
