@@ -375,7 +375,7 @@ class CallsMixin:
             return UNKNOWN
         return UNKNOWN
 
-    def factory(self, name: str, args, kwargs, node: ast.Call, state: State) -> Value:
+    def factory(self, name: str, args, kwargs, node: ast.Call, state: State, label: Optional[str] = None) -> Value:
         for typo in REQUIRES_GRAD_SPELLINGS - {"requires_grad"}:
             if typo in kwargs:
                 self.emit(FactoryEvent(node, TensorVal(), f"kwarg:{typo}", Tri.of(const_bool(kwargs[typo][0])),
@@ -429,7 +429,7 @@ class CallsMixin:
                 return self.tensor_op("torch.Tensor.to", [(src_node, src)], node, state)
             if isinstance(src, TensorVal):
                 result = self.new_leaf(node, rg, shape=src.shape, is_int=src.is_int,
-                                       label=f"torch.{name}()", name_hint=None, inference=state.inference)
+                                       label=label or f"torch.{name}()", name_hint=None, inference=state.inference)
                 if src.rg is Tri.YES and state.grad is not Tri.NO:
                     self.emit(GraphCutEvent(node, src, self.seg(src_node), f"torch.{name}"))
                 if src.rg is not Tri.NO and rg is Tri.NO and state.grad is not Tri.NO:
@@ -447,7 +447,7 @@ class CallsMixin:
             if isinstance(src, PyVal) and src.cut is not None and rg is not Tri.NO and rg_node is not None:
                 self.emit(FactoryEvent(node, TensorVal(nograd=src.cut), "rewrap", rg, state.grad, state.inference))
             if isinstance(src, PyVal) and src.cut is not None and rg is Tri.NO:
-                return self.new_leaf(node, rg, is_int=is_int, label=f"torch.{name}()", name_hint=None).with_(
+                return self.new_leaf(node, rg, is_int=is_int, label=label or f"torch.{name}()", name_hint=None).with_(
                     nograd=self.fact(node, "rebuilt-from-cut", src.cut, fn=name),
                     pcut=src.pcut)
             if isinstance(src, PyVal) and is_int is Tri.MAYBE:
@@ -456,7 +456,7 @@ class CallsMixin:
             shape = args[0][1].shape
             if is_int is Tri.MAYBE:
                 is_int = args[0][1].is_int
-        result = self.new_leaf(node, rg, shape=shape, is_int=is_int, label=f"torch.{name}()", name_hint=None,
+        result = self.new_leaf(node, rg, shape=shape, is_int=is_int, label=label or f"torch.{name}()", name_hint=None,
                                inference=state.inference)
         if rg_node is not None and rg is not Tri.NO:
             self.emit(FactoryEvent(node, result, "factory", rg, state.grad, state.inference))

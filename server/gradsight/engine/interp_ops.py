@@ -108,7 +108,7 @@ class OpsMixin:
         if name in ("new_zeros", "new_ones", "new_full", "new_empty", "new_tensor"):
             # A new tensor with the receiver's dtype and device, and no history (`requires_grad=` as for factories).
             short = "tensor" if name == "new_tensor" else name[4:]
-            return self.factory(short, args, kwvals or {}, node, state)
+            return self.factory(short, args, kwvals or {}, node, state, label=f".{name}()")
         if name == "requires_grad_":
             flag = const_bool(args[0][0]) if args else True
             self.emit(FactoryEvent(node, recv, "requires_grad_", Tri.of(flag), state.grad, state.inference))
