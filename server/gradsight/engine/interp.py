@@ -129,8 +129,8 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin, OpsMixin, Objec
         # caller's references to those storages count as saved (`Conv1d` inside `self.postnet(mel)` saves `mel`).
         self.call_saves: list = []
         self.memo_saves: dict = {}
-        # The outermost function frame's in-place writes on saved tensors, held until it ends, and whether its
-        # graphs may outlive it: a backward ran, or a graph went to code gradsight cannot see.
+        # Per function frame: its in-place writes on saved tensors, held until it ends (`settle_inplace`), and
+        # whether its graphs may outlive it: a backward ran, or a graph went to code gradsight cannot see.
         self.pending_inplace: list = []
         self.frame_flags: list = []
         # (id of the function frame or None, reference key) -> where an optimizer took the parameters of an object

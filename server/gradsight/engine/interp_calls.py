@@ -12,10 +12,11 @@ from .events import (CheckpointEvent, FactoryEvent, FuncGradEvent, GraphCutEvent
                      OptimizerEvent)
 from .interp_util import (FUNC_GRAD_TRANSFORMS, REQUIRES_GRAD_SPELLINGS, _fsite, _is_static, _is_tensor_function,
                           _literal_dtype, _literal_shape, _pcut_of, const_bool, flat_tensors, key_of, kwarg,
-                          map_tensors)
+                          layers_have_params, map_tensors)
 from .state import State
 from .values import (CREATED_WITHOUT_GRAD, UNKNOWN, BoundMethod, ClassVal, FuncVal, GradModeCtx, ModuleRef, ModuleVal,
-                     ObjectVal, OptimizerVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value, summarise)
+                     ObjectVal, OptimizerVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value, carries_graph,
+                     summarise)
 
 
 class CallsMixin:
@@ -206,7 +207,7 @@ class CallsMixin:
     def escapes(self, values) -> None:
         """Values handed to code gradsight cannot see: a graph among them may be backwarded there or later
         (`graph_outlives`)."""
-        if self.frame_flags and any(_carries_graph(v) for v in values):
+        if self.frame_flags and any(carries_graph(v) for v in values):
             for flags in self.frame_flags:
                 flags["escape"] = True
 
@@ -500,9 +501,7 @@ class CallsMixin:
                 layers = args[0][1].items
             if short in ("Sequential", "ModuleList") and not all(isinstance(v, ModuleVal) for v in layers):
                 layers = ()
-            has = Tri.NO
-            for lay in layers:
-                has = Tri.YES if has is Tri.YES or lay.has_params is Tri.YES else (Tri.MAYBE if lay.has_params is Tri.MAYBE else has)
+            has = layers_have_params(layers)
             if not layers and not (short == "ModuleList" and not args and not kwargs):
                 has = Tri.MAYBE  # an empty `nn.ModuleList()` has no parameters until modules are appended
             return ModuleVal(qual, layers=layers if short in ("Sequential", "ModuleList") else (), has_params=has,
@@ -528,11 +527,3 @@ class CallsMixin:
             if params:
                 self.emit(OptimizerEvent(node, params, qual))
 
-
-def _carries_graph(value) -> bool:
-    """A tensor that may require grad, or a sequence holding one (what a call gradsight cannot see might keep)."""
-    if isinstance(value, TensorVal):
-        return value.rg is not Tri.NO
-    if isinstance(value, SeqVal):
-        return any(_carries_graph(v) for v in value.items)
-    return False

@@ -9,11 +9,11 @@ from typing import Optional
 from . import torchdb as db
 from .events import InferenceSaveEvent
 from .interp_util import (BUILTINS, MAX_CALL_DEPTH, _class_methods, _constant_default, _is_static, _msite,
-                          _own_mutations, _pcut_of, _plain_class, const_bool, flat_tensors, key_of, map_tensors,
-                          with_carried)
+                          _own_mutations, _pcut_of, _plain_class, const_bool, flat_tensors, key_of, layers_have_params,
+                          map_tensors, with_carried)
 from .state import State
 from .values import (GRAD_MODE_OFF, ONLY_FROM_NO_GRAD, UNKNOWN, USE, ClassInfo, FuncVal, ModuleVal, ObjectVal, ParamsVal,
-                     NameOf, PyVal, SeqVal, TensorVal, Tri, Value, join_values)
+                     NameOf, PyVal, SeqVal, TensorVal, Tri, Value, graph_free, join_values)
 
 
 class ObjectsMixin:
@@ -61,10 +61,8 @@ class ObjectsMixin:
                 if added is None:
                     state.set(key, replace(recv, layers=(), has_params=Tri.MAYBE))
                 else:
-                    has = recv.has_params
-                    for layer in added:
-                        has = Tri.YES if Tri.YES in (has, layer.has_params) else has.join(layer.has_params)
-                    state.set(key, replace(recv, layers=recv.layers + added, has_params=has))
+                    state.set(key, replace(recv, layers=recv.layers + added,
+                                           has_params=layers_have_params(added, recv.has_params)))
             return PyVal()
         if recv.cls is not None:
             meth = self.find_method(recv.cls, name)
@@ -481,8 +479,6 @@ class ObjectsMixin:
         self.call_saves.append([])
         self.pending_inplace.append([])
         self.frame_flags.append({"backward": False, "escape": False})
-        pending: list = []
-        flags: dict = {}
         try:
             end = self.exec_block(fn.body, callee_state)
             rets = self.returns[-1]
@@ -541,7 +537,7 @@ class ObjectsMixin:
         if flags.get("backward") or flags.get("escape"):
             for event in pending:
                 self.emit_cb(event)
-        elif self.graph_outlives(fn, flags, rets, envs):
+        elif self.graph_outlives(fn, rets, envs):
             if self.pending_inplace:
                 self.pending_inplace[-1].extend(pending)
             else:
@@ -549,22 +545,20 @@ class ObjectsMixin:
                     self.emit_cb(event)
 
     @staticmethod
-    def graph_outlives(fn: ast.AST, flags: dict, rets: list, envs: list) -> bool:
-        """Whether a graph built in the function `fn` may still be backwarded after it returns, so that an in-place
-        write on a tensor it saved matters: a backward ran in it, a graph went to a call gradsight cannot see or
-        into a list it was handed, it yields, it returns something that may carry a graph, or it left one in an
+    def graph_outlives(fn: ast.AST, rets: list, envs: list) -> bool:
+        """Whether a graph built in the function `fn` (which neither backwarded nor handed a graph to unseen code:
+        `settle_inplace` asks that first) may still be backwarded after it returns, so that an in-place write on a
+        tensor it saved matters: it yields, it returns something that may carry a graph, or it left one in an
         attribute or item (`self.cache = ...`, `state["h"] = ...`). Otherwise every graph it built dies with its
         locals (an inference method that detaches what it hands back: labelmodels' posteriors), and writing into
         a saved tensor there makes nothing raise."""
-        if flags.get("backward") or flags.get("escape"):
-            return True
         if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(fn)):
             return True
-        if not all(_graph_free(v) for v in rets):
+        if not all(graph_free(v) for v in rets):
             return True
         for env in envs:
             for key, v in env.items():
-                if ("." in key or "[" in key) and not _graph_free(v):
+                if ("." in key or "[" in key) and not graph_free(v):
                     return True
         return False
 
@@ -613,12 +607,3 @@ class ObjectsMixin:
             return f"{base}.{node.attr}" if base else None
         return None
 
-
-def _graph_free(value) -> bool:
-    """Surely holds no autograd graph: plain data, `None`, a tensor that does not require grad, a module or a
-    function, or a sequence of those."""
-    if isinstance(value, TensorVal):
-        return value.rg is Tri.NO
-    if isinstance(value, SeqVal):
-        return all(_graph_free(v) for v in value.items)
-    return isinstance(value, (PyVal, ModuleVal, FuncVal))

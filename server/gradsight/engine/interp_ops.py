@@ -13,7 +13,7 @@ from .interp_util import (_basic_index, _broadcast, _cap, _fsite, _pcut_of, _pre
                           _saved_input_indices, const_bool, key_of, kwarg, map_tensors)
 from .state import State
 from .values import (GRAD_MODE_OFF, MADE_LEAF_REQUIRE_GRAD, ONLY_FROM_NO_GRAD, UNKNOWN, USE, Fact, ModuleVal, ParamCut,
-                     ParamReach, PyVal, SeqVal, TensorVal, Tri, Value)
+                     ParamReach, PyVal, SeqVal, TensorVal, Tri, Value, join_all)
 
 
 class OpsMixin:
@@ -65,14 +65,9 @@ class OpsMixin:
         short = qual.rsplit(".", 1)[-1]
         first = args[0][1] if args else UNKNOWN
         if short == "pad_sequence" and isinstance(first, SeqVal) and first.items:
-            first_items = first.items
-            first = first.items[0]
-            for item in first_items[1:]:
-                first = first.join(item)
-        if short not in ("pack_padded_sequence", "pad_packed_sequence", "pad_sequence", "pack_sequence") \
+            first = join_all(first.items)
+        if short not in ("pack_padded_sequence", "pad_packed_sequence", "pad_sequence") \
                 or not isinstance(first, TensorVal):
-            return UNKNOWN
-        if short == "pack_sequence":
             return UNKNOWN
         out = first.with_(origin=self.expr_fact(node, "from"), storage=self.site(node), view=None, saved=None,
                           shape=None, leaf=first.leaf if first.rg is not Tri.YES else Tri.NO, multiview=False,

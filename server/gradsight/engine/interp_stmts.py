@@ -15,7 +15,7 @@ from .interp_util import (LoopCtx, MAX_LOOP_ITERS, MAX_LOOP_NESTING, REQUIRES_GR
                           _use_kind, const_bool, key_of, self_view, widen)
 from .state import State
 from .values import (UNKNOWN, BoundMethod, ClassVal, Fact, FuncVal, GradModeCtx, ModuleVal, ObjectVal, OptimizerVal,
-                     ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value, summarise)
+                     ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value, join_all, summarise)
 
 
 _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ()))  # never library models
@@ -346,13 +346,11 @@ class StatementsMixin:
         if isinstance(test, ast.Call) and test.args and not test.keywords:
             # `isinstance(x, torch.Tensor)` / `torch.is_tensor(x)` where `x` is surely a tensor or surely not one.
             fn = self.static_qual(test.func)
-            is_check = (fn == "builtins.isinstance" and len(test.args) == 2
-                        and self.static_qual(test.args[1]) in ("torch.Tensor", "torch.nn.Parameter"))
-            if fn in ("torch.is_tensor",) or is_check:
+            if fn == "torch.is_tensor" or (fn == "builtins.isinstance" and len(test.args) == 2
+                                           and self.static_qual(test.args[1]) == "torch.Tensor"):
                 key = key_of(test.args[0])
                 val = state.get(key) if key is not None else None
-                if isinstance(val, TensorVal) and (fn != "builtins.isinstance"
-                                                   or self.static_qual(test.args[1]) == "torch.Tensor"):
+                if isinstance(val, TensorVal):
                     return True
                 if isinstance(val, PyVal) and (val.scalar or val.is_none or val.truth is not None):
                     return False
@@ -768,19 +766,13 @@ class StatementsMixin:
             return TensorVal(rg=Tri.YES, leaf=Tri.YES, param=True, origin=value.origin, is_int=Tri.NO,
                              psrc=value.module_sites, evidence=value.evidence, psrc_partial=value.evidence)
         if isinstance(value, SeqVal) and value.items:
-            out = value.items[0]
-            for v in value.items[1:]:
-                out = out.join(v)
-            return out
+            return join_all(value.items)
         if isinstance(value, PyVal):
             return PyVal(cut=value.cut, pcut=value.pcut, scalar=value.scalar_items)
         if isinstance(value, TensorVal):
             return self_view(value)
         if isinstance(value, ModuleVal) and value.layers:
-            out = value.layers[0]
-            for v in value.layers[1:]:
-                out = out.join(v)
-            return out
+            return join_all(value.layers)
         return UNKNOWN
 
 

@@ -652,3 +652,13 @@ BUILTINS = {"float", "int", "bool", "complex", "list", "tuple", "max", "min", "a
             "filter", "any", "all", "reversed", "dict", "set", "format", "hash", "id", "type", "super",
             "staticmethod", "classmethod", "property"}
 MODULE_METHODS = {"parameters", "to", "cuda", "cpu", "train", "eval", "zero_grad", "forward", "requires_grad_"}
+
+
+def layers_have_params(layers, start: Tri = Tri.NO) -> Tri:
+    """Whether a container with these layers (and, with `start`, what it already held) has parameters: yes when
+    one layer surely has, maybe when one may."""
+    has = start
+    for lay in layers:
+        has = Tri.YES if Tri.YES in (has, lay.has_params) else (Tri.MAYBE if Tri.MAYBE in (has, lay.has_params)
+                                                                   else has)
+    return has

@@ -349,14 +349,37 @@ class SeqVal(Value):
         return UNKNOWN
 
 
+def join_all(values) -> Value:
+    """The join of a non-empty sequence of values."""
+    out = values[0]
+    for v in values[1:]:
+        out = out.join(v)
+    return out
+
+
 def summarise(items: tuple) -> SeqVal:
     """A list of unknown length whose every element is like the join of `items` (a list that grew in a loop)."""
-    if not items:
-        return SeqVal((), True)
-    out = items[0]
-    for v in items[1:]:
-        out = out.join(v)
-    return SeqVal((out,), True)
+    return SeqVal((join_all(items),), True) if items else SeqVal((), True)
+
+
+def carries_graph(value: Value) -> bool:
+    """A tensor that may require grad, or a sequence holding one (what a call gradsight cannot see might keep).
+    UNKNOWN does not count: nothing says it holds a graph."""
+    if isinstance(value, TensorVal):
+        return value.rg is not Tri.NO
+    if isinstance(value, SeqVal):
+        return any(carries_graph(v) for v in value.items)
+    return False
+
+
+def graph_free(value: Value) -> bool:
+    """Surely holds no autograd graph: plain data, `None`, a tensor that does not require grad, a module or a
+    function, or a sequence of those. UNKNOWN is not graph-free: unlike `carries_graph`, this one must be sure."""
+    if isinstance(value, TensorVal):
+        return value.rg is Tri.NO
+    if isinstance(value, SeqVal):
+        return all(graph_free(v) for v in value.items)
+    return isinstance(value, (PyVal, ModuleVal, FuncVal))
 
 
 @dataclass(frozen=True)

@@ -97,7 +97,8 @@ class Workspace:
             for _ in range(level - 1):
                 base = base.parent
             bases = [base]
-        else:
+        siblings = None  # the importing file's folder: searched even outside the workspace
+        if level == 0:
             bases = [self.root, self.root / "src"]
             # `python train.py` puts train.py's folder first on sys.path, so `import net` / `from model import
             # Net` next to a script resolve to the sibling files even in a folder with no project marker (the
@@ -106,6 +107,7 @@ class Workspace:
                 here = pathlib.Path(from_path).resolve().parent
                 if here not in bases:
                     bases.insert(0, here)
+                    siblings = here
                 # A package below the workspace root (`src/pkg/`, `lib/pkg/`, a vendored checkout): the nearest
                 # folder above the importing file that holds the import's top-level package is an import root.
                 for anc in here.parents:
@@ -114,7 +116,6 @@ class Workspace:
                     if (anc / parts[0] / "__init__.py").is_file() or (anc / f"{parts[0]}.py").is_file():
                         bases.append(anc)
                         break
-        siblings = bases[0] if level == 0 and len(bases) >= 3 else None
         for base in bases:
             target = base.joinpath(*parts) if parts else base
             for candidate in (target.with_suffix(".py") if parts else None, target / "__init__.py"):

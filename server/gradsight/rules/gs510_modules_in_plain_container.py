@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import ast
 
+from ..engine import torchdb as db
 from ..engine.query import FileEvent
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
@@ -115,14 +116,6 @@ class ModulesInPlainContainer(Rule):
         return names
 
 
-_PARAMLESS = {"ReLU", "ReLU6", "Sigmoid", "Tanh", "GELU", "SiLU", "Mish", "Softmax", "LogSoftmax", "ELU",
-              "LeakyReLU", "Hardtanh", "Hardswish", "Hardsigmoid", "Softplus", "Dropout", "Dropout1d", "Dropout2d",
-              "Dropout3d", "Identity", "Flatten", "Unflatten", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d",
-              "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
-              "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "Upsample", "ReplicationPad1d",
-              "ReflectionPad1d", "ZeroPad2d", "ConstantPad1d", "PixelShuffle"}
-
-
 def _surely_stateless(q, call: ast.Call, seen: set) -> bool:
     """The module `call` makes surely has no parameters and no buffers: a parameter-free torch.nn layer
     (`nn.AvgPool1d`), or a class of this file whose `__init__` keeps only such layers and plain values
@@ -130,7 +123,7 @@ def _surely_stateless(q, call: ast.Call, seen: set) -> bool:
     name = q.call_name(call) or ""
     last = name.rsplit(".", 1)[-1]
     if name.startswith("torch.nn."):
-        return last in _PARAMLESS
+        return last in db.PARAMLESS_MODULES
     if not isinstance(call.func, ast.Name) or call.func.id in seen:
         return False
     seen.add(call.func.id)
