@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from .astwalk import walk
 from . import torchdb as db
 from .events import (BackwardEvent, CarryEvent, FactoryEvent, InferenceSaveEvent, InplaceEvent, NumpyEvent,
                      OutArgEvent, ViewInplaceEvent)
@@ -279,7 +280,7 @@ class OpsMixin:
             return
         line = getattr(call, "lineno", 0)
         binds: dict = {}  # name -> its last `name = ...` statement before the backward, in the region
-        for n in ast.walk(region):
+        for n in walk(region):
             if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
                     and n.lineno < line:
                 prev = binds.get(n.targets[0].id)

@@ -7,6 +7,7 @@ import sys
 from dataclasses import replace
 from typing import Optional
 
+from .astwalk import children, walk
 from . import torchdb as db
 from .events import AccumulateEvent, FactoryEvent, GradModeEvent, LoopEvent, ReassignEvent, ZeroGradEvent
 from .interp_util import (LoopCtx, MAX_LOOP_ITERS, MAX_LOOP_NESTING, REQUIRES_GRAD_SPELLINGS, _accumulated_operand,
@@ -735,18 +736,18 @@ class StatementsMixin:
         in_loop = bool(self.loops)
         region = self.loops[-1].node if in_loop else (self.stack[-1] if self.stack else self.scope.tree)
         found = []
-        for node in ast.walk(region):
+        for node in walk(region):
             kind = _use_kind(node, key)
             if kind is not None and hasattr(node, "lineno"):
                 found.append(((node.lineno, node.col_offset), kind, node))
         if isinstance(region, (ast.For, ast.AsyncFor, ast.While)):
             # The loop header (iterable, test) is not part of an iteration's body.
-            head = {id(n) for n in ast.walk(region.iter if not isinstance(region, ast.While) else region.test)}
+            head = {id(n) for n in walk(region.iter if not isinstance(region, ast.While) else region.test)}
             found = [f for f in found if id(f[2]) not in head]
-            if not isinstance(region, ast.While) and any(key_of(n) == key for n in ast.walk(region.target)):
+            if not isinstance(region, ast.While) and any(key_of(n) == key for n in walk(region.target)):
                 # Rebinding the loop's own variable: the update is lost unless the new value is read afterwards.
                 end_pos = (getattr(stmt, "end_lineno", stmt.lineno), getattr(stmt, "end_col_offset", 0))
-                for n in ast.walk(region):
+                for n in walk(region):
                     if isinstance(n, (ast.Name, ast.Attribute, ast.Subscript)) and isinstance(n.ctx, ast.Load) \
                             and key_of(n) == key and (n.lineno, n.col_offset) >= end_pos:
                         return "reset", self.expr_fact(n)
@@ -779,7 +780,7 @@ class StatementsMixin:
 def _counts_up(loop: ast.AST, name: str) -> bool:
     """Whether the loop body adds a constant to `name` (`step_count += 1`) and binds it nowhere else."""
     ups = binds = 0
-    for n in ast.walk(loop):
+    for n in walk(loop):
         if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id == name:
             ups += isinstance(n.op, ast.Add) and isinstance(n.value, ast.Constant)
             binds += 1
@@ -791,11 +792,12 @@ def _counts_up(loop: ast.AST, name: str) -> bool:
 def _returns_inside(loop: ast.AST) -> bool:
     """Whether a `return`, `yield` or `yield from` of the enclosing function is inside `loop` (nested function
     and class bodies are their own)."""
-    todo = list(ast.iter_child_nodes(loop))
+    todo = children(loop)
     while todo:
         n = todo.pop()
-        if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)):
+        t = type(n)
+        if t is ast.Return or t is ast.Yield or t is ast.YieldFrom:
             return True
-        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            todo.extend(ast.iter_child_nodes(n))
+        if not (t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.Lambda or t is ast.ClassDef):
+            todo.extend(children(n))
     return False

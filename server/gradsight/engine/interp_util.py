@@ -7,6 +7,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Optional
 
+from .astwalk import walk
 from . import torchdb as db
 from .report import Source, text
 from .state import State
@@ -48,7 +49,7 @@ def _has_backward(node: ast.AST) -> Optional[int]:
     """The line of the first backward under `node`. A call with `create_graph=True` does not count: it keeps the
     graph (retain_graph defaults to create_graph) and builds one to be differentiated later, the unrolled inner loop
     of meta-learning or of an equilibrium layer, whose per-step graphs are kept on purpose."""
-    for sub in ast.walk(node):
+    for sub in walk(node):
         if isinstance(sub, ast.Call):
             if any(kw.arg == "create_graph" and isinstance(kw.value, ast.Constant) and kw.value.value is True
                    for kw in sub.keywords):
@@ -190,7 +191,7 @@ def _backward_names(loop: ast.AST) -> frozenset:
     and `fabric.backward(name)`, Lightning's `self.manual_backward(name)`, AMP's `scaler.scale(name).backward()`.
     Each raises unless `name` has a graph, as `name.backward()` does."""
     out = set()
-    for sub in ast.walk(loop):
+    for sub in walk(loop):
         if not isinstance(sub, ast.Call):
             continue
         func = sub.func
@@ -215,7 +216,7 @@ def _backward_names(loop: ast.AST) -> frozenset:
 def _loop_store_counts(loop: ast.AST) -> dict:
     """How many statements in the loop bind each reference key (assignments, augmented assignments, loop targets)."""
     out: dict = {}
-    for n in ast.walk(loop):
+    for n in walk(loop):
         if isinstance(n, ast.Assign):
             targets = n.targets
         elif isinstance(n, (ast.AugAssign, ast.AnnAssign)):
@@ -226,7 +227,7 @@ def _loop_store_counts(loop: ast.AST) -> dict:
             continue
         keys = set()
         for t in targets:
-            for sub in ast.walk(t):
+            for sub in walk(t):
                 k = key_of(sub) if isinstance(getattr(sub, "ctx", None), ast.Store) else None
                 if k is not None:
                     keys.add(k)
@@ -245,11 +246,11 @@ def _params_accumulated_into_self(fn: ast.AST) -> dict:
     out: dict = {}
 
     def add(node: ast.AST, where: ast.AST) -> None:
-        for n in ast.walk(node):
+        for n in walk(node):
             if isinstance(n, ast.Name) and n.id in rest:
                 out.setdefault(n.id, where)
 
-    for n in ast.walk(fn):
+    for n in walk(fn):
         if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add) and _self_attr(n.target, me):
             add(n.value, n)
         elif isinstance(n, ast.Assign) and len(n.targets) == 1 and _self_attr(n.targets[0], me):
@@ -318,7 +319,7 @@ def _own_mutations(fn: ast.AST, methods: dict) -> tuple:
     me = params[0].arg
     out: set = set()
     calls: list = []
-    for n in ast.walk(fn):
+    for n in walk(fn):
         if isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, (ast.Store, ast.Del)):
             attr = _self_attr(n, me)
             if attr:
@@ -360,7 +361,7 @@ def _loop_effects(loop: ast.AST) -> tuple:
     """For `Interpreter.deep_loop`: (every name the loop mentions, the keys it assigns to, whether it calls
     `set_grad_enabled`, which changes the grad mode past the statement)."""
     names, stores, sets_mode = set(), set(), False
-    for n in ast.walk(loop):
+    for n in walk(loop):
         if isinstance(n, ast.Name):
             names.add(n.id)
             if isinstance(n.ctx, (ast.Store, ast.Del)):
@@ -397,7 +398,7 @@ def _holds_tensor(val: Value) -> bool:
 def _grad_read_keys(node: ast.AST) -> frozenset:
     """The reference keys `k` whose `k.grad` appears under `node`."""
     out = set()
-    for n in ast.walk(node):
+    for n in walk(node):
         if isinstance(n, ast.Attribute) and n.attr == "grad":
             k = key_of(n.value)
             if k is not None:
@@ -496,7 +497,7 @@ def _use_kind(node: ast.AST, key: str) -> Optional[str]:
     if isinstance(node, (ast.Assign, ast.AnnAssign)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for t in targets:
-            for sub in ast.walk(t):
+            for sub in walk(t):
                 if key_of(sub) == key and isinstance(getattr(sub, "ctx", None), ast.Store):
                     return "reset"
                 if isinstance(sub, ast.Attribute) and sub.attr == "requires_grad" and key_of(sub.value) == key:

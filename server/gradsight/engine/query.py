@@ -19,6 +19,7 @@ import threading
 from dataclasses import dataclass
 from typing import Iterator, Optional
 
+from .astwalk import children, walk
 from .events import Event
 
 
@@ -160,8 +161,8 @@ class Query:
                 continue
             self._linked.add(id(stmt))
             self._parents[stmt] = self.tree
-            for parent in ast.walk(stmt):
-                for child in ast.iter_child_nodes(parent):
+            for parent in walk(stmt):
+                for child in children(parent):
                     self._parents[child] = parent
         return self._parents.get(node)
 
@@ -256,7 +257,7 @@ class NodeMemo:
         out = []
         for stmt in body:
             hit = old.get(id(stmt))
-            nodes = hit[1] if hit is not None and hit[0] is stmt else list(ast.walk(stmt))
+            nodes = hit[1] if hit is not None and hit[0] is stmt else list(walk(stmt))
             new[id(stmt)] = (stmt, nodes)
             out.append(nodes)
         with self._lock:

@@ -46,9 +46,15 @@ class State:
         if other.dead:
             return self.copy()
         env: dict[str, Value] = {}
-        for key in self.env.keys() | other.env.keys():
-            val = join_values(self.env.get(key), other.env.get(key))
+        mine, theirs = self.env, other.env
+        for key, val in mine.items():
+            b = theirs.get(key)
+            if b is not None and b is not val:
+                val = join_values(val, b)
             if val is not None:
+                env[key] = val
+        for key, val in theirs.items():
+            if key not in mine and val is not None:
                 env[key] = val
         grad = self.grad.join(other.grad)
         compound = {k for k in (self.compound | other.compound) if k in env}

@@ -9,7 +9,7 @@ Joining values of different kinds gives `UNKNOWN`, the top element, about which 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any, Optional
 
 from .words import (CREATED_WITHOUT_GRAD, GRAD_MODE_OFF, MADE_LEAF_REQUIRE_GRAD, ONLY_FROM_NO_GRAD, USE,  # noqa: F401
@@ -29,7 +29,7 @@ class Tri(enum.Enum):
         return Tri.MAYBE if flag is None else (Tri.YES if flag else Tri.NO)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Fact:
     """One step of an explanation, as data: what happened at a line. `kind` says what the step is (a key of
     `words.FACT_WORDS`), `args` holds its structured arguments as (name, value) pairs (the expression as written,
@@ -46,9 +46,26 @@ class Fact:
     def __hash__(self) -> int:
         return _cached_hash(self)
 
+    def __eq__(self, other: object) -> bool:
+        # Facts are compared inside every value comparison of a loop fixpoint, and each holds its cause chain:
+        # identity and the cached hash settle most comparisons before the fields (and parents) are walked.
+        if self is other:
+            return True
+        if other.__class__ is not Fact:
+            return NotImplemented
+        if _cached_hash(self) != _cached_hash(other):
+            return False
+        return (self.line == other.line and self.column == other.column and self.kind == other.kind
+                and self.args == other.args and self.path == other.path and self.parent == other.parent)
+
     @property
     def text(self) -> str:
-        return render(self.kind, self.args)
+        # Rendered once per fact: a fact is shared by every value it explains, and hovers show each chain.
+        t = self.__dict__.get("_text")
+        if t is None:
+            t = render(self.kind, self.args)
+            object.__setattr__(self, "_text", t)
+        return t
 
     def arg(self, name: str, default: Any = None) -> Any:
         for key, value in self.args:
@@ -71,11 +88,51 @@ FACT_KINDS = frozenset({CREATED_WITHOUT_GRAD, GRAD_MODE_OFF, ONLY_FROM_NO_GRAD, 
 
 def _cached_hash(obj: Any) -> int:
     """Frozen values are hashed often (memo keys of call summaries) and hold long fact chains: hash once."""
-    h = obj.__dict__.get("_hash")
+    d = obj.__dict__
+    h = d.get("_hash")
     if h is None:
-        h = hash(tuple(getattr(obj, f.name) for f in fields(obj)))
+        names = obj.__class__.__dict__.get("_gs_fields")
+        if names is None:
+            names = tuple(f.name for f in fields(obj))
+        h = hash(tuple([d[name] for name in names]))
         object.__setattr__(obj, "_hash", h)
     return h
+
+
+def _fast_frozen(cls):
+    """Give a frozen dataclass an `__init__` that sets its whole `__dict__` at once.
+
+    The generated one calls `object.__setattr__` once per field; `TensorVal` has 35 fields and the interpreter
+    makes one per tensor expression it evaluates, so this is a measurable part of every statement
+    (docs/performance.md, the long-script benchmark). Same signature, same defaults (plain values only: a
+    `default_factory` field is refused), same instances: the class stays a frozen dataclass."""
+    names = []
+    defaults = {}
+    for f in fields(cls):
+        if f.default_factory is not MISSING:  # type: ignore[misc]
+            raise TypeError(f"{cls.__name__}.{f.name}: _fast_frozen needs plain defaults")
+        names.append(f.name)
+        if f.default is not MISSING:
+            defaults[f"_d_{f.name}"] = f.default
+    params = ", ".join(f"{n}=_d_{n}" if f"_d_{n}" in defaults else n for n in names)
+    body = ", ".join(f"{n!r}: {n}" for n in names)
+    ns: dict = {}
+    exec(f"def __init__(self, {params}):\n    _set(self, '__dict__', {{{body}}})\n",
+         {"_set": object.__setattr__, **defaults}, ns)
+    ns["__init__"].__qualname__ = f"{cls.__qualname__}.__init__"
+    cls.__init__ = ns["__init__"]
+    cls._gs_fields = tuple(names)  # the field names, for `_cached_hash`
+    return cls
+
+
+def _remake(obj: Any, changes: dict) -> Any:
+    """`dataclasses.replace` for the frozen values above, without re-running `__init__` field by field."""
+    d = dict(obj.__dict__)
+    d.pop("_hash", None)
+    d.update(changes)
+    new = object.__new__(obj.__class__)
+    object.__setattr__(new, "__dict__", d)
+    return new
 
 
 def _first(a: Optional[Fact], b: Optional[Fact]) -> Optional[Fact]:
@@ -190,7 +247,7 @@ class TensorVal(Value):
     def with_(self, **changes: Any) -> "TensorVal":
         if "saved" in changes and "saved_sure" not in changes:
             changes["saved_sure"] = True  # a new save (or none) is certain on this path
-        return replace(self, **changes)
+        return _remake(self, changes)
 
     def __hash__(self) -> int:
         return _cached_hash(self)
@@ -204,7 +261,11 @@ class TensorVal(Value):
             return NotImplemented
         if _cached_hash(self) != _cached_hash(other):
             return False
-        return all(getattr(self, f) == getattr(other, f) for f in _TENSOR_FIELDS)
+        mine, theirs = self.__dict__, other.__dict__
+        for name in _TENSOR_FIELDS:
+            if mine[name] != theirs[name]:
+                return False
+        return True
 
 
 @dataclass(frozen=True)
@@ -221,6 +282,8 @@ class PyVal(Value):
     truth: Optional[bool] = None  # surely `True` / `False` (a bool constant; a default a call left as it is)
 
     def join(self, other: Value) -> Value:
+        if self is other:
+            return self
         if not isinstance(other, PyVal):
             return UNKNOWN
         return PyVal(cut=_first(self.cut, other.cut), pcut=self.pcut | other.pcut,
@@ -340,6 +403,8 @@ class SeqVal(Value):
     homog: bool = False  # a list of unknown length (a comprehension): every element is like `items[0]`
 
     def join(self, other: Value) -> Value:
+        if self is other:
+            return self
         if isinstance(other, SeqVal) and len(other.items) == len(self.items) and other.homog == self.homog:
             return SeqVal(tuple(a.join(b) for a, b in zip(self.items, other.items)), self.homog)
         if isinstance(other, SeqVal) and (self.homog or other.homog):
@@ -494,3 +559,6 @@ class NameOf:
 
 
 _TENSOR_FIELDS = tuple(f.name for f in fields(TensorVal))
+
+for _cls in (Fact, TensorVal, PyVal, ModuleVal, ObjectVal, ParamsVal, OptimizerVal, SeqVal):
+    _fast_frozen(_cls)

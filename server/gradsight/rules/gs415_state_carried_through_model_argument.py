@@ -2,24 +2,25 @@ from __future__ import annotations
 
 import ast
 
+from ..engine.astwalk import walk
 from ..engine.query import FileEvent
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
 
 
 def _names(node: ast.AST) -> set:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return {n.id for n in walk(node) if isinstance(n, ast.Name)}
 
 
 def _backwards(loop: ast.AST) -> bool:
     return any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
-               and c.func.attr in ("backward", "manual_backward") for c in ast.walk(loop))
+               and c.func.attr in ("backward", "manual_backward") for c in walk(loop))
 
 
 def _released(name: str, loop: ast.AST, carry: ast.Assign) -> bool:
     """Is `name` detached or rebound anywhere else in the loop (`h = h.detach()`, `h = repackage_hidden(h)`,
     `h.detach_()`, `h = None`, a loop target)?"""
-    for n in ast.walk(loop):
+    for n in walk(loop):
         if isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)) and name in _names(n.target):
             return True
         if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and n is not carry:

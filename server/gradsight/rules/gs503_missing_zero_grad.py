@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import ast
 
+from ..engine.astwalk import walk
 from ..engine.report import Note
 from ..engine.events import LoopEvent
 from ..findings import Severity
@@ -23,7 +24,7 @@ class _LoopScan:
         self.bound: set = set()
         self.sets_grad = False
         self.calls: list = []
-        for n in ast.walk(node):
+        for n in walk(node):
             t = type(n)
             if t is ast.Call:
                 self.calls.append(n)
@@ -37,11 +38,11 @@ class _LoopScan:
                 if _sets_grad(n):
                     self.sets_grad = True
                 for target in n.targets:
-                    self.bound.update(e.id for e in ast.walk(target) if type(e) is ast.Name)
+                    self.bound.update(e.id for e in walk(target) if type(e) is ast.Name)
             elif t is ast.With or t is ast.AsyncWith:
                 for item in n.items:
                     if item.optional_vars is not None:
-                        self.bound.update(e.id for e in ast.walk(item.optional_vars) if type(e) is ast.Name)
+                        self.bound.update(e.id for e in walk(item.optional_vars) if type(e) is ast.Name)
 
 
 def _sets_grad(n: ast.AST) -> bool:
@@ -244,7 +245,7 @@ class MissingZeroGrad(Rule):
             hit = self._defs.get(id(tree))
             if hit is None or hit[0] is not tree:
                 found: dict = {}
-                for n in ast.walk(tree):
+                for n in walk(tree):
                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         found.setdefault(n.name, n)
                 hit = self._defs[id(tree)] = (tree, found)

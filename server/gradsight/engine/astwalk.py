@@ -1,0 +1,45 @@
+"""A faster `ast.walk`: the same nodes in the same (breadth-first) order, as a list.
+
+`ast.walk` goes through two generators per node (`iter_child_nodes`, `iter_fields`) and a deque; loops ask
+several questions of their bodies, rules walk loops and functions, and the parent map walks every top-level
+statement, so on loop-heavy files (the long-script benchmark, docs/performance.md) these walks were about a
+seventh of the analysis. This one reads `_fields` directly and is about twice as fast. It builds the whole
+list, so callers that stop at the first match and usually find one early should keep `ast.walk`."""
+
+from __future__ import annotations
+
+import ast
+
+_AST = ast.AST
+
+
+def walk(node: ast.AST) -> list:
+    """Every node under `node` (itself first), in `ast.walk`'s order."""
+    out = [node]
+    i = 0
+    while i < len(out):
+        n = out[i]
+        i += 1
+        for name in n._fields:
+            v = getattr(n, name, None)
+            if v.__class__ is list:
+                for x in v:
+                    if isinstance(x, _AST):
+                        out.append(x)
+            elif isinstance(v, _AST):
+                out.append(v)
+    return out
+
+
+def children(node: ast.AST) -> list:
+    """`list(ast.iter_child_nodes(node))`, faster."""
+    out = []
+    for name in node._fields:
+        v = getattr(node, name, None)
+        if v.__class__ is list:
+            for x in v:
+                if isinstance(x, _AST):
+                    out.append(x)
+        elif isinstance(v, _AST):
+            out.append(v)
+    return out
