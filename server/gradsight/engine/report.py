@@ -99,6 +99,10 @@ class Source:
         self.lines = lines if lines is not None else split_lines(text)
         self._bytes: dict[int, bytes] = {}
         self.mark = mark  # `span` gives `Line`s (the driver sets this for the file it analyses)
+        # id(node) -> (node, span) and (node, text): the interpreter asks again for the same nodes on every round
+        # of a loop's fixpoint (facts, hover records); the node is kept, so its id cannot be reused meanwhile.
+        self._spans: dict = {}
+        self._segments: dict = {}
 
     def line_text(self, line: int) -> str:
         return self.lines[line - 1] if 1 <= line <= len(self.lines) else ""
@@ -111,6 +115,14 @@ class Source:
         return len(self._line_bytes(line)[:byte_col].decode("utf-8", errors="ignore")) + 1
 
     def span(self, node: ast.AST) -> tuple[int, int, int, int]:
+        hit = self._spans.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        out = self._span(node)
+        self._spans[id(node)] = (node, out)
+        return out
+
+    def _span(self, node: ast.AST) -> tuple[int, int, int, int]:
         line = getattr(node, "lineno", 1)
         end_line = getattr(node, "end_lineno", None) or line
         col = self.cp_col(line, getattr(node, "col_offset", 0))
@@ -129,6 +141,14 @@ class Source:
 
     def segment(self, node: ast.AST) -> str:
         """The source text of a node (like ast.get_source_segment, without re-splitting the file per call)."""
+        hit = self._segments.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        out = self._segment(node)
+        self._segments[id(node)] = (node, out)
+        return out
+
+    def _segment(self, node: ast.AST) -> str:
         try:
             line, end_line = node.lineno, node.end_lineno
             col, end_col = node.col_offset, node.end_col_offset
