@@ -94,6 +94,56 @@ PROGRAMS = {
             step(x)
             x.mul_(2)
         """, [], "ok"),
+    # A function the file runs only under `no_grad` is analysed with grad mode unknown: its outputs are not said to
+    # require grad (before, `.numpy()` here was an error on a program that runs).
+    "called_only_under_no_grad": ("""\
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(4, 2)
+
+        def evaluate(loader):
+            model.eval()
+            return [model(x).numpy() for x in loader]
+
+        loader = [torch.randn(3, 4) for _ in range(2)]
+        with torch.no_grad():
+            evaluate(loader)
+        """, [], "ok"),
+    # The same function also run in grad mode: that call raises, and its own run still says so.
+    "called_under_no_grad_and_in_grad_mode": ("""\
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(4, 2)
+
+        def evaluate(loader):
+            model.eval()
+            return [model(x).numpy() for x in loader]
+
+        loader = [torch.randn(3, 4) for _ in range(2)]
+        with torch.no_grad():
+            evaluate(loader)
+        evaluate(loader)
+        """, [("GS201", 8)], "raises: Can't call numpy() on Tensor that requires grad"),
+    # A method the file calls from a `@torch.no_grad()` method, the same way.
+    "method_called_from_no_grad_method": ("""\
+        import torch
+        import torch.nn as nn
+
+        class Runner:
+            def __init__(self):
+                self.model = nn.Linear(4, 2)
+
+            def predict(self, x):
+                return self.model(x).numpy()
+
+            @torch.no_grad()
+            def run(self, xs):
+                return [self.predict(x) for x in xs]
+
+        print(Runner().run([torch.randn(3, 4)]))
+        """, [], "ok"),
     # A ModuleList built empty and filled by append: its layers are known, so the Conv1d's save is seen.
     "modulelist_append": ("""\
         import torch

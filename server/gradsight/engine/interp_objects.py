@@ -153,6 +153,8 @@ class ObjectsMixin:
                 rg = Tri.YES
         else:
             rg = Tri.MAYBE
+        if rg is Tri.YES and state.grad is Tri.MAYBE:
+            rg = Tri.MAYBE  # grad mode may be off here (`set_grad_enabled(phase == "train")`, a caller's no_grad)
         origin = self.expr_fact(node, "from")
         pairs = flat_tensors(args)
         tensors = [v for _, v in pairs]

@@ -12,13 +12,15 @@ import pathlib
 from collections import OrderedDict
 from typing import Optional
 
+from . import torchdb as db
+from .astwalk import walk
 from .incremental import first_line
 from .interp import Interpreter, ModuleScope, UnitState
 from .relocate import Relocation
 from .report import Reporter
 from .state import State
 from .values import (UNKNOWN, ClassVal, FuncVal, GradModeCtx, ModuleRef, OptimizerVal, ParamsVal, PyVal, SeqVal,
-                     TensorVal, UnknownVal)
+                     TensorVal, Tri, UnknownVal)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -421,6 +423,45 @@ def run_module(interp: Interpreter, scope: ModuleScope, reporter: Reporter, dige
     return deps, free
 
 
+def called_without_grad(tree: ast.Module, qual) -> frozenset:
+    """Names of the functions and methods this file calls where grad mode may be off: inside `with
+    torch.no_grad():`, `torch.inference_mode()` or `torch.set_grad_enabled(<not True>)`, or from a function
+    decorated with one of them (`qual` resolves a name through the file's imports). A call is named by its
+    function (`evaluate(...)`) or method (`trainer.validate(...)`, `self.evaluate(...)`).
+
+    `analyse_definitions` analyses such a definition with grad mode unknown: its own analysis cannot know which
+    caller it serves, and a finding that holds only with grad mode on (`model(x).numpy()` raises) would be a
+    false alarm for a function the file runs under `no_grad` (`with torch.no_grad(): evaluate(model, loader)`).
+    The calls made in grad mode still run it with grad mode on, in their own context."""
+    def off(expr: ast.AST) -> bool:
+        target = expr.func if isinstance(expr, ast.Call) else expr
+        mode = db.GRAD_MODE.get(qual(target) or "")
+        if mode is None:
+            return False
+        enabled = mode[0]
+        if enabled is None and isinstance(expr, ast.Call):  # set_grad_enabled(flag)
+            arg = expr.args[0] if expr.args else next((k.value for k in expr.keywords if k.arg == "mode"), None)
+            return not (isinstance(arg, ast.Constant) and arg.value is True)
+        return enabled is False
+
+    regions: list = []
+    for node in walk(tree):
+        if isinstance(node, (ast.With, ast.AsyncWith)) and any(off(item.context_expr) for item in node.items):
+            regions.extend(node.body)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(off(d) for d in node.decorator_list):
+            regions.extend(node.body)
+    names = set()
+    for region in regions:
+        for n in walk(region):
+            if isinstance(n, ast.Call):
+                f = n.func
+                if isinstance(f, ast.Name):
+                    names.add(f.id)
+                elif isinstance(f, ast.Attribute):
+                    names.add(f.attr)
+    return frozenset(names)
+
+
 def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Reporter, module_key: str,
                          digests: Digests, used: RecordingDict, cache: "UnitCache", shift: bool = True,
                          stats: Optional[dict] = None) -> None:
@@ -437,6 +478,10 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
     above what it ran, its line numbers are moved (`Relocation`; where that cannot be certain, it is analysed
     again). So a keystroke re-analyses only what ran the edited code."""
     base = State()
+    # Definitions this file also calls where grad mode may be off start with grad mode unknown (`called_without_grad`).
+    unsure = State(grad=Tri.MAYBE)
+    no_grad_callees = interp.syntax("called_without_grad", scope.tree,
+                                    lambda tree: called_without_grad(tree, interp.static_qual))
     module_optimized = dict(interp.optimized_modules)
 
     def merge(delta: tuple) -> None:
@@ -479,18 +524,20 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
                             ).hexdigest()
 
     for name, func in scope.functions.items():
-        key = unit_key(("f", name), func.node)
+        entry = unsure if name in no_grad_callees else base
+        key = unit_key(("f", name, entry.grad.name), func.node)
         cached = lookup(key)
         if cached is None:
             _, cached, touched, tree_read = isolated(
-                lambda f=func: interp.run_function(f, None, [], {}, f.node, base))
+                lambda f=func, e=entry: interp.run_function(f, None, [], {}, f.node, e))
             touched.add(func.node)
             store(key, touched, tree_read, cached)
         merge(cached)
     for cname, info in scope.classes.items():
         instance = None  # (self value, functions its __init__ ran, tree read): made when a method needs it
         for name, meth in info.methods.items():
-            key = unit_key(("m", cname, name), meth.node)
+            entry = unsure if name in no_grad_callees else base
+            key = unit_key(("m", cname, name, entry.grad.name), meth.node)
             cached = lookup(key)
             if cached is None:
                 is_static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in meth.node.decorator_list)
@@ -507,7 +554,7 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
                             instance = (UNKNOWN, set(), False)
                     self_val, extra, extra_read = instance
                 _, cached, touched, tree_read = isolated(
-                    lambda m=meth, sv=self_val: interp.run_function(m, sv, [], {}, m.node, base))
+                    lambda m=meth, sv=self_val, e=entry: interp.run_function(m, sv, [], {}, m.node, e))
                 touched |= extra
                 touched.add(meth.node)
                 store(key, touched, tree_read or extra_read, cached)
