@@ -104,24 +104,37 @@ def _fast_frozen(cls):
 
     The generated one calls `object.__setattr__` once per field; `TensorVal` has 35 fields and the interpreter
     makes one per tensor expression it evaluates, so this is a measurable part of every statement
-    (docs/performance.md, the long-script benchmark). Same signature, same defaults (plain values only: a
-    `default_factory` field is refused), same instances: the class stays a frozen dataclass."""
-    names = []
+    (docs/performance.md, the long-script benchmark). Same fields, defaults and checks (a missing or unknown
+    argument raises `TypeError`); plain defaults only (a `default_factory` field is refused). The class stays a
+    frozen dataclass (equality, hashing, `fields()`)."""
+    names = tuple(f.name for f in fields(cls))
     defaults = {}
     for f in fields(cls):
         if f.default_factory is not MISSING:  # type: ignore[misc]
             raise TypeError(f"{cls.__name__}.{f.name}: _fast_frozen needs plain defaults")
-        names.append(f.name)
         if f.default is not MISSING:
-            defaults[f"_d_{f.name}"] = f.default
-    params = ", ".join(f"{n}=_d_{n}" if f"_d_{n}" in defaults else n for n in names)
-    body = ", ".join(f"{n!r}: {n}" for n in names)
-    ns: dict = {}
-    exec(f"def __init__(self, {params}):\n    _set(self, '__dict__', {{{body}}})\n",
-         {"_set": object.__setattr__, **defaults}, ns)
-    ns["__init__"].__qualname__ = f"{cls.__qualname__}.__init__"
-    cls.__init__ = ns["__init__"]
-    cls._gs_fields = tuple(names)  # the field names, for `_cached_hash`
+            defaults[f.name] = f.default
+    n_fields = len(names)
+    set_attr = object.__setattr__
+
+    def __init__(self, *args, **kwargs):
+        d = dict(defaults)
+        if args:
+            if len(args) > n_fields:
+                raise TypeError(f"{cls.__name__}() takes {n_fields} arguments, {len(args)} given")
+            d.update(zip(names, args))
+            if kwargs and any(k in kwargs for k in names[:len(args)]):
+                raise TypeError(f"{cls.__name__}() got multiple values for an argument")
+        d.update(kwargs)
+        if len(d) != n_fields:
+            missing = [n for n in names if n not in d]
+            raise TypeError(f"{cls.__name__}(): missing {missing}" if missing else
+                            f"{cls.__name__}(): unexpected {sorted(set(d) - set(names))}")
+        set_attr(self, "__dict__", d)
+
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    cls.__init__ = __init__
+    cls._gs_fields = names  # the field names, for `_cached_hash`
     return cls
 
 
