@@ -83,6 +83,8 @@ class AccumulateEvent(Event):
     # Inside a method of an `nn.Module` (its `self` is a module): a `forward` collecting per-step outputs into a
     # list is how models are written, and the backward through the module's output needs those graphs.
     in_module: bool = False
+    # In a loop without backward: where the module producing the value was put in eval mode (`model.eval()`).
+    eval_at: Optional[Fact] = None
 
 
 @dataclass(frozen=True)

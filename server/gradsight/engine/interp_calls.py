@@ -80,6 +80,19 @@ class CallsMixin:
                 self.eval_args(node, state)
                 return ParamsVal(origin=self.fact(node, "parameters-of", expr=self.seg(func.value)),
                                  owner=key_of(func.value), evidence=True)
+            if recv is UNKNOWN and (func.attr == "eval" and not node.args and not node.keywords
+                                    or func.attr == "train" and len(node.args) == 1 and const_bool(node.args[0]) is False) \
+                    and key_of(func.value) is not None \
+                    and (func.value.id not in self.scope.imports if isinstance(func.value, ast.Name) else True):
+                # `model.eval()` on an object gradsight cannot see (a function's parameter, `self.model` handed
+                # in): it is a module, now in eval mode, whose parameters require grad unless something froze them.
+                # Evidence of use (findings built on it are warnings), as for `torch.load`.
+                key = key_of(func.value)
+                mod = ModuleVal("torch.nn.Module", has_params=Tri.YES, evidence=True,
+                                eval_at=self.expr_fact(node, "eval-mode"),
+                                origin=self.fact(node, "module-by-use", expr=self.seg(func.value)))
+                state.set(key, mod)
+                return mod
             if recv is UNKNOWN and func.attr == "backward":
                 args, kwargs = self.eval_args(node, state)
                 self.backward(recv, func.value, node, state, "Tensor.backward", kwargs, positional=len(args))

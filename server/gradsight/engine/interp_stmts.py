@@ -12,7 +12,7 @@ from . import torchdb as db
 from .events import AccumulateEvent, FactoryEvent, GradModeEvent, LoopEvent, ReassignEvent, ZeroGradEvent
 from .interp_util import (LoopCtx, MAX_LOOP_ITERS, MAX_LOOP_NESTING, REQUIRES_GRAD_SPELLINGS, _accumulated_operand,
                           _backward_names, _grad_read_keys, _has_backward, _holds_tensor, _is_static, _loop_effects,
-                          _loop_store_counts, _params_accumulated_into_self, _pcut_of, _root_name, _stmt_method,
+                          _loop_store_counts, _msite, _params_accumulated_into_self, _pcut_of, _root_name, _stmt_method,
                           _use_kind, const_bool, key_of, self_view, widen)
 from .state import State
 from .values import (UNKNOWN, BoundMethod, ClassVal, Fact, FuncVal, GradModeCtx, ModuleVal, ObjectVal, OptimizerVal,
@@ -254,7 +254,18 @@ class StatementsMixin:
             return
         me = self.self_names[-1] if self.self_names else None
         self.emit(AccumulateEvent(stmt, self.seg(target), value, value_node, loop.has_backward, how,
-                                  in_module=me is not None and isinstance(state.get(me), ModuleVal)))
+                                  in_module=me is not None and isinstance(state.get(me), ModuleVal),
+                                  eval_at=self.evaluated_by(value, state) if loop.has_backward is None else None))
+
+    def evaluated_by(self, value: TensorVal, state: State) -> Optional[Fact]:
+        """Where a module whose parameters reach `value` was put in eval mode (`model.eval()`), if one was and still
+        is: the code says it is evaluating, so a graph kept from it is kept for nothing."""
+        if not value.psrc:
+            return None
+        for v in state.env.values():
+            if isinstance(v, ModuleVal) and v.eval_at is not None and _msite(v) in value.psrc:
+                return v.eval_at
+        return None
 
     def check_accumulating_method(self, node: ast.Call, func: ast.Attribute, recv: ObjectVal, meth: BoundMethod,
                                   state: State) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 
 from ..engine.events import AccumulateEvent
-from ..engine.report import insert_after, make_fix, Note
+from ..engine.report import insert_after, make_fix, Note, text as msg
 from ..engine.values import Tri
 from ..findings import Applicability, Severity
 from .base import Invalid, Rule, Valid
@@ -134,8 +134,32 @@ class LossAccumulatesGraph(Rule):
               "        loss = self.model(x).pow(2).mean()\n        self.opt.zero_grad()\n        loss.backward()\n"
               "        self.opt.step()\n        self.running_loss += loss.item()\n\n\n"
               "trainer = Trainer(nn.Linear(2, 1))\nfor _ in range(3):\n    trainer.train_step(torch.randn(4, 2))\n"),
+        # An evaluation function run only under `no_grad` (its own analysis does not assume grad mode is on).
+        Valid("import torch\nimport torch.nn as nn\n\n\ndef evaluate(model, batches):\n    model.eval()\n"
+              "    scores = []\n    for x in batches:\n        scores.append(model(x))\n    return torch.cat(scores)\n\n\n"
+              "with torch.no_grad():\n    out = evaluate(nn.Linear(3, 2), [torch.randn(4, 3) for _ in range(3)])\n"),
+        # The same loop under `@torch.no_grad()`, and an eval-mode loop whose sum is backwarded after it (batch norm
+        # kept frozen while fine-tuning): nothing is kept for nothing.
+        Valid("import torch\nimport torch.nn as nn\n\n\n@torch.no_grad()\ndef evaluate(model, batches):\n"
+              "    model.eval()\n    scores = []\n    for x in batches:\n        scores.append(model(x))\n"
+              "    return torch.cat(scores)\n"),
+        Valid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+              "def finetune(model, batches):\n    model.eval()\n    total = 0\n    for x, y in batches:\n"
+              "        total += F.mse_loss(model(x), y)\n    total.backward()\n"),
     )
     invalid = (
+        # An evaluation function (the model put in eval mode) that keeps outputs in grad mode: nothing backwards
+        # them, so every batch's graph is kept for nothing (OpenNMT's and ParlAI's fixes). The model is the
+        # function's parameter: that `.eval()` was called on it is the evidence that it is a module.
+        Invalid("import torch\nimport torch.nn as nn\n\n\ndef evaluate(model, batches):\n    model.eval()\n"
+                "    scores = []\n    for x in batches:\n        scores.append(model(x))\n    return torch.cat(scores)\n\n\n"
+                "out = evaluate(nn.Linear(3, 2), [torch.randn(4, 3) for _ in range(3)])\n",
+                line=9, runtime="silent: out.grad_fn is not None"),
+        Invalid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+                "def evaluate(model, batches):\n    model.eval()\n    total = 0\n    for x, y in batches:\n"
+                "        total += F.mse_loss(model(x), y)\n    return total / len(batches)\n\n\n"
+                "val = evaluate(nn.Linear(3, 1), [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)])\n",
+                line=10, runtime="silent: val.grad_fn is not None"),
         # An evaluation loop without `torch.no_grad()` keeping outputs: every batch's graph stays alive (information:
         # a later backward could still want them).
         Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 2)\npreds = []\nfor step in range(3):\n"
@@ -201,6 +225,17 @@ class LossAccumulatesGraph(Rule):
         if event.backward_in_loop is None:
             # A leaf (`nn.Parameter(...)`, `.requires_grad_()`) has no graph to keep, and a module's method that
             # collects per-step outputs feeds them to the module's result, which a backward needs.
+            if event.eval_at is not None and event.how in ("append", "+=") and not event.per_call \
+                    and not event.in_module and event.value.leaf is not Tri.YES \
+                    and not _backwarded(report.tree, name, anywhere=True):
+                # The model was put in eval mode and nothing backwards what is kept: an evaluation loop without
+                # `torch.no_grad()` that keeps every batch's graph (OpenNMT's and ParlAI's fixes add the no_grad).
+                report.add(self, event.node,
+                           msg(f"`{event.target_expr}` keeps every step's graph: the model is in eval mode (line ",
+                               event.eval_at.line, ") but grad mode is on. Nothing backwards them, so memory grows "
+                               "every iteration; run the loop under `torch.no_grad()`."),
+                           related=[event.eval_at])
+                return
             if event.how == "append" and not event.per_call and not event.in_module \
                     and event.value.leaf is not Tri.YES and not _backwarded(report.tree, name, anywhere=True):
                 # A loop with no backward that keeps outputs with their graphs (an evaluation loop without
