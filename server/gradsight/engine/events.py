@@ -157,6 +157,21 @@ class LoopEvent(Event):
 
 
 @dataclass(frozen=True)
+class LossTargetEvent(Event):
+    """A loss with a target (`F.mse_loss(pred, target)`, `nn.SmoothL1Loss()(pred, target)`) called in grad mode
+    on a prediction whose graph runs through a module an optimizer trains, and a target whose graph runs through
+    a module no optimizer in view trains and the prediction does not go through (a target network, a teacher).
+    `untrained`: (module site, the code's name for it or None) of those modules; `target_origin`: where the
+    target came from."""
+
+    op: str
+    target_expr: str
+    target_node: ast.AST
+    untrained: tuple
+    target_origin: Optional[Fact] = None
+
+
+@dataclass(frozen=True)
 class ModuleCallEvent(Event):
     """A call of a module in eval mode while grad mode is on (GS103)."""
 

@@ -135,6 +135,10 @@ class ObjectsMixin:
             return val
         if not args:
             return UNKNOWN
+        if short in db.LOSS_MODULES_WITH_TARGET:
+            target = args[1] if len(args) > 1 else kwargs.get("target")
+            if target is not None:
+                self.check_loss_target(short, args[0], target, node, state)
         in_node, x = args[0]
         if not isinstance(x, TensorVal) and x is not UNKNOWN and not isinstance(x, SeqVal):
             return UNKNOWN

@@ -8,8 +8,8 @@ from typing import Optional
 
 from .astwalk import walk
 from . import torchdb as db
-from .events import (BackwardEvent, CarryEvent, FactoryEvent, InferenceSaveEvent, InplaceEvent, NumpyEvent,
-                     OutArgEvent, ViewInplaceEvent)
+from .events import (BackwardEvent, CarryEvent, FactoryEvent, InferenceSaveEvent, InplaceEvent, LossTargetEvent,
+                     NumpyEvent, OutArgEvent, ViewInplaceEvent)
 from .interp_util import (_basic_index, _broadcast, _cap, _fsite, _pcut_of, _pretty, _reduced_shape,
                           _saved_input_indices, const_bool, key_of, kwarg, map_tensors)
 from .state import State
@@ -44,6 +44,11 @@ class OpsMixin:
                                  nograd=self.fact(node, GRAD_MODE_OFF, state.grad_why), inference=state.inference,
                                  storage=self.site(node))
             return UNKNOWN
+        if short in db.LOSSES_WITH_TARGET:
+            pred = args[0] if args else kwargs.get("input")
+            target = args[1] if len(args) > 1 else kwargs.get("target")
+            if pred is not None and target is not None:
+                self.check_loss_target(short, pred, target, node, state)
         # torch.cat / torch.stack take a sequence of tensors.
         flat = list(args)
         if args and isinstance(args[0][1], SeqVal):
@@ -161,6 +166,24 @@ class OpsMixin:
         if always:
             return result
         return result.with_(leaf=Tri.MAYBE, rg=recv.rg) if recv.leaf is not Tri.NO else result
+
+    def check_loss_target(self, op: str, pred, target, node: ast.AST, state: State) -> None:
+        """A loss comparing a prediction with a target, both with graphs, where the target's graph runs through a
+        module that no optimizer in view trains and that the prediction does not run through: a target network or
+        a teacher whose output was not detached (`LossTargetEvent`, GS418). Certain facts only: both require grad,
+        the prediction's graph reaches a module an optimizer trains, grad mode is on."""
+        if not self.reporting or state.grad is not Tri.YES:
+            return
+        (pred_node, p), (target_node, t) = pred, target
+        if not (isinstance(p, TensorVal) and isinstance(t, TensorVal)) or p.rg is not Tri.YES or t.rg is not Tri.YES \
+                or t.leaf is not Tri.NO or not p.psrc or not t.psrc:
+            return
+        if not any(self.is_trained(site) for site in p.psrc):
+            return
+        untrained = tuple((site, self.module_name(site)) for site in sorted(t.psrc - p.psrc, key=repr)
+                          if not self.is_trained(site))
+        if untrained:
+            self.emit(LossTargetEvent(node, op, self.seg(target_node), target_node, untrained, t.origin))
 
     def tensor_op(self, qual: str, args, node: ast.AST, state: State, kwargs=None) -> Value:
         """A differentiable op: the result's grad state from its inputs, and what it saves for backward."""

@@ -119,6 +119,15 @@ GRAD_MODE = {
 DECOMPOSITIONS = frozenset({"qr", "svd", "eigh"})
 
 BACKWARD_FUNCS = {"torch.autograd.backward", "torch.autograd.grad"}
+
+# Losses that compare a prediction with a target: the functional name -> the module class of the same loss. The
+# prediction is the first argument (`input`), the target the second (`target`); GS418 reads them.
+LOSSES_WITH_TARGET = {
+    "mse_loss": "MSELoss", "l1_loss": "L1Loss", "smooth_l1_loss": "SmoothL1Loss", "huber_loss": "HuberLoss",
+    "kl_div": "KLDivLoss", "binary_cross_entropy": "BCELoss",
+    "binary_cross_entropy_with_logits": "BCEWithLogitsLoss", "cross_entropy": "CrossEntropyLoss",
+}
+LOSS_MODULES_WITH_TARGET = frozenset(LOSSES_WITH_TARGET.values())
 # NumPy functions that call the argument's own method (`t.mean(axis=...)`) instead of converting it: on a
 # tensor they fail with a TypeError about `axis`/`dim`, not the numpy() error (checked under torch 2.13).
 NUMPY_METHOD_DISPATCH = {"mean", "sum", "max", "min", "std", "var", "prod", "amax", "amin", "any", "all", "ptp",
