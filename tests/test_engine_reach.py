@@ -356,3 +356,95 @@ def test_multi_view_write_is_reported_once(tmp_path):
     path.write_text(SPLIT_SCATTER)
     ran = run_scripts([(str(path), None)])[0]
     assert ran["raised"] and "is a view and is being modified inplace" in ran["raised"] and ran["line"] == 5
+
+
+BOTORCH_HELPERS = """\
+import torch
+
+
+def columnwise_clamp(X, lower=None, upper=None):
+    return X.clamp(lower, upper)
+
+
+def fix_features(X, fixed_features=None):
+    if not fixed_features:
+        return X
+    return torch.cat([X[..., :1] * 0, X[..., 1:]], dim=-1)
+"""
+
+BOTORCH_GEN = """\
+import torch
+
+from helpers import columnwise_clamp, fix_features
+
+
+def gen_candidates(initial_conditions, acquisition_function, lower=None, upper=None):
+    clamped = columnwise_clamp(initial_conditions, lower, upper).requires_grad_(True)
+    candidates = fix_features(clamped, None)
+    opt = torch.optim.Adam([clamped], lr=0.025)
+    trajectory = {"candidates": []}
+    for _ in range(3):
+        loss = -acquisition_function(candidates).sum()
+        trajectory["candidates"].append(candidates.clone())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        candidates = fix_features(clamped, None)
+    return candidates, trajectory
+"""
+
+
+def test_requires_grad_on_an_unseen_result_is_evidence(tmp_path):
+    # botorch's `columnwise_clamp(X).requires_grad_(True)` with X a parameter: whatever it returned, the result now
+    # requires grad (evidence of use), so keeping `candidates.clone()` each step keeps a graph (botorch@b20eee7e).
+    (tmp_path / "helpers.py").write_text(BOTORCH_HELPERS)
+    gen = tmp_path / "gen.py"
+    gen.write_text(BOTORCH_GEN)
+    result = analyze_source(BOTORCH_GEN, str(gen), workspace=Workspace(tmp_path))
+    found = [(f.code, f.line, f.severity) for f in result.findings]
+    assert found == [("GS404", 13, Severity.WARNING)]
+    run = tmp_path / "run.py"
+    run.write_text("import torch\nfrom gen import gen_candidates\n"
+                   "c, t = gen_candidates(torch.rand(2, 3), lambda x: (x ** 2).sum(-1), 0.0, 1.0)\n")
+    ran = run_scripts([(str(run), "all(x.grad_fn is not None for x in t['candidates'])")], cwd=str(tmp_path))[0]
+    assert not ran["raised"] and ran["probe"] is True
+    # The same tensor detached before it is kept: nothing to report.
+    clean = BOTORCH_GEN.replace("candidates.clone()", "candidates.clone().detach()")
+    assert [f.code for f in analyze_source(clean, str(gen), workspace=Workspace(tmp_path)).findings] == []
+
+
+EVAL_FUNCTION = """\
+import torch
+import torch.nn.functional as F
+
+
+def evaluate(model, batches):
+    model.eval()
+    scores, total = [], 0
+    for x, y in batches:
+        out = model(x)
+        scores.append(out)
+        total += F.mse_loss(out, y)
+    return torch.cat(scores), total
+"""
+
+
+def test_eval_mode_on_an_unseen_model_is_evidence(tmp_path):
+    # `model.eval()` on a parameter says it is a module, whose parameters require grad unless frozen: the loop keeps
+    # every batch's graph, in grad mode, with nothing backwarding them (OpenNMT's and ParlAI's no_grad fixes).
+    path = tmp_path / "evaluate.py"
+    path.write_text(EVAL_FUNCTION)
+    result = analyze_source(EVAL_FUNCTION, str(path))
+    loud = [(f.code, f.line, f.severity) for f in result.findings if f.severity in (Severity.WARNING, Severity.ERROR)]
+    assert loud == [("GS404", 10, Severity.WARNING), ("GS404", 11, Severity.WARNING)]
+    run = tmp_path / "run.py"
+    run.write_text("import torch\nimport torch.nn as nn\nfrom evaluate import evaluate\n"
+                   "s, total = evaluate(nn.Linear(3, 1), [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)])\n")
+    ran = run_scripts([(str(run), "s.grad_fn is not None and total.grad_fn is not None")], cwd=str(tmp_path))[0]
+    assert not ran["raised"] and ran["probe"] is True
+    # Under no_grad, or called only under no_grad by the file: quiet.
+    wrapped = EVAL_FUNCTION.replace("    for x, y in batches:", "    with torch.no_grad():\n      for x, y in batches:")
+    wrapped = wrapped.replace("\n        ", "\n          ")
+    assert analyze_source(wrapped, str(path)).findings == []
+    called = EVAL_FUNCTION + "\n\nwith torch.no_grad():\n    evaluate(torch.nn.Linear(3, 1), [])\n"
+    assert analyze_source(called, str(path)).findings == []

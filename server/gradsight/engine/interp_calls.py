@@ -93,6 +93,16 @@ class CallsMixin:
                                 origin=self.fact(node, "module-by-use", expr=self.seg(func.value)))
                 state.set(key, mod)
                 return mod
+            if recv is UNKNOWN and func.attr == "requires_grad_" and isinstance(func.value, ast.Call) \
+                    and (not node.args or const_bool(node.args[0]) is True) and not node.keywords \
+                    and isinstance(func.value.func, (ast.Name, ast.Attribute)) \
+                    and not isinstance(self.eval(func.value.func, state), ClassVal):
+                # `f(...).requires_grad_(True)` on a result gradsight cannot see (botorch's
+                # `columnwise_clamp(X).requires_grad_(True)`): a tensor now requires grad (an `nn.Module` would
+                # also answer `requires_grad_`, but a call's result made to require grad and kept is a tensor in
+                # practice). Evidence of use: findings built on it are warnings. Whether it is a leaf is not known.
+                return TensorVal(rg=Tri.YES, leaf=Tri.MAYBE, evidence=True,
+                                 origin=self.expr_fact(node, "made-require-grad"), storage=self.site(node))
             if recv is UNKNOWN and func.attr == "backward":
                 args, kwargs = self.eval_args(node, state)
                 self.backward(recv, func.value, node, state, "Tensor.backward", kwargs, positional=len(args))

@@ -28,6 +28,7 @@ FACT_WORDS: dict[str, str] = {
     "added-into-object": "`{name}` is added into the object here",
     "loaded-model": "a model loaded by `{expr}`",
     "module-by-use": "`{expr}` is a module: `.eval()` was called on it",
+    "made-require-grad": "`{expr}` made it require grad",
     "library-class": "`{expr}` is a `{qualname}`",
     "runs-trained-model": "`{expr}` runs `{model}`, whose parameters an optimizer trains",
     "backwarded": "`{expr}` is backwarded, so it has a graph",

@@ -97,6 +97,10 @@ class NonLeafOptimizerParam(Rule):
             if t.rg is not Tri.YES or t.leaf is Tri.YES:
                 continue
             sure = t.leaf is Tri.NO
+            if not sure and t.evidence:
+                # Known to require grad from use only (`f(x).requires_grad_(True)` on a result gradsight cannot see):
+                # whether it is a leaf is simply unknown, which says nothing about a `.to()` copy.
+                continue
             fix = None
             if t.origin is not None and report.tree is not None:
                 edit = _creation_on_device(report.source, report.tree, t.origin.line)
