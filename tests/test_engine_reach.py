@@ -448,3 +448,18 @@ def test_eval_mode_on_an_unseen_model_is_evidence(tmp_path):
     assert analyze_source(wrapped, str(path)).findings == []
     called = EVAL_FUNCTION + "\n\nwith torch.no_grad():\n    evaluate(torch.nn.Linear(3, 1), [])\n"
     assert analyze_source(called, str(path)).findings == []
+
+
+def test_eval_mode_loop_in_a_function_that_backwards_stays_information(tmp_path):
+    # Batch norm frozen with `.eval()` while fine-tuning: the kept outputs may be what the function's later backward
+    # needs (here they are), so the escalation to a warning does not apply.
+    code = ("import torch\n\n\ndef finetune(model, loader, opt):\n    model.eval()\n    feats = []\n"
+            "    for x in loader:\n        feats.append(model(x))\n    loss = torch.cat(feats).pow(2).mean()\n"
+            "    opt.zero_grad()\n    loss.backward()\n    opt.step()\n")
+    found = [(f.code, f.severity) for f in analyze_source(code, str(tmp_path / "ft.py")).findings]
+    assert ("GS404", Severity.WARNING) not in found
+    path = tmp_path / "ft.py"
+    path.write_text(code + "\n\nm = torch.nn.Linear(3, 2)\n"
+                    "finetune(m, [torch.randn(4, 3)] * 2, torch.optim.SGD(m.parameters(), lr=0.1))\n")
+    ran = run_scripts([(str(path), "m.weight.grad is not None")])[0]
+    assert not ran["raised"] and ran["probe"] is True

@@ -259,8 +259,13 @@ class StatementsMixin:
 
     def evaluated_by(self, value: TensorVal, state: State) -> Optional[Fact]:
         """Where a module whose parameters reach `value` was put in eval mode (`model.eval()`), if one was and still
-        is: the code says it is evaluating, so a graph kept from it is kept for nothing."""
+        is, and the enclosing function (or module-level code) calls no backward: the code says it is evaluating,
+        so a graph kept from it is kept for nothing. (A backward anywhere in the function may be the one that
+        needs what the loop kept: `feats.append(model(x))` with batch norm frozen, then a loss on them.)"""
         if not value.psrc:
+            return None
+        region = self.stack[-1] if self.stack else self.scope.tree
+        if self.syntax("has_backward", region, _has_backward) is not None:
             return None
         for v in state.env.values():
             if isinstance(v, ModuleVal) and v.eval_at is not None and _msite(v) in value.psrc:
