@@ -9,11 +9,12 @@ import bisect
 import dataclasses
 import hashlib
 import pathlib
+import re
 from collections import OrderedDict
 from typing import Optional
 
 from . import torchdb as db
-from .astwalk import walk
+from .astwalk import children, walk
 from .incremental import first_line
 from .interp import Interpreter, ModuleScope, UnitState
 from .relocate import Relocation
@@ -423,7 +424,10 @@ def run_module(interp: Interpreter, scope: ModuleScope, reporter: Reporter, dige
     return deps, free
 
 
-def called_without_grad(tree: ast.Module, qual) -> frozenset:
+_GRAD_OFF_WORDS = re.compile(r"no_grad|inference_mode|set_grad_enabled")
+
+
+def called_without_grad(tree: ast.Module, qual, text: str) -> frozenset:
     """Names of the functions and methods this file calls where grad mode may be off: inside `with
     torch.no_grad():`, `torch.inference_mode()` or `torch.set_grad_enabled(<not True>)`, or from a function
     decorated with one of them (`qual` resolves a name through the file's imports). A call is named by its
@@ -432,7 +436,27 @@ def called_without_grad(tree: ast.Module, qual) -> frozenset:
     `analyse_definitions` analyses such a definition with grad mode unknown: its own analysis cannot know which
     caller it serves, and a finding that holds only with grad mode on (`model(x).numpy()` raises) would be a
     false alarm for a function the file runs under `no_grad` (`with torch.no_grad(): evaluate(model, loader)`).
-    The calls made in grad mode still run it with grad mode on, in their own context."""
+    The calls made in grad mode still run it with grad mode on, in their own context.
+
+    This runs on every analysis (a keystroke), so it descends only into nodes whose lines hold one of the
+    grad-mode words: a file without them costs one text search."""
+    offsets = [m.start() for m in _GRAD_OFF_WORDS.finditer(text)]
+    if not offsets:
+        return frozenset()
+    marked, line, prev = [], 1, 0
+    for off in offsets:
+        line += text.count("\n", prev, off)
+        prev = off
+        marked.append(line)
+
+    def touches(node: ast.AST) -> bool:
+        lo = getattr(node, "lineno", None)
+        if lo is None:
+            return True
+        lo = min([lo] + [d.lineno for d in getattr(node, "decorator_list", ())])
+        i = bisect.bisect_left(marked, lo)
+        return i < len(marked) and marked[i] <= (getattr(node, "end_lineno", None) or lo)
+
     def off(expr: ast.AST) -> bool:
         target = expr.func if isinstance(expr, ast.Call) else expr
         mode = db.GRAD_MODE.get(qual(target) or "")
@@ -445,11 +469,14 @@ def called_without_grad(tree: ast.Module, qual) -> frozenset:
         return enabled is False
 
     regions: list = []
-    for node in walk(tree):
+    todo = [n for n in tree.body if touches(n)]
+    while todo:
+        node = todo.pop()
         if isinstance(node, (ast.With, ast.AsyncWith)) and any(off(item.context_expr) for item in node.items):
             regions.extend(node.body)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(off(d) for d in node.decorator_list):
             regions.extend(node.body)
+        todo.extend(c for c in children(node) if touches(c))
     names = set()
     for region in regions:
         for n in walk(region):
@@ -481,7 +508,7 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
     # Definitions this file also calls where grad mode may be off start with grad mode unknown (`called_without_grad`).
     unsure = State(grad=Tri.MAYBE)
     no_grad_callees = interp.syntax("called_without_grad", scope.tree,
-                                    lambda tree: called_without_grad(tree, interp.static_qual))
+                                    lambda tree: called_without_grad(tree, interp.static_qual, scope.source.text))
     module_optimized = dict(interp.optimized_modules)
 
     def merge(delta: tuple) -> None:
