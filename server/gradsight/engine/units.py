@@ -9,7 +9,6 @@ import bisect
 import dataclasses
 import hashlib
 import pathlib
-import re
 from collections import OrderedDict
 from typing import Optional
 
@@ -59,6 +58,9 @@ class UnitCache:
         self.entries: "OrderedDict[str, tuple]" = OrderedDict()
         self.max_entries = max_entries
         self.relocations: OrderedDict = OrderedDict()  # the last few `Relocation.between` results
+        # id(top-level statement) -> (statement, imports, names it calls where grad mode may be off): see
+        # `called_without_grad`; unchanged statements are shared between versions while typing.
+        self.no_grad_calls: OrderedDict = OrderedDict()
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -424,10 +426,11 @@ def run_module(interp: Interpreter, scope: ModuleScope, reporter: Reporter, dige
     return deps, free
 
 
-_GRAD_OFF_WORDS = re.compile(r"no_grad|inference_mode|set_grad_enabled")
+_GRAD_OFF_WORDS = ("no_grad", "inference_mode", "set_grad_enabled")
 
 
-def called_without_grad(tree: ast.Module, qual, text: str) -> frozenset:
+def called_without_grad(tree: ast.Module, qual, text: str, memo: Optional[OrderedDict] = None,
+                        imports: tuple = ()) -> frozenset:
     """Names of the functions and methods this file calls where grad mode may be off: inside `with
     torch.no_grad():`, `torch.inference_mode()` or `torch.set_grad_enabled(<not True>)`, or from a function
     decorated with one of them (`qual` resolves a name through the file's imports). A call is named by its
@@ -438,15 +441,23 @@ def called_without_grad(tree: ast.Module, qual, text: str) -> frozenset:
     false alarm for a function the file runs under `no_grad` (`with torch.no_grad(): evaluate(model, loader)`).
     The calls made in grad mode still run it with grad mode on, in their own context.
 
-    This runs on every analysis (a keystroke), so it descends only into nodes whose lines hold one of the
-    grad-mode words: a file without them costs one text search."""
-    offsets = [m.start() for m in _GRAD_OFF_WORDS.finditer(text)]
+    This runs on every analysis (a keystroke): it looks only at top-level statements whose lines hold one of
+    the grad-mode words, descends only into such nodes, and keeps each statement's answer in `memo` (keyed by the
+    statement object, which an edit elsewhere leaves shared, and the file's `imports`). A file without the words
+    costs three text searches."""
+    offsets = []
+    for word in _GRAD_OFF_WORDS:
+        at = text.find(word)
+        while at != -1:
+            offsets.append(at)
+            at = text.find(word, at + 1)
     if not offsets:
         return frozenset()
+    offsets.sort()
     marked, line, prev = [], 1, 0
-    for off in offsets:
-        line += text.count("\n", prev, off)
-        prev = off
+    for at in offsets:
+        line += text.count("\n", prev, at)
+        prev = at
         marked.append(line)
 
     def touches(node: ast.AST) -> bool:
@@ -468,25 +479,45 @@ def called_without_grad(tree: ast.Module, qual, text: str) -> frozenset:
             return not (isinstance(arg, ast.Constant) and arg.value is True)
         return enabled is False
 
-    regions: list = []
-    todo = [n for n in tree.body if touches(n)]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.With, ast.AsyncWith)) and any(off(item.context_expr) for item in node.items):
-            regions.extend(node.body)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(off(d) for d in node.decorator_list):
-            regions.extend(node.body)
-        todo.extend(c for c in children(node) if touches(c))
-    names = set()
-    for region in regions:
-        for n in walk(region):
-            if isinstance(n, ast.Call):
-                f = n.func
-                if isinstance(f, ast.Name):
-                    names.add(f.id)
-                elif isinstance(f, ast.Attribute):
-                    names.add(f.attr)
-    return frozenset(names)
+    def calls_in(stmt: ast.AST) -> frozenset:
+        regions: list = []
+        todo = [stmt]
+        while todo:
+            node = todo.pop()
+            if isinstance(node, (ast.With, ast.AsyncWith)) and any(off(item.context_expr) for item in node.items):
+                regions.extend(node.body)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(off(d) for d in node.decorator_list):
+                regions.extend(node.body)
+            todo.extend(c for c in children(node) if touches(c))
+        names = set()
+        for region in regions:
+            for n in walk(region):
+                if isinstance(n, ast.Call):
+                    f = n.func
+                    if isinstance(f, ast.Name):
+                        names.add(f.id)
+                    elif isinstance(f, ast.Attribute):
+                        names.add(f.attr)
+        return frozenset(names)
+
+    out: set = set()
+    for stmt in tree.body:
+        if not touches(stmt):
+            continue
+        hit = memo.get(id(stmt)) if memo is not None else None
+        if hit is not None and hit[0] is stmt and hit[1] == imports:
+            out |= hit[2]
+            continue
+        found = calls_in(stmt)
+        if memo is not None:
+            memo[id(stmt)] = (stmt, imports, found)
+            while len(memo) > 2048:
+                try:
+                    memo.popitem(last=False)
+                except KeyError:
+                    break
+        out |= found
+    return frozenset(out)
 
 
 def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Reporter, module_key: str,
@@ -508,7 +539,9 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
     # Definitions this file also calls where grad mode may be off start with grad mode unknown (`called_without_grad`).
     unsure = State(grad=Tri.MAYBE)
     no_grad_callees = interp.syntax("called_without_grad", scope.tree,
-                                    lambda tree: called_without_grad(tree, interp.static_qual, scope.source.text))
+                                    lambda tree: called_without_grad(tree, interp.static_qual, scope.source.text,
+                                                                     cache.no_grad_calls,
+                                                                     tuple(sorted(scope.imports.items()))))
     module_optimized = dict(interp.optimized_modules)
 
     def merge(delta: tuple) -> None:
