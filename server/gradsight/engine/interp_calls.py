@@ -258,6 +258,11 @@ class CallsMixin:
         if qual.startswith("builtins."):
             return self.call_builtin(short, node, state)
         args, kwargs = self.eval_args(node, state)
+        if qual == "copy.deepcopy" and args and isinstance(args[0][1], ModuleVal):
+            # A copy of a module (the usual target network, `q_target = copy.deepcopy(q)`): the same layers with
+            # parameters of its own, so it is a module of its own (its site is this call), which an optimizer
+            # given the original's parameters does not train.
+            return replace(args[0][1], origin=self.expr_fact(node))
         if qual == "torch.load":
             # A whole pickled model (what a call on the result shows it is): a module whose parameters require
             # grad unless something froze them. Evidence from use, so findings built on it are warnings.

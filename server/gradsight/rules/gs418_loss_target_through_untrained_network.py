@@ -71,6 +71,17 @@ class LossTargetThroughUntrainedNetwork(Rule):
                 fixed=_DQN + "    target = r + 0.99 * q_target(s2).max(1)[0].unsqueeze(1)\n"
                 "    loss = F.smooth_l1_loss(q_a, target.detach())\n    opt.zero_grad()\n    loss.backward()\n"
                 "    opt.step()\n"),
+        # An agent class whose target network is `copy.deepcopy` of the online one (a module of its own).
+        Invalid("import copy\n\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+                "class Agent:\n    def __init__(self):\n        self.q = nn.Linear(4, 2)\n"
+                "        self.q_target = copy.deepcopy(self.q)\n"
+                "        self.opt = torch.optim.Adam(self.q.parameters(), lr=1e-3)\n\n"
+                "    def learn(self, s, a, r, s2):\n        q_sa = self.q(s).gather(1, a)\n"
+                "        target = r + 0.99 * self.q_target(s2).max(1, keepdim=True)[0]\n"
+                "        loss = F.mse_loss(q_sa, target)\n        self.opt.zero_grad()\n        loss.backward()\n"
+                "        self.opt.step()\n\n\nagent = Agent()\n"
+                "agent.learn(torch.randn(8, 4), torch.randint(0, 2, (8, 1)), torch.randn(8, 1), torch.randn(8, 4))\n",
+                line=17, runtime="silent: agent.q_target.weight.grad is not None"),
         # Distillation from a teacher no optimizer trains, through an `nn` loss module.
         Invalid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
                 "teacher, student = nn.Linear(4, 3), nn.Linear(4, 3)\n"
