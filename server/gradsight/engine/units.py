@@ -498,6 +498,9 @@ def called_without_grad(tree: ast.Module, qual, text: str, memo: Optional[Ordere
                         names.add(f.id)
                     elif isinstance(f, ast.Attribute):
                         names.add(f.attr)
+        # A module's `forward` runs through `model(x)` calls, which this scan does not tie to it: one explicit
+        # `model.forward(x)` in evaluation code says nothing about the training calls.
+        names.discard("forward")
         return frozenset(names)
 
     out: set = set()
