@@ -13,33 +13,29 @@ import ast
 _AST = ast.AST
 
 
-def walk(node: ast.AST) -> list:
-    """Every node under `node` (itself first), in `ast.walk`'s order."""
-    out = [node]
-    i = 0
-    while i < len(out):
-        n = out[i]
-        i += 1
-        for name in n._fields:
-            v = getattr(n, name, None)
-            if v.__class__ is list:
-                for x in v:
-                    if isinstance(x, _AST):
-                        out.append(x)
-            elif isinstance(v, _AST):
-                out.append(v)
-    return out
-
-
-def children(node: ast.AST) -> list:
-    """`list(ast.iter_child_nodes(node))`, faster."""
-    out = []
-    for name in node._fields:
-        v = getattr(node, name, None)
+def _add_children(n: ast.AST, out: list) -> None:
+    for name in n._fields:
+        v = getattr(n, name, None)
         if v.__class__ is list:
             for x in v:
                 if isinstance(x, _AST):
                     out.append(x)
         elif isinstance(v, _AST):
             out.append(v)
+
+
+def walk(node: ast.AST) -> list:
+    """Every node under `node` (itself first), in `ast.walk`'s order."""
+    out = [node]
+    i = 0
+    while i < len(out):
+        _add_children(out[i], out)
+        i += 1
+    return out
+
+
+def children(node: ast.AST) -> list:
+    """`list(ast.iter_child_nodes(node))`, faster."""
+    out: list = []
+    _add_children(node, out)
     return out

@@ -114,13 +114,17 @@ class Source:
             return min(byte_col, len(text)) + 1
         return len(self._line_bytes(line)[:byte_col].decode("utf-8", errors="ignore")) + 1
 
-    def span(self, node: ast.AST) -> tuple[int, int, int, int]:
-        hit = self._spans.get(id(node))
+    @staticmethod
+    def _remembered(memo: dict, node: ast.AST, compute):
+        hit = memo.get(id(node))
         if hit is not None and hit[0] is node:
             return hit[1]
-        out = self._span(node)
-        self._spans[id(node)] = (node, out)
+        out = compute(node)
+        memo[id(node)] = (node, out)
         return out
+
+    def span(self, node: ast.AST) -> tuple[int, int, int, int]:
+        return self._remembered(self._spans, node, self._span)
 
     def _span(self, node: ast.AST) -> tuple[int, int, int, int]:
         line = getattr(node, "lineno", 1)
@@ -141,12 +145,7 @@ class Source:
 
     def segment(self, node: ast.AST) -> str:
         """The source text of a node (like ast.get_source_segment, without re-splitting the file per call)."""
-        hit = self._segments.get(id(node))
-        if hit is not None and hit[0] is node:
-            return hit[1]
-        out = self._segment(node)
-        self._segments[id(node)] = (node, out)
-        return out
+        return self._remembered(self._segments, node, self._segment)
 
     def _segment(self, node: ast.AST) -> str:
         try:
