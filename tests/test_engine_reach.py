@@ -144,6 +144,26 @@ PROGRAMS = {
 
         print(Runner().run([torch.randn(3, 4)]))
         """, [], "ok"),
+    # A loop over a one-element literal runs its body once: its backward frees nothing a later round uses (before,
+    # the fixpoint's second round claimed a second backward, GS402, on a program that runs).
+    "loop_over_one_element": ("""\
+        import torch
+        w = torch.randn(3, requires_grad=True)
+        h = w * 2
+        a = h.exp().sum()
+        for loss in [a]:
+            loss.backward()
+        """, [], "ok"),
+    # Two losses sharing `h`'s graph, backwarded one after the other by the loop: the second raises.
+    "loop_over_two_losses": ("""\
+        import torch
+        w = torch.randn(3, requires_grad=True)
+        h = w * 2
+        a = h.exp().sum()
+        b = h.sin().sum()
+        for loss in [a, b]:
+            loss.backward()
+        """, [("GS402", 7)], "raises: Trying to backward through the graph a second time"),
     # A ModuleList built empty and filled by append: its layers are known, so the Conv1d's save is seen.
     "modulelist_append": ("""\
         import torch

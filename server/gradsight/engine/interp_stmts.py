@@ -404,9 +404,35 @@ class StatementsMixin:
                 cur = self.element_of(SeqVal(tuple(s.env.get(key_of(e), v) for e, v in zip(stmt.iter.elts, it.items))))
             self.assign(stmt.target, cur, s, stmt)
 
+        if isinstance(stmt.iter, (ast.List, ast.Tuple)) and len(stmt.iter.elts) == 1 \
+                and not isinstance(stmt.iter.elts[0], ast.Starred):
+            # `for loss in [loss_a]:` runs its body exactly once: no fixpoint (a second round would see what the
+            # first left, e.g. the graph its backward freed, and claim a second backward that never happens).
+            return self.loop_once(stmt, state, bind, stmt.body, stmt.orelse)
         return self.loop(stmt, state, bind, stmt.body, stmt.orelse)
 
     stmt_AsyncFor = stmt_For
+
+    def loop_once(self, node, state: State, bind, body, orelse) -> State:
+        """A loop whose body runs exactly once, from the entry state: like a block, with the loop context that
+        `break`/`continue`, accumulation checks and the loop rules read."""
+        ctx = LoopCtx(node, frozenset(state.env), self.syntax("has_backward", node, _has_backward))
+        self.loops.append(ctx)
+        try:
+            if self.reporting:
+                self.emit(LoopEvent(node, self.stack[-1] if self.stack else None))
+            s = state.copy()
+            bind(s)
+            s = self.exec_block(body, s)
+            for c in ctx.continues:
+                s = s.join(c)
+        finally:
+            self.loops.pop()
+        if orelse and not s.dead:
+            s = self.exec_block(orelse, s)
+        for b in ctx.breaks:
+            s = s.join(b)
+        return s
 
     def stmt_While(self, stmt: ast.While, state: State) -> State:
         self.eval(stmt.test, state)
