@@ -164,6 +164,31 @@ PROGRAMS = {
         for loss in [a, b]:
             loss.backward()
         """, [("GS402", 7)], "raises: Trying to backward through the graph a second time"),
+    # A dict literal's entries are tracked like `d["a"] = x` stores: backwarding each of two losses that share a
+    # graph raises at the second (torchvision-detection-shaped `for loss in loss_dict.values()`).
+    "dict_literal_backward_each": ("""\
+        import torch
+        w = torch.randn(3, requires_grad=True)
+        h = w * 2
+        losses = {"a": h.exp().sum(), "b": h.sin().sum()}
+        for name, loss in losses.items():
+            loss.backward()
+        """, [("GS402", 6)], "raises: Trying to backward through the graph a second time"),
+    # One entry: the body runs once, nothing is backwarded twice.
+    "dict_literal_one_entry": ("""\
+        import torch
+        w = torch.randn(3, requires_grad=True)
+        losses = {"a": (w * 2).exp().sum()}
+        for loss in losses.values():
+            loss.backward()
+        """, [], "ok"),
+    # An entry read back by its constant key keeps its grad state.
+    "dict_literal_entry_numpy": ("""\
+        import torch
+        w = torch.randn(3, requires_grad=True)
+        out = {"pred": w * 2, "n": 3}
+        arr = out["pred"].numpy()
+        """, [("GS201", 4)], "raises: Can't call numpy() on Tensor that requires grad"),
     # A ModuleList built empty and filled by append: its layers are known, so the Conv1d's save is seen.
     "modulelist_append": ("""\
         import torch

@@ -10,7 +10,7 @@ from typing import Optional
 from .astwalk import children, walk
 from . import torchdb as db
 from .events import AccumulateEvent, FactoryEvent, GradModeEvent, LoopEvent, ReassignEvent, ZeroGradEvent
-from .interp_util import (LoopCtx, MAX_LOOP_ITERS, MAX_LOOP_NESTING, REQUIRES_GRAD_SPELLINGS, _accumulated_operand,
+from .interp_util import (LoopCtx, _const_key, MAX_LOOP_ITERS, MAX_LOOP_NESTING, REQUIRES_GRAD_SPELLINGS, _accumulated_operand,
                           _backward_names, _grad_read_keys, _has_backward, _holds_tensor, _is_static, _loop_effects,
                           _loop_store_counts, _msite, _params_accumulated_into_self, _pcut_of, _root_name, _stmt_method,
                           _use_kind, const_bool, key_of, self_view, widen)
@@ -94,6 +94,9 @@ class StatementsMixin:
         return state
 
     def stmt_Assign(self, stmt: ast.Assign, state: State) -> State:
+        if isinstance(stmt.value, ast.Dict) and len(stmt.targets) == 1 and key_of(stmt.targets[0]) is not None \
+                and stmt.value.keys and all(k is not None and _const_key(k) for k in stmt.value.keys):
+            return self.assign_dict_literal(stmt, stmt.targets[0], stmt.value, state)
         value = self.eval(stmt.value, state)
         if value is UNKNOWN and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
                 and isinstance(stmt.value, ast.Call):
@@ -109,6 +112,26 @@ class StatementsMixin:
         for target in stmt.targets:
             self.assign(target, value, state, stmt)
         return state
+
+    def assign_dict_literal(self, stmt: ast.Assign, target: ast.AST, node: ast.Dict, state: State) -> State:
+        """`d = {"a": x, "b": y}` with constant keys: the entries are tracked like `d["a"] = x` stores (`d` itself
+        stays UNKNOWN), so `d["a"]` reads them and `for v in d.values()` iterates them (`dict_entries`)."""
+        values = [self.eval(v, state) for v in node.values]
+        self.assign(target, UNKNOWN, state, stmt)
+        key = key_of(target)
+        for k, v in zip(node.keys, values):
+            state.set(f"{key}[{_const_key(k)}]", v)
+        return state
+
+    @staticmethod
+    def dict_entries(key: str, state: State) -> list:
+        """The values of the entries `key[<constant>]` the state tracks (not deeper keys such as `key["a"].x`)."""
+        out = []
+        for k in sorted(state.compound):
+            if k.startswith(key + "[") and k.endswith("]") and "[" not in k[len(key) + 1:] \
+                    and "." not in k[len(key) + 1:].strip("'\"") and k in state.env:
+                out.append(state.env[k])
+        return out
 
     def _new_key_each_step(self, key: ast.AST) -> bool:
         """Whether subscript `key` names a new entry on every iteration of the innermost loop, when that loop
@@ -393,6 +416,22 @@ class StatementsMixin:
     def stmt_For(self, stmt: ast.For, state: State) -> State:
         it = self.eval(stmt.iter, state)
         elem = self.element_of(it)
+        view = stmt.iter.func.attr if isinstance(stmt.iter, ast.Call) and isinstance(stmt.iter.func, ast.Attribute) \
+            and stmt.iter.func.attr in ("values", "items") and not stmt.iter.args and not stmt.iter.keywords else None
+        dict_key = key_of(stmt.iter.func.value) if view is not None else None
+        entries = self.dict_entries(dict_key, state) if dict_key is not None and it is UNKNOWN else []
+        if entries:
+            # `for loss in losses.values()` over a dict whose entries are tracked: the element is re-read from the
+            # state each round (a backward in the body frees the graphs the entries hold), and a dict with one
+            # entry runs the body once.
+            def bind_entry(s: State) -> None:
+                now = self.dict_entries(dict_key, s) or entries
+                cur = join_all(now)
+                self.assign(stmt.target, SeqVal((PyVal(), cur)) if view == "items" else cur, s, stmt)
+
+            if len(entries) == 1:
+                return self.loop_once(stmt, state, bind_entry, stmt.body, stmt.orelse)
+            return self.loop(stmt, state, bind_entry, stmt.body, stmt.orelse)
         # `for loss in [loss_a, loss_b]:` iterates over references whose values the body changes (a backward
         # frees their graphs): read them again on each round instead of once before the loop.
         reread = isinstance(stmt.iter, (ast.List, ast.Tuple)) and isinstance(it, SeqVal) \
