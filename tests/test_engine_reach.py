@@ -55,6 +55,22 @@ PROGRAMS_BLOCKS = '''\
         Net()(torch.randn(4, 2, 5)).sum().backward()
         '''
 
+# A function the file runs under `no_grad` (two programs below: as it is, and also run in grad mode).
+EVALUATE_UNDER_NO_GRAD = """\
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(4, 2)
+
+        def evaluate(loader):
+            model.eval()
+            return [model(x).numpy() for x in loader]
+
+        loader = [torch.randn(3, 4) for _ in range(2)]
+        with torch.no_grad():
+            evaluate(loader)
+        """
+
 # name -> (program, expected (code, line) findings at warning or above, what torch does: "raises: <text>" or "ok")
 PROGRAMS = {
     # Conv1d inside the user module saves `mel`; the caller then writes into `mel` (speechbrain's Tacotron2).
@@ -96,36 +112,10 @@ PROGRAMS = {
         """, [], "ok"),
     # A function the file runs only under `no_grad` is analysed with grad mode unknown: its outputs are not said to
     # require grad (before, `.numpy()` here was an error on a program that runs).
-    "called_only_under_no_grad": ("""\
-        import torch
-        import torch.nn as nn
-
-        model = nn.Linear(4, 2)
-
-        def evaluate(loader):
-            model.eval()
-            return [model(x).numpy() for x in loader]
-
-        loader = [torch.randn(3, 4) for _ in range(2)]
-        with torch.no_grad():
-            evaluate(loader)
-        """, [], "ok"),
+    "called_only_under_no_grad": (EVALUATE_UNDER_NO_GRAD, [], "ok"),
     # The same function also run in grad mode: that call raises, and its own run still says so.
-    "called_under_no_grad_and_in_grad_mode": ("""\
-        import torch
-        import torch.nn as nn
-
-        model = nn.Linear(4, 2)
-
-        def evaluate(loader):
-            model.eval()
-            return [model(x).numpy() for x in loader]
-
-        loader = [torch.randn(3, 4) for _ in range(2)]
-        with torch.no_grad():
-            evaluate(loader)
-        evaluate(loader)
-        """, [("GS201", 8)], "raises: Can't call numpy() on Tensor that requires grad"),
+    "called_under_no_grad_and_in_grad_mode": (EVALUATE_UNDER_NO_GRAD + "evaluate(loader)\n", [("GS201", 8)],
+                                              "raises: Can't call numpy() on Tensor that requires grad"),
     # A method the file calls from a `@torch.no_grad()` method, the same way.
     "method_called_from_no_grad_method": ("""\
         import torch

@@ -125,13 +125,11 @@ class StatementsMixin:
 
     @staticmethod
     def dict_entries(key: str, state: State) -> list:
-        """The values of the entries `key[<constant>]` the state tracks (not deeper keys such as `key["a"].x`)."""
-        out = []
-        for k in sorted(state.compound):
-            if k.startswith(key + "[") and k.endswith("]") and "[" not in k[len(key) + 1:] \
-                    and "." not in k[len(key) + 1:].strip("'\"") and k in state.env:
-                out.append(state.env[k])
-        return out
+        """The values of the entries `key[<constant>]` the state tracks (not deeper keys such as `key["a"].x` or
+        `key["a"][0]`, whose text after `key[` holds a `]` before its end)."""
+        prefix = key + "["
+        return [state.env[k] for k in sorted(state.compound)
+                if k.startswith(prefix) and k.endswith("]") and "]" not in k[len(prefix):-1] and k in state.env]
 
     def _new_key_each_step(self, key: ast.AST) -> bool:
         """Whether subscript `key` names a new entry on every iteration of the innermost loop, when that loop

@@ -223,24 +223,23 @@ class LossAccumulatesGraph(Rule):
     def check(self, event: AccumulateEvent, report) -> None:
         name = event.target_expr.split(".")[0].split("[")[0]
         if event.backward_in_loop is None:
-            # A leaf (`nn.Parameter(...)`, `.requires_grad_()`) has no graph to keep, and a module's method that
-            # collects per-step outputs feeds them to the module's result, which a backward needs.
-            if event.eval_at is not None and event.how in ("append", "+=") and not event.per_call \
-                    and not event.in_module and event.value.leaf is not Tri.YES \
-                    and not _backwarded(report.tree, name, anywhere=True):
-                # The model was put in eval mode and nothing backwards what is kept: an evaluation loop without
-                # `torch.no_grad()` that keeps every batch's graph (OpenNMT's and ParlAI's fixes add the no_grad).
+            # A loop with no backward that keeps values with their graphs. A leaf (`nn.Parameter(...)`,
+            # `.requires_grad_()`) has no graph to keep, a module's method that collects per-step outputs feeds
+            # them to the module's result (which a backward needs), and a kept value a later backward reads is
+            # kept for it.
+            if event.per_call or event.in_module or event.value.leaf is Tri.YES \
+                    or _backwarded(report.tree, name, anywhere=True):
+                return
+            if event.eval_at is not None and event.how in ("append", "+="):
+                # The model was put in eval mode: an evaluation loop without `torch.no_grad()` that keeps every
+                # batch's graph (OpenNMT's and ParlAI's fixes add the no_grad).
                 report.add(self, event.node,
                            msg(f"`{event.target_expr}` keeps every step's graph: the model is in eval mode (line ",
                                event.eval_at.line, ") but grad mode is on. Nothing backwards them, so memory grows "
                                "every iteration; run the loop under `torch.no_grad()`."),
                            related=[event.eval_at])
-                return
-            if event.how == "append" and not event.per_call and not event.in_module \
-                    and event.value.leaf is not Tri.YES and not _backwarded(report.tree, name, anywhere=True):
-                # A loop with no backward that keeps outputs with their graphs (an evaluation loop without
-                # `torch.no_grad()`): memory grows with the batches. A later backward could want them, so it is
-                # only information.
+            elif event.how == "append":
+                # Memory grows with the batches, but a later backward could want them: only information.
                 report.add(self, event.node,
                            f"`{event.target_expr}` keeps each iteration's graph; run this loop under "
                            f"`torch.no_grad()` if no backward needs it.", severity=Severity.INFORMATION,
