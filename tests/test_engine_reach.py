@@ -250,6 +250,61 @@ PROGRAMS = {
     "blocks_in_sequence": (PROGRAMS_BLOCKS, [], "ok"),
     # The same blocks whose output comes straight from their last layer (the statement allocates it itself).
     "blocks_in_sequence_direct": (PROGRAMS_BLOCKS.replace("                out = self.scale(out)\n", ""), [], "ok"),
+    # Blocks whose `nn.Sequential(Conv2d, BatchNorm2d, ReLU(inplace=True))` runs at one source line for every
+    # block: the ReLU writes into this block's BatchNorm output, not into the previous block's output that
+    # Conv2d saved, although both were allocated at that line (kornia's XFeat `BasicLayer`).
+    "inplace_relu_blocks_in_sequence": ("""\
+        import torch
+        from torch import nn
+
+        class BasicLayer(nn.Module):
+            def __init__(self, cin, cout):
+                super().__init__()
+                self.layer = nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1, bias=False),
+                                           nn.BatchNorm2d(cout, affine=False), nn.ReLU(inplace=True))
+
+            def forward(self, x):
+                return self.layer(x)
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = nn.Sequential(BasicLayer(1, 4), BasicLayer(4, 4), BasicLayer(4, 8))
+
+            def forward(self, x):
+                return self.block(x)
+
+        Net()(torch.randn(2, 1, 8, 8)).sum().backward()
+        """, [], "ok"),
+    # The same network called in a loop, each result kept: the next call's ReLU writes into the new BatchNorm
+    # output, not into last iteration's result (kornia's DeFMO renderer).
+    "inplace_relu_sequential_in_loop": ("""\
+        import torch
+        from torch import nn
+
+        net = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1, bias=False), nn.BatchNorm2d(4), nn.ReLU(inplace=True),
+                            nn.Conv2d(4, 4, 3, padding=1))
+        latent = torch.randn(2, 2, 5, 5, requires_grad=True)
+        renders = []
+        for k in range(3):
+            result = net(torch.cat((torch.full((2, 1, 5, 5), float(k)), latent), 1))
+            renders.append(result)
+        torch.stack(renders, 1).sum().backward()
+        """, [], "ok"),
+    # But an in-place module on last iteration's result, which an op saved, is still the bug it was.
+    "inplace_relu_on_kept_result": ("""\
+        import torch
+        from torch import nn
+
+        lin = nn.Linear(4, 4)
+        act = nn.ReLU(inplace=True)
+        h = lin(torch.randn(2, 4))
+        outs = []
+        for _ in range(2):
+            outs.append(lin(h))
+            h = act(h)
+        torch.stack(outs).sum().backward()
+        """, [("GS301", 5)], "raises: " + INPLACE),
     # A bool parameter the call leaves at its default takes one branch: `ret_np=False` never converts.
     "bool_default_branch": ('''\
         import torch

@@ -124,6 +124,8 @@ class ObjectsMixin:
                 return UNKNOWN
             return self.call_function(fwd, mod, args, kwargs, node, state)
         short = db.module_short(mod.qual)
+        if self.loops or self.stack:
+            self.retire_storage(self.site(node), state)
         if short == "Sequential" and mod.layers:
             if not args:
                 return UNKNOWN

@@ -432,6 +432,16 @@ class OpsMixin:
             if isinstance(v, TensorVal) and v.storage == value.storage:
                 state.env[k] = v.with_(storage=None)
 
+    @staticmethod
+    def retire_storage(site: tuple, state: State) -> None:
+        """A module call about to allocate at `site` makes new tensors: references in `state` to what an earlier
+        run of the same call allocated there (the previous block's output, now this block's input; last
+        iteration's result) are other tensors, so they stop being aliases of the new ones. Otherwise an
+        `nn.ReLU(inplace=True)` inside the call would seem to overwrite them."""
+        for k, v in list(state.env.items()):
+            if isinstance(v, TensorVal) and v.storage == site:
+                state.env[k] = v.with_(storage=None)
+
     def mark_saved_view_base(self, arg_node: ast.AST, qual: str, node: ast.AST, state: State) -> None:
         """`x[0] * w` saves the view `x[0]`, which shares `x`'s version counter: modifying `x` in place
         afterwards (`x[0] = ...`, `x += 1`) makes that backward raise, so `x` counts as saved too."""

@@ -54,6 +54,15 @@ def _own_nodes(scope: ast.AST):
             todo.extend(ast.iter_child_nodes(node))
 
 
+def _constructed(value) -> bool:
+    """Whether `value` is a call of a class by its capitalised name (`torch.optim.Adam(...)`, `nn.Linear(...)`)."""
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return last[:1].isupper()
+
+
 def _pos(node: ast.AST) -> tuple:
     return node.lineno, node.col_offset
 
@@ -95,6 +104,9 @@ class ModuleNameRebound(Rule):
         Valid("import torch\n\nw = torch.randn(3, requires_grad=True)\nloss = (w * 2).sum()\nloss.backward()\n"
               "torch = None\n"),
         # A parameter called like a module (e.g. `F` as an argument) is the function's own name.
+        # The name now holds an optimizer made from the module's class; `optim.step()` is its method.
+        Valid("import torch\nimport torch.optim as optim\n\nw = torch.randn(3, requires_grad=True)\n"
+              "optim = torch.optim.SGD([w], lr=0.1)\n(w * 2).sum().backward()\noptim.step()\noptim.zero_grad()\n"),
         Valid("import torch\nimport torch.nn.functional as F\n\n\ndef act(x, F=F):\n    return F.relu(x)\n\n\n"
               "y = act(torch.randn(3))\n"),
     )
@@ -103,6 +115,9 @@ class ModuleNameRebound(Rule):
                 runtime="raises: cannot access local variable 'torch'"),
         Invalid(_fn.format(line="F = F.relu(t)"), line=7, runtime="raises: cannot access local variable 'F'"),
         Invalid(_top.format(line="F = F.relu(t)"), line=6, runtime="raises: takes no arguments"),
+        Invalid("import torch\nimport torch.optim as optim\n\nw = torch.randn(3, requires_grad=True)\n"
+                "optim = optim.SGD([w], lr=0.1)\nsecond = optim.SGD([w], lr=0.2)\n", line=5,
+                runtime="raises: has no attribute 'SGD'"),
     )
 
     def check(self, event: FileEvent, report) -> None:
@@ -157,10 +172,15 @@ class ModuleNameRebound(Rule):
                    related=[Note(read.lineno, read.col_offset, "raises UnboundLocalError here")])
 
     def _module_level(self, report, name: str, stmt: ast.stmt, scope) -> None:
-        later = [n for n in self._attribute_reads(scope, name) if _pos(n) > (stmt.end_lineno, stmt.end_col_offset)]
+        later = [a for a in self._attribute_reads(scope, name) if _pos(a) > (stmt.end_lineno, stmt.end_col_offset)]
+        if _constructed(getattr(stmt, "value", None)):
+            # `optim = torch.optim.Adam(...)` then `optim.step()`: the name now holds an object made from one of
+            # the module's classes, and lower-case attributes are that object's methods, used on purpose. Only
+            # a class read afterwards (`optim.SGD(...)`) still means the module.
+            later = [a for a in later if a.attr[:1].isupper()]
         if not later:
             return
-        use = min(later, key=_pos)
+        use = min(later, key=_pos).value
         report.add(self, stmt, f"`{name}` no longer names the module, so `{name}.` at line {use.lineno} uses the "
                                "assigned value instead.",
                    severity=Severity.WARNING,
@@ -169,7 +189,7 @@ class ModuleNameRebound(Rule):
     @staticmethod
     def _attribute_reads(scope, name: str) -> list:
         """`name.attr` reads in this scope and in the functions it defines (which see the rebound global)."""
-        return [n.value for n in ast.walk(scope) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+        return [n for n in ast.walk(scope) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
                 and n.value.id == name]
 
     @staticmethod

@@ -31,10 +31,17 @@ class ParametersGeneratorReused(Rule):
         Valid(_head + "weights = list(net.parameters())\n" + _tail),
         Valid(_head + "weights = net.parameters()\nopt = torch.optim.SGD(weights, lr=0.1)\n"),
         Valid(_head + "for epoch in range(2):\n    weights = net.parameters()\n    total = sum(p.numel() for p in weights)\n"),
+        Valid(_head + "weights = net.parameters()\nif net.bias is None:\n    opt = torch.optim.SGD(weights, lr=0.1)\n"
+              "else:\n    opt = torch.optim.Adam(weights, lr=0.1)\n"),
+        Valid(_head + "weights = net.parameters()\nopt = torch.optim.SGD(weights) if net.bias is None "
+              "else torch.optim.Adam(weights)\n"),
         Valid(_head + "\n\ndef rest(m):\n    gen = m.modules()\n    next(gen)\n    return gen\n\n\nkids = list(rest(net))\n"),
     )
     invalid = (
         Invalid(_head + "weights = net.parameters()\n" + _tail, line=4, runtime="silent: float(norm) == 0.0"),
+        Invalid(_head + "weights = net.parameters()\nif net.bias is None:\n    opt = torch.optim.SGD(weights, lr=0.1)\n"
+                "else:\n    opt = torch.optim.Adam(weights, lr=0.1)\n" + _tail[_tail.index("\n") + 1:], line=4,
+                runtime="silent: float(norm) == 0.0"),
     )
 
     def check(self, event: FileEvent, report) -> None:
@@ -54,9 +61,11 @@ class ParametersGeneratorReused(Rule):
                 continue
             uses = [n for n in q.names_loaded(scope, name) if (n.lineno > node.lineno
                     or (n.lineno == node.lineno and n.col_offset > node.col_offset)) and _consumes(n, q)]
-            if len(uses) < 2:
+            uses.sort(key=lambda n: (n.lineno, n.col_offset))
+            second = next((later for i, first in enumerate(uses) for later in uses[i + 1:]
+                           if not _exclusive(first, later, q)), None)
+            if second is None:
                 continue
-            second = sorted(uses, key=lambda n: (n.lineno, n.col_offset))[1]
             line, column, _, _ = report.source.span(second)
             report.add(self, node, f"`{name}` is a one-shot generator: its first user exhausts it, so the use at line "
                                    f"{line} gets nothing; wrap it in `list()`.",
@@ -66,6 +75,28 @@ class ParametersGeneratorReused(Rule):
     def _rebound(scope, name: str, assign) -> bool:
         return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
                    for n in ast.walk(scope) if n is not assign.targets[0])
+
+
+def _exclusive(a: ast.AST, b: ast.AST, q) -> bool:
+    """Whether `a` and `b` lie in different branches of one `if`/`elif`/`else` statement or `x if c else y`
+    expression, so at most one of them runs (an optimizer built in one branch, another in the `else`)."""
+    def path(node):
+        chain = [node]
+        while (parent := q.parent(chain[-1])) is not None:
+            chain.append(parent)
+        return chain[::-1]
+    pa, pb = path(a), path(b)
+    for i, (x, y) in enumerate(zip(pa, pb)):
+        if x is not y:
+            common = pa[i - 1]
+            if isinstance(common, (ast.If, ast.IfExp)):
+                def branch(child, node=common):
+                    return "else" if (child in node.orelse if isinstance(node, ast.If) else child is node.orelse) \
+                        else ("body" if (child in node.body if isinstance(node, ast.If) else child is node.body)
+                              else "test")
+                return {branch(x), branch(y)} == {"body", "else"}
+            return False
+    return False
 
 
 def _consumes(use: ast.Name, q) -> bool:
