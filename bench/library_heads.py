@@ -102,6 +102,9 @@ def main() -> int:
                 continue
             root = pathlib.Path(tmp) / mirror.name
             commit, files = extract(mirror, root)
+            if not files:
+                print(f"{name}@{commit[:10]}: no Python files to check", file=sys.stderr)
+                continue
             lines += sum((root / f).read_bytes().count(b"\n") for f in files)
             for f in check(root, files, args.engine_path):
                 if f["severity"] in ("warning", "error"):

@@ -305,6 +305,112 @@ PROGRAMS = {
             h = act(h)
         torch.stack(outs).sum().backward()
         """, [("GS301", 5)], "raises: " + INPLACE),
+    # A test function under pytest decorators is analysed like any other: the marks leave its body and grad mode
+    # as they are (mosaicml/composer@d628fbbd fixed exactly this `.numpy()` in a parametrized test).
+    "pytest_decorated_test_function": ("""\
+        import pytest
+        import torch
+        import torch.nn as nn
+
+        @pytest.mark.parametrize("n", [2])
+        def test_export(n):
+            model = nn.Linear(3, n)
+            model.eval()
+            assert model(torch.randn(1, 3)).numpy().shape == (1, n)
+
+        test_export(2)
+        """, [("GS201", 9)], "raises: Can't call numpy() on Tensor that requires grad"),
+    # A decorator of the project's own may enter `no_grad` around the body (lucidrains' `eval_decorator`): grad
+    # mode inside is unknown, so nothing is claimed about the outputs.
+    "own_decorator_may_disable_grad": ("""\
+        import functools
+        import torch
+        import torch.nn as nn
+
+        def no_grad_call(fn):
+            @functools.wraps(fn)
+            def inner(model, x):
+                with torch.no_grad():
+                    return fn(model, x)
+            return inner
+
+        @no_grad_call
+        def sample(model, x):
+            model.eval()
+            return model(x).numpy()
+
+        print(sample(nn.Linear(3, 2), torch.randn(1, 3)))
+        """, [], "ok"),
+    # The pre-0.4 `Variable(t, requires_grad=True)` is a leaf that requires grad (MorvanZhou's PyTorch-Tutorial
+    # `202_variable.py`: GS401 said "raises", an error, on a program that runs).
+    "variable_requires_grad": ("""\
+        import torch
+        from torch.autograd import Variable
+
+        tensor = torch.FloatTensor([[1, 2], [3, 4]])
+        variable = Variable(tensor, requires_grad=True)
+        v_out = torch.mean(variable * variable)
+        v_out.backward()
+        print(variable.grad)
+        """, [], "ok"),
+    # Without the flag it is the tensor's values, which need no gradient: that backward does raise.
+    "variable_without_requires_grad": ("""\
+        import torch
+        from torch.autograd import Variable
+
+        tensor = torch.FloatTensor([[1, 2], [3, 4]])
+        variable = Variable(tensor)
+        v_out = torch.mean(variable * variable)
+        v_out.backward()
+        """, [("GS401", 7)], "raises: does not require grad"),
+    # Twin critics: two instances of one class build two graphs at the same lines of `forward`; backwarding one
+    # frees nothing of the other (SAC's and TD3's `qf1_loss.backward()` then `qf2_loss.backward()`: GS402 said
+    # "raises", an error, on TianhongDai's SAC and on this program, which runs).
+    "twin_critics": ("""\
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        class Q(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc1 = nn.Linear(5, 8)
+                self.out = nn.Linear(8, 1)
+
+            def forward(self, obs, action):
+                x = F.relu(self.fc1(torch.cat([obs, action], dim=1)))
+                return self.out(x)
+
+        qf1, qf2 = Q(), Q()
+        o1, o2 = torch.optim.Adam(qf1.parameters()), torch.optim.Adam(qf2.parameters())
+        obs, act, target = torch.randn(4, 3), torch.randn(4, 2), torch.zeros(4, 1)
+        l1 = (qf1(obs, act) - target).pow(2).mean()
+        l2 = (qf2(obs, act) - target).pow(2).mean()
+        o1.zero_grad()
+        l1.backward()
+        o1.step()
+        o2.zero_grad()
+        l2.backward()
+        o2.step()
+        """, [], "ok"),
+    # But the actor loss built through `qf1` before the critic's step still saved qf1's weights: that backward
+    # raises (the order in TianhongDai's SAC `_update_newtork`, found once the false alarm above was gone).
+    "actor_loss_after_critic_step": ("""\
+        import torch
+        import torch.nn as nn
+
+        actor, qf1 = nn.Linear(3, 2), nn.Linear(5, 1)
+        oq, oa = torch.optim.Adam(qf1.parameters()), torch.optim.Adam(actor.parameters())
+        obs, act = torch.randn(4, 3), torch.randn(4, 2)
+        actor_loss = -qf1(torch.cat([obs, torch.tanh(actor(obs))], 1)).mean()
+        q_loss = qf1(torch.cat([obs, act], 1)).pow(2).mean()
+        oq.zero_grad()
+        q_loss.backward()
+        oq.step()
+        oa.zero_grad()
+        actor_loss.backward()
+        oa.step()
+        """, [("GS308", 13)], "raises: " + INPLACE),
     # A bool parameter the call leaves at its default takes one branch: `ret_np=False` never converts.
     "bool_default_branch": ('''\
         import torch

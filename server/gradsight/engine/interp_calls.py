@@ -355,7 +355,20 @@ class CallsMixin:
         if qual.startswith("torch.") and short in db.FACTORIES and qual.count(".") == 1:
             return self.factory(short, args, kwargs, node, state)
         if qual == "torch.autograd.Variable":
-            return args[0][1] if args else UNKNOWN
+            # The pre-0.4 wrapper: `Variable(t, requires_grad=True)` is a new leaf that requires grad (sharing
+            # `t`'s memory; `t` itself stays as it was); without the flag it is `t`'s values as they are.
+            if not args:
+                return UNKNOWN
+            src = args[0][1]
+            rg_node = kwargs["requires_grad"][0] if "requires_grad" in kwargs else (args[1][0] if len(args) > 1 else None)
+            if rg_node is None or const_bool(rg_node) is False:
+                return src
+            if not isinstance(src, TensorVal):
+                return UNKNOWN
+            flag = const_bool(rg_node)
+            leaf = self.new_leaf(node, Tri.YES if flag else Tri.MAYBE, shape=src.shape, is_int=src.is_int,
+                                 label="Variable(requires_grad=True)", name_hint=None, inference=state.inference)
+            return leaf.with_(storage=src.storage) if src.storage is not None else leaf
         if qual in ("torch.utils.checkpoint.checkpoint",):
             reentrant_node = kwargs.get("use_reentrant", (None, None))[0]
             reentrant = Tri.YES if reentrant_node is None else Tri.of(const_bool(reentrant_node))

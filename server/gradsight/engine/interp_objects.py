@@ -16,6 +16,10 @@ from .values import (GRAD_MODE_OFF, ONLY_FROM_NO_GRAD, UNKNOWN, USE, ClassInfo, 
                      NameOf, PyVal, SeqVal, TensorVal, Tri, Value, graph_free, join_values)
 
 
+# Decorators (qualified-name prefixes) that never change grad mode around the function they wrap.
+_GRAD_NEUTRAL_DECORATORS = ("pytest.", "_pytest.", "functools.", "abc.", "typing.", "typing_extensions.", "click.",
+                            "hydra.", "dataclasses.", "unittest.", "builtins.", "contextlib.")
+
 class ObjectsMixin:
     """Part of `Interpreter` (see interp.py)."""
 
@@ -419,7 +423,15 @@ class ObjectsMixin:
                     why = self.expr_fact(dec, "no-grad-decorator") if not enabled else None
             elif q not in ("builtins.staticmethod", "builtins.classmethod", "functools.wraps", "builtins.property") \
                     and not (q or "").startswith("torch."):
-                return UNKNOWN if not want_state else None
+                if node is not fn:
+                    # A call through a decorator gradsight cannot see: the wrapper decides what comes back.
+                    return UNKNOWN if not want_state else None
+                # The function analysed on its own: its body is what runs whenever the wrapper calls it. A
+                # decorator known to leave grad mode alone (pytest marks, functools caches, CLI and config
+                # entry points) keeps it; any other one may enter `no_grad` (lucidrains' `eval_decorator`,
+                # a project's own wrapper), so grad mode is unknown inside.
+                if not (q or "").startswith(_GRAD_NEUTRAL_DECORATORS):
+                    grad, why = Tri.MAYBE, None
         arg_vals = [v for _, v in args]
         kw_vals = {k: v for k, (_, v) in kwargs.items()}
         memo_key = (id(fn), self_val, tuple(arg_vals), tuple(sorted(kw_vals.items(), key=lambda kv: kv[0])), grad,
@@ -429,10 +441,12 @@ class ObjectsMixin:
         except TypeError:
             memo_key = None
         if memo_key is not None and memo_key in self.memo:
+            hit, exports, saves = self.localize_segs(
+                fn, (func.module or self.scope).path, node, arg_vals, kw_vals, self_import, self.memo[memo_key],
+                self.memo_exports.get(memo_key, ()), self.memo_saves.get(memo_key, ()), want_state)
             if self_import is not None:
-                self.last_exports = self.memo_exports.get(memo_key, ())
-            self.saved_in_call(self.memo_saves.get(memo_key, ()), node, state)
-            hit = self.memo[memo_key]
+                self.last_exports = exports
+            self.saved_in_call(saves, node, state)
             if isinstance(hit, Value):
                 self.fresh_from_call(hit, fn, (func.module or self.scope).path, state)
             return hit
@@ -526,16 +540,54 @@ class ObjectsMixin:
                 for k, v in env.items():
                     joined[k] = join_values(joined.get(k), v)
             exports = tuple(sorted((k[len(prefix):], v) for k, v in joined.items() if v is not None))
-            self.last_exports = exports
         if memo_key is not None:
             self.memo[memo_key] = result
             if self_import is not None:
                 self.memo_exports[memo_key] = exports
             if saves:
                 self.memo_saves[memo_key] = saves
+        result, exports, saves = self.localize_segs(fn, other_scope.path, node, arg_vals, kw_vals, self_import, result,
+                                                    exports, saves, want_state)
+        if self_import is not None and self_name:
+            self.last_exports = exports
         self.saved_in_call(saves, node, state)
         self.fresh_from_call(result, fn, other_scope.path, state)
         return result
+
+    def localize_segs(self, fn: ast.AST, path: str, node: ast.AST, arg_vals, kw_vals, self_import, result, exports,
+                      saves, want_state: bool):
+        """Graph segments a call made inside the function's body become one segment at the call site. Two calls
+        of one function (or two instances of one module class, SAC's and TD3's twin critics `qf1(s, a)` and
+        `qf2(s, a)`) build two graphs: a backward through one frees nothing of the other, although both were
+        built by the same lines. Segments the call was handed (its arguments, `self`'s attributes) stay as they
+        are, so a graph it only passes on, or keeps in `self` and returns later, is still the same graph."""
+        if node is fn or want_state:
+            return result, exports, saves
+        first, last = fn.lineno, getattr(fn, "end_lineno", None) or fn.lineno
+        handed: set = set()
+        for v in list(arg_vals) + list(kw_vals.values()) + [v for _, v in (self_import or ())]:
+            for _, t in flat_tensors([(node, v)]):
+                handed |= t.segs
+                if t.saved_seg is not None:
+                    handed.add(t.saved_seg)
+        site = self.site(node)
+
+        def inner(seg) -> bool:
+            return type(seg) is tuple and len(seg) == 3 and seg[0] == path and first <= seg[1] <= last \
+                and seg not in handed
+
+        def local(v: TensorVal) -> TensorVal:
+            new = frozenset(s for s in v.segs if inner(s))
+            moved = v.saved_seg is not None and inner(v.saved_seg)
+            if not new and not moved:
+                return v
+            return v.with_(segs=(v.segs - new) | {site} if new else v.segs, saved_seg=site if moved else v.saved_seg)
+
+        if isinstance(result, Value):
+            result = map_tensors(result, local)
+        exports = tuple((k, map_tensors(v, local)) for k, v in exports)
+        saves = tuple((storage, op, site if inner(seg) else seg) for storage, op, seg in saves)
+        return result, exports, saves
 
     def settle_inplace(self, pending: list, fn: ast.AST, flags: dict, rets: list, envs: list) -> None:
         """At a function's end, the in-place writes on saved tensors its body (and its callees) made: reported when

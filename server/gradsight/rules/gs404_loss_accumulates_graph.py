@@ -26,6 +26,35 @@ def _backwarded(tree: ast.AST | None, name: str, anywhere: bool = False) -> bool
     return False
 
 
+def _backwarded_after_loop(tree: ast.AST | None, node: ast.AST, name: str) -> bool:
+    """Whether, after the loop that keeps values in `name`, a backward runs through them: on an expression that
+    reads `name` (`torch.stack(losses).mean().backward()`) or on a name assigned from one (`meta = torch.stack(
+    task_losses).mean()` then `meta.backward()`, second-order MAML's meta-batch). The values are kept for that
+    backward, as long as the loop that fills them."""
+    if tree is None:
+        return False
+    funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+             and n.lineno <= node.lineno <= (n.end_lineno or n.lineno)]
+    if funcs:
+        tree = max(funcs, key=lambda n: n.lineno)  # the innermost function holding the loop
+    loops = [n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))
+             and n.lineno <= node.lineno <= (n.end_lineno or n.lineno)]
+    if not loops:
+        return False
+    end = max(loops, key=lambda n: n.lineno).end_lineno or 0
+    after = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and n.lineno > end]
+    readers = {name}
+    for stmt in sorted((s for s in after if isinstance(s, ast.Assign)), key=lambda s: s.lineno):
+        if any(isinstance(n, ast.Name) and n.id in readers for n in ast.walk(stmt.value)):
+            readers |= {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+    for stmt in after:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+                and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "backward" \
+                and any(isinstance(n, ast.Name) and n.id in readers for n in ast.walk(stmt.value)):
+            return True
+    return False
+
+
 def _detached_where_backwarded(tree: ast.AST | None, event) -> bool:
     """`if with_backward: loss.backward(); loss = loss.detach()` then `losses.append(loss)`: on the path that calls
     backward the kept value is detached, and on the other path no backward runs in the loop, so the graphs are
@@ -146,6 +175,13 @@ class LossAccumulatesGraph(Rule):
         Valid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
               "def finetune(model, batches):\n    model.eval()\n    total = 0\n    for x, y in batches:\n"
               "        total += F.mse_loss(model(x), y)\n    total.backward()\n"),
+        # Second-order MAML: each task's query loss is kept for the meta-batch backward after the loop
+        # (oscarknagg/few-shot's `meta_gradient_step`), although each iteration also backwards.
+        Valid("import torch\nimport torch.nn as nn\n\n\ndef meta_step(model, tasks, opt):\n    task_losses = []\n"
+              "    for x in tasks:\n        loss = model(x).pow(2).mean()\n        loss.backward(retain_graph=True)\n"
+              "        task_losses.append(loss)\n    opt.zero_grad()\n    meta = torch.stack(task_losses).mean()\n"
+              "    meta.backward()\n    opt.step()\n\n\nnet = nn.Linear(3, 1)\n"
+              "meta_step(net, [torch.randn(2, 3) for _ in range(3)], torch.optim.SGD(net.parameters(), lr=0.1))\n"),
     )
     invalid = (
         # An evaluation function (the model put in eval mode) that keeps outputs in grad mode: nothing backwards
@@ -246,7 +282,7 @@ class LossAccumulatesGraph(Rule):
                            related=[event.value.origin] if event.value.origin is not None
                            and event.value.origin.line != report.source.span(event.node)[0] else [])
             return
-        if _backwarded(report.tree, name):
+        if _backwarded(report.tree, name) or _backwarded_after_loop(report.tree, event.node, name):
             return
         if _detached_where_backwarded(report.tree, event):
             return

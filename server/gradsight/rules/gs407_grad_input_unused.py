@@ -26,6 +26,14 @@ class GradInputUnused(Rule):
     references = ("https://pytorch.org/docs/stable/generated/torch.autograd.grad.html",)
     valid = (Valid("import torch\nx = torch.randn(3, requires_grad=True)\nz = torch.randn(3, requires_grad=True)\n"
                    "gx, gz = torch.autograd.grad((x * 2).sum(), [x, z], allow_unused=True)\n"),)
+    valid = valid + (
+        # An input reaching the output only through a call gradsight cannot see (pyro's `kl_divergence` of
+        # distributions built from it): it may feed the output, so nothing is claimed.
+        Valid("import torch\nfrom torch.distributions import Bernoulli, kl_divergence\n"
+              "q1 = torch.tensor(0.3, requires_grad=True)\nq2 = torch.tensor(0.6, requires_grad=True)\n"
+              "elbo = q1 * kl_divergence(Bernoulli(q2 + 0.1), Bernoulli(0.65))\n"
+              "g1, g2 = torch.autograd.grad(elbo, [q1, q2])\n"),
+    )
     invalid = (Invalid("import torch\nx = torch.randn(3, requires_grad=True)\nz = torch.randn(3, requires_grad=True)\n"
                        "gx, gz = torch.autograd.grad((x * 2).sum(), [x, z])\n", line=4,
                        runtime="raises: appears to not have been used in the graph"),)
@@ -34,8 +42,10 @@ class GradInputUnused(Rule):
         t = event.target
         if event.api != "torch.autograd.grad" or t.rg is not Tri.YES or event.allow_unused is not Tri.NO:
             return
-        if not t.sources and t.psrc_partial:
-            return  # gradsight does not know what feeds the output: stay quiet
+        if t.psrc_partial:
+            # A value gradsight cannot see fed the output (`kl_divergence(dist.Bernoulli(q2), ...)`): it may be
+            # what carries an input, so "never feeds" cannot be claimed (pyro's tests differentiate such ELBOs).
+            return
         for index, (node, val) in enumerate(event.inputs):
             if not isinstance(val, TensorVal) or val.leaf is not Tri.YES or val.rg is not Tri.YES or not val.sources:
                 continue
