@@ -411,6 +411,86 @@ PROGRAMS = {
         actor_loss.backward()
         oa.step()
         """, [("GS308", 13)], "raises: " + INPLACE),
+    # A flag parameter tested twice in one loop (`if icm:` computes `L_I`, a later `if icm:` backwards it) is on one
+    # side for the whole call: the function is analysed once per value, so `L_I` is never last iteration's
+    # (philtabor's ICM worker: two GS402 on a program that runs).
+    "flag_parameter_tested_twice": ("""\
+        import torch
+        import torch.nn as nn
+
+
+        class ICM(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.f = nn.Linear(3, 3)
+
+            def calc_loss(self, s, s_):
+                pred = self.f(s)
+                r_i = (pred - s_).pow(2).mean(dim=1)
+                return r_i, nn.MSELoss()(pred, s_), pred.pow(2).mean()
+
+
+        def worker(agent, optimizer, icm_optimizer, env, icm=False):
+            if icm:
+                local_icm = ICM()
+                icm_optimizer = torch.optim.SGD(local_icm.parameters(), lr=0.1)
+            else:
+                intrinsic_reward = torch.zeros(1)
+            episode = 0
+            while episode < 10:
+                done = False
+                steps = 0
+                while not done:
+                    s, s_, done = env.step()
+                    value = agent(s)
+                    steps += 1
+                    if steps % 5 == 0 or done:
+                        if icm:
+                            intrinsic_reward, L_I, L_F = local_icm.calc_loss(s, s_)
+                        loss = (value.squeeze(1) - torch.tensor(intrinsic_reward.detach().numpy())).pow(2).mean()
+                        optimizer.zero_grad()
+                        if icm:
+                            icm_optimizer.zero_grad()
+                            (L_I + L_F).backward()
+                        loss.backward()
+                        optimizer.step()
+                episode += 1
+
+
+        class Env:
+            def __init__(self):
+                self.t = 0
+
+            def step(self):
+                self.t += 1
+                return torch.randn(4, 3), torch.randn(4, 3), self.t % 7 == 0
+
+
+        for flag in (True, False):
+            agent = nn.Linear(3, 1)
+            worker(agent, torch.optim.SGD(agent.parameters(), lr=0.1), torch.optim.SGD([torch.zeros(1)], lr=0.1), Env(),
+                   icm=flag)
+        """, [], "ok"),
+    # The same split keeps what one side does wrong: with `carry=True` the loop carries a freed graph.
+    "flag_parameter_side_with_a_bug": ("""\
+        import torch
+        import torch.nn as nn
+
+
+        def train(model, batches, carry=False):
+            h = torch.zeros(4, 1)
+            for x in batches:
+                out = model(x)
+                if carry:
+                    out = out + h
+                loss = out.pow(2).mean()
+                loss.backward()
+                if carry:
+                    h = out
+
+
+        train(nn.Linear(3, 1), [torch.randn(4, 3) for _ in range(3)], carry=True)
+        """, [("GS402", 10)], "raises: Trying to backward through the graph a second time"),
     # A bool parameter the call leaves at its default takes one branch: `ret_np=False` never converts.
     "bool_default_branch": ('''\
         import torch

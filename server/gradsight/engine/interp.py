@@ -129,6 +129,10 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin, OpsMixin, Objec
         # caller's references to those storages count as saved (`Conv1d` inside `self.postnet(mel)` saves `mel`).
         self.call_saves: list = []
         self.memo_saves: dict = {}
+        # A function analysed on its own, run once per value of a bool flag parameter (`run_function`): the
+        # (function node, parameter, truth) of the run in progress, and each function's flag (or None).
+        self.forced_flag: Optional[tuple] = None
+        self.flag_params: dict = {}
         # Per function frame: its in-place writes on saved tensors, held until it ends (`settle_inplace`), and
         # whether its graphs may outlive it: a backward ran, or a graph went to code gradsight cannot see.
         self.pending_inplace: list = []

@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Optional
 
 from . import torchdb as db
+from .astwalk import walk
 from .events import InferenceSaveEvent
 from .interp_util import (BUILTINS, MAX_CALL_DEPTH, _class_methods, _constant_default, _is_static, _msite,
                           _own_mutations, _pcut_of, _plain_class, const_bool, flat_tensors, key_of, layers_have_params,
@@ -432,10 +433,25 @@ class ObjectsMixin:
                 # a project's own wrapper), so grad mode is unknown inside.
                 if not (q or "").startswith(_GRAD_NEUTRAL_DECORATORS):
                     grad, why = Tri.MAYBE, None
+        if not want_state and self.forced_flag is None:
+            flag = self.flag_param(fn)
+            if flag is not None and self.flag_truth(fn, flag, self_val, args, kwargs, node) is None:
+                # Run once with the flag true and once false: `if icm: L = ...` and a later `if icm: L.backward()`
+                # in one loop are never on different sides, which one path-insensitive run would join.
+                out = None
+                for truth in (True, False):
+                    self.forced_flag = (fn, flag, truth)
+                    try:
+                        res = self.run_function(func, self_val, args, kwargs, node, state, want_state, self_import)
+                    finally:
+                        self.forced_flag = None
+                    out = join_values(out, res) if isinstance(res, Value) else out
+                return out if out is not None else UNKNOWN
+        forced = self.forced_flag if self.forced_flag is not None and self.forced_flag[0] is fn else None
         arg_vals = [v for _, v in args]
         kw_vals = {k: v for k, (_, v) in kwargs.items()}
         memo_key = (id(fn), self_val, tuple(arg_vals), tuple(sorted(kw_vals.items(), key=lambda kv: kv[0])), grad,
-                    inference, self.reporting, want_state, self_import)
+                    inference, self.reporting, want_state, self_import, forced[1:] if forced else None)
         try:
             hash(memo_key)
         except TypeError:
@@ -476,6 +492,8 @@ class ObjectsMixin:
         for p in params.kwonlyargs:
             callee_state.set(p.arg, kw_vals[p.arg] if p.arg in kw_vals else _constant_default(defaults.get(p.arg),
                                                                                               called))
+        if forced is not None:
+            callee_state.set(forced[1], PyVal(truth=forced[2]))  # this run's side of the flag
         if params.vararg:
             callee_state.set(params.vararg.arg, UNKNOWN)
         if params.kwarg:
@@ -553,6 +571,53 @@ class ObjectsMixin:
         self.saved_in_call(saves, node, state)
         self.fresh_from_call(result, fn, other_scope.path, state)
         return result
+
+    def flag_param(self, fn: ast.AST) -> Optional[str]:
+        """The function's flag: a parameter with a `True`/`False` default that the body never rebinds and tests
+        as `if flag:` / `if not flag:` in two places or more (`def worker(..., icm=False)`), or None."""
+        if id(fn) in self.flag_params:
+            return self.flag_params[id(fn)]
+        a = fn.args
+        params = a.posonlyargs + a.args
+        flags = {p.arg for p, d in zip(params[len(params) - len(a.defaults):], a.defaults)
+                 if isinstance(d, ast.Constant) and isinstance(d.value, bool)}
+        flags |= {p.arg for p, d in zip(a.kwonlyargs, a.kw_defaults)
+                  if isinstance(d, ast.Constant) and isinstance(d.value, bool)}
+        found = None
+        if flags:
+            tests: dict = {}
+            for n in walk(fn):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in flags:
+                    flags.discard(n.id)
+                elif isinstance(n, ast.If):
+                    t = n.test.operand if isinstance(n.test, ast.UnaryOp) and isinstance(n.test.op, ast.Not) \
+                        else n.test
+                    if isinstance(t, ast.Name):
+                        tests[t.id] = tests.get(t.id, 0) + 1
+            found = next((p.arg for p in params + a.kwonlyargs if p.arg in flags and tests.get(p.arg, 0) >= 2), None)
+        self.flag_params[id(fn)] = found
+        return found
+
+    @staticmethod
+    def flag_truth(fn: ast.AST, flag: str, self_val, args, kwargs, node: ast.AST) -> Optional[bool]:
+        """The truth of the flag parameter as this call binds it (None: unknown, both values possible)."""
+        a = fn.args
+        positional = [p.arg for p in a.posonlyargs + a.args]
+        if self_val is not None and positional:
+            positional = positional[1:]
+        if flag in kwargs:
+            val = kwargs[flag][1]
+        elif flag in positional and positional.index(flag) < len(args):
+            val = args[positional.index(flag)][1]
+        else:
+            if node is fn:
+                return None  # analysed on its own: callers may pass either
+            defaults = dict(zip([p.arg for p in (a.posonlyargs + a.args)][len(a.posonlyargs + a.args) - len(a.defaults):],
+                                a.defaults))
+            defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+            d = defaults.get(flag)
+            return d.value if isinstance(d, ast.Constant) and isinstance(d.value, bool) else None
+        return val.truth if isinstance(val, PyVal) else None
 
     def localize_segs(self, fn: ast.AST, path: str, node: ast.AST, arg_vals, kw_vals, self_import, result, exports,
                       saves, want_state: bool):

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import ast
+
+from ..engine import torchdb as db
 from ..engine.report import text as msg
 from ..engine.events import GraphCutEvent
 from ..findings import Severity
@@ -36,6 +39,20 @@ class TensorFromTensor(Rule):
         Valid("import torch\nw = torch.randn(3, requires_grad=True)\nparts = [(w * i).sum().item() for i in range(3)]\n"
               "stats = torch.tensor(parts)\n"),
     )
+    valid = valid + (
+        # A TD target built from the target network's outputs, copied on purpose as a constant (philtabor's DDPG):
+        # it is only a loss's other argument.
+        Valid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+              "critic, target_critic = nn.Linear(3, 1), nn.Linear(3, 1)\nstate, reward = torch.randn(4, 3), torch.ones(4)\n"
+              "q_next = target_critic(state)\ntarget = [reward[j] + 0.99 * q_next[j] for j in range(4)]\n"
+              "target = torch.tensor(target)\ntarget = target.view(4, 1)\n"
+              "loss = F.mse_loss(target, critic(state))\nloss.backward()\n"),
+        # Discounted returns from the critic's own bootstrap value, subtracted from its predictions (A3C).
+        Valid("import torch\nimport torch.nn as nn\nv_net = nn.Linear(3, 1)\nstates = torch.randn(5, 3)\n"
+              "v = v_net(states)\nR = v[-1]\nrets = []\nfor r in [1.0, 0.0, 1.0]:\n    R = r + 0.9 * R\n"
+              "    rets.append(R)\nreturns = torch.tensor(rets)\ncritic_loss = ((returns - v[:3].squeeze(1)) ** 2).mean()\n"
+              "critic_loss.backward()\n"),
+    )
     invalid = (
         Invalid("import torch\nx = torch.randn(3, requires_grad=True)\ny = torch.tensor(x * 2)\n", line=3,
                 runtime="silent: not y.requires_grad"),
@@ -44,9 +61,59 @@ class TensorFromTensor(Rule):
     )
 
     def check(self, event: GraphCutEvent, report) -> None:
+        if _used_as_target(report.tree, event.node):
+            return
         origin = event.target.origin
         report.add(self, event.node,
                    f"`{event.api}()` copies values that require grad into a tensor without history: no gradient "
                    "flows back. Use the tensor itself (or `.detach().clone()` if a copy without gradient is "
                    "intended)" + (msg(f"; the values come from {origin.text}, line ", origin.line, ".") if origin else "."),
                    related=[origin])
+
+
+def _used_as_target(tree, call: ast.AST) -> bool:
+    """Whether the copy is bound to a name that is only used as a regression target: opposite another value in a
+    subtraction (`returns - values`), as an argument of a loss (`F.mse_loss(target, q)`, `criterion(q, target)`),
+    or handed back to the caller (`return batch_return`). Cutting the graph there is what the code means (an RL
+    return or a TD target built from the network's own outputs, as `.detach()` would); the bug this rule is for
+    is a copy added into a loss as a term (`torch.tensor(parts).sum()`)."""
+    if tree is None:
+        return False
+    scope = tree
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.lineno <= call.lineno <= (n.end_lineno or 0) \
+                and n.lineno >= getattr(scope, "lineno", 0):
+            scope = n
+    parents = {child: parent for parent in ast.walk(scope) for child in ast.iter_child_nodes(parent)}
+    stmt = call
+    while stmt in parents and not isinstance(stmt, ast.stmt):
+        stmt = parents[stmt]
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+        return isinstance(stmt, ast.Return)
+    name = stmt.targets[0].id
+    uses = [n for n in ast.walk(scope) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+            and (n.lineno, n.col_offset) > (stmt.end_lineno, stmt.end_col_offset)]
+    if not uses:
+        return False
+    for use in uses:
+        node = use
+        # `target = target.view(b, 1)`, `.to(device)`: the same values under the same name.
+        while isinstance(parents.get(node), ast.Attribute) and isinstance(parents.get(parents[node]), ast.Call) \
+                and parents[node].attr in ("view", "reshape", "to", "unsqueeze", "squeeze", "float", "cuda",
+                                           "detach", "clone", "type", "double"):
+            node = parents[parents[node]]
+        parent = parents.get(node)
+        if isinstance(parent, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in parent.targets):
+            continue  # rebinds the name; its later uses are checked with the rest
+        if isinstance(parent, ast.Return):
+            continue
+        if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Sub):
+            continue
+        if isinstance(parent, ast.Call) and node in parent.args and len(parent.args) >= 2:
+            func = parent.func
+            fname = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if fname in db.LOSSES_WITH_TARGET or fname in db.LOSS_MODULES_WITH_TARGET or "loss" in fname.lower() \
+                    or "criterion" in fname.lower():
+                continue
+        return False
+    return True
