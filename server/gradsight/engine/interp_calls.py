@@ -498,6 +498,8 @@ class CallsMixin:
             shape = args[0][1].shape
             if is_int is Tri.MAYBE:
                 is_int = args[0][1].is_int
+        if dtype is None and isinstance(node, ast.Call) and any(kw.arg is None for kw in node.keywords):
+            is_int = Tri.MAYBE  # `torch.tensor(0, requires_grad=True, **tkwargs)`: the dict may give the dtype
         result = self.new_leaf(node, rg, shape=shape, is_int=is_int, label=label or f"torch.{name}()", name_hint=None,
                                inference=state.inference)
         if rg_node is not None and rg is not Tri.NO:

@@ -22,6 +22,9 @@ class RequiresGradOnInteger(Rule):
     use_instead = "labels = torch.randint(0, 10, (32,))"
     references = ("https://pytorch.org/docs/stable/notes/autograd.html",)
     valid = (
+        # The dtype may come from a dict of keyword arguments (botorch's tests: `**tkwargs` holds `dtype`).
+        Valid("import torch\ntkwargs = {\"dtype\": torch.float64}\nzero = torch.tensor(0, requires_grad=True, **tkwargs)\n"
+              "(zero * 2).backward()\n"),
         Valid("import torch\nx = torch.arange(5.0, requires_grad=True)\n"),
         Valid("import torch\nx = torch.arange(5).float().requires_grad_()\n"),
         # An empty literal gets the default (float) dtype.
