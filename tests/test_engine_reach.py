@@ -320,8 +320,8 @@ PROGRAMS = {
 
         test_export(2)
         """, [("GS201", 9)], "raises: Can't call numpy() on Tensor that requires grad"),
-    # A decorator of the project's own may enter `no_grad` around the body (lucidrains' `eval_decorator`): grad
-    # mode inside is unknown, so nothing is claimed about the outputs.
+    # A decorator of the project's own may enter `no_grad` around the body (lucidrains' `eval_decorator`): the
+    # function is not analysed on its own, so nothing is claimed about its outputs.
     "own_decorator_may_disable_grad": ("""\
         import functools
         import torch

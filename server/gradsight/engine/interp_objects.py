@@ -424,15 +424,15 @@ class ObjectsMixin:
                     why = self.expr_fact(dec, "no-grad-decorator") if not enabled else None
             elif q not in ("builtins.staticmethod", "builtins.classmethod", "functools.wraps", "builtins.property") \
                     and not (q or "").startswith("torch."):
-                if node is not fn:
-                    # A call through a decorator gradsight cannot see: the wrapper decides what comes back.
+                if node is not fn or not (q or "").startswith(_GRAD_NEUTRAL_DECORATORS):
+                    # A call through a decorator gradsight cannot see: the wrapper decides what comes back. And a
+                    # function under an unknown decorator is not analysed on its own either: the wrapper may enter
+                    # `no_grad` (lucidrains' `eval_decorator`), so little could be claimed, and registries
+                    # (timm's `@register_model` on hundreds of factories) would cost a third more time per file.
                     return UNKNOWN if not want_state else None
-                # The function analysed on its own: its body is what runs whenever the wrapper calls it. A
-                # decorator known to leave grad mode alone (pytest marks, functools caches, CLI and config
-                # entry points) keeps it; any other one may enter `no_grad` (lucidrains' `eval_decorator`,
-                # a project's own wrapper), so grad mode is unknown inside.
-                if not (q or "").startswith(_GRAD_NEUTRAL_DECORATORS):
-                    grad, why = Tri.MAYBE, None
+                # The function analysed on its own under a decorator known to leave grad mode alone (pytest
+                # marks, functools caches, CLI and config entry points): its body is what runs whenever the
+                # wrapper calls it.
         if not want_state and self.forced_flag is None:
             flag = self.flag_param(fn)
             if flag is not None and self.flag_truth(fn, flag, self_val, args, kwargs, node) is None:
