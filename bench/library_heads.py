@@ -8,6 +8,7 @@ package imports resolve. Prints every warning/error and a count per code; `--eng
 checkout's `server/` (to compare two trees); `--out FILE` writes the findings as JSON lines. Never asserts.
 
 Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-path /tmp/old/server]
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh   # the 61 fresh repositories
 """
 
 from __future__ import annotations
@@ -27,6 +28,29 @@ REPOS = ("Lightning-AI/torchmetrics", "cornellius-gp/gpytorch", "pyro-ppl/pyro",
          "pyg-team/pytorch_geometric", "speechbrain/speechbrain", "pytorch/rl", "OpenNMT/OpenNMT-py",
          "allenai/allennlp", "UKPLab/sentence-transformers", "thu-ml/tianshou", "facebookresearch/ParlAI",
          "pytorch/botorch")
+
+# 61 repositories first read on 2026-11-25 (fourth session), in the order they were checked: training scripts, RL,
+# GANs, self-supervised and detection code nobody on this project had run gradsight on (docs/precision.md, "Fresh
+# code"). Checked with `--fresh`.
+FRESH = ("AI4Finance-Foundation/ElegantRL", "lucidrains/x-transformers", "lucidrains/DALLE-pytorch",
+         "Khrylx/PyTorch-RL", "openai/spinningup", "Curt-Park/rainbow-is-all-you-need", "facebookresearch/dino",
+         "lucidrains/lightweight-gan", "lucidrains/stylegan2-pytorch", "thuml/Transfer-Learning-Library",
+         "lucidrains/imagen-pytorch", "lucidrains/DALLE2-pytorch", "mosaicml/composer", "kornia/kornia",
+         "rail-berkeley/rlkit", "znxlwm/pytorch-generative-model-collections", "clovaai/stargan-v2",
+         "facebookresearch/moco", "lucidrains/byol-pytorch", "denisyarats/pytorch_sac", "Zeleni9/pytorch-wgan",
+         "LynnHo/DCGAN-LSGAN-WGAN-GP-DRAGAN-Pytorch", "facebookresearch/drqv2", "MishaLaskin/curl", "sfujim/BCQ",
+         "lucidrains/vit-pytorch", "kuangliu/pytorch-cifar", "eriklindernoren/PyTorch-YOLOv3",
+         "facebookresearch/mae", "nikhilbarhate99/PPO-PyTorch", "philtabor/Youtube-Code-Repository",
+         "higgsfield/RL-Adventure", "graykode/nlp-tutorial", "MorvanZhou/PyTorch-Tutorial", "jik876/hifi-gan",
+         "oscarknagg/few-shot", "taesungp/contrastive-unpaired-translation", "NVlabs/SPADE",
+         "CompVis/taming-transformers", "openai/CLIP", "facebookresearch/swav",
+         "jadore801120/attention-is-all-you-need-pytorch", "TianhongDai/reinforcement-learning-algorithms",
+         "qfettes/DeepRL-Tutorials", "wyharveychen/CloserLookFewShot", "facebookresearch/detr",
+         "facebookresearch/simsiam", "karpathy/llama2.c", "sweetice/Deep-reinforcement-learning-with-pytorch",
+         "jcwleo/random-network-distillation-pytorch", "tkipf/pygcn", "ku2482/sac-discrete.pytorch",
+         "descriptinc/melgan-neurips", "KaiyangZhou/deep-person-reid", "NVIDIA/tacotron2", "tloen/alpaca-lora",
+         "BY571/Soft-Actor-Critic-and-Extensions", "lucidrains/muse-maskgit-pytorch", "WongKinYiu/yolov7",
+         "Lizhi-sjtu/DRL-code-pytorch", "facebookresearch/dinov2")
 
 
 def _skipped(rel: str) -> bool:
@@ -89,8 +113,9 @@ def main() -> int:
     ap.add_argument("--engine-path", help="a server/ folder to run instead of this checkout's")
     ap.add_argument("--out", help="write the warnings/errors as JSON lines here")
     ap.add_argument("--repos", help="comma-separated owner/name list to check instead of the 13 libraries")
+    ap.add_argument("--fresh", action="store_true", help="check the 61 repositories of FRESH instead")
     args = ap.parse_args()
-    repos = tuple(r.strip() for r in args.repos.split(",") if r.strip()) if args.repos else REPOS
+    repos = tuple(r.strip() for r in args.repos.split(",") if r.strip()) if args.repos else (FRESH if args.fresh else REPOS)
     found: list[dict] = []
     lines = 0
     start = time.monotonic()
