@@ -491,6 +491,71 @@ PROGRAMS = {
 
         train(nn.Linear(3, 1), [torch.randn(4, 3) for _ in range(3)], carry=True)
         """, [("GS402", 10)], "raises: Trying to backward through the graph a second time"),
+    # `accelerator.backward(loss)` on a helper gradsight cannot see backwards the loss; the helper is not a tensor
+    # (lucidrains' audiolm trainers: "`clip_grad_norm_` modifies `self.accelerator`, saved by `.log()`", 5 times).
+    "training_helper_backward": ("""\
+        import torch
+        import torch.nn as nn
+
+        class Helper:
+            def backward(self, loss):
+                loss.backward()
+
+            def clip_grad_norm_(self, params, max_norm):
+                return torch.nn.utils.clip_grad_norm_(params, max_norm)
+
+            def log(self, values, step=0):
+                print(step, values)
+
+        class Trainer:
+            def __init__(self, model, accelerator):
+                self.model = model
+                self.accelerator = accelerator
+                self.opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+            def train_step(self, x, step):
+                loss = self.model(x).pow(2).mean()
+                self.accelerator.backward(loss)
+                self.accelerator.clip_grad_norm_(self.model.parameters(), 1.0)
+                self.opt.step()
+                self.opt.zero_grad()
+                self.accelerator.log({"loss": loss.item()}, step=step)
+
+            def train(self, steps):
+                for i in range(steps):
+                    self.train_step(torch.randn(4, 3), i)
+
+        Trainer(nn.Linear(3, 1), Helper()).train(2)
+        """, [], "ok"),
+    # A line search: the ratio is read only in a comparison, so the graph that saved `expected` dies unused, and
+    # scaling `expected` in place next round is fine (dongminlee94's TRPO). The backward before the loop ran on
+    # another graph.
+    "ratio_read_only_in_comparison": ("""\
+        import torch
+
+        w = torch.randn(3, requires_grad=True)
+        old_loss = (w ** 2).sum()
+        g, = torch.autograd.grad(old_loss, [w])
+        expected = (g * w).sum(0, keepdim=True)
+        for i in range(3):
+            new_loss = ((w * 0.5 ** i) ** 2).sum()
+            expected *= 0.5
+            ratio = (new_loss - old_loss) / expected
+            if ratio > 0.1:
+                break
+        """, [], "ok"),
+    # The same ratio also backwarded: the in-place scaling of the divisor it saved raises.
+    "ratio_backwarded_after_scaling": ("""\
+        import torch
+
+        w = torch.randn(3, requires_grad=True)
+        expected = w * 2
+        ratio = w.sum() / expected
+        expected *= 0.5
+        if (ratio > 0.1).any():
+            print("improved")
+        ratio.sum().backward()
+        """, [("GS301", 6)], "raises: " + INPLACE),
     # A bool parameter the call leaves at its default takes one branch: `ret_np=False` never converts.
     "bool_default_branch": ('''\
         import torch

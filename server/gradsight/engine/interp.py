@@ -133,6 +133,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin, OpsMixin, Objec
         # (function node, parameter, truth) of the run in progress, and each function's flag (or None).
         self.forced_flag: Optional[tuple] = None
         self.flag_params: dict = {}
+        self.discarded_names: dict = {}  # id(assignment) -> every read of its name discards the graph
         # Per function frame: its in-place writes on saved tensors, held until it ends (`settle_inplace`), and
         # whether its graphs may outlive it: a backward ran, or a graph went to code gradsight cannot see.
         self.pending_inplace: list = []
@@ -183,7 +184,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin, OpsMixin, Objec
             if self.pending_inplace and isinstance(event, InplaceEvent) and event.target.saved is not None:
                 # An in-place write on a saved tensor inside a function: whether any backward can run through
                 # that graph is known when the function ends (`run_function`, `graph_outlives`).
-                self.pending_inplace[-1].append(event)
+                self.pending_inplace[-1].append((event, getattr(event.node, "lineno", 0)))
                 return
             self.emit_cb(event)
 

@@ -105,6 +105,14 @@ class CallsMixin:
                                  origin=self.expr_fact(node, "made-require-grad"), storage=self.site(node))
             if recv is UNKNOWN and func.attr == "backward":
                 args, kwargs = self.eval_args(node, state)
+                if args and not (isinstance(args[0][1], TensorVal) and args[0][1].rg is Tri.NO):
+                    # `accelerator.backward(loss)`, `fabric.backward(loss)`: a training helper that backwards its
+                    # argument, not a tensor (`t.backward(g)` takes a gradient, which needs no grad). A loss known
+                    # to need grad is backwarded as such; otherwise nothing is concluded about either.
+                    if isinstance(args[0][1], TensorVal) and args[0][1].rg is Tri.YES:
+                        self.backward(args[0][1], args[0][0], node, state, "Tensor.backward", kwargs,
+                                      positional=len(args) - 1)
+                    return PyVal()
                 self.backward(recv, func.value, node, state, "Tensor.backward", kwargs, positional=len(args))
                 return PyVal()
             callee = self.attribute(recv, func, state)

@@ -435,7 +435,9 @@ class ObjectsMixin:
                 # wrapper calls it.
         if not want_state and self.forced_flag is None:
             flag = self.flag_param(fn)
-            if flag is not None and self.flag_truth(fn, flag, self_val, args, kwargs, node) is None:
+            if flag is not None and self.flag_truth(fn, flag, self_val, args, kwargs, node) is not None:
+                flag = None
+            if flag is not None:
                 # Run once with the flag true and once false: `if icm: L = ...` and a later `if icm: L.backward()`
                 # in one loop are never on different sides, which one path-insensitive run would join.
                 out = None
@@ -518,7 +520,7 @@ class ObjectsMixin:
         self.return_states.append([])
         self.call_saves.append([])
         self.pending_inplace.append([])
-        self.frame_flags.append({"backward": False, "escape": False})
+        self.frame_flags.append({"backward": False, "escape": False, "called_at": getattr(node, "lineno", 0)})
         try:
             end = self.exec_block(fn.body, callee_state)
             rets = self.returns[-1]
@@ -539,7 +541,9 @@ class ObjectsMixin:
             self.globals_state, self.globals_scope = saved_globals
             self.loops = saved_loops
         if pending:
-            self.settle_inplace(pending, fn, flags, rets + ([PyVal()] if not end.dead else []), exit_envs + [end.env])
+            entry = {f"{self_name}.{rest}": val for rest, val in (self_import or ())} if self_name else {}
+            self.settle_inplace(pending, fn, flags, rets + ([PyVal()] if not end.dead else []), exit_envs + [end.env],
+                                entry)
         if want_state:
             result = end
         else:
@@ -654,37 +658,64 @@ class ObjectsMixin:
         saves = tuple((storage, op, site if inner(seg) else seg) for storage, op, seg in saves)
         return result, exports, saves
 
-    def settle_inplace(self, pending: list, fn: ast.AST, flags: dict, rets: list, envs: list) -> None:
-        """At a function's end, the in-place writes on saved tensors its body (and its callees) made: reported when
-        a backward ran or a graph went where gradsight cannot follow; handed to the caller, whose own end decides,
-        when only the function's results or attributes carry graphs; dropped when every graph it built dies with
-        its locals."""
-        if flags.get("backward") or flags.get("escape"):
-            for event in pending:
+    def settle_inplace(self, pending: list, fn: ast.AST, flags: dict, rets: list, envs: list,
+                       entry: Optional[dict] = None) -> None:
+        """At a function's end, the in-place writes on saved tensors its body (and its callees) made, as (event, line
+        in this body: the write, or the call it came up through): reported when a backward may run after them or a
+        graph went where gradsight cannot follow; handed to the caller, whose own end decides, when only the
+        function's results or attributes carry graphs; dropped when every graph it built dies with its locals."""
+        if flags.get("escape"):
+            for event, _ in pending:
                 self.emit_cb(event)
-        elif self.graph_outlives(fn, rets, envs):
-            if self.pending_inplace:
-                self.pending_inplace[-1].extend(pending)
-            else:
-                for event in pending:
+            return
+        lines = flags.get("backward_at")
+        if lines:
+            # A write matters to a backward that runs after it in this body, or elsewhere in a loop holding both
+            # (a later iteration). One that ran only before it (TRPO's `autograd.grad` of the old loss, then a line
+            # search that divides by `expected_improve` and scales it in place) never reads what it saved; nor does
+            # the backward inside the very call a callee's write came up through (the callee already checked it).
+            loops = [(n.lineno, n.end_lineno or n.lineno) for n in walk(fn)
+                     if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+            later = []
+            for event, at in pending:
+                if any(b > at or (b != at and any(lo <= b <= hi and lo <= at <= hi for lo, hi in loops))
+                       or (b == at and at == getattr(event.node, "lineno", -1)) for b in lines):
                     self.emit_cb(event)
+                else:
+                    later.append((event, at))
+            pending = later
+            if not pending:
+                return
+        pending = [(event, at) for event, at in pending
+                   if self.graph_outlives(fn, rets, envs, getattr(event.target, "saved_seg", None), entry)]
+        if self.pending_inplace:
+            called_at = flags.get("called_at", 0)
+            self.pending_inplace[-1].extend((event, called_at) for event, _ in pending)
+        else:
+            for event, _ in pending:
+                self.emit_cb(event)
 
     @staticmethod
-    def graph_outlives(fn: ast.AST, rets: list, envs: list) -> bool:
+    def graph_outlives(fn: ast.AST, rets: list, envs: list, seg: Optional[tuple] = None,
+                       entry: Optional[dict] = None) -> bool:
         """Whether a graph built in the function `fn` (which neither backwarded nor handed a graph to unseen code:
         `settle_inplace` asks that first) may still be backwarded after it returns, so that an in-place write on a
         tensor it saved matters: it yields, it returns something that may carry a graph, or it left one in an
         attribute or item (`self.cache = ...`, `state["h"] = ...`). Otherwise every graph it built dies with its
         locals (an inference method that detaches what it hands back: labelmodels' posteriors), and writing into
-        a saved tensor there makes nothing raise."""
+        a saved tensor there makes nothing raise. With `seg` (the graph segment of the op that saved the tensor),
+        only a value whose history runs through that segment counts: a graph the function keeps in `self` that
+        never went through the saving op cannot make that backward raise."""
         if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(fn)):
             return True
-        if not all(graph_free(v) for v in rets):
+        keeps = (lambda v: not graph_free(v)) if seg is None else (lambda v: _holds_seg(v, seg))
+        if any(keeps(v) for v in rets):
             return True
         for env in envs:
             for key, v in env.items():
-                if ("." in key or "[" in key) and not graph_free(v):
-                    return True
+                if ("." in key or "[" in key) and keeps(v) and not (
+                        seg is not None and entry is not None and key in entry and entry[key] is v):
+                    return True  # (with `seg`: an attribute the call left as it found it holds none of its graphs)
         return False
 
     def fresh_from_call(self, result: Value, fn: ast.AST, path: str, state: State) -> None:
@@ -732,3 +763,11 @@ class ObjectsMixin:
             return f"{base}.{node.attr}" if base else None
         return None
 
+
+def _holds_seg(value, seg: tuple) -> bool:
+    """Whether `value` may hold a graph that runs through segment `seg` (unsure values may)."""
+    if isinstance(value, TensorVal):
+        return value.rg is not Tri.NO and seg in value.segs
+    if isinstance(value, SeqVal):
+        return any(_holds_seg(v, seg) for v in value.items)
+    return not isinstance(value, (PyVal, ModuleVal, FuncVal))

@@ -571,8 +571,12 @@ class OpsMixin:
         self.emit(BackwardEvent(call, target, self.seg(target_node), api, call, gradient_given, retain, state.grad,
                                 target_node, tuple(inputs or ()), create, allow_unused, gradient))
         self.backward_seen = True
-        for flags in self.frame_flags:
-            flags["backward"] = True
+        # Each frame records the line of its own body where the backward ran: the call into the callee that ran
+        # it, or the backward itself in the innermost frame.
+        frames = self.frame_flags
+        for i, flags in enumerate(frames):
+            line = frames[i + 1].get("called_at", 0) if i + 1 < len(frames) else call.lineno
+            flags.setdefault("backward_at", []).append(line)
         self.reached_sources |= target.sources
         self.param_cuts(target)
         if target.rg is not Tri.YES or retain is not Tri.NO:

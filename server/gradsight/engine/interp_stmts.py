@@ -97,7 +97,16 @@ class StatementsMixin:
         if isinstance(stmt.value, ast.Dict) and len(stmt.targets) == 1 and key_of(stmt.targets[0]) is not None \
                 and stmt.value.keys and all(k is not None and _const_key(k) for k in stmt.value.keys):
             return self.assign_dict_literal(stmt, stmt.targets[0], stmt.value, state)
-        value = self.eval(stmt.value, state)
+        if len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and self.only_discarded(stmt):
+            # `improve = loss_improve / expected_improve` read only in `if improve > alpha:`: the graph dies
+            # unused, so what its ops save is freed at once, as inside a comparison (TRPO's line search).
+            self.discard_depth += 1
+            try:
+                value = self.eval(stmt.value, state)
+            finally:
+                self.discard_depth -= 1
+        else:
+            value = self.eval(stmt.value, state)
         if value is UNKNOWN and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
                 and isinstance(stmt.value, ast.Call):
             value = self.library_value(stmt.targets[0], stmt.value)
@@ -112,6 +121,39 @@ class StatementsMixin:
         for target in stmt.targets:
             self.assign(target, value, state, stmt)
         return state
+
+    def only_discarded(self, stmt: ast.Assign) -> bool:
+        """Whether every read of the name `stmt` binds, in its function (or module), throws the graph away: an
+        operand of a comparison, `.item()`, `float()`/`int()`/`bool()`, a formatted string. Such a value's graph
+        is never backwarded. Decided once per statement."""
+        cache = self.discarded_names
+        if id(stmt) in cache:
+            return cache[id(stmt)]
+        name = stmt.targets[0].id
+        region = self.stack[-1] if self.stack else self.scope.tree
+        parents = {}
+        reads = []
+        for node in walk(region):
+            for child in ast.iter_child_nodes(node):
+                parents[child] = node
+                if isinstance(child, ast.Name) and child.id == name:
+                    if isinstance(child.ctx, ast.Load):
+                        reads.append(child)
+                    elif child is not stmt.targets[0]:
+                        cache[id(stmt)] = False  # bound elsewhere too: the reads may be of that value
+                        return False
+
+        def discards(n: ast.AST) -> bool:
+            p = parents.get(n)
+            if isinstance(p, (ast.Compare, ast.FormattedValue)):
+                return True
+            if isinstance(p, ast.Attribute) and p.attr in ("item", "tolist") and isinstance(parents.get(p), ast.Call):
+                return True
+            return isinstance(p, ast.Call) and n in p.args and isinstance(p.func, ast.Name) \
+                and p.func.id in ("float", "int", "bool")
+
+        cache[id(stmt)] = bool(reads) and all(discards(r) for r in reads)
+        return cache[id(stmt)]
 
     def assign_dict_literal(self, stmt: ast.Assign, target: ast.AST, node: ast.Dict, state: State) -> State:
         """`d = {"a": x, "b": y}` with constant keys: the entries are tracked like `d["a"] = x` stores (`d` itself

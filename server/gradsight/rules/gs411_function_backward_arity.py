@@ -12,14 +12,17 @@ def _method(cls: ast.ClassDef, name: str) -> Optional[ast.FunctionDef]:
     return next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == name), None)
 
 
-def _input_count(cls: ast.ClassDef) -> Optional[int]:
-    """How many inputs `apply` takes: `forward`'s parameters after `ctx` (none to skip with `setup_context`)."""
+def _input_count(cls: ast.ClassDef) -> Optional[tuple]:
+    """How many inputs `apply` takes, as (fewest, most): `forward`'s parameters after `ctx` (none to skip with
+    `setup_context`); parameters with defaults may be left out, and torch then expects one gradient per input
+    actually passed (BasicSR's `DeformConvFunction` leaves `im2col_step` to its default and returns 8)."""
     forward = _method(cls, "forward")
     if forward is None or forward.args.vararg or forward.args.kwonlyargs or forward.args.kwarg:
         return None
     params = forward.args.posonlyargs + forward.args.args
     skip = 0 if _method(cls, "setup_context") is not None else 1
-    return max(0, len(params) - skip)
+    most = max(0, len(params) - skip)
+    return max(0, most - len(forward.args.defaults)), most
 
 
 def _returned(value: Optional[ast.AST], grad_params: set) -> Optional[tuple]:
@@ -75,6 +78,11 @@ class FunctionBackwardArity(Rule):
               "        ctx.save_for_backward(x)\n        return x * x\n\n    @staticmethod\n"
               "    def backward(ctx, grad_out):\n        x, = ctx.saved_tensors\n        return 2 * x * grad_out\n\n\n"
               "v = torch.randn(3, requires_grad=True)\nSq.apply(v).sum().backward()\n"),
+        # A parameter with a default that `apply` leaves out gets no gradient slot (BasicSR's DeformConvFunction).
+        Valid("import torch\n\n\nclass Scale(torch.autograd.Function):\n    @staticmethod\n"
+              "    def forward(ctx, x, s=2.0, step=64):\n        ctx.s = s\n        return x * s\n\n    @staticmethod\n"
+              "    def backward(ctx, grad_out):\n        return grad_out * ctx.s, None\n\n\n"
+              "v = torch.randn(3, requires_grad=True)\nScale.apply(v, 3.0).sum().backward()\n"),
     )
     invalid = (
         Invalid(_head + "        return grad_out" + _tail, line=11,
@@ -86,10 +94,11 @@ class FunctionBackwardArity(Rule):
     def check(self, event: FileEvent, report) -> None:
         q = event.query
         for cls in q.subclasses("torch.autograd.Function"):
-            expected = _input_count(cls)
+            counts = _input_count(cls)
             backward = _method(cls, "backward")
-            if expected is None or backward is None or len(backward.args.args) < 2 or backward.args.vararg:
+            if counts is None or backward is None or len(backward.args.args) < 2 or backward.args.vararg:
                 continue
+            fewest, expected = counts
             grad_params = {a.arg for a in backward.args.args[1:]}
             for ret in ast.walk(backward):
                 if not isinstance(ret, ast.Return) or q.enclosing_function(ret) is not backward:
@@ -97,6 +106,8 @@ class FunctionBackwardArity(Rule):
                 got = _returned(ret.value, grad_params)
                 if got is None:
                     continue
-                if len(got) < expected or (len(got) > expected and any(got[expected:])):
+                if len(got) < fewest or (len(got) > expected and any(got[expected:])):
+                    n = fewest if len(got) < fewest else expected
+                    least = "at least " if len(got) < fewest and fewest != expected else ""
                     report.add(self, ret, f"`backward` returns {len(got)} gradient{'s' * (len(got) != 1)} but "
-                                          f"`forward` takes {expected} input{'s' * (expected != 1)}; backward raises.")
+                                          f"`forward` takes {least}{n} input{'s' * (n != 1)}; backward raises.")
