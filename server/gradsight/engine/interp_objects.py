@@ -541,9 +541,7 @@ class ObjectsMixin:
             self.globals_state, self.globals_scope = saved_globals
             self.loops = saved_loops
         if pending:
-            entry = {f"{self_name}.{rest}": val for rest, val in (self_import or ())} if self_name else {}
-            self.settle_inplace(pending, fn, flags, rets + ([PyVal()] if not end.dead else []), exit_envs + [end.env],
-                                entry)
+            self.settle_inplace(pending, fn, flags, rets + ([PyVal()] if not end.dead else []), exit_envs + [end.env])
         if want_state:
             result = end
         else:
@@ -658,8 +656,7 @@ class ObjectsMixin:
         saves = tuple((storage, op, site if inner(seg) else seg) for storage, op, seg in saves)
         return result, exports, saves
 
-    def settle_inplace(self, pending: list, fn: ast.AST, flags: dict, rets: list, envs: list,
-                       entry: Optional[dict] = None) -> None:
+    def settle_inplace(self, pending: list, fn: ast.AST, flags: dict, rets: list, envs: list) -> None:
         """At a function's end, the in-place writes on saved tensors its body (and its callees) made, as (event, line
         in this body: the write, or the call it came up through): reported when a backward may run after them or a
         graph went where gradsight cannot follow; handed to the caller, whose own end decides, when only the
@@ -686,8 +683,8 @@ class ObjectsMixin:
             pending = later
             if not pending:
                 return
-        pending = [(event, at) for event, at in pending
-                   if self.graph_outlives(fn, rets, envs, getattr(event.target, "saved_seg", None), entry)]
+        if not self.graph_outlives(fn, rets, envs):
+            return
         if self.pending_inplace:
             called_at = flags.get("called_at", 0)
             self.pending_inplace[-1].extend((event, called_at) for event, _ in pending)
@@ -696,26 +693,22 @@ class ObjectsMixin:
                 self.emit_cb(event)
 
     @staticmethod
-    def graph_outlives(fn: ast.AST, rets: list, envs: list, seg: Optional[tuple] = None,
-                       entry: Optional[dict] = None) -> bool:
+    def graph_outlives(fn: ast.AST, rets: list, envs: list) -> bool:
         """Whether a graph built in the function `fn` (which neither backwarded nor handed a graph to unseen code:
         `settle_inplace` asks that first) may still be backwarded after it returns, so that an in-place write on a
         tensor it saved matters: it yields, it returns something that may carry a graph, or it left one in an
         attribute or item (`self.cache = ...`, `state["h"] = ...`). Otherwise every graph it built dies with its
         locals (an inference method that detaches what it hands back: labelmodels' posteriors), and writing into
-        a saved tensor there makes nothing raise. With `seg` (the graph segment of the op that saved the tensor),
-        only a value whose history runs through that segment counts: a graph the function keeps in `self` that
-        never went through the saving op cannot make that backward raise."""
+        a saved tensor there makes nothing raise. (Which graph outlives is not asked: a value's segments miss
+        the other operand of an in-place op, `x += residual`, so they cannot tell.)"""
         if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(fn)):
             return True
-        keeps = (lambda v: not graph_free(v)) if seg is None else (lambda v: _holds_seg(v, seg))
-        if any(keeps(v) for v in rets):
+        if not all(graph_free(v) for v in rets):
             return True
         for env in envs:
             for key, v in env.items():
-                if ("." in key or "[" in key) and keeps(v) and not (
-                        seg is not None and entry is not None and key in entry and entry[key] is v):
-                    return True  # (with `seg`: an attribute the call left as it found it holds none of its graphs)
+                if ("." in key or "[" in key) and not graph_free(v):
+                    return True
         return False
 
     def fresh_from_call(self, result: Value, fn: ast.AST, path: str, state: State) -> None:
@@ -763,11 +756,3 @@ class ObjectsMixin:
             return f"{base}.{node.attr}" if base else None
         return None
 
-
-def _holds_seg(value, seg: tuple) -> bool:
-    """Whether `value` may hold a graph that runs through segment `seg` (unsure values may)."""
-    if isinstance(value, TensorVal):
-        return value.rg is not Tri.NO and seg in value.segs
-    if isinstance(value, SeqVal):
-        return any(_holds_seg(v, seg) for v in value.items)
-    return not isinstance(value, (PyVal, ModuleVal, FuncVal))
