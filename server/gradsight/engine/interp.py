@@ -133,7 +133,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin, OpsMixin, Objec
         # (function node, parameter, truth) of the run in progress, and each function's flag (or None).
         self.forced_flag: Optional[tuple] = None
         self.flag_params: dict = {}
-        self.discarded_names: dict = {}  # id(assignment) -> every read of its name discards the graph
+        self.discarded_names: dict = {}  # id(function or module) -> {name: every read discards the graph}
         # Per function frame: its in-place writes on saved tensors, held until it ends (`settle_inplace`), and
         # whether its graphs may outlive it: a backward ran, or a graph went to code gradsight cannot see.
         self.pending_inplace: list = []

@@ -125,35 +125,12 @@ class StatementsMixin:
     def only_discarded(self, stmt: ast.Assign) -> bool:
         """Whether every read of the name `stmt` binds, in its function (or module), throws the graph away: an
         operand of a comparison, `.item()`, `float()`/`int()`/`bool()`, a formatted string. Such a value's graph
-        is never backwarded. Decided once per statement."""
-        cache = self.discarded_names
-        if id(stmt) in cache:
-            return cache[id(stmt)]
-        name = stmt.targets[0].id
+        is never backwarded. The function's (or module's) names are surveyed once, in one walk."""
         region = self.stack[-1] if self.stack else self.scope.tree
-        parents = {}
-        reads = []
-        for node in walk(region):
-            for child in ast.iter_child_nodes(node):
-                parents[child] = node
-                if isinstance(child, ast.Name) and child.id == name:
-                    if isinstance(child.ctx, ast.Load):
-                        reads.append(child)
-                    elif child is not stmt.targets[0]:
-                        cache[id(stmt)] = False  # bound elsewhere too: the reads may be of that value
-                        return False
-
-        def discards(n: ast.AST) -> bool:
-            p = parents.get(n)
-            if isinstance(p, (ast.Compare, ast.FormattedValue)):
-                return True
-            if isinstance(p, ast.Attribute) and p.attr in ("item", "tolist") and isinstance(parents.get(p), ast.Call):
-                return True
-            return isinstance(p, ast.Call) and n in p.args and isinstance(p.func, ast.Name) \
-                and p.func.id in ("float", "int", "bool")
-
-        cache[id(stmt)] = bool(reads) and all(discards(r) for r in reads)
-        return cache[id(stmt)]
+        survey = self.discarded_names.get(id(region))
+        if survey is None:
+            survey = self.discarded_names[id(region)] = _survey_discarded(region)
+        return survey.get(stmt.targets[0].id, False)
 
     def assign_dict_literal(self, stmt: ast.Assign, target: ast.AST, node: ast.Dict, state: State) -> State:
         """`d = {"a": x, "b": y}` with constant keys: the entries are tracked like `d["a"] = x` stores (`d` itself
@@ -922,3 +899,31 @@ def _returns_inside(loop: ast.AST) -> bool:
         if not (t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.Lambda or t is ast.ClassDef):
             todo.extend(children(n))
     return False
+
+
+def _survey_discarded(region: ast.AST) -> dict:
+    """name -> True when the name is bound once in `region` and every read of it discards the graph (an operand
+    of a comparison, `.item()`/`.tolist()`, `float()`/`int()`/`bool()`, a formatted string)."""
+    parents = {}
+    stores: dict = {}
+    reads: dict = {}
+    for node in walk(region):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+            if isinstance(child, ast.Name):
+                if isinstance(child.ctx, ast.Load):
+                    reads.setdefault(child.id, []).append(child)
+                else:
+                    stores[child.id] = stores.get(child.id, 0) + 1
+
+    def discards(n: ast.AST) -> bool:
+        p = parents.get(n)
+        if isinstance(p, (ast.Compare, ast.FormattedValue)):
+            return True
+        if isinstance(p, ast.Attribute) and p.attr in ("item", "tolist") and isinstance(parents.get(p), ast.Call):
+            return True
+        return isinstance(p, ast.Call) and n in p.args and isinstance(p.func, ast.Name) \
+            and p.func.id in ("float", "int", "bool")
+
+    return {name: stores.get(name) == 1 and all(discards(r) for r in found) for name, found in reads.items()}
+
