@@ -8,7 +8,7 @@ package imports resolve. Prints every warning/error and a count per code; `--eng
 checkout's `server/` (to compare two trees); `--out FILE` writes the findings as JSON lines. Never asserts.
 
 Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-path /tmp/old/server]
-     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh   # the 85 fresh repositories
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh   # the 93 fresh repositories
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ REPOS = ("Lightning-AI/torchmetrics", "cornellius-gp/gpytorch", "pyro-ppl/pyro",
          "allenai/allennlp", "UKPLab/sentence-transformers", "thu-ml/tianshou", "facebookresearch/ParlAI",
          "pytorch/botorch")
 
-# 85 repositories first read on 2026-11-25 (fourth session), in the order they were checked: training scripts, RL,
+# 93 repositories first read on 2026-11-25 (fourth session), in the order they were checked: training scripts, RL,
 # GANs, self-supervised and detection code nobody on this project had run gradsight on (docs/precision.md, "Fresh
 # code"). Checked with `--fresh`.
 FRESH = ("AI4Finance-Foundation/ElegantRL", "lucidrains/x-transformers", "lucidrains/DALLE-pytorch",
@@ -57,7 +57,10 @@ FRESH = ("AI4Finance-Foundation/ElegantRL", "lucidrains/x-transformers", "lucidr
          "MorvanZhou/Reinforcement-learning-with-tensorflow", "Shawn1993/cnn-text-classification-pytorch",
          "chenxi116/PNASNet.pytorch", "dongminlee94/deep_rl", "vy007vikas/PyTorch-ActorCriticRL",
          "Kchu/DeepRL_PyTorch", "facebookresearch/moco-v3", "bentrevett/pytorch-seq2seq",
-         "utkuozbulak/pytorch-cnn-visualizations", "Lornatang/SRGAN-PyTorch", "nadavbh12/VQ-VAE", "thuml/Autoformer")
+         "utkuozbulak/pytorch-cnn-visualizations", "Lornatang/SRGAN-PyTorch", "nadavbh12/VQ-VAE", "thuml/Autoformer",
+         "Harry24k/adversarial-attacks-pytorch", "jacobgil/pytorch-grad-cam", "MadryLab/robustness",
+         "milesial/Pytorch-UNet", "aitorzip/PyTorch-CycleGAN", "tatsu-lab/stanford_alpaca",
+         "LeeJunHyun/Image_Segmentation", "salesforce/BLIP")
 
 
 def _skipped(rel: str) -> bool:
@@ -120,7 +123,7 @@ def main() -> int:
     ap.add_argument("--engine-path", help="a server/ folder to run instead of this checkout's")
     ap.add_argument("--out", help="write the warnings/errors as JSON lines here")
     ap.add_argument("--repos", help="comma-separated owner/name list to check instead of the 13 libraries")
-    ap.add_argument("--fresh", action="store_true", help="check the 85 repositories of FRESH instead")
+    ap.add_argument("--fresh", action="store_true", help="check the 93 repositories of FRESH instead")
     args = ap.parse_args()
     repos = tuple(r.strip() for r in args.repos.split(",") if r.strip()) if args.repos else (FRESH if args.fresh else REPOS)
     found: list[dict] = []
