@@ -529,20 +529,22 @@ PROGRAMS = {
         """, [], "ok"),
     # A line search: the ratio is read only in a comparison, so the graph that saved `expected` dies unused, and
     # scaling `expected` in place next round is fine (dongminlee94's TRPO). The backward before the loop ran on
-    # another graph.
+    # another graph. (Inside a function: module-level names are not surveyed, see `only_discarded`.)
     "ratio_read_only_in_comparison": ("""\
         import torch
 
-        w = torch.randn(3, requires_grad=True)
-        old_loss = (w ** 2).sum()
-        g, = torch.autograd.grad(old_loss, [w])
-        expected = (g * w).sum(0, keepdim=True)
-        for i in range(3):
-            new_loss = ((w * 0.5 ** i) ** 2).sum()
-            expected *= 0.5
-            ratio = (new_loss - old_loss) / expected
-            if ratio > 0.1:
-                break
+        def line_search(w):
+            old_loss = (w ** 2).sum()
+            g, = torch.autograd.grad(old_loss, [w])
+            expected = (g * w).sum(0, keepdim=True)
+            for i in range(3):
+                new_loss = ((w * 0.5 ** i) ** 2).sum()
+                expected *= 0.5
+                ratio = (new_loss - old_loss) / expected
+                if ratio > 0.1:
+                    break
+
+        line_search(torch.randn(3, requires_grad=True))
         """, [], "ok"),
     # The same ratio also backwarded: the in-place scaling of the divisor it saved raises.
     "ratio_backwarded_after_scaling": ("""\

@@ -123,10 +123,14 @@ class StatementsMixin:
         return state
 
     def only_discarded(self, stmt: ast.Assign) -> bool:
-        """Whether every read of the name `stmt` binds, in its function (or module), throws the graph away: an
+        """Whether every read of the name `stmt` binds, in its function, throws the graph away: an
         operand of a comparison, `.item()`, `float()`/`int()`/`bool()`, a formatted string. Such a value's graph
-        is never backwarded. The function's (or module's) names are surveyed once, in one walk."""
-        region = self.stack[-1] if self.stack else self.scope.tree
+        is never backwarded. The function's names are surveyed once, in one walk. Module-level code is not
+        surveyed: that walk would cover the whole file on every keystroke (+20 ms at p90 typing in timm's
+        `vision_transformer.py`, measured)."""
+        if not self.stack:
+            return False
+        region = self.stack[-1]
         survey = self.discarded_names.get(id(region))
         if survey is None:
             survey = self.discarded_names[id(region)] = _survey_discarded(region)
