@@ -737,6 +737,15 @@ def gen_candidates(initial_conditions, acquisition_function, lower=None, upper=N
 """
 
 
+def assert_runs_with(folder, program: str, probe: str) -> None:
+    """`program`, saved as run.py in `folder` (next to the modules it imports), runs under torch without raising
+    and leaves `probe` true."""
+    run = folder / "run.py"
+    run.write_text(program)
+    ran = run_scripts([(str(run), probe)], cwd=str(folder))[0]
+    assert not ran["raised"] and ran["probe"] is True
+
+
 def test_requires_grad_on_an_unseen_result_is_evidence(tmp_path):
     # botorch's `columnwise_clamp(X).requires_grad_(True)` with X a parameter: whatever it returned, the result now
     # requires grad (evidence of use), so keeping `candidates.clone()` each step keeps a graph (botorch@b20eee7e).
@@ -746,11 +755,9 @@ def test_requires_grad_on_an_unseen_result_is_evidence(tmp_path):
     result = analyze_source(BOTORCH_GEN, str(gen), workspace=Workspace(tmp_path))
     found = [(f.code, f.line, f.severity) for f in result.findings]
     assert found == [("GS404", 13, Severity.WARNING)]
-    run = tmp_path / "run.py"
-    run.write_text("import torch\nfrom gen import gen_candidates\n"
-                   "c, t = gen_candidates(torch.rand(2, 3), lambda x: (x ** 2).sum(-1), 0.0, 1.0)\n")
-    ran = run_scripts([(str(run), "all(x.grad_fn is not None for x in t['candidates'])")], cwd=str(tmp_path))[0]
-    assert not ran["raised"] and ran["probe"] is True
+    assert_runs_with(tmp_path, "import torch\nfrom gen import gen_candidates\n"
+                     "c, t = gen_candidates(torch.rand(2, 3), lambda x: (x ** 2).sum(-1), 0.0, 1.0)\n",
+                     "all(x.grad_fn is not None for x in t['candidates'])")
     # The same tensor detached before it is kept: nothing to report.
     clean = BOTORCH_GEN.replace("candidates.clone()", "candidates.clone().detach()")
     assert [f.code for f in analyze_source(clean, str(gen), workspace=Workspace(tmp_path)).findings] == []
@@ -780,11 +787,9 @@ def test_eval_mode_on_an_unseen_model_is_evidence(tmp_path):
     result = analyze_source(EVAL_FUNCTION, str(path))
     loud = [(f.code, f.line, f.severity) for f in result.findings if f.severity in (Severity.WARNING, Severity.ERROR)]
     assert loud == [("GS404", 10, Severity.WARNING), ("GS404", 11, Severity.WARNING)]
-    run = tmp_path / "run.py"
-    run.write_text("import torch\nimport torch.nn as nn\nfrom evaluate import evaluate\n"
-                   "s, total = evaluate(nn.Linear(3, 1), [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)])\n")
-    ran = run_scripts([(str(run), "s.grad_fn is not None and total.grad_fn is not None")], cwd=str(tmp_path))[0]
-    assert not ran["raised"] and ran["probe"] is True
+    assert_runs_with(tmp_path, "import torch\nimport torch.nn as nn\nfrom evaluate import evaluate\n"
+                     "s, total = evaluate(nn.Linear(3, 1), [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)])\n",
+                     "s.grad_fn is not None and total.grad_fn is not None")
     # Under no_grad, or called only under no_grad by the file: quiet.
     wrapped = EVAL_FUNCTION.replace("    for x, y in batches:", "    with torch.no_grad():\n      for x, y in batches:")
     wrapped = wrapped.replace("\n        ", "\n          ")

@@ -133,9 +133,10 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin, OpsMixin, Objec
         # (function node, parameter, truth) of the run in progress, and each function's flag (or None).
         self.forced_flag: Optional[tuple] = None
         self.flag_params: dict = {}
-        self.discarded_names: dict = {}  # id(function or module) -> {name: every read discards the graph}
-        # Per function frame: its in-place writes on saved tensors, held until it ends (`settle_inplace`), and
-        # whether its graphs may outlive it: a backward ran, or a graph went to code gradsight cannot see.
+        self.discarded_names: dict = {}  # id(function) -> {name: every read discards the graph}
+        # Per function frame: its in-place writes on saved tensors as (event, line in the frame's body), held until
+        # it ends (`settle_inplace`), and its flags: where in its body backwards ran (`backward_at`), whether a
+        # graph went to code gradsight cannot see (`escape`), and the line of the call that made it (`called_at`).
         self.pending_inplace: list = []
         self.frame_flags: list = []
         # (id of the function frame or None, reference key) -> where an optimizer took the parameters of an object

@@ -11,7 +11,7 @@ from .astwalk import walk
 from .events import InferenceSaveEvent
 from .interp_util import (BUILTINS, MAX_CALL_DEPTH, _class_methods, _constant_default, _is_static, _msite,
                           _own_mutations, _pcut_of, _plain_class, const_bool, flat_tensors, key_of, layers_have_params,
-                          map_tensors, with_carried)
+                          map_tensors, param_defaults, with_carried)
 from .state import State
 from .values import (GRAD_MODE_OFF, ONLY_FROM_NO_GRAD, UNKNOWN, USE, ClassInfo, FuncVal, ModuleVal, ObjectVal, ParamsVal,
                      NameOf, PyVal, SeqVal, TensorVal, Tri, Value, graph_free, join_values)
@@ -435,9 +435,7 @@ class ObjectsMixin:
                 # wrapper calls it.
         if not want_state and self.forced_flag is None:
             flag = self.flag_param(fn)
-            if flag is not None and self.flag_truth(fn, flag, self_val, args, kwargs, node) is not None:
-                flag = None
-            if flag is not None:
+            if flag is not None and self.flag_truth(fn, flag, self_val, args, kwargs, node) is None:
                 # Run once with the flag true and once false: `if icm: L = ...` and a later `if icm: L.backward()`
                 # in one loop are never on different sides, which one path-insensitive run would join.
                 out = None
@@ -480,10 +478,7 @@ class ObjectsMixin:
             for rest, val in self_import or ():
                 callee_state.set(f"{self_name}.{rest}", val)
             positional = positional[1:]
-        all_positional = list(params.posonlyargs) + list(params.args)
-        defaults = dict(zip([p.arg for p in all_positional[len(all_positional) - len(params.defaults):]],
-                            params.defaults))
-        defaults.update({p.arg: d for p, d in zip(params.kwonlyargs, params.kw_defaults) if d is not None})
+        defaults = param_defaults(params)
         for i, p in enumerate(positional):
             if i < len(vals):
                 callee_state.set(p.arg, vals[i])
@@ -520,7 +515,7 @@ class ObjectsMixin:
         self.return_states.append([])
         self.call_saves.append([])
         self.pending_inplace.append([])
-        self.frame_flags.append({"backward": False, "escape": False, "called_at": getattr(node, "lineno", 0)})
+        self.frame_flags.append({"escape": False, "called_at": getattr(node, "lineno", 0)})
         try:
             end = self.exec_block(fn.body, callee_state)
             rets = self.returns[-1]
@@ -581,10 +576,8 @@ class ObjectsMixin:
             return self.flag_params[id(fn)]
         a = fn.args
         params = a.posonlyargs + a.args
-        flags = {p.arg for p, d in zip(params[len(params) - len(a.defaults):], a.defaults)
+        flags = {name for name, d in param_defaults(a).items()
                  if isinstance(d, ast.Constant) and isinstance(d.value, bool)}
-        flags |= {p.arg for p, d in zip(a.kwonlyargs, a.kw_defaults)
-                  if isinstance(d, ast.Constant) and isinstance(d.value, bool)}
         found = None
         if flags:
             tests: dict = {}
@@ -614,10 +607,7 @@ class ObjectsMixin:
         else:
             if node is fn:
                 return None  # analysed on its own: callers may pass either
-            defaults = dict(zip([p.arg for p in (a.posonlyargs + a.args)][len(a.posonlyargs + a.args) - len(a.defaults):],
-                                a.defaults))
-            defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
-            d = defaults.get(flag)
+            d = param_defaults(a).get(flag)
             return d.value if isinstance(d, ast.Constant) and isinstance(d.value, bool) else None
         return val.truth if isinstance(val, PyVal) else None
 

@@ -428,9 +428,7 @@ class OpsMixin:
         if value.storage[0] != self.scope.path or not (
                 getattr(stmt, "lineno", 0) <= line <= (getattr(stmt, "end_lineno", None) or 0)):
             return
-        for k, v in list(state.env.items()):
-            if isinstance(v, TensorVal) and v.storage == value.storage:
-                state.env[k] = v.with_(storage=None)
+        self.retire_storage(value.storage, state)
 
     @staticmethod
     def retire_storage(site: tuple, state: State) -> None:

@@ -110,6 +110,14 @@ def _is_tensor_function(qual: str) -> bool:
     return qual.startswith(_OP_NAMESPACES) or db.op_entry(qual) is not None and qual.startswith("torch.")
 
 
+def param_defaults(args: ast.arguments) -> dict:
+    """Parameter name -> its default's node, positional and keyword-only alike."""
+    positional = args.posonlyargs + args.args
+    defaults = dict(zip([p.arg for p in positional[len(positional) - len(args.defaults):]], args.defaults))
+    defaults.update({p.arg: d for p, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    return defaults
+
+
 def _constant_default(node: Optional[ast.AST], called: bool = False) -> Value:
     """The value of a parameter left to its default: a constant's is known (`smooth=1.0`, `cache=None`). A bool
     default's truth only when a real call left it (`called`): a function analysed on its own has callers that may

@@ -103,10 +103,10 @@ class ModuleNameRebound(Rule):
         # Rebinding after the last use of the module is legal Python, if odd.
         Valid("import torch\n\nw = torch.randn(3, requires_grad=True)\nloss = (w * 2).sum()\nloss.backward()\n"
               "torch = None\n"),
-        # A parameter called like a module (e.g. `F` as an argument) is the function's own name.
         # The name now holds an optimizer made from the module's class; `optim.step()` is its method.
         Valid("import torch\nimport torch.optim as optim\n\nw = torch.randn(3, requires_grad=True)\n"
               "optim = torch.optim.SGD([w], lr=0.1)\n(w * 2).sum().backward()\noptim.step()\noptim.zero_grad()\n"),
+        # A parameter called like a module (e.g. `F` as an argument) is the function's own name.
         Valid("import torch\nimport torch.nn.functional as F\n\n\ndef act(x, F=F):\n    return F.relu(x)\n\n\n"
               "y = act(torch.randn(3))\n"),
     )

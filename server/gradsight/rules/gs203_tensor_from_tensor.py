@@ -38,8 +38,6 @@ class TensorFromTensor(Rule):
               "torch.stack(parts).sum().backward()\n"),
         Valid("import torch\nw = torch.randn(3, requires_grad=True)\nparts = [(w * i).sum().item() for i in range(3)]\n"
               "stats = torch.tensor(parts)\n"),
-    )
-    valid = valid + (
         # A TD target built from the target network's outputs, copied on purpose as a constant (philtabor's DDPG):
         # it is only a loss's other argument.
         Valid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"

@@ -24,9 +24,9 @@ class GradInputUnused(Rule):
     example = "x = torch.randn(3, requires_grad=True)\nz = torch.randn(3, requires_grad=True)\ngx, gz = torch.autograd.grad((x * 2).sum(), [x, z])"
     use_instead = "gx, gz = torch.autograd.grad((x * 2).sum(), [x, z], allow_unused=True)  # gz is None"
     references = ("https://pytorch.org/docs/stable/generated/torch.autograd.grad.html",)
-    valid = (Valid("import torch\nx = torch.randn(3, requires_grad=True)\nz = torch.randn(3, requires_grad=True)\n"
-                   "gx, gz = torch.autograd.grad((x * 2).sum(), [x, z], allow_unused=True)\n"),)
-    valid = valid + (
+    valid = (
+        Valid("import torch\nx = torch.randn(3, requires_grad=True)\nz = torch.randn(3, requires_grad=True)\n"
+              "gx, gz = torch.autograd.grad((x * 2).sum(), [x, z], allow_unused=True)\n"),
         # An input reaching the output only through a call gradsight cannot see (pyro's `kl_divergence` of
         # distributions built from it): it may feed the output, so nothing is claimed.
         Valid("import torch\nfrom torch.distributions import Bernoulli, kl_divergence\n"
