@@ -589,6 +589,200 @@ PROGRAMS = {
         ones = w.new_full((3,), 1.0)
         ones.sum().backward()
         """, [("GS401", 4)], "raises: does not require grad"),
+    # `torch.autograd.grad(loss, fast_weights)` runs (and frees) only the nodes between the loss and the fast weights:
+    # the shared encoder output, which does not depend on them, keeps its graph for the outer backward
+    # (meta-transfer-learning's `meta_forward`; the fast weights come from MAML's `list(map(lambda ..., zip(...)))`).
+    "maml_inner_grad_keeps_encoder_graph": ("""\
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        class Learner(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = nn.Parameter(torch.randn(3, 4))
+                self.b = nn.Parameter(torch.zeros(3))
+
+            def forward(self, x, weights=None):
+                w, b = weights if weights is not None else (self.w, self.b)
+                return F.linear(x, w, b)
+
+        encoder = nn.Linear(4, 4)
+        learner = Learner()
+        shot, query, label = torch.randn(5, 4), torch.randn(5, 4), torch.randint(0, 3, (5,))
+        emb_shot, emb_query = encoder(shot), encoder(query)
+        loss = F.cross_entropy(learner(emb_shot), label)
+        grad = torch.autograd.grad(loss, learner.parameters())
+        fast = list(map(lambda p: p[1] - 0.1 * p[0], zip(grad, learner.parameters())))
+        for _ in range(3):
+            loss = F.cross_entropy(learner(emb_shot, fast), label)
+            grad = torch.autograd.grad(loss, fast)
+            fast = [p[1] - 0.1 * p[0] for p in zip(grad, fast)]
+        F.cross_entropy(learner(emb_query, fast), label).backward()
+        """, [], "ok"),
+    # The same inner step, but the value used again depends on the inputs of `autograd.grad`: the nodes between them
+    # were run and freed, so the second pass raises.
+    "inner_grad_frees_what_depends_on_inputs": ("""\
+        import torch
+
+        w = torch.randn(3, requires_grad=True)
+        h = (w * 2).exp()
+        g = torch.autograd.grad(h.sum(), [w])
+        h.prod().backward()
+        """, [("GS402", 6)], "raises: Trying to backward through the graph a second time"),
+    # `torch.max(a, b)` (elementwise, the "other" overload) saves its inputs, not its output: writing into the
+    # output is harmless (fast_adversarial's `clamp(X, lo, hi) = torch.max(torch.min(X, hi), lo)`) ...
+    "binary_max_does_not_save_its_output": ("""\
+        import torch
+
+        d = torch.zeros(3, requires_grad=True)
+        out = torch.max(torch.min(d * 2, torch.ones(3)), -torch.ones(3))
+        out[:1] = 0
+        out.sum().backward()
+        """, [], "ok"),
+    # ... while the full reduction `torch.max(x)` saves its output.
+    "reduction_max_saves_its_output": ("""\
+        import torch
+
+        d = torch.randn(3, requires_grad=True)
+        m = torch.max(d * 2)
+        m.mul_(2)
+        m.backward()
+        """, [("GS301", 5)], "raises: " + INPLACE),
+    # Nor does `autograd.grad(f(t), t)` run the history of `t` itself: rebuilding `t` from the old one each step keeps
+    # a graph that is never freed (outlier-exposure's temperature search). The chain does grow by two nodes a step.
+    "grad_does_not_free_the_inputs_history": ("""\
+        import torch
+        import torch.nn.functional as F
+
+        logits, labels = torch.randn(20, 4), torch.randint(0, 4, (20,))
+        lower, upper = 0.2, 5.0
+        t = torch.FloatTensor([0.5 * (lower + upper)]).requires_grad_()
+        while upper - lower > 1e-4:
+            if torch.autograd.grad(F.cross_entropy(logits / t, labels), t)[0] > 0:
+                upper = 0.5 * (lower + upper)
+            else:
+                lower = 0.5 * (lower + upper)
+            t = t * 0 + 0.5 * (lower + upper)
+        """, [("GS404", 12)], "ok"),
+    # Two heads of one critic, one optimizer: after `zero_grad()` and the first head's backward, `step()` updates only
+    # the parameters that have a gradient (the first head's), so the second head's graph is intact and its backward
+    # runs; two outputs of one call keep separate graph segments (pranz24's SAC) ...
+    "twin_heads_stepped_one_at_a_time": ("""\
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        class QNetwork(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.l1, self.l2 = nn.Linear(3, 8), nn.Linear(8, 1)
+                self.l3, self.l4 = nn.Linear(3, 8), nn.Linear(8, 1)
+
+            def forward(self, s, a):
+                xu = torch.cat([s, a], 1)
+                return self.l2(F.relu(self.l1(xu))), self.l4(F.relu(self.l3(xu)))
+
+        critic = QNetwork()
+        policy = nn.Linear(2, 1)
+        critic_optim = torch.optim.Adam(critic.parameters())
+        policy_optim = torch.optim.Adam(policy.parameters())
+        s, a, target = torch.randn(4, 2), torch.randn(4, 1), torch.randn(4, 1)
+        qf1, qf2 = critic(s, a)
+        qf1_loss, qf2_loss = F.mse_loss(qf1, target), F.mse_loss(qf2, target)
+        qf1_pi, qf2_pi = critic(s, policy(s))
+        policy_loss = -torch.min(qf1_pi, qf2_pi).mean()
+        critic_optim.zero_grad()
+        qf1_loss.backward()
+        critic_optim.step()
+        critic_optim.zero_grad()
+        qf2_loss.backward()
+        critic_optim.step()
+        """, [], "ok"),
+    # ... but the policy loss, built through both heads before either step, raises.
+    "policy_backward_after_both_critic_steps": ("""\
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        class QNetwork(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.l1, self.l2 = nn.Linear(3, 8), nn.Linear(8, 1)
+                self.l3, self.l4 = nn.Linear(3, 8), nn.Linear(8, 1)
+
+            def forward(self, s, a):
+                xu = torch.cat([s, a], 1)
+                return self.l2(F.relu(self.l1(xu))), self.l4(F.relu(self.l3(xu)))
+
+        critic = QNetwork()
+        policy = nn.Linear(2, 1)
+        critic_optim = torch.optim.Adam(critic.parameters())
+        policy_optim = torch.optim.Adam(policy.parameters())
+        s, a, target = torch.randn(4, 2), torch.randn(4, 1), torch.randn(4, 1)
+        qf1, qf2 = critic(s, a)
+        qf1_loss, qf2_loss = F.mse_loss(qf1, target), F.mse_loss(qf2, target)
+        qf1_pi, qf2_pi = critic(s, policy(s))
+        policy_loss = -torch.min(qf1_pi, qf2_pi).mean()
+        critic_optim.zero_grad()
+        qf1_loss.backward()
+        critic_optim.step()
+        critic_optim.zero_grad()
+        qf2_loss.backward()
+        critic_optim.step()
+        policy_optim.zero_grad()
+        policy_loss.backward()
+        """, [("GS308", 31)], "raises: " + INPLACE),
+    # An EMA copy frozen by `requires_grad_(False)` (NVlabs/edm): its parameters do not require grad, so copying into
+    # them in place is fine ...
+    "ema_copy_frozen_by_requires_grad_": ("""\
+        import copy
+        import torch
+        import torch.nn as nn
+
+        net = nn.Linear(2, 2)
+        ema = copy.deepcopy(net).eval().requires_grad_(False)
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        for _ in range(2):
+            opt.zero_grad()
+            net(torch.randn(3, 2)).pow(2).mean().backward()
+            opt.step()
+            for p_ema, p_net in zip(ema.parameters(), net.parameters()):
+                p_ema.copy_(p_net.detach().lerp(p_ema, 0.9))
+        """, [], "ok"),
+    # ... while the same copy left trainable raises on the in-place write into a leaf.
+    "ema_copy_left_trainable": ("""\
+        import copy
+        import torch
+        import torch.nn as nn
+
+        net = nn.Linear(2, 2)
+        ema = copy.deepcopy(net).eval()
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        for _ in range(2):
+            opt.zero_grad()
+            net(torch.randn(3, 2)).pow(2).mean().backward()
+            opt.step()
+            for p_ema, p_net in zip(ema.parameters(), net.parameters()):
+                p_ema.copy_(p_net.detach().lerp(p_ema, 0.9))
+        """, [("GS302", 13)], "raises: a leaf Variable that requires grad is being used in an in-place operation"),
+    # `zip` of two parameter lists (a target network's soft update) pairs their parameters.
+    "soft_update_over_zip": ("""\
+        import copy
+        import torch
+        import torch.nn as nn
+
+        net = nn.Linear(2, 2)
+        target = copy.deepcopy(net)
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        for _ in range(2):
+            loss = (net(torch.randn(4, 2)) - target(torch.randn(4, 2)).detach()).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            for tp, p in zip(target.parameters(), net.parameters()):
+                tp.data.copy_(0.9 * tp.data + 0.1 * p.data)
+        """, [], "ok"),
 }
 
 

@@ -229,3 +229,14 @@ class ZeroGradEvent(Event):
 
     backward: Fact
     step: Fact
+
+
+@dataclass(frozen=True)
+class DiscardEvent(Event):
+    """An expression statement whose value is a new tensor made from a tensor by an out-of-place method
+    (`p.grad.mul(-1)`, `x.detach()`, `x.masked_fill(m, 0)`): the result is thrown away and the receiver is
+    unchanged. `node` is the call; `receiver` its receiver's value."""
+
+    method: str
+    receiver: TensorVal
+

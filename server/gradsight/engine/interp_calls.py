@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Optional
 
 from . import torchdb as db
+from .astwalk import walk
 from .events import (CheckpointEvent, FactoryEvent, FuncGradEvent, GraphCutEvent, ModuleCallEvent, NumpyEvent,
                      OptimizerEvent)
 from .interp_util import (FUNC_GRAD_TRANSFORMS, REQUIRES_GRAD_SPELLINGS, _fsite, _is_static, _is_tensor_function,
@@ -39,6 +40,7 @@ class CallsMixin:
                         kwvals[kw.arg] = (kw.value, v)
                 val = self.tensor_method(func.attr, func.value, recv, args, node, state, kwvals)
                 self.record(node, val)
+                self.last_method = (node, recv)  # for `stmt_Expr`: a statement that discards a new tensor
                 return val
             if isinstance(recv, ModuleVal):
                 return self.module_method(recv, func, node, state)
@@ -176,16 +178,56 @@ class CallsMixin:
         sites = opt.module_sites
         what = dict(expr=self.seg(node), owner=opt.owner) if opt.owner else dict(expr=self.seg(node))
         fact = None
+        graded = self.graded_since_zero(opt, func, state)
 
         def mark(val: TensorVal) -> TensorVal:
             nonlocal fact
             if val.rg is Tri.NO or val.freed is not None or val.stepped is not None or not sites & val.psaved:
+                return val
+            inner = val.psaved - sites
+            if graded is not None and inner and not inner & graded:
+                # The layers this graph saved have no gradient since `zero_grad()` set them to None, and an
+                # optimizer skips such parameters: this step leaves them as they were (pranz24's SAC: `qf1_loss`
+                # backwarded and stepped, then `qf2_loss`, built by the critic's other head, backwarded).
                 return val
             fact = fact or self.fact(node, "stepped-params-of" if opt.owner else "stepped-params", **what)
             return val.with_(stepped=fact)
 
         for key, val in list(state.env.items()):
             state.env[key] = map_tensors(val, mark)
+
+    def graded_since_zero(self, opt: OptimizerVal, func: ast.Attribute, state: State) -> Optional[frozenset]:
+        """The module sites whose parameters may have a gradient when `opt.step()` runs, read from the statements
+        before it in its block back to the optimizer's (or its module's) `zero_grad()`: the gradient sources of
+        the tensors backwarded in between. None when that is not known: no such `zero_grad()` in the block, one
+        that keeps zero tensors (`set_to_none=False`), a backward inside a nested statement or of a value whose
+        sources are not all known."""
+        ctx = getattr(self, "block_ctx", None)
+        if ctx is None:
+            return None
+        stmts, i = ctx
+        mine = {self.seg(func.value)} | ({opt.owner} if opt.owner else set())
+        graded: frozenset = frozenset()
+        for stmt in reversed(stmts[:i]):
+            call = stmt.value if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) else None
+            f = call.func if call is not None else None
+            if isinstance(f, ast.Attribute) and f.attr == "zero_grad" and self.seg(f.value) in mine:
+                keep = next((k.value for k in call.keywords if k.arg == "set_to_none"), None)
+                if call.args or keep is not None and const_bool(keep) is not True:
+                    return None
+                return graded
+            if isinstance(f, ast.Attribute) and f.attr == "backward" and not call.args:
+                key = key_of(f.value)
+                val = state.get(key) if key else None
+                if not isinstance(val, TensorVal) or not val.psrc:
+                    return None  # (a batch of data that also fed it, `psrc_partial`, is taken to add no parameters)
+                graded |= val.psrc
+                continue
+            if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in (
+                    "backward", "zero_grad", "step") or isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                    and n.func.id == "backward" for n in walk(stmt)):
+                return None
+        return None
 
     def eval_args(self, node: ast.Call, state: State) -> tuple[list, dict]:
         args = [(a, self.eval(a, state)) for a in node.args]
@@ -279,6 +321,7 @@ class CallsMixin:
         if qual in db.BACKWARD_FUNCS:
             target_node, target = args[0] if args else kwargs.get("outputs", kwargs.get("tensors", (None, UNKNOWN)))
             inputs: list = []
+            in_val: Value = UNKNOWN
             if qual.endswith(".grad"):
                 in_node, in_val = args[1] if len(args) > 1 else kwargs.get("inputs", (None, UNKNOWN))
                 if isinstance(in_val, TensorVal):
@@ -290,9 +333,14 @@ class CallsMixin:
             else:
                 gradient = args[1] if len(args) > 1 else kwargs.get("grad_tensors")
             if target_node is not None:
-                self.backward(target, target_node, node, state, qual, kwargs, inputs=inputs, gradient=gradient)
+                self.backward(target, target_node, node, state, qual, kwargs, inputs=inputs, gradient=gradient,
+                              grad_inputs=in_val if qual.endswith(".grad") else None)
             if not qual.endswith(".grad"):
                 return PyVal()
+            if not inputs and isinstance(in_val, (SeqVal, ParamsVal)):
+                # `autograd.grad(loss, fast_weights)`: one gradient per element of a sequence bound to a name.
+                grads = self.grad_results(node, target, [(None, self.element_of(in_val))], kwargs, state)
+                return SeqVal(grads.items, homog=True) if isinstance(grads, SeqVal) else grads
             return self.grad_results(node, target, inputs, kwargs, state)
         if qual in db.NUMPY_FUNCS:
             if args and isinstance(args[0][1], TensorVal):
@@ -411,6 +459,25 @@ class CallsMixin:
         if name in ("list", "tuple", "reversed") and len(args) == 1 and isinstance(args[0][1], SeqVal):
             # A copy of a known sequence has the same elements (an iterator over it yields them once).
             return args[0][1]
+        known = (SeqVal, ParamsVal)
+        if name == "zip" and args and not kwargs and all(isinstance(v, known) for _, v in args):
+            # Pairs of the sequences' elements (`zip(grads, params)`, `zip(target.parameters(), net.parameters())`),
+            # summarised as one element: a tuple of each sequence's joined element.
+            return SeqVal((SeqVal(tuple(self.element_of(v) for _, v in args)),), homog=True)
+        if name == "enumerate" and len(args) == 1 and not kwargs and isinstance(args[0][1], known):
+            return SeqVal((SeqVal((PyVal(scalar=True), self.element_of(args[0][1]))),), homog=True)
+        if name == "map" and len(args) == 2 and not kwargs and isinstance(args[0][0], ast.Lambda) \
+                and isinstance(args[1][1], known) and len(args[0][0].args.args) == 1 and not (
+                    args[0][0].args.vararg or args[0][0].args.kwarg or args[0][0].args.kwonlyargs):
+            # `list(map(lambda p: p[1] - lr * p[0], zip(grads, fast_weights)))` (MAML's inner step): the lambda's
+            # body on the joined element, in a copy of the state.
+            fn = args[0][0]
+            inner = state.copy()
+            self.assign(ast.Name(id=fn.args.args[0].arg, ctx=ast.Store()), self.element_of(args[1][1]), inner, fn)
+            out = self.eval(fn.body, inner)
+            if isinstance(out, (TensorVal, ModuleVal, ObjectVal, SeqVal)):
+                return SeqVal((out,), homog=True)
+            return UNKNOWN
         if name in ("max", "min", "abs", "sum", "round", "float", "int", "len", "sorted", "list", "tuple", "range",
                     "enumerate", "zip", "str", "repr", "print", "isinstance", "pow", "divmod", "map", "filter",
                     "any", "all", "reversed", "dict", "set", "format", "hash", "id", "type"):

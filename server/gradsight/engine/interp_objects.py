@@ -30,7 +30,8 @@ class ObjectsMixin:
         if name in ("parameters",):
             self.eval_args(node, state)
             return ParamsVal(origin=self.fact(node, "parameters-of", expr=self.seg(func.value)), owner=key_of(func.value),
-                             module_sites=frozenset({_msite(recv)}) if _msite(recv) else frozenset())
+                             module_sites=frozenset({_msite(recv)}) if _msite(recv) else frozenset(),
+                             frozen=recv.has_params is Tri.NO)
         if name in ("to", "cuda", "cpu", "float", "double", "half", "train", "eval", "requires_grad_", "zero_grad",
                     "apply", "share_memory", "type"):
             args, kwargs = self.eval_args(node, state)
@@ -630,20 +631,26 @@ class ObjectsMixin:
         site = self.site(node)
 
         def inner(seg) -> bool:
-            return type(seg) is tuple and len(seg) == 3 and seg[0] == path and first <= seg[1] <= last \
+            return type(seg) is tuple and len(seg) >= 3 and seg[0] == path and first <= seg[1] <= last \
                 and seg not in handed
+
+        def at_site(seg) -> tuple:
+            # Qualified by the call site, each keeps its identity: two outputs of one call built by separate
+            # branches (a twin-Q network's `return x1, x2`) free nothing of each other, a shared trunk still does.
+            return site + (seg,)
 
         def local(v: TensorVal) -> TensorVal:
             new = frozenset(s for s in v.segs if inner(s))
             moved = v.saved_seg is not None and inner(v.saved_seg)
             if not new and not moved:
                 return v
-            return v.with_(segs=(v.segs - new) | {site} if new else v.segs, saved_seg=site if moved else v.saved_seg)
+            return v.with_(segs=(v.segs - new) | {at_site(s) for s in new} if new else v.segs,
+                           saved_seg=at_site(v.saved_seg) if moved else v.saved_seg)
 
         if isinstance(result, Value):
             result = map_tensors(result, local)
         exports = tuple((k, map_tensors(v, local)) for k, v in exports)
-        saves = tuple((storage, op, site if inner(seg) else seg) for storage, op, seg in saves)
+        saves = tuple((storage, op, at_site(seg) if inner(seg) else seg) for storage, op, seg in saves)
         return result, exports, saves
 
     def settle_inplace(self, pending: list, fn: ast.AST, flags: dict, rets: list, envs: list) -> None:

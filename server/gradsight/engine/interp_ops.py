@@ -10,11 +10,20 @@ from .astwalk import walk
 from . import torchdb as db
 from .events import (BackwardEvent, CarryEvent, FactoryEvent, InferenceSaveEvent, InplaceEvent, LossTargetEvent,
                      NumpyEvent, OutArgEvent, ViewInplaceEvent)
-from .interp_util import (_basic_index, _broadcast, _cap, _fsite, _pcut_of, _pretty, _reduced_shape,
+from .interp_util import (grad_origins, _basic_index, _broadcast, _cap, _fsite, _pcut_of, _pretty, _reduced_shape,
                           _saved_input_indices, const_bool, key_of, kwarg, map_tensors)
 from .state import State
 from .values import (GRAD_MODE_OFF, MADE_LEAF_REQUIRE_GRAD, ONLY_FROM_NO_GRAD, UNKNOWN, USE, Fact, ModuleVal, ParamCut,
                      ParamReach, PyVal, SeqVal, TensorVal, Tri, Value, join_all)
+
+
+def _input_segs(val: Optional[Value]) -> Optional[frozenset]:
+    """The graph segments in the history of `torch.autograd.grad`'s inputs (None when an input is not known)."""
+    if isinstance(val, TensorVal):
+        return val.segs
+    if isinstance(val, SeqVal) and val.items and all(isinstance(v, TensorVal) for v in val.items):
+        return frozenset().union(*[v.segs for v in val.items])
+    return None
 
 
 class OpsMixin:
@@ -194,6 +203,11 @@ class OpsMixin:
         if nd == "no_grad" or short in ("long", "int", "bool", "byte", "short"):
             return TensorVal(rg=Tri.NO, leaf=Tri.YES, is_int=Tri.YES, origin=self.expr_fact(node), nograd=self.fact(node, "not-differentiable", op=short))
         if not tensors:
+            if state.inference and unknown_inputs:
+                # Whatever its inputs, a torch op under `torch.inference_mode()` makes an inference tensor (timm's
+                # KD teacher: `softmax(teacher(x))` on a model gradsight cannot see).
+                why = self.fact(node, "inference-mode-op", op=short)
+                return TensorVal(rg=Tri.NO, leaf=Tri.YES, inference=True, origin=self.expr_fact(node), nograd=why)
             return UNKNOWN
         any_yes = any(v.rg is Tri.YES for _, v in tensors)
         all_no = all(v.rg is Tri.NO for _, v in tensors) and not unknown_inputs
@@ -222,7 +236,8 @@ class OpsMixin:
         carried = None
         via = None
         stored = None
-        entry = db.op_entry(qual, [isinstance(v, TensorVal) for _, v in args]) if rg is not Tri.NO else None
+        entry = db.op_entry(qual, [True if isinstance(v, TensorVal) else None if v is UNKNOWN else False
+                                   for _, v in args]) if rg is not Tri.NO else None
         psrc: frozenset = frozenset()
         pcut = _pcut_of(v for _, v in args)
         partial = unknown_inputs or any(v.psrc_partial for _, v in tensors)
@@ -537,7 +552,7 @@ class OpsMixin:
 
     def backward(self, target: Value, target_node: ast.AST, call: ast.Call, state: State, api: str,
                  kwargs: dict, positional: int = 0, inputs: list | None = None,
-                 gradient: Optional[tuple] = None) -> None:
+                 gradient: Optional[tuple] = None, grad_inputs: Optional[Value] = None) -> None:
         key = key_of(target_node)
         if key is not None and state.grad is not Tri.NO and (
                 target is UNKNOWN or isinstance(target, TensorVal) and target.rg is Tri.MAYBE):
@@ -588,10 +603,26 @@ class OpsMixin:
             # What this backward freed no longer counts as saved for the callers either.
             frame[:] = [entry for entry in frame if entry[2] not in target.segs]
 
+        # `torch.autograd.grad(out, inputs)` runs, and frees, only the nodes on paths from `out` to an input: a
+        # value whose gradient reaches none of the inputs' leaves keeps its graph (MAML's shared encoder output,
+        # used again after an inner-loop `autograd.grad(loss, fast_weights)`).
+        # Nor does it run the inputs' own history: a value whose shared segments all lie there keeps its graph
+        # (`t = t * 0 + c` after `autograd.grad(f(t), t)`, a line search on `t`).
+        by_grad = grad_inputs is not None and api == "torch.autograd.grad"
+        wanted = grad_origins(grad_inputs, partial=True) if by_grad else None
+        behind = _input_segs(grad_inputs) if by_grad else None
+
         def consume(val: TensorVal) -> TensorVal:
             if val.saved is not None and val.saved_seg is not None and val.saved_seg in target.segs:
                 # The graph that saved this value is gone: modifying it in place is harmless now.
                 val = val.with_(saved=None, saved_seg=None)
+            shared = val.segs & target.segs
+            if wanted is not None and shared:
+                mine = grad_origins(val, partial=True)
+                if mine is not None and not mine & wanted:
+                    return val
+            if behind is not None and shared and shared <= behind:
+                return val
             if val.segs & target.segs and val.rg is not Tri.NO:
                 val = val.with_(freed=line_fact, freed_sure=True, carried=None)
             return val

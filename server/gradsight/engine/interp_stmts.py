@@ -9,7 +9,7 @@ from typing import Optional
 
 from .astwalk import children, walk
 from . import torchdb as db
-from .events import AccumulateEvent, FactoryEvent, GradModeEvent, LoopEvent, ReassignEvent, ZeroGradEvent
+from .events import AccumulateEvent, DiscardEvent, FactoryEvent, GradModeEvent, LoopEvent, ReassignEvent, ZeroGradEvent
 from .interp_util import (LoopCtx, _const_key, MAX_LOOP_ITERS, MAX_LOOP_NESTING, REQUIRES_GRAD_SPELLINGS, _accumulated_operand,
                           _backward_names, _grad_read_keys, _has_backward, _holds_tensor, _is_static, _loop_effects,
                           _loop_store_counts, _msite, _params_accumulated_into_self, _pcut_of, _root_name, _stmt_method,
@@ -28,10 +28,13 @@ class StatementsMixin:
     # ------------------------------------------------------------------ statements
     def exec_block(self, stmts: list[ast.stmt], state: State) -> State:
         pending = self.check_step_order(stmts) if self.reporting and len(stmts) >= 3 else ()
-        for stmt in stmts:
+        outer = getattr(self, "block_ctx", None)
+        for i, stmt in enumerate(stmts):
             if state.dead:
                 break
+            self.block_ctx = (stmts, i)  # for `graded_since_zero`: the statements before this one in its block
             state = self.exec_stmt(stmt, state)
+        self.block_ctx = outer
         for zero, backward, step in pending:
             # Resolved after the block ran, so optimizers built inside it are known.
             if self.clears_stepped_grads(zero.value, step.value, state):
@@ -87,6 +90,11 @@ class StatementsMixin:
 
     def stmt_Expr(self, stmt: ast.Expr, state: State) -> State:
         val = self.eval(stmt.value, state)
+        call = stmt.value
+        last = getattr(self, "last_method", None)
+        if self.reporting and last is not None and last[0] is call and isinstance(val, TensorVal) \
+                and call.func.attr in db.PURE_METHODS and not last[1].evidence:
+            self.emit(DiscardEvent(call, call.func.attr, last[1]))
         if isinstance(val, GradModeCtx) and val.sets_mode:
             # `torch.set_grad_enabled(False)` as a statement changes the mode from here on.
             state.grad = val.enabled
@@ -865,6 +873,9 @@ class StatementsMixin:
         return None
 
     def element_of(self, value: Value) -> Value:
+        if isinstance(value, ParamsVal) and value.frozen:
+            return TensorVal(rg=Tri.NO, leaf=Tri.YES, param=True, origin=value.origin, is_int=Tri.NO,
+                             nograd=value.origin)
         if isinstance(value, ParamsVal):
             return TensorVal(rg=Tri.YES, leaf=Tri.YES, param=True, origin=value.origin, is_int=Tri.NO,
                              psrc=value.module_sites, evidence=value.evidence, psrc_partial=value.evidence)

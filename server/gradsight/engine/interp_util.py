@@ -11,7 +11,7 @@ from .astwalk import walk
 from . import torchdb as db
 from .report import Source, text
 from .state import State
-from .values import UNKNOWN, ClassInfo, Fact, FuncVal, ModuleVal, PyVal, SeqVal, TensorVal, Tri, Value
+from .values import UNKNOWN, ClassInfo, Fact, FuncVal, ModuleVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value
 
 
 MAX_LOOP_ITERS = 4
@@ -277,7 +277,7 @@ def _is_static(fn: ast.AST) -> bool:
 
 # Calls on an attribute (`self.x.m(...)`) that leave what gradsight knows about `x` as it was; any other method
 # may change it. (`train`/`eval` change only a module's mode: recorded as "x:mode".)
-_KEEPING_METHODS = {"parameters", "named_parameters", "state_dict", "children", "modules", "named_modules",
+_KEEPING_METHODS = {"parameters", "named_parameters", "state_dict", "load_state_dict", "children", "modules", "named_modules",
                     "buffers", "named_buffers", "forward", "zero_grad", "step", "to", "cuda", "cpu", "float", "double",
                     "half", "size", "dim", "numel", "item", "tolist", "numpy", "detach", "clone", "get", "keys",
                     "values", "items", "copy", "format", "view", "reshape", "flatten", "unsqueeze", "squeeze",
@@ -525,6 +525,27 @@ def _pcut_of(vals) -> frozenset:
         if isinstance(v, (TensorVal, PyVal)) and v.pcut:
             out |= v.pcut
     return _cap(out)
+
+
+def grad_origins(val: Value, partial: bool = False) -> Optional[frozenset]:
+    """The leaves a value's gradient can reach, as sites: leaves created with requires_grad=True (`sources`) and
+    modules whose parameters feed it (`psrc`). None when not known: an unknown value, or one an unknown value fed.
+    For `torch.autograd.grad(out, inputs)`: a value none of whose origins is an input's does not depend on any
+    input, so no node of its history lies on a path from `out` to an input, and torch runs (and frees) only those.
+    `partial`: the origins seen, even where an unknown value (most often a batch of data) also fed the value. If `v`
+    depends on input `x`, every origin of `x` is one of `v`'s; so known origins of `x` that `v` lacks show that `v`
+    does not, unless an unknown value fed `v` (that case is taken as independent: a batch of data, in practice).
+    Each element of a sequence must have a known origin: an element with none could be anything."""
+    if isinstance(val, TensorVal):
+        if val.psrc_partial and not partial:
+            return None
+        return (val.sources | val.psrc) or None
+    if isinstance(val, ParamsVal):
+        return val.module_sites or None
+    if isinstance(val, SeqVal) and val.items:
+        parts = [grad_origins(v, partial) for v in val.items]
+        return None if any(p is None for p in parts) else frozenset().union(*parts)
+    return None
 
 
 def _fsite(f: Fact) -> tuple:

@@ -44,6 +44,16 @@ NOT_INPLACE = {"requires_grad_", "retain_grad", "share_memory_", "register_hook"
                "pin_memory", "record_stream", "detach_", "resize_", "resize_as_", "set_", "backward"}
 # Methods returning values that change device or dtype: a copy (non-leaf) unless it is a no-op.
 COPY_METHODS = {"to", "cuda", "cpu", "double", "float", "half", "bfloat16", "type", "type_as"}
+# Tensor methods that return a new tensor and change nothing (their in-place twins end in `_`): a statement that only
+# calls one of them on a tensor throws its work away (`DiscardEvent`). Methods that may return the tensor itself
+# (`.to()` when nothing changes) are included: the statement still does nothing.
+PURE_METHODS = {"add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod", "pow", "neg", "abs",
+                "sqrt", "rsqrt", "exp", "log", "log1p", "sigmoid", "tanh", "relu", "clamp", "clamp_min", "clamp_max",
+                "clip", "floor", "ceil", "round", "trunc", "sign", "reciprocal", "masked_fill", "masked_scatter",
+                "index_fill", "index_add", "index_copy", "index_put", "scatter", "scatter_add", "lerp", "addcmul",
+                "addcdiv", "t", "transpose", "permute", "view", "reshape", "squeeze", "unsqueeze", "flatten",
+                "expand", "repeat", "contiguous", "clone", "detach", "float", "half", "double", "long", "int",
+                "bool", "to", "cpu", "cuda", "type", "type_as", "zero", "fill", "normal", "uniform"}
 ALWAYS_COPY = {"double", "half", "bfloat16", "cuda"}
 VIEW_METHODS = {"view", "view_as", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "flatten",
                 "expand", "expand_as", "narrow", "t", "T", "mT", "select", "unfold", "diagonal",
@@ -184,12 +194,20 @@ _TABLE = _load()
 def op_entry(qual: str, tensor_args: Optional[list] = None) -> Optional[dict]:
     """What `qual` saves for backward, or None when nothing is known (callers then assume it saves nothing).
 
-    `tensor_args[i]` says whether positional argument i is a tensor; the generated table has separate facts
-    for Python-number arguments (`x * 2.0` saves the wrapped scalar, `x + 2.0` saves nothing).
+    `tensor_args[i]` says whether positional argument i is a tensor (None: not known); the generated table has
+    separate facts for Python-number arguments (`x * 2.0` saves the wrapped scalar, `x + 2.0` saves nothing).
     """
     entry = _op_entry(qual)
     if entry is None or not tensor_args:
         return entry
+    overloads = entry.get("overloads") or {}
+    if len(tensor_args) >= 2 and tensor_args[0]:
+        # `torch.max(a, b)` (overload "other": saves its inputs) against `torch.max(x, dim)` ("dim": saves the
+        # indices) and `torch.max(x)` (the entry: saves its output). A second argument not known to be a number
+        # is taken as a tensor: a dim is almost always a literal.
+        sub = overloads.get("dim") if tensor_args[1] is False else overloads.get("other")
+        if sub is not None:
+            return sub
     for idx, sub in (entry.get("when_not_tensor") or {}).items():
         if idx.isdigit() and int(idx) < len(tensor_args) and not tensor_args[int(idx)]:
             return sub

@@ -399,6 +399,7 @@ class ParamsVal(Value):
     owner: Optional[str] = None  # reference key of the module, e.g. "model"
     module_sites: frozenset = frozenset()  # where those modules were created (see `TensorVal.psaved`)
     evidence: bool = False  # the parameters of an object gradsight cannot see: they require grad by evidence of use
+    frozen: bool = False  # of a module frozen by `requires_grad_(False)` (an EMA copy): they do not require grad
 
 
 @dataclass(frozen=True)

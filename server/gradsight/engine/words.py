@@ -56,6 +56,7 @@ FACT_WORDS: dict[str, str] = {
     "requires-grad-false-call": "requires_grad_(False)",
     "requires-grad-attribute": "`requires_grad = {flag}`",
     "not-differentiable": "`{op}` is not differentiable: its result has no gradient",
+    "inference-mode-op": "`{op}` ran under `torch.inference_mode()`: its result is an inference tensor, with no gradient",
     "zero-gradient": "`{op}` has a zero gradient everywhere",
     "grad-without-create-graph": "`torch.autograd.grad` without create_graph=True returns gradients with no history",
     "copied-to-numpy": "`{expr}` copied the values into NumPy",

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from ..engine.astwalk import walk
 from ..engine.report import Note
@@ -9,6 +10,14 @@ from ..findings import Severity
 from .base import Invalid, Rule, Valid
 
 _ZEROING_WORDS = ("zero_grad", "zero_", "set_to_none", "reset", "clear")
+
+
+# An "EMA optimizer" (MixMatch's `WeightEMA`, `ema_optimizer.step()`) averages weights into a copy of the model and
+# never reads `.grad`: there is nothing of its own to zero.
+def _is_ema(name: str) -> bool:
+    words = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()
+    return "ema" in re.split(r"[^a-z0-9]+", words)
+
 
 
 class _LoopScan:
@@ -89,7 +98,8 @@ def _unzeroed_optimizer(scan: _LoopScan, steps: list, backwards: list, defs: dic
     optimizer never zeroed, and the last backward before its step. None otherwise."""
     # Only what is surely an optimizer counts: `.step()` without positional arguments (an environment's
     # `env.step(action)` and AMP's `scaler.step(optimizer)` take one) on a name that says so (`optimizer_D`).
-    steps = [c for c in steps if not c.args and "opt" in ast.unparse(c.func.value).lower()]
+    steps = [c for c in steps if not c.args and "opt" in ast.unparse(c.func.value).lower()
+             and not _is_ema(ast.unparse(c.func.value))]
     stepped = list(dict.fromkeys(ast.unparse(c.func.value) for c in steps))
     if len(stepped) < 2:
         return None
@@ -146,6 +156,15 @@ class MissingZeroGrad(Rule):
         Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
               "for i in range(4):\n    m(torch.randn(3, 2)).pow(2).mean().backward()\n    if i % 2 == 1:\n"
               "        opt.step()\n        opt.zero_grad()\n"),
+        # An "EMA optimizer" (MixMatch's `WeightEMA`) steps beside the real one and never reads `.grad`.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass WeightEMA:\n    def __init__(self, model, ema_model):\n"
+              "        self.params = list(model.parameters())\n        self.ema_params = list(ema_model.parameters())\n\n"
+              "    def step(self):\n        with torch.no_grad():\n"
+              "            for p, e in zip(self.params, self.ema_params):\n                e.mul_(0.9).add_(p * 0.1)\n\n\n"
+              "model, ema_model = nn.Linear(2, 1), nn.Linear(2, 1)\n"
+              "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\nema_optimizer = WeightEMA(model, ema_model)\n"
+              "for i in range(3):\n    loss = model(torch.randn(3, 2)).pow(2).mean()\n    optimizer.zero_grad()\n"
+              "    loss.backward()\n    optimizer.step()\n    ema_optimizer.step()\n"),
         # A meta-learning inner optimizer bound by `with` is new for each task; it never touches `.grad`.
         Valid("import contextlib\nimport torch\n\n\nclass Inner:\n    def __init__(self, w):\n        self.w = w\n\n"
               "    def step(self, loss):\n        (g,) = torch.autograd.grad(loss, [self.w], create_graph=True)\n"

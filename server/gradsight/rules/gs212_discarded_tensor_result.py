@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+import ast
+
+from ..engine.events import DiscardEvent
+from ..engine.report import make_fix
+from ..findings import Applicability, Edit, Severity
+from .base import Invalid, Rule, Valid
+
+
+class DiscardedTensorResult(Rule):
+    code = "GS212"
+    name = "discarded-tensor-result"
+    severity = Severity.WARNING
+    summary = ("A statement calls an out-of-place tensor method (`x.detach()`, `p.grad.mul(-1)`, "
+               "`x.masked_fill(m, 0)`) and throws the new tensor away: `x` is unchanged.")
+    events = (DiscardEvent,)
+    what_it_does = ("Flags an expression statement whose whole value is a new tensor made by an out-of-place method "
+                    "of a tensor: arithmetic (`mul`, `add`, `clamp`, `masked_fill`, ...), `detach`, shape and dtype "
+                    "methods, `.to()`/`.cpu()`. The receiver must be known to be a tensor: a module's `.float()` or "
+                    "`.to(device)` works in place and is not reported, nor is a statement inside a `try` block or a "
+                    "`with ...raises(...)` block (code that expects the call to fail).")
+    why_bad = ("These methods return a new tensor and leave their receiver alone; the in-place forms end in `_` "
+               "(`mul_`, `detach_`, `clamp_`). As a statement the result is lost: a gradient meant to be negated "
+               "keeps its sign, so the optimizer steps the wrong way (ShangtongZhang/DeepRL's policy gradient), a "
+               "tensor meant to be detached keeps its graph, a mask is never applied. Nothing raises.")
+    example = "loss.backward()\npolicy.weight.grad.mul(-1)   # meant: ascend; the gradient is unchanged\nopt.step()"
+    use_instead = "loss.backward()\npolicy.weight.grad = policy.weight.grad.mul(-1)\nopt.step()"
+    fix_safety = ("Unsafe: the fix makes the line do what it says, which changes the program's values. Where the "
+                  "receiver can be assigned (`x`, `self.x`, `p.grad`) the result is assigned back to it "
+                  "(`x = x.detach()`); otherwise the in-place form is used where one exists (`.mul(-1)` becomes "
+                  "`.mul_(-1)`). The two differ when other names share the old tensor: check which one is meant.")
+    references = ("https://pytorch.org/docs/stable/tensors.html#in-place-operations",)
+    valid = (
+        Valid("import torch\nw = torch.ones(3, requires_grad=True)\n(w * 2).sum().backward()\nw.grad.mul_(-1)\n"
+              "assert torch.equal(w.grad, torch.full((3,), -2.0))\n"),
+        Valid("import torch\nx = torch.randn(3, requires_grad=True) * 1\nx = x.detach()\nassert not x.requires_grad\n"),
+        # A module's `.float()` and `.to()` work in place.
+        Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 2).double()\nm.float()\n"
+              "assert m.weight.dtype == torch.float32\n"),
+        # Code that expects the call to fail.
+        Valid("import torch\nx = torch.randn(2, 3)\ntry:\n    x.view(7)\nexcept RuntimeError:\n    print('no view')\n"),
+    )
+    invalid = (
+        Invalid("import torch\nw = torch.ones(3, requires_grad=True)\n(w * 2).sum().backward()\nw.grad.mul(-1)\n",
+                line=4, runtime="silent: torch.equal(w.grad, torch.full((3,), 2.0))",
+                fixed="import torch\nw = torch.ones(3, requires_grad=True)\n(w * 2).sum().backward()\n"
+                      "w.grad = w.grad.mul(-1)\n"),
+        Invalid("import torch\nh = torch.zeros(2, requires_grad=True) * 1\nh.detach()\n", line=3,
+                runtime="silent: h.requires_grad", fixed="import torch\nh = torch.zeros(2, requires_grad=True) * 1\n"
+                                                        "h = h.detach()\n"),
+        # A chain: the last call's result is what is thrown away (ShangtongZhang/DeepRL, `MDP.py`).
+        Invalid("import torch\nw = torch.ones(3, requires_grad=True)\n(w * 2).sum().backward()\n"
+                "w.grad.mul_(0.5).add_(1.0).mul(-1)\n", line=4,
+                runtime="silent: torch.equal(w.grad, torch.full((3,), 2.0))",
+                fixed="import torch\nw = torch.ones(3, requires_grad=True)\n(w * 2).sum().backward()\n"
+                      "w.grad.mul_(0.5).add_(1.0).mul_(-1)\n"),
+    )
+
+    def check(self, event: DiscardEvent, report) -> None:
+        call = event.node
+        if _expects_failure(report.tree, call):
+            return
+        recv = call.func.value
+        text = report.source.segment(recv)
+        method = event.method
+        fix = None
+        if _assignable(recv) and "\n" not in text:
+            fix = make_fix(f"Assign the result back to `{text}`", Applicability.UNSAFE,
+                           Edit(call.lineno, call.col_offset + 1, call.lineno, call.col_offset + 1, f"{text} = "))
+        elif method not in ("detach", "to", "cpu", "cuda", "type", "type_as", "float", "half", "double", "long",
+                            "int", "bool", "view", "reshape", "t", "transpose", "permute", "squeeze", "unsqueeze",
+                            "flatten", "expand", "repeat", "contiguous", "clone", "index_put"):
+            end = call.func.end_col_offset
+            fix = make_fix(f"Use the in-place `.{method}_()`", Applicability.UNSAFE,
+                           Edit(call.func.end_lineno, end + 1, call.func.end_lineno, end + 1, "_"))
+        if method == "detach":
+            what = f"`{text}.detach()` returns a detached copy and this statement throws it away: `{text}` keeps its graph"
+        else:
+            what = (f"`.{method}()` returns a new tensor and this statement throws it away: `{text}` is unchanged")
+        report.add(self, call, f"{what}. Assign the result or use the in-place form.", fix=fix)
+
+
+def _assignable(node: ast.AST) -> bool:
+    """`x`, `self.x`, `p.grad`, `xs[i]`: a target the result can be assigned back to (no call on the way)."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        if isinstance(node, ast.Subscript) and any(isinstance(n, ast.Call) for n in ast.walk(node.slice)):
+            return False
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def _expects_failure(tree, call: ast.AST) -> bool:
+    """The statement sits in a `try` body or a `with` block whose context mentions `raises` (`pytest.raises`,
+    `self.assertRaises`): code written to see the call fail."""
+    if tree is None:
+        return False
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Try) and n.handlers:
+            body = n.body
+        elif isinstance(n, (ast.With, ast.AsyncWith)) and any(
+                "raises" in ast.unparse(item.context_expr).lower() for item in n.items):
+            body = n.body
+        else:
+            continue
+        if any(sub is call for stmt in body for sub in ast.walk(stmt)):
+            return True
+    return False
