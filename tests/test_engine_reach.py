@@ -766,6 +766,45 @@ PROGRAMS = {
             for p_ema, p_net in zip(ema.parameters(), net.parameters()):
                 p_ema.copy_(p_net.detach().lerp(p_ema, 0.9))
         """, [("GS302", 13)], "raises: a leaf Variable that requires grad is being used in an in-place operation"),
+    # Evidence from use: a loss module's `forward` gets the prediction, which has a graph, so a write into a tensor
+    # an op saved from it is reported (a warning) although the file never calls the loss (timm's asymmetric loss) ...
+    "loss_module_writes_into_saved_target": ("""\
+        import torch
+        import torch.nn as nn
+
+        class SmoothedFocalLoss(nn.Module):
+            def __init__(self, eps=0.1):
+                super().__init__()
+                self.eps = eps
+
+            def forward(self, logits, target):
+                p = torch.softmax(logits, dim=-1)
+                onehot = torch.zeros_like(logits).scatter_(1, target.unsqueeze(1), 1)
+                weight = p * onehot
+                onehot.mul_(1 - self.eps).add_(self.eps / logits.size(-1))
+                return -(onehot * weight * torch.log(p)).sum(-1).mean()
+
+        SmoothedFocalLoss()(torch.randn(4, 3, requires_grad=True), torch.tensor([0, 1, 2, 0])).backward()
+        """, [("GS301", 13)], "raises: " + INPLACE),
+    # ... and quiet when the weight is computed from a copy.
+    "loss_module_smooths_a_copy": ("""\
+        import torch
+        import torch.nn as nn
+
+        class SmoothedFocalLoss(nn.Module):
+            def __init__(self, eps=0.1):
+                super().__init__()
+                self.eps = eps
+
+            def forward(self, logits, target):
+                p = torch.softmax(logits, dim=-1)
+                onehot = torch.zeros_like(logits).scatter_(1, target.unsqueeze(1), 1)
+                weight = p * onehot.clone()
+                onehot.mul_(1 - self.eps).add_(self.eps / logits.size(-1))
+                return -(onehot * weight * torch.log(p)).sum(-1).mean()
+
+        SmoothedFocalLoss()(torch.randn(4, 3, requires_grad=True), torch.tensor([0, 1, 2, 0])).backward()
+        """, [], "ok"),
     # `zip` of two parameter lists (a target network's soft update) pairs their parameters.
     "soft_update_over_zip": ("""\
         import copy
@@ -1005,3 +1044,15 @@ def test_eval_mode_loop_in_a_function_that_backwards_stays_information(tmp_path)
                     "finetune(m, [torch.randn(4, 3)] * 2, torch.optim.SGD(m.parameters(), lr=0.1))\n")
     ran = run_scripts([(str(path), "m.weight.grad is not None")])[0]
     assert not ran["raised"] and ran["probe"] is True
+
+
+@pytest.mark.parametrize("name, expected", [("loss_module_writes_into_saved_target", [("GS301", 13, "warning")]),
+                                            ("loss_module_smooths_a_copy", [])])
+def test_loss_module_prediction_is_evidence_without_a_call(name, expected):
+    """The class alone, as a loss library file holds it: the prediction's graph is evidence from use (a warning)."""
+    src = textwrap.dedent(PROGRAMS[name][0]).rsplit("\n\n", 1)[0] + "\n"
+    assert "SmoothedFocalLoss()(" not in src
+    analysis.ENGINE.units.clear()
+    result = analyze_source(src, f"/reach/{name}_alone.py")
+    got = [(f.code, f.line, f.severity.value) for f in result.findings if f.severity.rank >= Severity.WARNING.rank]
+    assert got == expected

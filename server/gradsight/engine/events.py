@@ -240,3 +240,14 @@ class DiscardEvent(Event):
     method: str
     receiver: TensorVal
 
+
+@dataclass(frozen=True)
+class SameTensorLossEvent(Event):
+    """A distance loss (`mse_loss`, `l1_loss`, ... or their modules) whose two arguments are one tensor's memory: the
+    same tensor under two names (`target = pred`, then `target[i] = r`), or a tensor and its `.detach()`. The loss is
+    zero and so is every gradient. `node` is the call."""
+
+    op: str
+    pred_node: ast.AST
+    target_node: ast.AST
+

@@ -480,8 +480,17 @@ class ObjectsMixin:
                 callee_state.set(f"{self_name}.{rest}", val)
             positional = positional[1:]
         defaults = param_defaults(params)
+        loss_input = not called and fn.name == "forward" and isinstance(func.owner, ClassInfo) \
+            and func.owner.is_module and "Loss" in func.owner.name
         for i, p in enumerate(positional):
-            if i < len(vals):
+            if i == 0 and loss_input and (i >= len(vals) or vals[i] is UNKNOWN):
+                # Evidence from use: a loss module's `forward` is run on what is trained, so its first input (the
+                # prediction) has a graph. Findings built on it are warnings (timm's `AsymmetricLossSingleLabel`
+                # writing into a tensor that `xs_pos * targets` saved).
+                callee_state.set(p.arg, TensorVal(rg=Tri.YES, leaf=Tri.NO, evidence=True, psrc_partial=True,
+                                                  origin=self.fact(p, "loss-input", name=p.arg, cls=func.owner.name),
+                                                  storage=self.site(p)))
+            elif i < len(vals):
                 callee_state.set(p.arg, vals[i])
             elif p.arg in kw_vals:
                 callee_state.set(p.arg, kw_vals[p.arg])

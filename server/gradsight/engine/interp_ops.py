@@ -9,7 +9,7 @@ from typing import Optional
 from .astwalk import walk
 from . import torchdb as db
 from .events import (BackwardEvent, CarryEvent, FactoryEvent, InferenceSaveEvent, InplaceEvent, LossTargetEvent,
-                     NumpyEvent, OutArgEvent, ViewInplaceEvent)
+                     NumpyEvent, OutArgEvent, SameTensorLossEvent, ViewInplaceEvent)
 from .interp_util import (grad_origins, _basic_index, _broadcast, _cap, _fsite, _pcut_of, _pretty, _reduced_shape,
                           _saved_input_indices, const_bool, key_of, kwarg, map_tensors)
 from .state import State
@@ -184,6 +184,10 @@ class OpsMixin:
         if not self.reporting or state.grad is not Tri.YES:
             return
         (pred_node, p), (target_node, t) = pred, target
+        if op in db.DISTANCE_LOSSES and isinstance(p, TensorVal) and isinstance(t, TensorVal) \
+                and p.storage is not None and p.storage == t.storage and p.view is None and t.view is None \
+                and not p.multiview and not t.multiview and Tri.YES in (p.rg, t.rg):
+            self.emit(SameTensorLossEvent(node, op, pred_node, target_node))
         if not (isinstance(p, TensorVal) and isinstance(t, TensorVal)) or p.rg is not Tri.YES or t.rg is not Tri.YES \
                 or t.leaf is not Tri.NO or not p.psrc or not t.psrc:
             return

@@ -342,6 +342,13 @@ def _own_mutations(fn: ast.AST, methods: dict) -> tuple:
                     attr = _self_attr(f.value, me)
                     if attr and f.attr in ("train", "eval"):
                         out.add(f"{attr}:mode")
+                    elif attr and not f.attr.endswith("_") and f.attr not in _KEEPING_METHODS \
+                            and isinstance(f.value, ast.Attribute) and isinstance(f.value.value, ast.Name) \
+                            and f.value.value.id == me:
+                        # `self.x.method(...)`: it may change `x`'s contents, not what `self.x` is bound to. A
+                        # module stays that module (`self.q.loss(a, b)` calls a submodule); other values are
+                        # taken as changed ("x:call", see `ObjectVal.attr`).
+                        out.add(f"{attr}:call")
                     elif attr and (f.attr not in _KEEPING_METHODS or f.attr.endswith("_")):
                         out.add(attr)
             if any(isinstance(a, ast.Name) and a.id == me for a in list(n.args) + [k.value for k in n.keywords]):

@@ -138,6 +138,9 @@ LOSSES_WITH_TARGET = {
     "binary_cross_entropy_with_logits": "BCEWithLogitsLoss", "cross_entropy": "CrossEntropyLoss",
 }
 LOSS_MODULES_WITH_TARGET = frozenset(LOSSES_WITH_TARGET.values())
+# Losses that are zero when the prediction equals the target (a distance), so zero with both in one memory.
+DISTANCE_LOSSES = frozenset({"mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "MSELoss", "L1Loss",
+                             "SmoothL1Loss", "HuberLoss"})
 # NumPy functions that call the argument's own method (`t.mean(axis=...)`) instead of converting it: on a
 # tensor they fail with a TypeError about `axis`/`dim`, not the numpy() error (checked under torch 2.13).
 NUMPY_METHOD_DISPATCH = {"mean", "sum", "max", "min", "std", "var", "prod", "amax", "amin", "any", "all", "ptp",

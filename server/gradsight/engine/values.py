@@ -373,6 +373,8 @@ class ObjectVal(Value):
             return UNKNOWN
         for key, val in self.attrs:
             if key == name:
+                if f"{name}:call" in self.changed and not isinstance(val, ModuleVal):
+                    return UNKNOWN  # a method of it ran: `self.memory.push(x)` changed what it holds
                 if f"{name}:mode" in self.changed and isinstance(val, ModuleVal) and val.eval_at is not None:
                     return replace(val, eval_at=None)  # `.train()` may have run: not known to be in eval mode
                 return val

@@ -17,7 +17,9 @@ class DiscardedTensorResult(Rule):
     events = (DiscardEvent,)
     what_it_does = ("Flags an expression statement whose whole value is a new tensor made by an out-of-place method "
                     "of a tensor: arithmetic (`mul`, `add`, `clamp`, `masked_fill`, ...), `detach`, shape and dtype "
-                    "methods, `.to()`/`.cpu()`. The receiver must be known to be a tensor: a module's `.float()` or "
+                    "methods, `.to()`/`.cpu()`, called on a name, an attribute or an item (`x`, `p.grad`, `xs[i]`), "
+                    "or on in-place calls on one (`p.grad.mul_(a).add(b)`); a temporary such as `f(x).detach()` "
+                    "is not reported. The receiver must be known to be a tensor: a module's `.float()` or "
                     "`.to(device)` works in place and is not reported, nor is a statement inside a `try` block or a "
                     "`with ...raises(...)` block (code that expects the call to fail).")
     why_bad = ("These methods return a new tensor and leave their receiver alone; the in-place forms end in `_` "
@@ -62,6 +64,12 @@ class DiscardedTensorResult(Rule):
         if _expects_failure(report.tree, call):
             return
         recv = call.func.value
+        base = recv
+        while isinstance(base, ast.Call) and isinstance(base.func, ast.Attribute) and base.func.attr.endswith("_") \
+                and not base.func.attr.endswith("__"):
+            base = base.func.value  # `p.grad.mul_(a).add_(b)` is `p.grad` itself
+        if not _assignable(base):
+            return  # a temporary (`f(x).detach()`): nothing the program can see was meant to change
         text = report.source.segment(recv)
         method = event.method
         fix = None
