@@ -805,6 +805,89 @@ PROGRAMS = {
 
         SmoothedFocalLoss()(torch.randn(4, 3, requires_grad=True), torch.tensor([0, 1, 2, 0])).backward()
         """, [], "ok"),
+    # A `@property` read as an attribute is its value (curl's `self.alpha`, `log_alpha.exp()`): the loss has a graph ...
+    "property_value_has_a_graph": ("""\
+        import numpy as np
+        import torch
+
+        class Agent(object):
+            def __init__(self, init_temperature=0.1):
+                self.log_alpha = torch.tensor(np.log(init_temperature)).to("cpu")
+                self.log_alpha.requires_grad = True
+                self.log_alpha_optimizer = torch.optim.Adam([self.log_alpha], lr=1e-3)
+
+            @property
+            def alpha(self):
+                return self.log_alpha.exp()
+
+            def update(self, log_pi):
+                self.log_alpha_optimizer.zero_grad()
+                alpha_loss = (self.alpha * (-log_pi + 2.0).detach()).mean()
+                alpha_loss.backward()
+                self.log_alpha_optimizer.step()
+
+        Agent().update(torch.randn(4))
+        """, [], "ok"),
+    # ... unless the property detaches it.
+    "property_value_detached": ("""\
+        import numpy as np
+        import torch
+
+        class Agent(object):
+            def __init__(self, init_temperature=0.1):
+                self.log_alpha = torch.tensor(np.log(init_temperature)).to("cpu")
+                self.log_alpha.requires_grad = True
+                self.log_alpha_optimizer = torch.optim.Adam([self.log_alpha], lr=1e-3)
+
+            @property
+            def alpha(self):
+                return self.log_alpha.exp().detach()
+
+            def update(self, log_pi):
+                self.log_alpha_optimizer.zero_grad()
+                alpha_loss = (self.alpha * (-log_pi + 2.0).detach()).mean()
+                alpha_loss.backward()
+                self.log_alpha_optimizer.step()
+
+        Agent().update(torch.randn(4))
+        """, [("GS401", 17)], "raises: does not require grad"),
+    # Networks that build their own optimizer (`self.optimizer = Adam(self.parameters())`, philtabor's TD3 and SAC):
+    # every instance is trained, also when a second instance's attributes come from the first one's `__init__`
+    # run. A critic loss written `mse_loss(target, q)` is no target network's output.
+    "networks_with_their_own_optimizer": ("""\
+        import torch as T
+        import torch.nn as nn
+        import torch.nn.functional as F
+        import torch.optim as optim
+
+        class Critic(nn.Module):
+            def __init__(self, lr, name):
+                super().__init__()
+                self.q = nn.Linear(3, 1)
+                self.optimizer = optim.Adam(self.parameters(), lr=lr)
+
+            def forward(self, s, a):
+                return self.q(T.cat([s, a], 1))
+
+        class Agent:
+            def __init__(self):
+                self.critic_1 = Critic(1e-3, name="critic_1")
+                self.critic_2 = Critic(1e-3, name="critic_2")
+                self.target_critic = Critic(1e-3, name="target")
+
+            def learn(self, s, a, r):
+                target = r + 0.99 * self.critic_1.forward(s, a)
+                q1 = self.critic_1.forward(s, a)
+                q2 = self.critic_2.forward(s, a)
+                self.critic_1.optimizer.zero_grad()
+                self.critic_2.optimizer.zero_grad()
+                loss = F.mse_loss(target, q1) + F.mse_loss(target, q2)
+                loss.backward()
+                self.critic_1.optimizer.step()
+                self.critic_2.optimizer.step()
+
+        Agent().learn(T.randn(4, 2), T.randn(4, 1), T.randn(4, 1))
+        """, [], "ok"),
     # `zip` of two parameter lists (a target network's soft update) pairs their parameters.
     "soft_update_over_zip": ("""\
         import copy

@@ -150,6 +150,8 @@ class ExpressionsMixin:
                                  psrc=frozenset({_msite(base)}) if _msite(base) else frozenset())
             if base.cls is not None:
                 meth = self.find_method(base.cls, attr)
+                if meth is not None and _is_property(meth.node):
+                    return self.call_function(meth, base, [], {}, node, state)
                 if meth is not None:
                     return BoundMethod(meth, base)
             return ModuleRef(f"<module-attr>.{attr}") if attr in MODULE_METHODS else UNKNOWN
@@ -158,6 +160,9 @@ class ExpressionsMixin:
             if sub is not None:
                 return sub
             meth = self.find_method(base.cls, attr)
+            if meth is not None and _is_property(meth.node):
+                # `self.alpha` where `alpha` is a `@property` returning `self.log_alpha.exp()`: its value.
+                return self.call_function(meth, base, [], {}, node, state)
             if meth is not None and not _is_static(meth.node):
                 return BoundMethod(meth, base)
             return UNKNOWN
@@ -325,3 +330,13 @@ class ExpressionsMixin:
 
     def expr_DictComp(self, node, state) -> Value:
         return self._comprehension(node, [node.key, node.value], state)
+
+
+def _is_property(fn: ast.AST) -> bool:
+    """A method read as an attribute: `@property`, `@functools.cached_property` (not a setter or deleter)."""
+    for dec in getattr(fn, "decorator_list", ()):
+        name = dec.attr if isinstance(dec, ast.Attribute) else dec.id if isinstance(dec, ast.Name) else None
+        if name in ("property", "cached_property"):
+            return True
+    return False
+

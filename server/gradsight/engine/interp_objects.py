@@ -13,8 +13,8 @@ from .interp_util import (BUILTINS, MAX_CALL_DEPTH, _class_methods, _constant_de
                           _own_mutations, _pcut_of, _plain_class, const_bool, flat_tensors, key_of, layers_have_params,
                           map_tensors, param_defaults, with_carried)
 from .state import State
-from .values import (GRAD_MODE_OFF, ONLY_FROM_NO_GRAD, UNKNOWN, USE, ClassInfo, FuncVal, ModuleVal, ObjectVal, ParamsVal,
-                     NameOf, PyVal, SeqVal, TensorVal, Tri, Value, graph_free, join_values)
+from .values import (GRAD_MODE_OFF, ONLY_FROM_NO_GRAD, UNKNOWN, USE, ClassInfo, FuncVal, ModuleVal, ObjectVal,
+                     OptimizerVal, ParamsVal, NameOf, PyVal, SeqVal, TensorVal, Tri, Value, graph_free, join_values)
 
 
 # Decorators (qualified-name prefixes) that never change grad mode around the function they wrap.
@@ -289,7 +289,13 @@ class ObjectsMixin:
                 has = Tri.MAYBE
         if not attrs:
             has = Tri.MAYBE
-        return ModuleVal(info.name, cls=info, origin=origin, has_params=has, attrs=attrs)
+        result = ModuleVal(info.name, cls=info, origin=origin, has_params=has, attrs=attrs)
+        if any(isinstance(v, OptimizerVal) and v.owner == "self" for _, v in attrs):
+            # `self.optimizer = Adam(self.parameters())` in the class's `__init__` (philtabor's networks): this
+            # instance is trained. Noted here, not only while `__init__` runs, as its attributes may come from
+            # the cache of an earlier instance.
+            self.note_trained({_msite(result)})
+        return result
 
     def new_object(self, info: ClassInfo, args, kwargs, node: ast.AST, state: State, fresh: bool = True) -> Value:
         """An instance of a plain class whose every base is a plain class of the analysed code (so all its methods

@@ -876,6 +876,11 @@ class StatementsMixin:
         if isinstance(value, ParamsVal) and value.frozen:
             return TensorVal(rg=Tri.NO, leaf=Tri.YES, param=True, origin=value.origin, is_int=Tri.NO,
                              nograd=value.origin)
+        if isinstance(value, ParamsVal) and value.evidence and not any(self.is_trained(s) for s in value.module_sites):
+            # The parameters of an object gradsight cannot see that no optimizer in view takes (an EMA copy of an
+            # unseen model, `copy.deepcopy(G).eval()`): `.eval()` shows a module, not that they require grad.
+            return TensorVal(rg=Tri.MAYBE, leaf=Tri.YES, param=True, origin=value.origin, is_int=Tri.NO,
+                             psrc=value.module_sites, evidence=True, psrc_partial=True)
         if isinstance(value, ParamsVal):
             return TensorVal(rg=Tri.YES, leaf=Tri.YES, param=True, origin=value.origin, is_int=Tri.NO,
                              psrc=value.module_sites, evidence=value.evidence, psrc_partial=value.evidence)
