@@ -81,6 +81,13 @@ class BackwardInForward(Rule):
               "        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)\n\n    def forward(self, x, y):\n"
               "        loss = ((self.net(x) - y) ** 2).mean()\n        self.opt.zero_grad()\n        loss.backward()\n"
               "        self.opt.step()\n        return loss.item()\n\n\nacc = Meta()(torch.randn(4, 3), torch.randn(4, 1))\n"),
+        # A training step written as `forward` that returns the loss it backwarded, for logging (FUNIT).
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.net = nn.Linear(3, 1)\n\n    def forward(self, data, mode):\n"
+              "        x, y = data\n        if mode == 'update':\n            rec = ((self.net(x) - y) ** 2).mean()\n"
+              "            total = 2 * rec\n            total.backward()\n            return total, rec\n\n\n"
+              "model = Model()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+              "total, rec = model((torch.randn(4, 3), torch.randn(4, 1)), 'update')\nopt.step()\nprint(total.item())\n"),
     )
     invalid = (
         Invalid("import torch\nimport torch.nn as nn\n\n\nclass Q(nn.Module):\n    def __init__(self):\n"
@@ -118,6 +125,12 @@ class BackwardInForward(Rule):
             else:
                 continue
             if not _reads(target, tainted):
+                continue
+            if isinstance(target, ast.Name) and any(
+                    isinstance(n, ast.Name) and n.id == target.id for r in returns for n in ast.walk(r)):
+                # The forward is a training step that hands back the loss it backwarded (NVlabs' FUNIT:
+                # `l_total.backward(); return l_total, l_adv, ...` for the trainer to log): nothing says a caller
+                # backwards again.
                 continue
             stmt = q.statement(call) or call
             report.add(self, stmt, "This backward inside `forward` frees the caller's graph; its own backward "
