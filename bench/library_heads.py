@@ -9,6 +9,7 @@ checkout's `server/` (to compare two trees); `--out FILE` writes the findings as
 
 Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-path /tmp/old/server]
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh   # the 93 fresh repositories
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh2  # 46 more (--fresh3: 38 more)
 """
 
 from __future__ import annotations
@@ -62,6 +63,36 @@ FRESH = ("AI4Finance-Foundation/ElegantRL", "lucidrains/x-transformers", "lucidr
          "milesial/Pytorch-UNet", "aitorzip/PyTorch-CycleGAN", "tatsu-lab/stanford_alpaca",
          "LeeJunHyun/Image_Segmentation", "salesforce/BLIP")
 
+
+# 46 more first read on 2026-11-26 (fifth session, second round; docs/precision.md "Fifth session"). `--fresh2`.
+FRESH2 = ("HobbitLong/RepDistiller", "lcswillems/torch-ac", "HobbitLong/SupContrast", "amdegroot/ssd.pytorch",
+          "jwyang/faster-rcnn.pytorch", "yang-song/score_sde_pytorch", "ermongroup/ddim", "w86763777/pytorch-ddpm",
+          "ajbrock/BigGAN-PyTorch", "martinarjovsky/WassersteinGAN", "caogang/wgan-gp",
+          "jakesnell/prototypical-networks", "katerakelly/pytorch-maml", "bentrevett/pytorch-sentiment-analysis",
+          "karpathy/makemore", "kimiyoung/transformer-xl", "peterliht/knowledge-distillation-pytorch",
+          "Kaixhin/PlaNet", "shariqiqbal2810/MAAC", "oxwhirl/pymarl", "quantumiracle/Popular-RL-Algorithms",
+          "yhenon/pytorch-retinanet", "meetps/pytorch-semseg", "Diego999/pyGAT", "jaywalnut310/vits",
+          "NVIDIA/waveglow", "CompVis/latent-diffusion", "facebookresearch/deit", "bearpaw/pytorch-classification",
+          "takuseno/d3rlpy", "facebookresearch/maskrcnn-benchmark", "Kaixhin/ACER", "spro/practical-pytorch",
+          "yaoyao-liu/meta-transfer-learning", "PetarV-/DGI", "starry-sky6688/MARL-Algorithms",
+          "facebookresearch/DomainBed", "kekmodel/FixMatch-pytorch", "YU1ut/MixMatch-pytorch",
+          "locuslab/fast_adversarial", "yaodongyu/TRADES", "rosinality/vq-vae-2-pytorch",
+          "hendrycks/outlier-exposure", "facebookresearch/pytorch_GAN_zoo", "ikostrikov/pytorch-ddpg-naf",
+          "microsoft/Semi-supervised-learning")
+
+# 38 more read once with the fifth session's final engine (third round). `--fresh3`.
+FRESH3 = ("quark0/darts", "khanrc/pt.darts", "LMescheder/GAN_stability", "clovaai/CutMix-PyTorch",
+          "weiaicunzai/pytorch-cifar100", "NVIDIA/pix2pixHD", "mseitzer/pytorch-fid",
+          "richzhang/PerceptualSimilarity", "sfujim/TD3_BC", "aviralkumar2907/CQL",
+          "udacity/deep-reinforcement-learning", "kengz/SLM-Lab", "marlbenchmark/on-policy",
+          "uvipen/Super-mario-bros-PPO-pytorch", "harvardnlp/annotated-transformer", "IBM/pytorch-seq2seq",
+          "facebookresearch/DrQA", "microsoft/LoRA", "karpathy/ng-video-lecture", "tristandeleu/pytorch-meta",
+          "CompVis/stable-diffusion", "cloneofsimo/lora", "jaywalnut310/glow-tts", "facebookresearch/encodec",
+          "skorch-dev/skorch", "catalyst-team/catalyst", "Lightning-AI/litgpt", "facebookresearch/ClassyVision",
+          "zylo117/Yet-Another-EfficientDet-Pytorch", "qubvel/segmentation_models.pytorch",
+          "CSAILVision/semantic-segmentation-pytorch", "ritheshkumar95/pytorch-vqvae", "rosinality/glow-pytorch",
+          "chenyuntc/simple-faster-rcnn-pytorch", "akamaster/pytorch_resnet_cifar10", "NVlabs/FUNIT",
+          "facebookresearch/mixup-cifar10", "sksq96/pytorch-vae")
 
 def _skipped(rel: str) -> bool:
     parts = rel.split("/")
@@ -124,8 +155,11 @@ def main() -> int:
     ap.add_argument("--out", help="write the warnings/errors as JSON lines here")
     ap.add_argument("--repos", help="comma-separated owner/name list to check instead of the 13 libraries")
     ap.add_argument("--fresh", action="store_true", help="check the 93 repositories of FRESH instead")
+    ap.add_argument("--fresh2", action="store_true", help="check the 46 repositories of FRESH2 instead")
+    ap.add_argument("--fresh3", action="store_true", help="check the 38 repositories of FRESH3 instead")
     args = ap.parse_args()
-    repos = tuple(r.strip() for r in args.repos.split(",") if r.strip()) if args.repos else (FRESH if args.fresh else REPOS)
+    repos = tuple(r.strip() for r in args.repos.split(",") if r.strip()) if args.repos else (
+        FRESH if args.fresh else FRESH2 if args.fresh2 else FRESH3 if args.fresh3 else REPOS)
     found: list[dict] = []
     lines = 0
     start = time.monotonic()

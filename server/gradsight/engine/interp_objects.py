@@ -290,11 +290,14 @@ class ObjectsMixin:
         if not attrs:
             has = Tri.MAYBE
         result = ModuleVal(info.name, cls=info, origin=origin, has_params=has, attrs=attrs)
-        if any(isinstance(v, OptimizerVal) and v.owner == "self" for _, v in attrs):
+        for _, v in attrs:
+            if type(v) is not OptimizerVal or v.owner != "self":
+                continue
             # `self.optimizer = Adam(self.parameters())` in the class's `__init__` (philtabor's networks): this
             # instance is trained. Noted here, not only while `__init__` runs, as its attributes may come from
             # the cache of an earlier instance.
             self.note_trained({_msite(result)})
+            break
         return result
 
     def new_object(self, info: ClassInfo, args, kwargs, node: ast.AST, state: State, fresh: bool = True) -> Value:
@@ -629,13 +632,57 @@ class ObjectsMixin:
 
     def localize_segs(self, fn: ast.AST, path: str, node: ast.AST, arg_vals, kw_vals, self_import, result, exports,
                       saves, want_state: bool):
-        """Graph segments a call made inside the function's body become one segment at the call site. Two calls
+        """Graph segments a call made inside the function's body become segments of the call site. Two calls
         of one function (or two instances of one module class, SAC's and TD3's twin critics `qf1(s, a)` and
         `qf2(s, a)`) build two graphs: a backward through one frees nothing of the other, although both were
         built by the same lines. Segments the call was handed (its arguments, `self`'s attributes) stay as they
-        are, so a graph it only passes on, or keeps in `self` and returns later, is still the same graph."""
+        are, so a graph it only passes on, or keeps in `self` and returns later, is still the same graph.
+
+        The inner segments are grouped by which of the result's tensors hold them: one segment per group, at the
+        call site. A call with one output gets one segment, as before; a twin-Q network's `return x1, x2`, whose
+        heads separate branches built, gets one per head (a backward through one frees nothing of the other),
+        and a trunk both heads share gets one of its own that both carry. The sets stay small however deep the
+        call (a 12-block transformer carries one segment per call, not one per op)."""
         if node is fn or want_state:
             return result, exports, saves
+        first, last = fn.lineno, getattr(fn, "end_lineno", None) or fn.lineno
+        handed: set = set()
+        for v in list(arg_vals) + list(kw_vals.values()) + [v for _, v in (self_import or ())]:
+            for _, t in flat_tensors([(node, v)]):
+                handed |= t.segs
+                if t.saved_seg is not None:
+                    handed.add(t.saved_seg)
+        site = self.site(node)
+
+        def inner(seg) -> bool:
+            return type(seg) is tuple and len(seg) >= 3 and seg[0] == path and first <= seg[1] <= last \
+                and seg not in handed
+
+        groups: dict = {}
+        outs = [t for _, t in flat_tensors([(node, result)])] if isinstance(result, SeqVal) else ()
+        if len(outs) > 1:
+            for i, t in enumerate(outs[:8]):
+                for seg in t.segs:
+                    if inner(seg):
+                        groups.setdefault(seg, []).append(i)
+
+        def at_site(seg) -> tuple:
+            owners = groups.get(seg)
+            return site + (tuple(owners),) if owners else site
+
+        def local(v: TensorVal) -> TensorVal:
+            new = frozenset(s for s in v.segs if inner(s))
+            moved = v.saved_seg is not None and inner(v.saved_seg)
+            if not new and not moved:
+                return v
+            return v.with_(segs=(v.segs - new) | {at_site(s) for s in new} if new else v.segs,
+                           saved_seg=at_site(v.saved_seg) if moved else v.saved_seg)
+
+        if isinstance(result, Value):
+            result = map_tensors(result, local)
+        exports = tuple((k, map_tensors(v, local)) for k, v in exports)
+        saves = tuple((storage, op, at_site(seg) if inner(seg) else seg) for storage, op, seg in saves)
+        return result, exports, saves
         first, last = fn.lineno, getattr(fn, "end_lineno", None) or fn.lineno
         handed: set = set()
         for v in list(arg_vals) + list(kw_vals.values()) + [v for _, v in (self_import or ())]:

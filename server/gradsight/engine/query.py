@@ -117,6 +117,11 @@ class Query:
         return self._index()["attrs"]
 
     @property
+    def imported(self) -> frozenset:
+        """The qualified names the module-level imports bind (`torch.no_grad` for `from torch import no_grad`)."""
+        return frozenset(self._imports.values())
+
+    @property
     def attr_stores(self) -> set:
         return self._index()["attr_stores"]
 

@@ -16,6 +16,8 @@ _MODES = {
     "torch.autograd.enable_grad": "torch.enable_grad()",
 }
 
+_NAMES = {"no_grad", "inference_mode", "enable_grad"}
+
 
 class GradModeDecoratorOnClass(Rule):
     code = "GS106"
@@ -49,9 +51,9 @@ class GradModeDecoratorOnClass(Rule):
 
     def check(self, event: FileEvent, report) -> None:
         q = event.query
-        for node in q.nodes():
-            if not isinstance(node, ast.ClassDef):
-                continue
+        if not (_NAMES & q.attrs or any(qual.rsplit(".", 1)[-1] in _NAMES for qual in q.imported)):
+            return  # the common case, decided without a walk (this rule runs on every keystroke)
+        for node in _classes(q.tree.body):
             for dec in node.decorator_list:
                 target = dec.func if isinstance(dec, ast.Call) else dec
                 shown = _MODES.get(q.qualname(target) or "")
@@ -59,3 +61,19 @@ class GradModeDecoratorOnClass(Rule):
                     continue
                 report.add(self, dec, f"`@{shown}` on class `{node.name}` wraps only its construction: its methods "
                                       "still run in the caller's grad mode. Decorate the methods instead.")
+
+
+def _classes(stmts):
+    """The module-level class statements (also under a top-level `if` or `try`). Classes nested in functions or
+    classes are not looked at: the check runs on every keystroke, and a walk of every statement of a large file
+    costs more than such classes are worth."""
+    for stmt in stmts:
+        if isinstance(stmt, ast.ClassDef):
+            yield stmt
+        elif isinstance(stmt, (ast.If, ast.Try)):
+            yield from _classes(stmt.body)
+            yield from _classes(stmt.orelse)
+            if isinstance(stmt, ast.Try):
+                for h in stmt.handlers:
+                    yield from _classes(h.body)
+                yield from _classes(stmt.finalbody)
