@@ -45,6 +45,10 @@ class ModuleRequiresGradAttribute(Rule):
             "    def forward(self, x):\n        return self.head(self.encoder(x))\n\n\nnet = Net()\n")
     valid = (
         Valid(_head + "backbone.requires_grad_(False)\n" + _tail),
+        # Parameters of the modules a loop visits are tensors: this freezes them.
+        Valid("import torch.nn as nn\nmodel = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))\n"
+              "for m in model.modules():\n    if isinstance(m, nn.BatchNorm1d):\n        m.weight.requires_grad = False\n"
+              "for p in model.parameters():\n    p.requires_grad = False\nassert not model[0].weight.requires_grad\n"),
         # A plain class of the user's design whose `requires_grad` setting is its API (allennlp's bias
         # mitigators): it is called, but it is not a module.
         Valid("import torch\n\n\nclass Mitigator:\n    def __init__(self, requires_grad=False):\n"
@@ -72,6 +76,11 @@ class ModuleRequiresGradAttribute(Rule):
               "        self.lin = nn.Linear(2, 2).requires_grad_(requires_grad)\n\n\nf = Fbank()\n"),
     )
     invalid = (
+        # A "freeze" loop over the layers a model's `.children()` gives (catalyst's `ResnetEncoder`): each is a
+        # module, so nothing is frozen.
+        Invalid("import torch.nn as nn\nmodel = nn.Sequential(nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 1))\n"
+                "layers = list(model.children())[:-1]\nfor param in layers:\n    param.requires_grad = False\n",
+                line=5, runtime="silent: model[0].weight.requires_grad"),
         Invalid(_head + "backbone.requires_grad = False\n" + _tail, line=6,
                 runtime="silent: not torch.equal(before, backbone.weight)"),
         Invalid(_net + "net.encoder.requires_grad = False\nn_trainable = sum(p.requires_grad for p in net.parameters())\n",
@@ -110,6 +119,7 @@ class ModuleRequiresGradAttribute(Rule):
         # an object of the user's own design whose `requires_grad` attribute is its API (allennlp's
         # `self.mitigator = HardBiasMitigator(requires_grad=...)`, a plain class with `__call__`).
         modules -= self._settings_objects(q)
+        modules |= _child_module_names(q)
         read_back = {_spelling(n.value) for n in q.nodes() if isinstance(n, ast.Attribute)
                      and n.attr == "requires_grad" and isinstance(n.ctx, ast.Load)}
         for node in q.nodes():
@@ -164,3 +174,40 @@ class ModuleRequiresGradAttribute(Rule):
     def _inside_module_class(q, node: ast.AST) -> bool:
         cls = q.enclosing(node, (ast.ClassDef,))
         return cls is not None and q.is_module_class(cls)
+
+
+_CHILD_METHODS = ("children", "modules")
+
+
+def _child_call(expr) -> bool:
+    """`m.children()` or `m.modules()`, also inside `list(...)` / `tuple(...)` and sliced (`[:-1]`)."""
+    while True:
+        if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Slice):
+            expr = expr.value
+        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in ("list", "tuple") \
+                and len(expr.args) == 1:
+            expr = expr.args[0]
+        else:
+            break
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _CHILD_METHODS \
+        and not expr.args
+
+
+def _child_module_names(q) -> set:
+    """Loop variables that visit a model's submodules: `for layer in model.children()`, `for m in layers` with
+    `layers = list(model.children())[:-2]`, `for name, m in model.named_modules()`."""
+    lists = {t.id for node in q.assigns if _child_call(node.value) for t in node.targets if isinstance(t, ast.Name)}
+    found = set()
+    for node in q.nodes():
+        if not isinstance(node, (ast.For, ast.comprehension)):
+            continue
+        it, target = node.iter, node.target
+        if _child_call(it) or isinstance(it, ast.Name) and it.id in lists:
+            if isinstance(target, ast.Name):
+                found.add(target.id)
+        elif isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) \
+                and it.func.attr in ("named_children", "named_modules") and isinstance(target, ast.Tuple) \
+                and len(target.elts) == 2 and isinstance(target.elts[1], ast.Name):
+            found.add(target.elts[1].id)
+    return found
+
