@@ -289,9 +289,9 @@ def doc_section(rows: list[dict], meta: dict, first: dict | None, cases: list[di
            "made the fix unnecessary (one such case, found later, is listed under `removed` in the manifest).",
            "The cases were chosen before gradsight was run on them; the first-try line below is the engine before any "
            "change made for them, and later runs say what was changed for which case (after the section).",
-           "The cases marked `\"batch\": 2` were mined the same way by the fifth session, from 90 other repositories,",
-           "without running gradsight while choosing (\"Batch 2\" below); their own first try is the engine of that",
-           "session's start.",
+           "The cases marked `\"batch\": 2` and `3` were mined the same way by the fifth session (from 90 and 84 other",
+           "repositories), without running gradsight while choosing (\"Batch 2\" and \"Batch 3\" below); their own first",
+           "try is the engine of that session's start (batch 2) and of its end (batch 3).",
            "",
            "Scoring: a case is **found** when a warning or error stands on one of its fixed lines of the buggy",
            "file (exact line; where the fix only inserts a statement, the statements just before and after the",
@@ -304,14 +304,16 @@ def doc_section(rows: list[dict], meta: dict, first: dict | None, cases: list[di
                    f"`{fm['commit']}`, {fm['date']}: **{first['found_at_fixed_line']}/{first['cases']} found at "
                    f"the fixed line**; {first['cases_with_new_on_fixed']} cases with a warning/error on the fixed "
                    "version.")
-    batch2 = CACHE / "realbugs-batch2-first-try.json"
-    if batch2.is_file():
-        b2 = json.loads(batch2.read_text(encoding="utf-8"))
-        ids = {c["id"] for c in cases if c.get("batch") == 2}
-        b2rows = [r for r in b2["rows"] if r["id"] in ids]
-        out.append(f"* **First try, batch 2** (the {len(b2rows)} cases mined in the fifth session): engine at commit "
-                   f"`{b2['meta']['commit']}`, {b2['meta']['date']}: **{sum(r['hit'] for r in b2rows)}/{len(b2rows)} "
-                   f"found at the fixed line**; {sum(1 for r in b2rows if r['new_on_fixed'])} cases with a "
+    for batch in (2, 3):
+        path = CACHE / f"realbugs-batch{batch}-first-try.json"
+        if not path.is_file():
+            continue
+        bn = json.loads(path.read_text(encoding="utf-8"))
+        ids = {c["id"] for c in cases if c.get("batch") == batch}
+        brows = [r for r in bn["rows"] if r["id"] in ids]
+        out.append(f"* **First try, batch {batch}** (the {len(brows)} cases mined blind in the fifth session): engine at "
+                   f"commit `{bn['meta']['commit']}`, {bn['meta']['date']}: **{sum(r['hit'] for r in brows)}/{len(brows)} "
+                   f"found at the fixed line**; {sum(1 for r in brows if r['new_on_fixed'])} cases with a "
                    "warning/error on the fixed version.")
     out.append(f"* **{meta['label']}**: engine at commit `{meta['commit']}`, {meta['date']}: **{hits}/{n} found at "
                f"the fixed line** ({hits / n:.0%}); {new} cases with a new warning/error on the fixed version.")
