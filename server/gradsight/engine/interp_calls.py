@@ -463,7 +463,11 @@ class CallsMixin:
         if name == "zip" and args and not kwargs and all(isinstance(v, known) for _, v in args):
             # Pairs of the sequences' elements (`zip(grads, params)`, `zip(target.parameters(), net.parameters())`),
             # summarised as one element: a tuple of each sequence's joined element.
-            return SeqVal((SeqVal(tuple(self.element_of(v) for _, v in args)),), homog=True)
+            # The parameters of an object gradsight cannot see, paired with another model's (an EMA or target
+            # update over an unseen model: stylegan2-ada's `zip(G_ema.parameters(), G.parameters())`), are not
+            # known to require grad: such copies are frozen where gradsight cannot see.
+            return SeqVal((SeqVal(tuple(self.element_of(replace(v, weak=True) if isinstance(v, ParamsVal)
+                                                         and v.evidence else v) for _, v in args)),), homog=True)
         if name == "enumerate" and len(args) == 1 and not kwargs and isinstance(args[0][1], known):
             return SeqVal((SeqVal((PyVal(scalar=True), self.element_of(args[0][1]))),), homog=True)
         if name == "map" and len(args) == 2 and not kwargs and isinstance(args[0][0], ast.Lambda) \
@@ -473,7 +477,8 @@ class CallsMixin:
             # body on the joined element, in a copy of the state.
             fn = args[0][0]
             inner = state.copy()
-            self.assign(ast.Name(id=fn.args.args[0].arg, ctx=ast.Store()), self.element_of(args[1][1]), inner, fn)
+            target = ast.copy_location(ast.Name(id=fn.args.args[0].arg, ctx=ast.Store()), fn.args.args[0])
+            self.assign(target, self.element_of(args[1][1]), inner, fn)
             out = self.eval(fn.body, inner)
             if isinstance(out, (TensorVal, ModuleVal, ObjectVal, SeqVal)):
                 return SeqVal((out,), homog=True)

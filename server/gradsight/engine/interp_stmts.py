@@ -876,9 +876,9 @@ class StatementsMixin:
         if isinstance(value, ParamsVal) and value.frozen:
             return TensorVal(rg=Tri.NO, leaf=Tri.YES, param=True, origin=value.origin, is_int=Tri.NO,
                              nograd=value.origin)
-        if isinstance(value, ParamsVal) and value.evidence and not any(self.is_trained(s) for s in value.module_sites):
-            # The parameters of an object gradsight cannot see that no optimizer in view takes (an EMA copy of an
-            # unseen model, `copy.deepcopy(G).eval()`): `.eval()` shows a module, not that they require grad.
+        if isinstance(value, ParamsVal) and value.weak:
+            # The parameters of an object gradsight cannot see, paired with another model's by `zip` (an EMA copy
+            # of an unseen model): whether they require grad is not known.
             return TensorVal(rg=Tri.MAYBE, leaf=Tri.YES, param=True, origin=value.origin, is_int=Tri.NO,
                              psrc=value.module_sites, evidence=True, psrc_partial=True)
         if isinstance(value, ParamsVal):

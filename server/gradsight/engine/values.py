@@ -402,6 +402,9 @@ class ParamsVal(Value):
     module_sites: frozenset = frozenset()  # where those modules were created (see `TensorVal.psaved`)
     evidence: bool = False  # the parameters of an object gradsight cannot see: they require grad by evidence of use
     frozen: bool = False  # of a module frozen by `requires_grad_(False)` (an EMA copy): they do not require grad
+    # of an unseen object, paired by `zip` with another model's (an EMA or target update): that they require grad
+    # is not known (see `call_builtin`)
+    weak: bool = False
 
 
 @dataclass(frozen=True)

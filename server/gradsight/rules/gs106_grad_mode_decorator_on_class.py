@@ -59,8 +59,8 @@ class GradModeDecoratorOnClass(Rule):
                 shown = _MODES.get(q.qualname(target) or "")
                 if shown is None:
                     continue
-                report.add(self, dec, f"`@{shown}` on class `{node.name}` wraps only its construction: its methods "
-                                      "still run in the caller's grad mode. Decorate the methods instead.")
+                report.add(self, dec, f"`@{shown}` on class `{node.name}` wraps only its `__init__`; its methods "
+                                      "run in the caller's grad mode. Decorate the methods instead.")
 
 
 def _classes(stmts):

@@ -55,9 +55,8 @@ class LossOfTensorWithItself(Rule):
         if alias is not None:
             target, source, where = alias
             report.add(self, where,
-                       f"`{target} = {source}` does not copy: `{target}` is `{source}` itself, so the "
-                       f"`{event.op}` below compares a tensor with itself and every gradient is zero. Use "
-                       f"`{source}.detach().clone()`.",
+                       f"`{target} = {source}` does not copy, so the `{event.op}` below is zero, and so is every "
+                       f"gradient. It compares `{source}` with itself; use `{source}.detach().clone()`.",
                        related=[Note(call.lineno, call.col_offset + 1, "the loss is zero here")])
             return
         a, b = (report.source.segment(n) for n in (event.pred_node, event.target_node))
