@@ -46,6 +46,11 @@ class ModuleRequiresGradAttribute(Rule):
     valid = (
         Valid(_head + "backbone.requires_grad_(False)\n" + _tail),
         # Parameters of the modules a loop visits are tensors: this freezes them.
+        # `v` is a module in one loop and a parameter in the next (yolov7's freeze loop).
+        Valid("import torch.nn as nn\nmodel = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))\n"
+              "for k, v in model.named_modules():\n    print(k, type(v).__name__)\n"
+              "for k, v in model.named_parameters():\n    v.requires_grad = k.startswith('1.')\n"
+              "assert not model[0].weight.requires_grad\n"),
         Valid("import torch.nn as nn\nmodel = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))\n"
               "for m in model.modules():\n    if isinstance(m, nn.BatchNorm1d):\n        m.weight.requires_grad = False\n"
               "for p in model.parameters():\n    p.requires_grad = False\nassert not model[0].weight.requires_grad\n"),
@@ -119,7 +124,7 @@ class ModuleRequiresGradAttribute(Rule):
         # an object of the user's own design whose `requires_grad` attribute is its API (allennlp's
         # `self.mitigator = HardBiasMitigator(requires_grad=...)`, a plain class with `__call__`).
         modules -= self._settings_objects(q)
-        modules |= _child_module_names(q)
+        in_child_loops = _child_loop_assigns(q)
         read_back = {_spelling(n.value) for n in q.nodes() if isinstance(n, ast.Attribute)
                      and n.attr == "requires_grad" and isinstance(n.ctx, ast.Load)}
         for node in q.nodes():
@@ -135,7 +140,8 @@ class ModuleRequiresGradAttribute(Rule):
                 # acts on elsewhere; only a literal `True`/`False` on `self` reads as an attempt to freeze.
                 in_module = owner == "self" and isinstance(node.value, ast.Constant) \
                     and self._inside_module_class(q, node)
-                if in_module or owner in modules or self._attr_of_module(owner, modules):
+                if in_module or owner in modules or self._attr_of_module(owner, modules) \
+                        or id(node) in in_child_loops:
                     flag = report.source.segment(node.value)
                     flag = flag if flag and len(flag) <= 30 and "\n" not in flag else "False"
                     report.add(self, node, f"`{owner}` is a module: `.requires_grad = ...` freezes none of its "
@@ -193,21 +199,29 @@ def _child_call(expr) -> bool:
         and not expr.args
 
 
-def _child_module_names(q) -> set:
-    """Loop variables that visit a model's submodules: `for layer in model.children()`, `for m in layers` with
-    `layers = list(model.children())[:-2]`, `for name, m in model.named_modules()`."""
+def _child_loop_assigns(q) -> set:
+    """`x.requires_grad = ...` statements (as `id`s) in the body of a loop whose variable `x` visits a model's
+    submodules: `for layer in model.children()`, `for m in layers` with `layers = list(model.children())[:-2]`,
+    `for name, m in model.named_modules()`. Only inside that loop: a name such as `v` is a parameter in the next
+    loop (`for k, v in model.named_parameters()`, yolov7's freeze loop)."""
     lists = {t.id for node in q.assigns if _child_call(node.value) for t in node.targets if isinstance(t, ast.Name)}
     found = set()
     for node in q.nodes():
-        if not isinstance(node, (ast.For, ast.comprehension)):
+        if not isinstance(node, ast.For):
             continue
-        it, target = node.iter, node.target
+        it, target, var = node.iter, node.target, None
         if _child_call(it) or isinstance(it, ast.Name) and it.id in lists:
-            if isinstance(target, ast.Name):
-                found.add(target.id)
+            var = target.id if isinstance(target, ast.Name) else None
         elif isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) \
                 and it.func.attr in ("named_children", "named_modules") and isinstance(target, ast.Tuple) \
                 and len(target.elts) == 2 and isinstance(target.elts[1], ast.Name):
-            found.add(target.elts[1].id)
+            var = target.elts[1].id
+        if var is None:
+            continue
+        for stmt in node.body:
+            for sub in ast.walk(stmt):
+                if isinstance(sub, ast.Assign) and any(
+                        isinstance(t, ast.Attribute) and t.attr == "requires_grad" and isinstance(t.value, ast.Name)
+                        and t.value.id == var for t in sub.targets):
+                    found.add(id(sub))
     return found
-
