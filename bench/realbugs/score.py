@@ -312,7 +312,7 @@ def doc_section(rows: list[dict], meta: dict, first: dict | None, cases: list[di
         ids = {c["id"] for c in cases if c.get("batch") == batch}
         brows = [r for r in bn["rows"] if r["id"] in ids]
         out.append(f"* **First try, batch {batch}** (the {len(brows)} cases mined blind in the fifth session): engine at "
-                   f"commit `{bn['meta']['commit']}`, {bn['meta']['date']}: **{sum(r['hit'] for r in brows)}/{len(brows)} "
+                   f"commit `{bn['meta']['commit']}`, {bn['meta']['date']}: **{sum(1 for r in brows if r['hit'])}/{len(brows)} "
                    f"found at the fixed line**; {sum(1 for r in brows if r['new_on_fixed'])} cases with a "
                    "warning/error on the fixed version.")
     out.append(f"* **{meta['label']}**: engine at commit `{meta['commit']}`, {meta['date']}: **{hits}/{n} found at "
