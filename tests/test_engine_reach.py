@@ -72,6 +72,97 @@ EVALUATE_UNDER_NO_GRAD = """\
         """
 
 # name -> (program, expected (code, line) findings at warning or above, what torch does: "raises: <text>" or "ok")
+# Shared by pairs of programs below (each pair: the shape as found in real code, and its counterpart).
+TWIN_CRITIC = """\
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        class QNetwork(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.l1, self.l2 = nn.Linear(3, 8), nn.Linear(8, 1)
+                self.l3, self.l4 = nn.Linear(3, 8), nn.Linear(8, 1)
+
+            def forward(self, s, a):
+                xu = torch.cat([s, a], 1)
+                return self.l2(F.relu(self.l1(xu))), self.l4(F.relu(self.l3(xu)))
+
+        critic = QNetwork()
+        policy = nn.Linear(2, 1)
+        critic_optim = torch.optim.Adam(critic.parameters())
+        policy_optim = torch.optim.Adam(policy.parameters())
+        s, a, target = torch.randn(4, 2), torch.randn(4, 1), torch.randn(4, 1)
+        qf1, qf2 = critic(s, a)
+        qf1_loss, qf2_loss = F.mse_loss(qf1, target), F.mse_loss(qf2, target)
+        qf1_pi, qf2_pi = critic(s, policy(s))
+        policy_loss = -torch.min(qf1_pi, qf2_pi).mean()
+        critic_optim.zero_grad()
+        qf1_loss.backward()
+        critic_optim.step()
+        critic_optim.zero_grad()
+        qf2_loss.backward()
+        critic_optim.step()
+        """
+
+EMA_COPY = """\
+        import copy
+        import torch
+        import torch.nn as nn
+
+        net = nn.Linear(2, 2)
+        ema = copy.deepcopy(net).eval()FREEZE
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        for _ in range(2):
+            opt.zero_grad()
+            net(torch.randn(3, 2)).pow(2).mean().backward()
+            opt.step()
+            for p_ema, p_net in zip(ema.parameters(), net.parameters()):
+                p_ema.copy_(p_net.detach().lerp(p_ema, 0.9))
+        """
+
+LOSS_MODULE = """\
+        import torch
+        import torch.nn as nn
+
+        class SmoothedFocalLoss(nn.Module):
+            def __init__(self, eps=0.1):
+                super().__init__()
+                self.eps = eps
+
+            def forward(self, logits, target):
+                p = torch.softmax(logits, dim=-1)
+                onehot = torch.zeros_like(logits).scatter_(1, target.unsqueeze(1), 1)
+                weight = p * onehotCLONE
+                onehot.mul_(1 - self.eps).add_(self.eps / logits.size(-1))
+                return -(onehot * weight * torch.log(p)).sum(-1).mean()
+
+        SmoothedFocalLoss()(torch.randn(4, 3, requires_grad=True), torch.tensor([0, 1, 2, 0])).backward()
+        """
+
+PROPERTY_AGENT = """\
+        import numpy as np
+        import torch
+
+        class Agent(object):
+            def __init__(self, init_temperature=0.1):
+                self.log_alpha = torch.tensor(np.log(init_temperature)).to("cpu")
+                self.log_alpha.requires_grad = True
+                self.log_alpha_optimizer = torch.optim.Adam([self.log_alpha], lr=1e-3)
+
+            @property
+            def alpha(self):
+                return self.log_alpha.exp()DETACH
+
+            def update(self, log_pi):
+                self.log_alpha_optimizer.zero_grad()
+                alpha_loss = (self.alpha * (-log_pi + 2.0).detach()).mean()
+                alpha_loss.backward()
+                self.log_alpha_optimizer.step()
+
+        Agent().update(torch.randn(4))
+        """
+
 PROGRAMS = {
     # Conv1d inside the user module saves `mel`; the caller then writes into `mel` (speechbrain's Tacotron2).
     "saved_inside_call": ("""\
@@ -668,189 +759,26 @@ PROGRAMS = {
     # Two heads of one critic, one optimizer: after `zero_grad()` and the first head's backward, `step()` updates only
     # the parameters that have a gradient (the first head's), so the second head's graph is intact and its backward
     # runs; two outputs of one call keep separate graph segments (pranz24's SAC) ...
-    "twin_heads_stepped_one_at_a_time": ("""\
-        import torch
-        import torch.nn as nn
-        import torch.nn.functional as F
-
-        class QNetwork(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.l1, self.l2 = nn.Linear(3, 8), nn.Linear(8, 1)
-                self.l3, self.l4 = nn.Linear(3, 8), nn.Linear(8, 1)
-
-            def forward(self, s, a):
-                xu = torch.cat([s, a], 1)
-                return self.l2(F.relu(self.l1(xu))), self.l4(F.relu(self.l3(xu)))
-
-        critic = QNetwork()
-        policy = nn.Linear(2, 1)
-        critic_optim = torch.optim.Adam(critic.parameters())
-        policy_optim = torch.optim.Adam(policy.parameters())
-        s, a, target = torch.randn(4, 2), torch.randn(4, 1), torch.randn(4, 1)
-        qf1, qf2 = critic(s, a)
-        qf1_loss, qf2_loss = F.mse_loss(qf1, target), F.mse_loss(qf2, target)
-        qf1_pi, qf2_pi = critic(s, policy(s))
-        policy_loss = -torch.min(qf1_pi, qf2_pi).mean()
-        critic_optim.zero_grad()
-        qf1_loss.backward()
-        critic_optim.step()
-        critic_optim.zero_grad()
-        qf2_loss.backward()
-        critic_optim.step()
-        """, [], "ok"),
+    "twin_heads_stepped_one_at_a_time": (TWIN_CRITIC, [], "ok"),
     # ... but the policy loss, built through both heads before either step, raises.
-    "policy_backward_after_both_critic_steps": ("""\
-        import torch
-        import torch.nn as nn
-        import torch.nn.functional as F
-
-        class QNetwork(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.l1, self.l2 = nn.Linear(3, 8), nn.Linear(8, 1)
-                self.l3, self.l4 = nn.Linear(3, 8), nn.Linear(8, 1)
-
-            def forward(self, s, a):
-                xu = torch.cat([s, a], 1)
-                return self.l2(F.relu(self.l1(xu))), self.l4(F.relu(self.l3(xu)))
-
-        critic = QNetwork()
-        policy = nn.Linear(2, 1)
-        critic_optim = torch.optim.Adam(critic.parameters())
-        policy_optim = torch.optim.Adam(policy.parameters())
-        s, a, target = torch.randn(4, 2), torch.randn(4, 1), torch.randn(4, 1)
-        qf1, qf2 = critic(s, a)
-        qf1_loss, qf2_loss = F.mse_loss(qf1, target), F.mse_loss(qf2, target)
-        qf1_pi, qf2_pi = critic(s, policy(s))
-        policy_loss = -torch.min(qf1_pi, qf2_pi).mean()
-        critic_optim.zero_grad()
-        qf1_loss.backward()
-        critic_optim.step()
-        critic_optim.zero_grad()
-        qf2_loss.backward()
-        critic_optim.step()
-        policy_optim.zero_grad()
+    "policy_backward_after_both_critic_steps": (TWIN_CRITIC + """\
+policy_optim.zero_grad()
         policy_loss.backward()
         """, [("GS308", 31)], "raises: " + INPLACE),
     # An EMA copy frozen by `requires_grad_(False)` (NVlabs/edm): its parameters do not require grad, so copying into
     # them in place is fine ...
-    "ema_copy_frozen_by_requires_grad_": ("""\
-        import copy
-        import torch
-        import torch.nn as nn
-
-        net = nn.Linear(2, 2)
-        ema = copy.deepcopy(net).eval().requires_grad_(False)
-        opt = torch.optim.SGD(net.parameters(), lr=0.1)
-        for _ in range(2):
-            opt.zero_grad()
-            net(torch.randn(3, 2)).pow(2).mean().backward()
-            opt.step()
-            for p_ema, p_net in zip(ema.parameters(), net.parameters()):
-                p_ema.copy_(p_net.detach().lerp(p_ema, 0.9))
-        """, [], "ok"),
+    "ema_copy_frozen_by_requires_grad_": (EMA_COPY.replace("FREEZE", ".requires_grad_(False)"), [], "ok"),
     # ... while the same copy left trainable raises on the in-place write into a leaf.
-    "ema_copy_left_trainable": ("""\
-        import copy
-        import torch
-        import torch.nn as nn
-
-        net = nn.Linear(2, 2)
-        ema = copy.deepcopy(net).eval()
-        opt = torch.optim.SGD(net.parameters(), lr=0.1)
-        for _ in range(2):
-            opt.zero_grad()
-            net(torch.randn(3, 2)).pow(2).mean().backward()
-            opt.step()
-            for p_ema, p_net in zip(ema.parameters(), net.parameters()):
-                p_ema.copy_(p_net.detach().lerp(p_ema, 0.9))
-        """, [("GS302", 13)], "raises: a leaf Variable that requires grad is being used in an in-place operation"),
+    "ema_copy_left_trainable": (EMA_COPY.replace("FREEZE", ""), [("GS302", 13)], "raises: a leaf Variable that requires grad is being used in an in-place operation"),
     # Evidence from use: a loss module's `forward` gets the prediction, which has a graph, so a write into a tensor
     # an op saved from it is reported (a warning) although the file never calls the loss (timm's asymmetric loss) ...
-    "loss_module_writes_into_saved_target": ("""\
-        import torch
-        import torch.nn as nn
-
-        class SmoothedFocalLoss(nn.Module):
-            def __init__(self, eps=0.1):
-                super().__init__()
-                self.eps = eps
-
-            def forward(self, logits, target):
-                p = torch.softmax(logits, dim=-1)
-                onehot = torch.zeros_like(logits).scatter_(1, target.unsqueeze(1), 1)
-                weight = p * onehot
-                onehot.mul_(1 - self.eps).add_(self.eps / logits.size(-1))
-                return -(onehot * weight * torch.log(p)).sum(-1).mean()
-
-        SmoothedFocalLoss()(torch.randn(4, 3, requires_grad=True), torch.tensor([0, 1, 2, 0])).backward()
-        """, [("GS301", 13)], "raises: " + INPLACE),
+    "loss_module_writes_into_saved_target": (LOSS_MODULE.replace("CLONE", ""), [("GS301", 13)], "raises: " + INPLACE),
     # ... and quiet when the weight is computed from a copy.
-    "loss_module_smooths_a_copy": ("""\
-        import torch
-        import torch.nn as nn
-
-        class SmoothedFocalLoss(nn.Module):
-            def __init__(self, eps=0.1):
-                super().__init__()
-                self.eps = eps
-
-            def forward(self, logits, target):
-                p = torch.softmax(logits, dim=-1)
-                onehot = torch.zeros_like(logits).scatter_(1, target.unsqueeze(1), 1)
-                weight = p * onehot.clone()
-                onehot.mul_(1 - self.eps).add_(self.eps / logits.size(-1))
-                return -(onehot * weight * torch.log(p)).sum(-1).mean()
-
-        SmoothedFocalLoss()(torch.randn(4, 3, requires_grad=True), torch.tensor([0, 1, 2, 0])).backward()
-        """, [], "ok"),
+    "loss_module_smooths_a_copy": (LOSS_MODULE.replace("CLONE", ".clone()"), [], "ok"),
     # A `@property` read as an attribute is its value (curl's `self.alpha`, `log_alpha.exp()`): the loss has a graph ...
-    "property_value_has_a_graph": ("""\
-        import numpy as np
-        import torch
-
-        class Agent(object):
-            def __init__(self, init_temperature=0.1):
-                self.log_alpha = torch.tensor(np.log(init_temperature)).to("cpu")
-                self.log_alpha.requires_grad = True
-                self.log_alpha_optimizer = torch.optim.Adam([self.log_alpha], lr=1e-3)
-
-            @property
-            def alpha(self):
-                return self.log_alpha.exp()
-
-            def update(self, log_pi):
-                self.log_alpha_optimizer.zero_grad()
-                alpha_loss = (self.alpha * (-log_pi + 2.0).detach()).mean()
-                alpha_loss.backward()
-                self.log_alpha_optimizer.step()
-
-        Agent().update(torch.randn(4))
-        """, [], "ok"),
+    "property_value_has_a_graph": (PROPERTY_AGENT.replace("DETACH", ""), [], "ok"),
     # ... unless the property detaches it.
-    "property_value_detached": ("""\
-        import numpy as np
-        import torch
-
-        class Agent(object):
-            def __init__(self, init_temperature=0.1):
-                self.log_alpha = torch.tensor(np.log(init_temperature)).to("cpu")
-                self.log_alpha.requires_grad = True
-                self.log_alpha_optimizer = torch.optim.Adam([self.log_alpha], lr=1e-3)
-
-            @property
-            def alpha(self):
-                return self.log_alpha.exp().detach()
-
-            def update(self, log_pi):
-                self.log_alpha_optimizer.zero_grad()
-                alpha_loss = (self.alpha * (-log_pi + 2.0).detach()).mean()
-                alpha_loss.backward()
-                self.log_alpha_optimizer.step()
-
-        Agent().update(torch.randn(4))
-        """, [("GS401", 17)], "raises: does not require grad"),
+    "property_value_detached": (PROPERTY_AGENT.replace("DETACH", ".detach()"), [("GS401", 17)], "raises: does not require grad"),
     # Networks that build their own optimizer (`self.optimizer = Adam(self.parameters())`, philtabor's TD3 and SAC):
     # every instance is trained, also when a second instance's attributes come from the first one's `__init__`
     # run. A critic loss written `mse_loss(target, q)` is no target network's output.

@@ -683,37 +683,6 @@ class ObjectsMixin:
         exports = tuple((k, map_tensors(v, local)) for k, v in exports)
         saves = tuple((storage, op, at_site(seg) if inner(seg) else seg) for storage, op, seg in saves)
         return result, exports, saves
-        first, last = fn.lineno, getattr(fn, "end_lineno", None) or fn.lineno
-        handed: set = set()
-        for v in list(arg_vals) + list(kw_vals.values()) + [v for _, v in (self_import or ())]:
-            for _, t in flat_tensors([(node, v)]):
-                handed |= t.segs
-                if t.saved_seg is not None:
-                    handed.add(t.saved_seg)
-        site = self.site(node)
-
-        def inner(seg) -> bool:
-            return type(seg) is tuple and len(seg) >= 3 and seg[0] == path and first <= seg[1] <= last \
-                and seg not in handed
-
-        def at_site(seg) -> tuple:
-            # Qualified by the call site, each keeps its identity: two outputs of one call built by separate
-            # branches (a twin-Q network's `return x1, x2`) free nothing of each other, a shared trunk still does.
-            return site + (seg,)
-
-        def local(v: TensorVal) -> TensorVal:
-            new = frozenset(s for s in v.segs if inner(s))
-            moved = v.saved_seg is not None and inner(v.saved_seg)
-            if not new and not moved:
-                return v
-            return v.with_(segs=(v.segs - new) | {at_site(s) for s in new} if new else v.segs,
-                           saved_seg=at_site(v.saved_seg) if moved else v.saved_seg)
-
-        if isinstance(result, Value):
-            result = map_tensors(result, local)
-        exports = tuple((k, map_tensors(v, local)) for k, v in exports)
-        saves = tuple((storage, op, at_site(seg) if inner(seg) else seg) for storage, op, seg in saves)
-        return result, exports, saves
 
     def settle_inplace(self, pending: list, fn: ast.AST, flags: dict, rets: list, envs: list) -> None:
         """At a function's end, the in-place writes on saved tensors its body (and its callees) made, as (event, line
