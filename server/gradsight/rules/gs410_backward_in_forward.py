@@ -115,6 +115,10 @@ class BackwardInForward(Rule):
                    and q.enclosing_function(r) is func]
         if not any(_reads(v, tainted) for v in returns):
             return  # nothing from the input's graph goes back to the caller (e.g. a meta-learner's forward)
+        returned = {n.id for r in returns for n in ast.walk(r) if isinstance(n, ast.Name)}
+        training_step = any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "backward"
+                            and isinstance(c.func.value, ast.Name) and c.func.value.id in returned
+                            for c in ast.walk(func))
         for call in ast.walk(func):
             if not isinstance(call, ast.Call):
                 continue
@@ -126,11 +130,10 @@ class BackwardInForward(Rule):
                 continue
             if not _reads(target, tainted):
                 continue
-            if isinstance(target, ast.Name) and any(
-                    isinstance(n, ast.Name) and n.id == target.id for r in returns for n in ast.walk(r)):
-                # The forward is a training step that hands back the loss it backwarded (NVlabs' FUNIT:
-                # `l_total.backward(); return l_total, l_adv, ...` for the trainer to log): nothing says a caller
-                # backwards again.
+            if training_step:
+                # The forward is a training step that hands back a loss it backwarded (NVlabs' FUNIT:
+                # `l_total.backward(); return l_total, l_adv, ...` for the trainer to log, one branch per mode):
+                # nothing says a caller backwards again.
                 continue
             stmt = q.statement(call) or call
             report.add(self, stmt, "This backward inside `forward` frees the caller's graph; its own backward "
