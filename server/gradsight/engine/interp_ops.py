@@ -627,7 +627,7 @@ class OpsMixin:
                     return val
             if behind is not None and shared and shared <= behind:
                 return val
-            if val.segs & target.segs and val.rg is not Tri.NO:
+            if shared and val.rg is not Tri.NO:
                 val = val.with_(freed=line_fact, freed_sure=True, carried=None)
             return val
 

@@ -873,17 +873,15 @@ class StatementsMixin:
         return None
 
     def element_of(self, value: Value) -> Value:
-        if isinstance(value, ParamsVal) and value.frozen:
-            return TensorVal(rg=Tri.NO, leaf=Tri.YES, param=True, origin=value.origin, is_int=Tri.NO,
-                             nograd=value.origin)
-        if isinstance(value, ParamsVal) and value.weak:
-            # The parameters of an object gradsight cannot see, paired with another model's by `zip` (an EMA copy
-            # of an unseen model): whether they require grad is not known.
-            return TensorVal(rg=Tri.MAYBE, leaf=Tri.YES, param=True, origin=value.origin, is_int=Tri.NO,
-                             psrc=value.module_sites, evidence=True, psrc_partial=True)
         if isinstance(value, ParamsVal):
-            return TensorVal(rg=Tri.YES, leaf=Tri.YES, param=True, origin=value.origin, is_int=Tri.NO,
-                             psrc=value.module_sites, evidence=value.evidence, psrc_partial=value.evidence)
+            if value.frozen:  # a module frozen by `requires_grad_(False)`
+                return TensorVal(rg=Tri.NO, leaf=Tri.YES, param=True, origin=value.origin, is_int=Tri.NO,
+                                 nograd=value.origin)
+            # `weak`: an unseen object's parameters paired with another model's by `zip` (an EMA copy of an unseen
+            # model): whether they require grad is not known.
+            unseen = value.evidence or value.weak
+            return TensorVal(rg=Tri.MAYBE if value.weak else Tri.YES, leaf=Tri.YES, param=True, origin=value.origin,
+                             is_int=Tri.NO, psrc=value.module_sites, evidence=unseen, psrc_partial=unseen)
         if isinstance(value, SeqVal) and value.items:
             return join_all(value.items)
         if isinstance(value, PyVal):

@@ -53,7 +53,7 @@ PURE_METHODS = {"add", "sub", "mul", "div", "true_divide", "floor_divide", "rema
                 "index_fill", "index_add", "index_copy", "index_put", "scatter", "scatter_add", "lerp", "addcmul",
                 "addcdiv", "t", "transpose", "permute", "view", "reshape", "squeeze", "unsqueeze", "flatten",
                 "expand", "repeat", "contiguous", "clone", "detach", "float", "half", "double", "long", "int",
-                "bool", "to", "cpu", "cuda", "type", "type_as", "zero", "fill", "normal", "uniform"}
+                "bool", "to", "cpu", "cuda", "type", "type_as"}
 ALWAYS_COPY = {"double", "half", "bfloat16", "cuda"}
 VIEW_METHODS = {"view", "view_as", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "flatten",
                 "expand", "expand_as", "narrow", "t", "T", "mT", "select", "unfold", "diagonal",
