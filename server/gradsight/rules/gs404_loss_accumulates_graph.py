@@ -79,6 +79,44 @@ def _detached_where_backwarded(tree: ast.AST | None, event) -> bool:
     return False
 
 
+def _is_step_call(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step" \
+        and not node.args and not node.keywords
+
+
+def _within_one_step(tree: ast.AST | None, node: ast.AST, name: str) -> bool:
+    """`for data, target in loader: losses = []; for chunk in chunks: ...; losses.append(loss); loss.backward()`,
+    then `optimizer.step()` after the inner loop (hysts/pytorch_image_classification's sub-batches): the list is
+    made anew on every iteration of an enclosing loop, the inner loop that fills it steps no optimizer, and that
+    enclosing loop steps one after it. What is kept is the graphs of the sub-batches of one optimizer step, and
+    they are dropped with the list at the next step: memory does not grow with training. The same nesting over
+    an epoch's batches steps the optimizer inside the inner loop and stays flagged."""
+    if tree is None:
+        return False
+    line = node.lineno
+    loops = sorted((n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))
+                    and n.lineno <= line <= (n.end_lineno or n.lineno)), key=lambda n: n.lineno)
+    if len(loops) < 2:
+        return False
+    inner = loops[-1]
+    if any(_is_step_call(n) for n in ast.walk(inner)):
+        return False
+    for outer in reversed(loops[:-1]):
+        outside = [s for s in ast.walk(outer) if isinstance(s, ast.stmt)
+                   and not (inner.lineno <= s.lineno <= (inner.end_lineno or inner.lineno))]
+        remade = any(isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in s.targets)
+                     and s.lineno < inner.lineno and isinstance(s.value, (ast.List, ast.Dict, ast.Constant))
+                     for s in outside)
+        stepped = any(_is_step_call(n) for s in outside if s.lineno > (inner.end_lineno or inner.lineno)
+                      for n in ast.walk(s))
+        if remade and stepped:
+            return True
+        inner = outer
+        if any(_is_step_call(n) for n in ast.walk(inner)):
+            return False
+    return False
+
+
 class LossAccumulatesGraph(Rule):
     code = "GS404"
     name = "loss-accumulates-graph"
@@ -175,6 +213,13 @@ class LossAccumulatesGraph(Rule):
         Valid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
               "def finetune(model, batches):\n    model.eval()\n    total = 0\n    for x, y in batches:\n"
               "        total += F.mse_loss(model(x), y)\n    total.backward()\n"),
+        # Sub-batches of one optimizer step (hysts/pytorch_image_classification): the list is made anew each step
+        # and the optimizer steps after the inner loop, so only one step's graphs are ever kept.
+        Valid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 1)\n"
+              "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor step in range(3):\n    opt.zero_grad()\n"
+              "    losses = []\n    for chunk in torch.randn(8, 4).chunk(2):\n"
+              "        loss = model(chunk).pow(2).mean()\n        losses.append(loss)\n        loss.backward()\n"
+              "    opt.step()\n    print(sum(losses).item())\n"),
         # Second-order MAML: each task's query loss is kept for the meta-batch backward after the loop
         # (oscarknagg/few-shot's `meta_gradient_step`), although each iteration also backwards.
         Valid("import torch\nimport torch.nn as nn\n\n\ndef meta_step(model, tasks, opt):\n    task_losses = []\n"
@@ -235,6 +280,12 @@ class LossAccumulatesGraph(Rule):
                 "for step in range(5):\n    loss = model(torch.randn(4, 10)).pow(2).mean()\n    loss.backward()\n"
                 "    for k in ['total']:\n        pass\n    stats[k] = stats.get(k, 0) + loss\n", line=10,
                 runtime="silent: stats['total'].grad_fn is not None"),
+        # The list is made anew each epoch, but the optimizer steps inside the batch loop: an epoch of graphs.
+        Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 1)\n"
+                "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor epoch in range(2):\n    losses = []\n"
+                "    for x in torch.randn(3, 8, 4):\n        opt.zero_grad()\n        loss = model(x).pow(2).mean()\n"
+                "        loss.backward()\n        opt.step()\n        losses.append(loss)\n", line=12,
+                runtime="silent: all(l.grad_fn is not None for l in losses)"),
         Invalid("import torch\nimport torch.nn as nn\n\n\nclass Trainer:\n    def __init__(self, model):\n"
                 "        self.model = model\n        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
                 "        self.running_loss = 0.0\n\n    def train_step(self, x):\n"
@@ -284,7 +335,8 @@ class LossAccumulatesGraph(Rule):
             return
         if _backwarded(report.tree, name) or _backwarded_after_loop(report.tree, event.node, name):
             return
-        if _detached_where_backwarded(report.tree, event):
+        if _detached_where_backwarded(report.tree, event) or (
+                event.how == "append" and _within_one_step(report.tree, event.node, name)):
             return
         fix = None
         if isinstance(event.value_node, (ast.Name, ast.Attribute, ast.Subscript)):
