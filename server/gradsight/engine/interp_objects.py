@@ -150,10 +150,12 @@ class ObjectsMixin:
         in_node, x = args[0]
         if not isinstance(x, TensorVal) and x is not UNKNOWN and not isinstance(x, SeqVal):
             return UNKNOWN
+        inplace_key = None
         if mod.inplace and isinstance(x, TensorVal):
             self.inplace(in_node, x, f"{short}(inplace=True)", state, node, module=mod)
             if x.saved is not None and state.grad is not Tri.NO and x.rg is Tri.YES:
                 x = x.with_(saved=None)
+            inplace_key = key_of(in_node)
         params = mod.has_params
         if state.grad is Tri.NO:
             rg = Tri.NO
@@ -256,6 +258,16 @@ class ObjectsMixin:
                            else None,
                            evidence=rg is Tri.YES and (mod.evidence or (params is not Tri.YES and bool(tensors) and all(
                                v.evidence for v in tensors if v.rg is Tri.YES))))
+        if inplace_key is not None and isinstance(x, TensorVal) and x.storage is not None:
+            # An in-place module (`nn.ReLU(inplace=True)`) returns its input: the result is the input's storage,
+            # and the name it was called on now holds the result. When the module saves its output (ReLU does),
+            # that storage is saved, so a second in-place module on the same input raises (NASNet's
+            # `relu1(h)` and `relu2(h)` on one `h`).
+            result = result.with_(storage=x.storage)
+            if saved is not None:
+                self.mark_saved_storage(in_node, result, short, node, state)
+            if isinstance(state.get(inplace_key), TensorVal):
+                state.set(inplace_key, result)
         if short in db.RECURRENT:
             hidden = result.with_(saved=None, shape=None)
             return SeqVal((result.with_(shape=None), SeqVal((hidden, hidden)) if short == "LSTM" else hidden))

@@ -43,6 +43,10 @@ class InplaceOnSavedTensor(Rule):
                   "`inplace=False` fix is unsafe: `t` keeps its old values afterwards.")
     references = ("https://pytorch.org/docs/stable/notes/autograd.html#in-place-operations-with-autograd",)
     valid = (
+        # An in-place ReLU module, then a layer reading the same tensor: nothing writes it again.
+        Valid("import torch\nimport torch.nn as nn\nw = torch.randn(2, 2, requires_grad=True)\n"
+              "relu1 = nn.ReLU(inplace=True)\nlin = nn.Linear(2, 2)\nh = w * 2\na = relu1(h)\nb = lin(h)\n"
+              "(a + b).sum().backward()\n"),
         Valid("import torch\nx = torch.randn(3, requires_grad=True)\ny = x * 2\ny += 1\ny.sum().backward()\n"),
         Valid("import torch\nimport torch.nn as nn\nlin = nn.Linear(2, 2)\nh = lin(torch.randn(1, 2))\nh *= 2.0\n"
               "h.sum().backward()\n"),
@@ -63,6 +67,11 @@ class InplaceOnSavedTensor(Rule):
               "x[mask] = 0.0\nx.sum().backward()\n"),
     )
     invalid = (
+        # Two in-place ReLU modules on one tensor (weiaicunzai/pytorch-cifar100's NASNet cell): the first returns
+        # its input, now saved as its output, and the second overwrites it. The fix goes on the second module.
+        Invalid("import torch\nimport torch.nn as nn\nw = torch.randn(2, 2, requires_grad=True)\n"
+                "relu1 = nn.ReLU(inplace=True)\nrelu2 = nn.ReLU(inplace=True)\nh = w * 2\na = relu1(h)\n"
+                "b = relu2(h)\n(a + b).sum().backward()\n", line=5, runtime="raises: modified by an inplace operation"),
         # The same write in a method that returns the tensor: the caller may backward through it.
         Invalid("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def __init__(self):\n"
                 "        super().__init__()\n        self.w = nn.Parameter(torch.randn(3))\n\n"
