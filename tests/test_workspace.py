@@ -106,3 +106,46 @@ def test_sibling_lookup_depends_on_the_importing_folder(tmp_path):
     assert ws.find("helpers", 0, str(tmp_path / "a" / "train.py")) == (tmp_path / "a" / "helpers.py").resolve()
     assert ws.find("helpers", 0, str(tmp_path / "b" / "train.py")) == (tmp_path / "b" / "helpers.py").resolve()
     assert ws.find("torch", 0, str(tmp_path / "a" / "train.py")) is None
+
+
+# A conv-BN-ReLU block with an in-place ReLU (pytorch-semseg's `conv2DBatchNormRelu`), and a model that applies an
+# in-place Dropout2d to its output: the dropout overwrites what the ReLU saved (torch raises in training mode).
+BLOCK = ("import torch.nn as nn\n\n\nclass CBR(nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
+         "        self.conv = nn.Conv2d(n, n, 3, padding=1)\n        self.relu = nn.ReLU(inplace=True)\n\n"
+         "    def forward(self, x):\n        return self.relu(self.conv(x))\n")
+NET = ("import torch\nimport torch.nn as nn\nfrom {mod} import *\n\n\nclass Net(nn.Module):\n"
+       "    def __init__(self):\n        super().__init__()\n        self.cbr = CBR(2)\n"
+       "        self.drop = nn.Dropout2d(p=0.1, inplace=True)\n\n    def forward(self, x):\n"
+       "        return self.drop(self.cbr(x))\n\n\nnet = Net()\nnet(torch.randn(1, 2, 4, 4)).sum().backward()\n")
+
+
+def _package(base, mod):
+    pkg = base / "pkg"
+    (pkg / "models").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "models" / "__init__.py").write_text("")
+    (pkg / "models" / "utils.py").write_text(BLOCK)
+    (pkg / "models" / "net.py").write_text(NET.format(mod=mod))
+    return pkg / "models" / "net.py"
+
+
+def test_star_import_from_a_workspace_module_is_followed(tmp_path):
+    net = _package(tmp_path, "pkg.models.utils")
+    a = analyze_source(net.read_text(), str(net), workspace=Workspace(tmp_path))
+    assert [(f.code, f.line) for f in a.findings] == [("GS301", 10)]
+    rel = NET.format(mod=".utils")
+    net.write_text(rel)
+    a = analyze_source(rel, str(net), workspace=Workspace(tmp_path))
+    assert [(f.code, f.line) for f in a.findings] == [("GS301", 10)]
+    # The same model without the in-place dropout is quiet.
+    ok = rel.replace("inplace=True)\n\n    def forward", "inplace=False)\n\n    def forward")
+    assert not analyze_source(ok, str(net), workspace=Workspace(tmp_path)).findings
+
+
+def test_absolute_import_of_own_package_resolves_outside_the_workspace(tmp_path):
+    # `gradsight check /elsewhere/pkg/models/net.py` run from another folder: the folder above the package that
+    # holds the file is an import root, as `python -m pkg.models.net` would make it.
+    net = _package(tmp_path / "elsewhere", "pkg.models.utils")
+    (tmp_path / "ws").mkdir()
+    a = analyze_source(net.read_text(), str(net), workspace=Workspace(tmp_path / "ws"))
+    assert [(f.code, f.line) for f in a.findings] == [("GS301", 10)]

@@ -75,8 +75,40 @@ class ExpressionsMixin:
             return ClassVal(scope.classes[name])
         if name in scope.imports:
             return self.import_value(scope.imports[name])
+        if scope.star_imports and name not in BUILTINS:
+            val = self.star_value(scope, name)
+            if val is not UNKNOWN:
+                return val
         if name in BUILTINS:
             return ModuleRef("builtins." + name)
+        return UNKNOWN
+
+    def star_value(self, scope, name: str, depth: int = 0) -> Value:
+        """`from ptsemseg.models.utils import *` then `conv2DBatchNormRelu(...)`: a function or class that a
+        workspace module star-imported into `scope` defines (or star-imports itself, a few levels deep). Names
+        starting with `_` are not exported by a star import; an `__all__` is not read (a name it leaves out is
+        merely one more name found). Torch and library modules are not looked into."""
+        if self.resolve_module is None or name.startswith("_") or depth > 3:
+            return UNKNOWN
+        for mod in scope.star_imports:
+            if mod.lstrip(".").startswith(("torch", "numpy")):
+                continue
+            level = len(mod) - len(mod.lstrip("."))
+            other = self.resolve_module(mod.lstrip("."), level, scope)
+            if other is None or other is scope:
+                continue
+            if name in other.functions:
+                return other.functions[name]
+            if name in other.classes:
+                return ClassVal(other.classes[name])
+            if name in other.imports:
+                qual = other.imports[name]
+                if not qual.startswith("."):
+                    return self.import_value(qual)
+            if other.star_imports:
+                val = self.star_value(other, name, depth + 1)
+                if val is not UNKNOWN:
+                    return val
         return UNKNOWN
 
     def import_value(self, qual: str) -> Value:

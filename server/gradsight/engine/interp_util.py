@@ -43,6 +43,7 @@ class ModuleScope:
     env: dict = field(default_factory=dict)  # module-level values (as last seen)
     import_records: tuple = ()  # ("import" | "from", module, level, names) per import statement
     package: str = ""
+    star_imports: tuple = ()  # `from pkg.mod import *`: the module names (with leading dots when relative)
 
 
 def _has_backward(node: ast.AST) -> Optional[int]:

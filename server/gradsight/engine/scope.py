@@ -18,6 +18,7 @@ MAX_NESTING = 200
 def build_scope(tree: ast.Module, path: str, source: Source) -> ModuleScope:
     scope = ModuleScope(path=path, tree=tree, source=source)
     records = []
+    stars: list = []
     for node in _statements(tree.body):
         if isinstance(node, ast.Import):
             records.append(("import", "", 0, tuple(a.name for a in node.names)))
@@ -34,10 +35,13 @@ def build_scope(tree: ast.Module, path: str, source: Source) -> ModuleScope:
             mod = ("." * (node.level or 0)) + (node.module or "")
             for alias in node.names:
                 if alias.name == "*":
+                    if mod not in stars:
+                        stars.append(mod)
                     continue
                 sep = "" if mod.endswith(".") or not mod else "."
                 scope.imports[alias.asname or alias.name] = f"{mod}{sep}{alias.name}"
     scope.import_records = tuple(records)
+    scope.star_imports = tuple(stars)
     for stmt in tree.body:
         _collect_defs(stmt, scope)
     # Resolve class bases once every class is known.

@@ -98,6 +98,7 @@ class Workspace:
                 base = base.parent
             bases = [base]
         siblings = None  # the importing file's folder: searched even outside the workspace
+        package_root = None  # the folder above the importing file's package: likewise
         if level == 0:
             bases = [self.root, self.root / "src"]
             # `python train.py` puts train.py's folder first on sys.path, so `import net` / `from model import
@@ -116,6 +117,17 @@ class Workspace:
                     if (anc / parts[0] / "__init__.py").is_file() or (anc / f"{parts[0]}.py").is_file():
                         bases.append(anc)
                         break
+                # The folder above the package that holds the importing file (`pkg/models/net.py` importing
+                # `pkg.models.utils`), even outside the workspace: where `python -m pkg...` or an installed
+                # checkout puts it on sys.path.
+                top = here
+                for _ in range(8):
+                    if not (top / "__init__.py").is_file():
+                        break
+                    top = top.parent
+                if top != here and top not in bases and (top / parts[0] / "__init__.py").is_file():
+                    bases.append(top)
+                    package_root = top
         for base in bases:
             target = base.joinpath(*parts) if parts else base
             for candidate in (target.with_suffix(".py") if parts else None, target / "__init__.py"):
@@ -123,7 +135,7 @@ class Workspace:
                     try:
                         candidate.resolve().relative_to(self.root)
                     except ValueError:
-                        if level == 0 and base != siblings:
+                        if level == 0 and base != siblings and base != package_root:
                             continue  # absolute imports resolve only inside the workspace
                     return candidate.resolve()
         return None
