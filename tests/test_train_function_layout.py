@@ -139,3 +139,82 @@ def test_the_claims_hold_under_torch(tmp_path):
     proc = subprocess.run([sys.executable, "run.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["True"] * 5
+
+
+# A learner class handed its model (pymarl's `QLearner(mac, ...)`): `__init__` keeps it on `self` and builds the
+# optimizer over its parameters (through a list that grows with a mixer's), so `self.mac.forward(...)` and
+# `self.mac(...)` in `train` run a trained model (evidence of use: warnings). The in-place mask then writes into
+# what `gather` saved (torch raises); masking a detached copy is fine.
+LEARNER = """\
+import torch as th
+from torch.optim import RMSprop
+
+
+class QLearner:
+    def __init__(self, mac, mixer, double_q):
+        self.mac = mac
+        self.params = list(mac.parameters())
+        self.mixer = mixer
+        if mixer is not None:
+            self.params += list(mixer.parameters())
+        self.optimiser = RMSprop(params=self.params, lr=0.01)
+        self.double_q = double_q
+
+    def train(self, obs, actions, avail):
+        mac_out = []
+        for t in range(obs.shape[1]):
+            mac_out.append(self.mac.forward(obs[:, t]))
+        mac_out = th.stack(mac_out, dim=1)
+        chosen = th.gather(mac_out[:, :-1], dim=2, index=actions).squeeze(2)
+        if self.double_q:
+            mac_out[avail == 0] = -9999999
+        loss = (chosen ** 2).sum()
+        self.optimiser.zero_grad()
+        loss.backward()
+        self.optimiser.step()
+
+    def train_call(self, obs, actions, avail):
+        out = th.stack([self.mac(obs[:, t]) for t in range(obs.shape[1])], dim=1)
+        chosen = th.gather(out[:, :-1], dim=2, index=actions).squeeze(2)
+        masked = out.clone().detach()
+        masked[avail == 0] = -9999999
+        loss = (chosen ** 2).sum() + masked.max()
+        self.optimiser.zero_grad()
+        loss.backward()
+        self.optimiser.step()
+"""
+
+LEARNER_RUN = """\
+import torch
+import torch.nn as nn
+from learner import QLearner
+
+mac = nn.Linear(3, 4)
+obs, actions = torch.randn(2, 5, 3), torch.zeros(2, 4, 1, dtype=torch.long)
+avail = torch.randint(0, 2, (2, 5, 4))
+learner = QLearner(mac, nn.Linear(4, 1), True)
+try:
+    learner.train(obs, actions, avail)
+    print("no error")
+except RuntimeError as exc:
+    print("modified by an inplace operation" in str(exc))
+learner.train_call(obs, actions, avail)
+print(True)
+"""
+
+
+def test_learner_handed_its_model():
+    ENGINE.clear()
+    found = analyze_source(LEARNER, "learner.py").findings
+    assert sorted((f.line, f.code, f.severity.value) for f in found if f.severity.value != "information") == \
+        [(22, "GS301", "warning")]
+
+
+@pytest.mark.torch
+def test_learner_claims_hold_under_torch(tmp_path):
+    pytest.importorskip("torch")
+    (tmp_path / "learner.py").write_text(LEARNER, encoding="utf-8")
+    (tmp_path / "run.py").write_text(LEARNER_RUN, encoding="utf-8")
+    proc = subprocess.run([sys.executable, "run.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True", "True"]

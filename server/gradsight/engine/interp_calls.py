@@ -23,6 +23,54 @@ from .values import (CREATED_WITHOUT_GRAD, UNKNOWN, BoundMethod, ClassVal, FuncV
 class CallsMixin:
     """Part of `Interpreter` (see interp.py)."""
 
+    def run_trained_model(self, model: ast.AST, node: ast.AST, state: State) -> Value:
+        """`model(x)` (or `model.forward(x)`) on an object gradsight cannot see whose parameters an optimizer
+        trains, in grad mode: an output with a graph (evidence of use), or UNKNOWN when there is no such evidence."""
+        model_key = key_of(model)
+        if model_key is None:
+            return UNKNOWN
+        frame = self.stack[-1] if self.stack else None
+        trained = self.evidence_models.get((id(frame) if frame is not None else None, model_key))
+        me = self.self_names[-1] if self.self_names else None
+        if trained is None and frame is not None and me and model_key.startswith(me + ".") \
+                and model_key.count(".") == 1:
+            owner = self.method_class(frame)
+            if owner is not None:
+                trained = self.evidence_models.get((("class", owner), "self." + model_key[len(me) + 1:]))
+        if trained is None:
+            return UNKNOWN
+        return TensorVal(rg=Tri.YES, leaf=Tri.NO, evidence=True, psrc_partial=True,
+                         origin=self.fact(node, "runs-trained-model", trained, expr=self.seg(node), model=model_key))
+
+    def method_class(self, fn: ast.AST):
+        """The id of the class node that defines method `fn` (in the file being analysed or the one it runs in)."""
+        memo = self.__dict__.setdefault("_method_class", {})
+        if id(fn) not in memo:
+            memo[id(fn)] = next((id(info.node) for info in list(self.scope.classes.values())
+                                 if any(m.node is fn for m in info.methods.values())), None)
+        return memo[id(fn)]
+
+    def stored_on_self(self, key: str):
+        """(class id, `self.attr`) for a parameter `key` of the `__init__` running now that it stores as
+        `self.attr = key`, or for `key` itself when it is `self.attr`; else None."""
+        if not self.stack or not self.self_names or not self.self_names[-1]:
+            return None
+        fn = self.stack[-1]
+        owner = self.method_class(fn)
+        if owner is None:
+            return None
+        me = self.self_names[-1]
+        if key.startswith(me + ".") and key.count(".") == 1:
+            return owner, "self." + key[len(me) + 1:]
+        if getattr(fn, "name", "") != "__init__" or "." in key:
+            return None
+        for stmt in fn.body:
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) and stmt.value.id == key \
+                    and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Attribute) \
+                    and isinstance(stmt.targets[0].value, ast.Name) and stmt.targets[0].value.id == me:
+                return owner, "self." + stmt.targets[0].attr
+        return None
+
     # ------------------------------------------------------------------ calls
     def expr_Call(self, node: ast.Call, state: State) -> Value:
         func = node.func
@@ -119,6 +167,11 @@ class CallsMixin:
                 return PyVal()
             callee = self.attribute(recv, func, state)
             val = self.call_value(callee, node, state)
+            if val is UNKNOWN and callee is UNKNOWN and state.grad is Tri.YES and self.evidence_models:
+                if recv is UNKNOWN and func.attr == "forward":
+                    val = self.run_trained_model(func.value, node, state)  # `self.mac.forward(batch, t=t)`
+                elif isinstance(recv, ObjectVal):
+                    val = self.run_trained_model(func, node, state)  # `self.mac(batch)`
             if isinstance(recv, ObjectVal) and isinstance(callee, BoundMethod) and self.loops:
                 # After the call: what the method left on the object says whether it kept a graph.
                 self.check_accumulating_method(node, func, recv, callee, state)
@@ -129,10 +182,7 @@ class CallsMixin:
         callee = self.eval(func, state)
         val = self.call_value(callee, node, state)
         if val is UNKNOWN and callee is UNKNOWN and state.grad is Tri.YES and self.evidence_models:
-            model_key = key_of(func)
-            trained = self.evidence_models.get((id(self.stack[-1]) if self.stack else None, model_key))
-            if trained is not None:
-                val = TensorVal(rg=Tri.YES, leaf=Tri.NO, evidence=True, psrc_partial=True, origin=self.fact(node, "runs-trained-model", trained, expr=self.seg(node), model=model_key))
+            val = self.run_trained_model(func, node, state)
         if isinstance(callee, ObjectVal):
             self.used_object(func, callee, state, "__call__")
         self.record(node, val)
@@ -362,18 +412,30 @@ class CallsMixin:
         if qual.startswith("torch.optim.") and short[:1].isupper() and "lr_scheduler" not in qual:
             owner = None
             module_sites: frozenset = frozenset()
+            if not args and "params" in kwargs:
+                args = [kwargs["params"]]  # `RMSprop(params=self.params, lr=...)`
             if args:
                 self.optimizer(args[0], node, qual)
                 first = args[0][0]
+                model_key = None
                 if (args[0][1] is UNKNOWN or isinstance(args[0][1], ParamsVal) and args[0][1].evidence) \
                         and isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute) \
                         and first.func.attr in ("parameters", "named_parameters"):
+                    model_key = key_of(first.func.value)
+                elif isinstance(args[0][1], ParamsVal) and args[0][1].evidence and args[0][1].owner:
+                    # `self.params = list(mac.parameters())`, then `RMSprop(params=self.params)`.
+                    model_key = args[0][1].owner
+                if model_key is not None:
                     # An object gradsight cannot see whose parameters an optimizer trains: evidence that calling it
                     # in grad mode gives an output with a graph (see `expr_Call`).
-                    model_key = key_of(first.func.value)
-                    if model_key is not None:
-                        frame = id(self.stack[-1]) if self.stack else None
-                        self.evidence_models.setdefault((frame, model_key), self.fact(node, "optimizer-trains", op=short, model=model_key))
+                    frame = id(self.stack[-1]) if self.stack else None
+                    fact = self.fact(node, "optimizer-trains", op=short, model=model_key)
+                    self.evidence_models.setdefault((frame, model_key), fact)
+                    attr = self.stored_on_self(model_key)
+                    if attr is not None:
+                        # Built in a method from what `__init__` was handed and keeps (`self.mac = mac`): every
+                        # method of the class that calls `self.mac` runs the trained model (pymarl's learners).
+                        self.evidence_models.setdefault((("class", attr[0]), attr[1]), fact)
                 if isinstance(args[0][1], ParamsVal):
                     module_sites = args[0][1].module_sites
                     self.note_trained(module_sites)

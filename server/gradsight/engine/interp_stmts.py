@@ -262,6 +262,12 @@ class StatementsMixin:
                 self.assign(target, summarise(cur.items + rhs.items), state, stmt)
             else:
                 self.assign(target, SeqVal(cur.items + rhs.items), state, stmt)
+        elif isinstance(cur, ParamsVal) and opname == "Add" and not cur.frozen and not cur.weak \
+                and (isinstance(rhs, ParamsVal) or rhs is UNKNOWN):
+            # `self.params = list(mac.parameters())`, then `self.params += list(self.mixer.parameters())`: still
+            # the parameters of `mac` (its owner, the evidence an optimizer over them gives), plus others'.
+            more = rhs.module_sites if isinstance(rhs, ParamsVal) else frozenset()
+            self.assign(target, replace(cur, module_sites=cur.module_sites | more), state, stmt)
         elif isinstance(cur, PyVal) and rhs is UNKNOWN or cur is UNKNOWN and isinstance(rhs, PyVal):
             # A number and a value gradsight cannot see (`loss += self.reg()` on a loss from `self(*inputs)`): the
             # result is as unknown as `loss + 0.0` is, not a number (that would hide `total += loss` later).

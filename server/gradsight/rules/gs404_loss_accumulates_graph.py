@@ -44,9 +44,12 @@ def _backwarded_after_loop(tree: ast.AST | None, node: ast.AST, name: str) -> bo
     end = max(loops, key=lambda n: n.lineno).end_lineno or 0
     after = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and n.lineno > end]
     readers = {name}
-    for stmt in sorted((s for s in after if isinstance(s, ast.Assign)), key=lambda s: s.lineno):
-        if any(isinstance(n, ast.Name) and n.id in readers for n in ast.walk(stmt.value)):
-            readers |= {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+    assigns = sorted((s for s in after if isinstance(s, (ast.Assign, ast.AugAssign))), key=lambda s: s.lineno)
+    for _ in range(2):  # twice: an assignment in a later loop may feed one above it in that loop
+        for stmt in assigns:
+            if any(isinstance(n, ast.Name) and n.id in readers for n in ast.walk(stmt.value)):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                readers |= {t.id for t in targets if isinstance(t, ast.Name)}
     for stmt in after:
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
                 and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "backward" \
@@ -315,7 +318,8 @@ class LossAccumulatesGraph(Rule):
             # them to the module's result (which a backward needs), and a kept value a later backward reads is
             # kept for it.
             if event.per_call or event.in_module or event.value.leaf is Tri.YES \
-                    or _backwarded(report.tree, name, anywhere=True):
+                    or _backwarded(report.tree, name, anywhere=True) \
+                    or _backwarded_after_loop(report.tree, event.node, name):
                 return
             if event.eval_at is not None and event.how in ("append", "+="):
                 # The model was put in eval mode: an evaluation loop without `torch.no_grad()` that keeps every
