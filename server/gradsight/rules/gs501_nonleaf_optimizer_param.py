@@ -4,7 +4,7 @@ import ast
 
 from ..engine.report import text as join
 from ..engine.events import OptimizerEvent
-from ..engine.report import edit_for, make_fix
+from ..engine.report import Note, edit_for, make_fix
 from ..engine.values import Tri
 from ..findings import Applicability, Severity
 from ._fixes import cst
@@ -85,11 +85,11 @@ class NonLeafOptimizerParam(Rule):
     )
     invalid = (
         Invalid("import torch\nw = torch.randn(3, 1, requires_grad=True).to(\"cpu\", dtype=torch.float64)\n"
-                "opt = torch.optim.SGD([w], lr=0.01)\n", line=3, runtime="raises: can't optimize a non-leaf Tensor",
+                "opt = torch.optim.SGD([w], lr=0.01)\n", line=2, runtime="raises: can't optimize a non-leaf Tensor",
                 fixed="import torch\nw = torch.randn(3, 1, device=\"cpu\", dtype=torch.float64, requires_grad=True)\n"
                       "opt = torch.optim.SGD([w], lr=0.01)\n"),
         Invalid("import torch\nw = torch.randn(3, requires_grad=True)\nscaled = w * 0.01\n"
-                "opt = torch.optim.Adam([scaled], lr=0.01)\n", line=4, runtime="raises: can't optimize a non-leaf Tensor"),
+                "opt = torch.optim.Adam([scaled], lr=0.01)\n", line=3, runtime="raises: can't optimize a non-leaf Tensor"),
     )
 
     def check(self, event: OptimizerEvent, report) -> None:
@@ -108,13 +108,34 @@ class NonLeafOptimizerParam(Rule):
                     fix = make_fix("Create the tensor on the device/dtype with requires_grad=True",
                                    Applicability.UNSAFE, edit)
             expr = report.source.segment(node)
-            where = join(f" ({t.origin.text}, line ", t.origin.line, ")") if t.origin else ""
-            if sure:
-                msg = join(f"`{expr}` is not a leaf, so the optimizer raises. It was computed from a tensor that "
-                           "requires grad", where, "; PyTorch says \"can't optimize a non-leaf Tensor\".")
+            here = report.source.span(node)
+            moved = t.origin is not None and t.origin.path is None and isinstance(t.origin.line, int) \
+                and t.origin.line != here[0] and 1 <= t.origin.line <= len(report.source.lines)
+            span = None
+            related = [t.origin]
+            if moved:
+                # The statement to change is where the tensor was made (`requires_grad_(True).to(device)`); the
+                # optimizer's line, which raises, is the related note.
+                text = report.source.line_text(t.origin.line)
+                start = len(text) - len(text.lstrip()) + 1
+                span = (t.origin.line, start, t.origin.line, len(text.rstrip()) + 1)
+                related = [Note(here[0], here[1], "the optimizer raises here")]
+                opt = join(" (line ", here[0], ")")
+                if sure:
+                    msg = join(f"This makes `{expr}` a non-leaf, so the optimizer{opt} raises. It is computed from a "
+                               "tensor that requires grad; PyTorch says \"can't optimize a non-leaf Tensor\".")
+                else:
+                    msg = join(f"This may make `{expr}` a non-leaf: `.to()` returns a copy with history whenever the "
+                               f"device or dtype changes (e.g. on a GPU), and then the optimizer{opt} raises "
+                               "\"can't optimize a non-leaf Tensor\".")
             else:
-                msg = join(f"`{expr}` may not be a leaf", where, ": `.to()` returns a copy with history whenever the "
-                           "device or dtype changes (e.g. on a GPU), and then the optimizer raises \"can't optimize a "
-                           "non-leaf Tensor\".")
+                where = join(f" ({t.origin.text}, line ", t.origin.line, ")") if t.origin else ""
+                if sure:
+                    msg = join(f"`{expr}` is not a leaf, so the optimizer raises. It was computed from a tensor that "
+                               "requires grad", where, "; PyTorch says \"can't optimize a non-leaf Tensor\".")
+                else:
+                    msg = join(f"`{expr}` may not be a leaf", where, ": `.to()` returns a copy with history whenever "
+                               "the device or dtype changes (e.g. on a GPU), and then the optimizer raises \"can't "
+                               "optimize a non-leaf Tensor\".")
             report.add(self, node, msg, severity=Severity.ERROR if sure else Severity.WARNING,
-                       related=[t.origin], fix=fix)
+                       related=related, fix=fix, span=span)
