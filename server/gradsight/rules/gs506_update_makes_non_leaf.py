@@ -2,11 +2,69 @@ from __future__ import annotations
 
 import ast
 
-from ..engine.report import text as join
+from ..engine.report import Note, text as join
 from ..engine.events import ReassignEvent
+from ..engine.query import FileEvent
 from ..engine.values import UNKNOWN, TensorVal, Tri
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
+
+_KEEP_LEAF = ("detach", "detach_", "requires_grad_", "data")
+_INPLACE_FORMS = frozenset({"clamp_", "clamp_min_", "clamp_max_", "clip_", "mul_", "add_", "sub_", "div_", "abs_",
+                            "exp_", "log_", "sigmoid_", "tanh_", "fill_", "zero_", "normal_", "uniform_"})
+
+
+def _key(node: ast.AST):
+    """`self.log_alpha` / `w` as text, for a name or a `self.x` attribute; else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return "self." + node.attr
+    return None
+
+
+def _makes_trainable_leaf(value: ast.AST, q) -> bool:
+    """`torch.zeros(1, requires_grad=True)`, `torch.tensor(...).requires_grad_()`, `nn.Parameter(...)`."""
+    if not isinstance(value, ast.Call):
+        return False
+    qual = q.call_name(value) or ""
+    if qual in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+        return True
+    if qual.startswith("torch.") and any(kw.arg == "requires_grad" and isinstance(kw.value, ast.Constant)
+                                         and kw.value.value is True for kw in value.keywords):
+        return True
+    return isinstance(value.func, ast.Attribute) and value.func.attr == "requires_grad_" and not any(
+        isinstance(a, ast.Constant) and a.value is False for a in value.args)
+
+
+def _hands_to_optimizer(call: ast.Call, key: str, q) -> bool:
+    """A call that builds an optimizer (`torch.optim.Adam([self.log_alpha])`, a project helper named like
+    `get_optim(self.log_alpha, spec)`) with `key` among its arguments."""
+    qual = q.call_name(call) or ""
+    name = call.func.attr if isinstance(call.func, ast.Attribute) else call.func.id if isinstance(call.func, ast.Name) \
+        else ""
+    if not (qual.startswith("torch.optim.") and qual.rsplit(".", 1)[-1][:1].isupper() or "optim" in name.lower()):
+        return False
+    return any(_key(n) == key for a in list(call.args) + [k.value for k in call.keywords] for n in ast.walk(a))
+
+
+def _rebinds_from_itself(value: ast.AST, key: str) -> bool:
+    """`self.log_alpha.clamp(-5, 4)`, `torch.clamp(w, 0, 1)`, `w.to(device)`: a tensor computed from `key` itself,
+    with nothing that makes it a leaf again."""
+    if not isinstance(value, ast.Call):
+        return False
+    for n in ast.walk(value):
+        if isinstance(n, ast.Attribute) and n.attr in _KEEP_LEAF:
+            return False
+        if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute)) and (
+                getattr(n.func, "attr", None) or getattr(n.func, "id", "")) == "Parameter":
+            return False
+    f = value.func
+    if isinstance(f, ast.Attribute) and _key(f.value) == key:
+        return True
+    return bool(value.args) and _key(value.args[0]) == key and isinstance(f, ast.Attribute) \
+        and isinstance(f.value, ast.Name) and f.value.id in ("torch", "th")
+
 
 
 class UpdateMakesNonLeaf(Rule):
@@ -14,14 +72,18 @@ class UpdateMakesNonLeaf(Rule):
     name = "update-makes-non-leaf"
     severity = Severity.WARNING
     summary = "A manual update `w = w - lr * w.grad` rebinds the weight to a new tensor: a non-leaf, or (under `no_grad`) one without grad."
-    events = (ReassignEvent,)
+    events = (ReassignEvent, FileEvent)
     what_it_does = ("Flags `w = w - lr * w.grad` (any rebinding of a leaf that requires grad computed from its own "
                     "`.grad`) with grad mode on, and the same rebinding inside `torch.no_grad()`, which makes `w` a "
                     "new tensor that does not require grad. In a training loop the message names the statement "
                     "that fails next: the following read of `w.grad` (None now) or the next iteration's backward. "
                     "A rebinding followed by `w.requires_grad_()` (or `w.requires_grad = True`) before any such "
                     "use is correct and not reported. Also flags `for p in model.parameters(): p = p - lr * p.grad`: "
-                    "rebinding the loop variable to a value nothing reads leaves the parameter unchanged.")
+                    "rebinding the loop variable to a value nothing reads leaves the parameter unchanged. And flags a "
+                    "trainable leaf handed to an optimizer (`torch.optim.Adam([self.log_alpha])`, or a helper "
+                    "named like `get_optim(self.log_alpha, ...)`) that is later rebound to a tensor computed from "
+                    "itself (`self.log_alpha = self.log_alpha.clamp(-5, 4)`), told from the code's shape so that "
+                    "it holds however the class is reached.")
     why_bad = ("With grad mode on, the new `w` is a computed tensor with history, not a leaf: the next backward "
                "leaves `w.grad` as None (with a warning) and the graph grows every step. Under `no_grad`, the new "
                "`w` does not require grad at all: `w.grad.zero_()` raises `'NoneType' object has no attribute "
@@ -32,6 +94,13 @@ class UpdateMakesNonLeaf(Rule):
     use_instead = "with torch.no_grad():\n    w -= 0.1 * w.grad\nw.grad = None"
     references = ("https://pytorch.org/tutorials/beginner/examples_autograd/polynomial_autograd.html",)
     valid = (
+        # The same clamp in place under no_grad: the optimizer's leaf stays the leaf.
+        Valid("import torch\n\n\nclass SAC:\n    def __init__(self):\n        self.log_alpha = torch.zeros(1, requires_grad=True)\n"
+              "        self.alpha_optim = torch.optim.Adam([self.log_alpha], lr=0.1)\n\n"
+              "    def train_alpha(self, log_probs):\n        loss = -(self.log_alpha * (log_probs + 1.0)).mean()\n"
+              "        self.alpha_optim.zero_grad()\n        loss.backward()\n        self.alpha_optim.step()\n"
+              "        with torch.no_grad():\n            self.log_alpha.clamp_(-5, 4)\n\n\nagent = SAC()\n"
+              "for _ in range(3):\n    agent.train_alpha(torch.randn(8))\nassert agent.log_alpha.is_leaf\n"),
         Valid("import torch\nw = torch.randn(3, requires_grad=True)\n(w * 2).sum().backward()\nwith torch.no_grad():\n"
               "    w -= 0.1 * w.grad\n"),
         Valid("import torch\nx = torch.randn(4)\nw = torch.randn(4, requires_grad=True)\nfor _ in range(3):\n"
@@ -46,6 +115,15 @@ class UpdateMakesNonLeaf(Rule):
               "    w.grad.zero_()\n    return w\n"),
     )
     invalid = (
+        # An optimized leaf rebound to a value computed from itself (SLM-Lab's SAC): the third call's backward
+        # runs into the clamp graph the second one freed.
+        Invalid("import torch\n\n\nclass SAC:\n    def __init__(self):\n        self.log_alpha = torch.zeros(1, requires_grad=True)\n"
+                "        self.alpha_optim = torch.optim.Adam([self.log_alpha], lr=0.1)\n\n"
+                "    def train_alpha(self, log_probs):\n        loss = -(self.log_alpha * (log_probs + 1.0)).mean()\n"
+                "        self.alpha_optim.zero_grad()\n        loss.backward()\n        self.alpha_optim.step()\n"
+                "        self.log_alpha = self.log_alpha.clamp(-5, 4)\n\n\nagent = SAC()\nfor _ in range(3):\n"
+                "    agent.train_alpha(torch.randn(8))\n", line=14, also=(12,),
+                runtime="raises: backward through the graph a second time"),
         Invalid("import torch\nw = torch.randn(3, requires_grad=True)\n(w * 2).sum().backward()\nw = w - 0.1 * w.grad\n",
                 line=4, runtime="silent: not w.is_leaf"),
         Invalid("import torch\nw = torch.randn(3, requires_grad=True)\n(w * 2).sum().backward()\nwith torch.no_grad():\n"
@@ -62,7 +140,10 @@ class UpdateMakesNonLeaf(Rule):
                 runtime="silent: torch.equal(m.weight, w0)"),
     )
 
-    def check(self, event: ReassignEvent, report) -> None:
+    def check(self, event, report) -> None:
+        if isinstance(event, FileEvent):
+            self.check_rebound_optimized_leaf(event, report)
+            return
         old, new = event.old, event.new
         if not event.reads_grad or isinstance(event.node, ast.AugAssign):
             return  # `w -= lr * w.grad` updates the tensor in place
@@ -119,3 +200,47 @@ class UpdateMakesNonLeaf(Rule):
         msg = join(f"Under no_grad this rebinds `{key}` to a tensor without grad, so ", then, f".{extra} "
                    f"Update it in place (`{key} -= ...`).")
         report.add(self, event.node, msg, related=related)
+
+    def check_rebound_optimized_leaf(self, event: FileEvent, report) -> None:
+        """`self.log_alpha = torch.zeros(1, requires_grad=True)` handed to an optimizer, later rebound as
+        `self.log_alpha = self.log_alpha.clamp(-5, 4)` (SLM-Lab's SAC): the optimizer keeps the old leaf, and the
+        new tensor is computed from it. In grad mode it carries a graph that grows with every rebinding, so a
+        later backward runs into the part an earlier one freed and raises; under `no_grad` it is a tensor nothing
+        trains. Told from the code's shape, so it holds however the class is reached."""
+        q = event.query
+        if "optim" not in " ".join(q.attrs).lower() and not any("optim" in n for n in q.imported):
+            return
+        made: dict = {}
+        for node in q.assigns:
+            if len(node.targets) == 1 and _key(node.targets[0]) is not None \
+                    and _makes_trainable_leaf(node.value, q):
+                made.setdefault(_key(node.targets[0]), []).append(node)
+        if not made:
+            return
+        calls = [c for c in q.calls() if isinstance(c.func, (ast.Attribute, ast.Name))]
+        for node in q.assigns:
+            if len(node.targets) != 1:
+                continue
+            key = _key(node.targets[0])
+            if key not in made or not _rebinds_from_itself(node.value, key):
+                continue
+            scope = q.enclosing(node, (ast.ClassDef,)) if key.startswith("self.") else q.enclosing_function(node)
+            same = lambda n: (q.enclosing(n, (ast.ClassDef,)) if key.startswith("self.")
+                              else q.enclosing_function(n)) is scope
+            if not any(same(m) for m in made[key]):
+                continue
+            opts = [c for c in calls if same(c) and _hands_to_optimizer(c, key, q)]
+            if not opts or any(c.lineno > node.lineno and q.enclosing_function(c) is q.enclosing_function(node)
+                               for c in opts):
+                continue  # no optimizer holds it, or one is built again on the new tensor after the rebinding
+            opt = min(opts, key=lambda c: c.lineno)
+            f = node.value.func
+            method = f.attr if isinstance(f, ast.Attribute) and _key(f.value) == key else None
+            fix = f"`{key}.{method}_(...)`" if method and method + "_" in _INPLACE_FORMS else f"`{key}.copy_(...)`"
+            report.add(self, node,
+                       join(f"This rebinds `{key}` to a new tensor, so the optimizer (line ", opt.lineno,
+                            ") keeps stepping the old one. The new one is computed from it: in grad mode it carries a "
+                            "graph that grows with every rebinding, and a later backward raises. Change it in place "
+                            f"under `torch.no_grad()` ({fix})."),
+                       related=[Note(opt.lineno, opt.col_offset + 1, "the optimizer takes the leaf here")])
+
