@@ -1067,3 +1067,38 @@ def test_loss_module_prediction_is_evidence_without_a_call(name, expected):
     result = analyze_source(src, f"/reach/{name}_alone.py")
     got = [(f.code, f.line, f.severity.value) for f in result.findings if f.severity.rank >= Severity.WARNING.rank]
     assert got == expected
+
+
+CAST_HELPER = """\
+import numpy as np
+import torch
+
+
+def cast(x):
+    if isinstance(x, np.ndarray):
+        return torch.from_numpy(x)
+    return x
+
+
+w = torch.randn(3, requires_grad=True)
+x = cast(w * 2)
+x.requires_grad = True
+"""
+
+
+def test_isinstance_of_a_non_tensor_class_on_a_tensor_is_false(tmp_path):
+    # ART's `cast_inputs_to_pt`: `isinstance(x, np.ndarray)` is False for a tensor, so `cast` hands back its
+    # argument (a non-leaf here) and setting `requires_grad` on it raises.
+    found = [(f.code, f.line, f.severity) for f in analyze_source(CAST_HELPER, "cast.py").findings]
+    assert found == [("GS209", 13, Severity.ERROR)]
+    ran = run_scripts([(str(_write(tmp_path, "cast.py", CAST_HELPER)), None)])[0]
+    assert "only change requires_grad flags of leaf variables" in ran["raised"]
+    clean = CAST_HELPER.replace("cast(w * 2)", "cast((w * 2).detach())")
+    assert analyze_source(clean, "cast.py").findings == []
+    assert not run_scripts([(str(_write(tmp_path, "clean.py", clean)), None)])[0]["raised"]
+
+
+def _write(folder, name: str, text: str):
+    path = folder / name
+    path.write_text(text)
+    return path

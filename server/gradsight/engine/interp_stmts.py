@@ -20,6 +20,9 @@ from .values import (UNKNOWN, BoundMethod, ClassVal, Fact, FuncVal, GradModeCtx,
 
 
 _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ()))  # never library models
+_NOT_TENSOR_CLASSES = frozenset({"numpy.ndarray", "numpy.generic", "builtins.list", "builtins.tuple", "builtins.dict",
+                                 "builtins.int", "builtins.float", "builtins.str", "builtins.bool", "builtins.bytes",
+                                 "builtins.set", "numbers.Number"})
 
 
 class StatementsMixin:
@@ -428,6 +431,15 @@ class StatementsMixin:
                 if isinstance(val, TensorVal):
                     return True
                 if isinstance(val, PyVal) and (val.scalar or val.is_none or val.truth is not None):
+                    return False
+            elif fn == "builtins.isinstance" and len(test.args) == 2:
+                # `isinstance(x, np.ndarray)` (or list, int, ...) on what is surely a tensor: False. The classes
+                # must all be known non-tensor ones (a tuple of them too); a subclass check stays unknown.
+                classes = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+                quals = [self.static_qual(c) for c in classes]
+                key = key_of(test.args[0])
+                val = state.get(key) if key is not None else None
+                if isinstance(val, TensorVal) and quals and all(q in _NOT_TENSOR_CLASSES for q in quals):
                     return False
             return None
         if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot))
