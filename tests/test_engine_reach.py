@@ -1102,3 +1102,47 @@ def _write(folder, name: str, text: str):
     path = folder / name
     path.write_text(text)
     return path
+
+
+OWN_CALL = """\
+import torch
+import torch.nn as nn
+
+
+class STFT(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(4))
+
+    @torch.no_grad()
+    def __call__(self, x):
+        return (x * self.w).abs()
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.stft = STFT()
+
+    def forward(self, x):
+        return self.stft(self.lin(x))
+
+
+net = Net()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+loss = net(torch.randn(2, 4)).mean()
+loss.backward()
+"""
+
+
+def test_module_with_its_own_call_runs_it(tmp_path):
+    # A module class that overrides `__call__` (coqui TTS's `TorchSTFT` under `@torch.no_grad()`) runs that, not
+    # `forward`: here every output loses its graph, so the backward raises.
+    found = [(f.code, f.line, f.severity) for f in analyze_source(OWN_CALL, "call.py").findings]
+    assert found == [("GS401", 12, Severity.ERROR)]
+    ran = run_scripts([(str(_write(tmp_path, "call.py", OWN_CALL)), None)])[0]
+    assert "does not require grad" in ran["raised"]
+    clean = OWN_CALL.replace("    @torch.no_grad()\n", "")
+    assert analyze_source(clean, "call.py").findings == []
+    assert not run_scripts([(str(_write(tmp_path, "clean.py", clean)), None)])[0]["raised"]

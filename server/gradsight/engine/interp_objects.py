@@ -125,7 +125,10 @@ class ObjectsMixin:
             state.env, state.compound = joined.env, joined.compound
             return out if out is not None else UNKNOWN
         if mod.cls is not None:
-            fwd = self.find_method(mod.cls, "forward")
+            # A class that defines `__call__` itself (a loss wrapping its work in `@torch.no_grad()` there, coqui
+            # TTS's `TorchSTFT`) runs that, not `nn.Module.__call__` -> `forward`.
+            call = self.find_method(mod.cls, "__call__")
+            fwd = call if call is not None else self.find_method(mod.cls, "forward")
             if fwd is None:
                 return UNKNOWN
             return self.call_function(fwd, mod, args, kwargs, node, state)
