@@ -208,13 +208,43 @@ class ExpressionsMixin:
             if name in info.methods:
                 return info.methods[name]
             parent = None
-            for b in info.bases:
+            for b in self.class_bases(info):
                 if isinstance(b, ClassInfo):
                     parent = b
                     break
             info = parent
             seen += 1
         return None
+
+    def is_module_class(self, info: ClassInfo, depth: int = 0) -> bool:
+        """An `nn.Module` subclass, also through bases in other workspace files (`class Net(BaseNet)`)."""
+        if info.is_module:
+            return True
+        return depth < 8 and any(isinstance(b, ClassInfo) and self.is_module_class(b, depth + 1)
+                                 for b in self.class_bases(info))
+
+    def class_bases(self, info: ClassInfo) -> tuple:
+        """`info.bases` with the classes of other workspace files resolved (`class SAC(Algorithm)` with
+        `from algo.base import Algorithm`): their methods and `__init__` are then known as for a base in the same
+        file. Memoised per analysis; a base that does not resolve stays its qualified name."""
+        memo = self.__dict__.setdefault("_class_bases", {})
+        hit = memo.get(id(info))
+        if hit is not None and hit[0] is info:
+            return hit[1]
+        out = []
+        for b in info.bases:
+            if isinstance(b, str) and self.resolve_module is not None and "." in b \
+                    and not b.startswith(("torch.", "builtins.", "typing.", "abc.", "numpy.")):
+                mod, _, name = b.rpartition(".")
+                level = len(mod) - len(mod.lstrip("."))
+                other = self.resolve_module(mod.lstrip("."), level, info.module) if mod.strip(".") or level else None
+                cls = other.classes.get(name) if other is not None else None
+                out.append(cls if cls is not None else b)
+            else:
+                out.append(b)
+        result = tuple(out)
+        memo[id(info)] = (info, result)
+        return result
 
     def expr_Subscript(self, node: ast.Subscript, state: State) -> Value:
         key = key_of(node)

@@ -277,7 +277,7 @@ class ObjectsMixin:
         return result
 
     def instantiate(self, info: ClassInfo, args, kwargs, node: ast.AST, state: State) -> Value:
-        if not info.is_module:
+        if not self.is_module_class(info):
             return self.new_object(info, args, kwargs, node, state)
         origin = self.expr_fact(node)
         base = ModuleVal(info.name, cls=info, origin=origin, has_params=Tri.MAYBE)
@@ -319,7 +319,7 @@ class ObjectsMixin:
         """An instance of a plain class whose every base is a plain class of the analysed code (so all its methods
         are known), without decorators or a metaclass; anything else is UNKNOWN. Not `fresh`: any method may
         already have run on it."""
-        if not _plain_class(info):
+        if not _plain_class(info, self.class_bases):
             return UNKNOWN
         changed = frozenset() if fresh else self.method_mutations(info, None)
         origin = self.expr_fact(node)
@@ -348,7 +348,7 @@ class ObjectsMixin:
         hit = self.syntax_memo.get(key)
         if hit is not None and hit[0] is info.node:
             return hit[1]
-        methods = self.syntax("methods", info.node, lambda _n: _class_methods(info))
+        methods = self.syntax("methods", info.node, lambda _n: _class_methods(info, self.class_bases))
         todo = [m for m in methods if m != "__init__"] if method is None else [method]
         out: set = set()
         done: set = set()
@@ -430,7 +430,7 @@ class ObjectsMixin:
         if self.depth >= MAX_CALL_DEPTH or any(f is func.node for f in self.stack):
             return UNKNOWN
         fn = func.node
-        if self_val is UNKNOWN and not self.stack and isinstance(func.owner, ClassInfo) and not func.owner.is_module \
+        if self_val is UNKNOWN and not self.stack and isinstance(func.owner, ClassInfo) and not self.is_module_class(func.owner) \
                 and fn.name != "__init__" and not _is_static(fn) and not any(
                     isinstance(d, ast.Name) and d.id == "classmethod" for d in fn.decorator_list):
             # A plain class's method analysed on its own: `self` is an instance built from unknown arguments, on
@@ -505,7 +505,7 @@ class ObjectsMixin:
             positional = positional[1:]
         defaults = param_defaults(params)
         loss_input = not called and fn.name == "forward" and isinstance(func.owner, ClassInfo) \
-            and func.owner.is_module and "Loss" in func.owner.name
+            and self.is_module_class(func.owner) and "Loss" in func.owner.name
         for i, p in enumerate(positional):
             if i == 0 and loss_input and (i >= len(vals) or vals[i] is UNKNOWN):
                 # Evidence from use: a loss module's `forward` is run on what is trained, so its first input (the

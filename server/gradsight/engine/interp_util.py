@@ -288,15 +288,16 @@ _KEEPING_METHODS = {"parameters", "named_parameters", "state_dict", "load_state_
                     "bool", "type", "eq", "ne", "gt", "lt", "ge", "le", "mul", "add", "sub", "div"}
 
 
-def _plain_class(info: ClassInfo) -> bool:
-    """A class without decorators or metaclass whose bases are all such classes of the analysed code."""
+def _plain_class(info: ClassInfo, bases_of=None) -> bool:
+    """A class without decorators or metaclass whose bases are all such classes of the analysed code (`bases_of`,
+    when given, also resolves bases defined in other workspace files)."""
     todo, seen = [info], 0
     while todo:
         cur = todo.pop()
         seen += 1
         if seen > 10 or cur.node.decorator_list or cur.node.keywords:
             return False
-        for b in cur.bases:
+        for b in (bases_of(cur) if bases_of is not None else cur.bases):
             if isinstance(b, ClassInfo):
                 todo.append(b)
             elif b not in ("object", "builtins.object"):
@@ -304,7 +305,7 @@ def _plain_class(info: ClassInfo) -> bool:
     return True
 
 
-def _class_methods(info: ClassInfo) -> dict:
+def _class_methods(info: ClassInfo, bases_of=None) -> dict:
     """name -> FuncVal over the class and its bases (the nearest definition wins)."""
     out: dict = {}
     todo, seen = [info], 0
@@ -313,7 +314,7 @@ def _class_methods(info: ClassInfo) -> dict:
         seen += 1
         for name, meth in cur.methods.items():
             out.setdefault(name, meth)
-        todo.extend(b for b in cur.bases if isinstance(b, ClassInfo))
+        todo.extend(b for b in (bases_of(cur) if bases_of is not None else cur.bases) if isinstance(b, ClassInfo))
     return out
 
 
