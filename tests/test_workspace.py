@@ -149,3 +149,52 @@ def test_absolute_import_of_own_package_resolves_outside_the_workspace(tmp_path)
     (tmp_path / "ws").mkdir()
     a = analyze_source(net.read_text(), str(net), workspace=Workspace(tmp_path / "ws"))
     assert [(f.code, f.line) for f in a.findings] == [("GS301", 10)]
+
+
+ALGO_BASE = ("import torch\nimport torch.nn as nn\n\n\nclass Algorithm:\n    def __init__(self, dim):\n"
+             "        self.net = nn.Linear(dim, 1)\n        self.log_alpha = torch.zeros(1, requires_grad=True)\n"
+             "        self.optim = torch.optim.Adam(list(self.net.parameters()) + [self.log_alpha], lr=0.1)\n\n"
+             "    def act(self, x):\n        return self.net(x)\n")
+ALGO_SAC = ("import torch\nfrom algo.base import Algorithm\n\n\nclass SAC(Algorithm):\n    def update(self, x):\n"
+            "        loss = (self.act(x) * self.log_alpha.exp()).mean()\n        self.optim.zero_grad()\n"
+            "        loss.backward()\n        self.optim.step()\n        self.log_alpha.clamp_(-5, 4)\n"
+            "        return loss.item()\n\n\nif __name__ == \"__main__\":\n    SAC(3).update(torch.randn(4, 3))\n")
+BASE_NET = ("import torch.nn as nn\n\n\nclass BaseNet(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.fc = nn.Linear(3, 1)\n")
+NET = ("import torch\nfrom algo.basenet import BaseNet\n\n\nclass Net(BaseNet):\n    def forward(self, x):\n"
+       "        return self.fc(x).relu()\n\n\nnet = Net()\nout = net(torch.randn(2, 3))\nprint(out.numpy())\n")
+
+
+def _algo(tmp_path):
+    (tmp_path / "algo").mkdir()
+    for name, text in (("__init__.py", ""), ("base.py", ALGO_BASE), ("sac.py", ALGO_SAC), ("basenet.py", BASE_NET),
+                       ("net.py", NET)):
+        (tmp_path / "algo" / name).write_text(text)
+
+
+def _raises(tmp_path, module: str) -> str:
+    proc = subprocess.run([sys.executable, "-m", module], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    return proc.stderr
+
+
+def test_base_class_in_another_file_is_followed(tmp_path):
+    # A plain class deriving from a class of another workspace file (SLM-Lab's `SoftActorCritic(ActorCritic)`):
+    # what the base's `__init__` made is known in the subclass's methods.
+    _algo(tmp_path)
+    sac = tmp_path / "algo" / "sac.py"
+    found = [(f.code, f.line) for f in analyze_source(ALGO_SAC, str(sac), workspace=Workspace(tmp_path)).findings]
+    assert found == [("GS302", 11)]
+    assert "leaf Variable that requires grad is being used in an in-place operation" in _raises(tmp_path, "algo.sac")
+    fixed = ALGO_SAC.replace("        self.log_alpha.clamp_(-5, 4)\n",
+                             "        with torch.no_grad():\n            self.log_alpha.clamp_(-5, 4)\n")
+    sac.write_text(fixed)
+    assert analyze_source(fixed, str(sac), workspace=Workspace(tmp_path)).findings == []
+    assert "Error" not in _raises(tmp_path, "algo.sac")
+
+
+def test_module_base_class_in_another_file_makes_a_module(tmp_path):
+    _algo(tmp_path)
+    net = tmp_path / "algo" / "net.py"
+    found = [(f.code, f.line) for f in analyze_source(NET, str(net), workspace=Workspace(tmp_path)).findings]
+    assert found == [("GS201", 12)]
+    assert "Can't call numpy() on Tensor that requires grad" in _raises(tmp_path, "algo.net")
