@@ -251,3 +251,16 @@ class SameTensorLossEvent(Event):
     pred_node: ast.AST
     target_node: ast.AST
 
+
+
+@dataclass(frozen=True)
+class StoreGraphEvent(Event):
+    """In grad mode, a tensor with a graph is written in place into an attribute of `self` that held none
+    (`self.queue[:, :bs] = z`, `self.sv.copy_(sv)`), or into one gradsight cannot see: the attribute now carries
+    the graph, and every later write chains the next step's graph onto it. `node` is the write statement; `key`
+    the attribute (`self.queue`); `value` what was written."""
+
+    key: str
+    op: str
+    value: TensorVal
+    known_before: bool  # the attribute's value before the write was known to have no graph

@@ -9,7 +9,7 @@ from typing import Optional
 from .astwalk import walk
 from . import torchdb as db
 from .events import (BackwardEvent, CarryEvent, FactoryEvent, InferenceSaveEvent, InplaceEvent, LossTargetEvent,
-                     NumpyEvent, OutArgEvent, SameTensorLossEvent, ViewInplaceEvent)
+                     NumpyEvent, OutArgEvent, SameTensorLossEvent, StoreGraphEvent, ViewInplaceEvent)
 from .interp_util import (grad_origins, _basic_index, _broadcast, _cap, _fsite, _pcut_of, _pretty, _reduced_shape,
                           _saved_input_indices, const_bool, key_of, kwarg, map_tensors)
 from .state import State
@@ -510,6 +510,8 @@ class OpsMixin:
         if not (isinstance(whole, ast.Expr) and whole.value is stmt):
             whole = stmt
         self.emit(InplaceEvent(stmt, target, self.seg(target_node), op, state.grad, stmt=whole, module=module))
+        if target.rg is Tri.NO and state.grad is Tri.YES and module is None:
+            self.check_store_graph(target_node, op, rhs, whole, True)
         self.alias_writes(target_node, target, op, state, stmt, whole)
         if target.multiview or target.nograd_view:
             self.emit(ViewInplaceEvent(stmt, target, self.seg(target_node), op, state.grad))
@@ -536,6 +538,18 @@ class OpsMixin:
             state.set(key, new)
         self.record(target_node, new)
         return new
+
+    def check_store_graph(self, target_node: ast.AST, op: str, rhs, stmt: ast.AST, known_before: bool) -> None:
+        """`self.x[...] = v` / `self.x.copy_(v)` with `v` surely carrying a graph, in grad mode (`StoreGraphEvent`)."""
+        me = self.self_names[-1] if self.self_names else None
+        key = key_of(target_node)
+        if not me or key is None or not key.startswith(me + ".") or key.count(".") != 1 or "[" in key:
+            return
+        if op not in ("__setitem__", "copy_", "index_copy_", "masked_scatter_", "index_put_", "__iadd__", "add_"):
+            return
+        val = next((v for v in rhs if isinstance(v, TensorVal) and v.rg is Tri.YES and v.leaf is Tri.NO), None)
+        if val is not None:
+            self.emit(StoreGraphEvent(stmt, "self." + key[len(me) + 1:], op, val, known_before))
 
     # ---- backward
     def grad_results(self, node: ast.Call, target: Value, inputs: list, kwargs: dict, state: State) -> Value:

@@ -776,6 +776,10 @@ class StatementsMixin:
             if isinstance(base, TensorVal):
                 self.inplace(target.value, base, "__setitem__", state, stmt, rhs=[value])
                 return
+            if base is UNKNOWN and state.grad is Tri.YES and self.reporting:
+                # `self.queue[:, :bs] = z` on a buffer registered elsewhere: whether it held a graph is not known
+                # here; the rule decides from the class's code.
+                self.check_store_graph(target.value, "__setitem__", [value], stmt, False)
             if isinstance(base, SeqVal) and base.homog and key_of(target.value):
                 state.set(key_of(target.value), UNKNOWN)
                 return

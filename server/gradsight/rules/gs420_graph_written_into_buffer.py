@@ -1,0 +1,144 @@
+from __future__ import annotations
+
+import ast
+
+from ..engine.events import StoreGraphEvent
+from ..findings import Severity
+from .base import Invalid, Rule, Valid
+
+_FACTORIES = frozenset({"zeros", "ones", "empty", "full", "randn", "rand", "randint", "zeros_like", "ones_like",
+                        "empty_like", "full_like", "tensor", "arange", "linspace", "eye"})
+
+
+def _enclosing(tree: ast.AST, node: ast.AST, kinds):
+    best = None
+    for n in ast.walk(tree):
+        if isinstance(n, kinds) and n.lineno <= node.lineno <= (n.end_lineno or n.lineno):
+            if best is None or n.lineno >= best.lineno:
+                best = n
+    return best
+
+
+def _is_self_attr(node: ast.AST, attr: str) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.value, ast.Name) \
+        and node.value.id == "self"
+
+
+def _made_without_graph(cls: ast.ClassDef, attr: str) -> bool:
+    """The class registers `attr` as a buffer (`self.register_buffer("queue", ...)`) or makes it with a torch
+    factory that does not ask for grad (`self.queue = torch.zeros(...)`)."""
+    for n in ast.walk(cls):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "register_buffer" \
+                and n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value == attr:
+            return True
+        if isinstance(n, ast.Assign) and any(_is_self_attr(t, attr) for t in n.targets) \
+                and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute) \
+                and n.value.func.attr in _FACTORIES and isinstance(n.value.func.value, ast.Name) \
+                and n.value.func.value.id in ("torch", "th") \
+                and not any(kw.arg == "requires_grad" for kw in n.value.keywords):
+            return True
+    return False
+
+
+def _detached_somewhere(cls: ast.ClassDef, attr: str) -> bool:
+    """`self.x.detach_()`, `self.x = self.x.detach()` (or `.data`) anywhere in the class."""
+    for n in ast.walk(cls):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("detach_", "zero_") \
+                and _is_self_attr(n.func.value, attr):
+            return True
+        if isinstance(n, ast.Assign) and any(_is_self_attr(t, attr) for t in n.targets) and any(
+                isinstance(m, ast.Attribute) and m.attr in ("detach", "data") for m in ast.walk(n.value)):
+            return True
+    return False
+
+
+class GraphWrittenIntoBuffer(Rule):
+    code = "GS420"
+    name = "graph-written-into-buffer"
+    severity = Severity.WARNING
+    summary = ("Writing a tensor with a graph into a buffer in place (`self.queue[:, :n] = z`) makes the buffer "
+               "keep that graph, and every later write chains the next step's graph onto it.")
+    events = (StoreGraphEvent,)
+    what_it_does = ("Flags an in-place write (`self.x[...] = v`, `self.x.copy_(v)`) of a value that surely "
+                    "carries a graph, in grad mode, into an attribute of `self` that held no graph: a registered "
+                    "buffer or a tensor the class made with a torch factory. Not flagged when the same function "
+                    "reads the attribute again after the write (a cache the result is built from), when the class "
+                    "detaches the attribute somewhere itself (`self.memory.detach_()` in a method the training loop "
+                    "calls: truncated backpropagation), or under `torch.no_grad()`.")
+    why_bad = ("An in-place write records the write in autograd: the buffer gets a `grad_fn` (`CopySlices`) that "
+               "points at the written value's graph. Nothing raises at first, but the buffer outlives the step, so "
+               "it keeps that step's graph alive; the next step's write (a queue shifted by "
+               "`self.queue[:, n:] = self.queue[:, :-n].clone()`) chains the new graph onto the old one, and memory "
+               "grows every step. A backward that later reads the buffer runs into graphs earlier backwards freed, "
+               "and raises.")
+    example = "self.queue[:, :bs] = z"
+    use_instead = "self.queue[:, :bs] = z.detach()\n# or: with torch.no_grad(): self.queue[:, :bs] = z"
+    fix_safety = "This rule offers no automatic fix: whether the buffer should carry gradients is left to you."
+    references = ("https://pytorch.org/docs/stable/notes/autograd.html#in-place-operations-with-autograd",
+                  "https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.register_buffer")
+    _head = ("import torch\nimport torch.nn as nn\n\n\nclass Queue(nn.Module):\n    def __init__(self):\n"
+             "        super().__init__()\n        self.proj = nn.Linear(4, 4)\n"
+             "        self.register_buffer(\"queue\", torch.zeros(4, 6))\n\n    def forward(self, x):\n"
+             "        z = self.proj(x)\n        self.queue[:, 2:] = self.queue[:, :-2].clone()\n")
+    _tail = ("        return z.pow(2).mean()\n\n\nm = Queue()\nfor _ in range(3):\n"
+             "    m(torch.randn(2, 4)).backward()\n")
+    valid = (
+        Valid(_head + "        self.queue[:, :2] = z.detach().t()\n" + _tail + "assert m.queue.grad_fn is None\n"),
+        Valid(_head + "        with torch.no_grad():\n            self.queue[:, :2] = z.t()\n" + _tail
+              + "assert m.queue.grad_fn is None\n"),
+        # A memory the class detaches itself between steps (PyG's TGN: `model.detach()` after each backward).
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Memory(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.gru = nn.GRUCell(4, 4)\n"
+              "        self.register_buffer(\"memory\", torch.zeros(3, 4))\n\n    def detach(self):\n"
+              "        self.memory.detach_()\n\n    def update(self, idx, x):\n"
+              "        self.memory[idx] = self.gru(x, self.memory[idx])\n\n\nm = Memory()\nfor _ in range(3):\n"
+              "    m.update(torch.tensor([0, 1]), torch.randn(2, 4))\n    m.memory.sum().backward()\n    m.detach()\n"),
+        # Read back in the same call: the write is part of what this call computes (a cache).
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Cache(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.proj = nn.Linear(4, 4)\n"
+              "        self.register_buffer(\"buf\", torch.zeros(2, 4))\n\n    def forward(self, x):\n"
+              "        self.buf[:, :] = self.proj(x)\n        return self.buf.sum()\n\n\n"
+              "with torch.no_grad():\n    Cache()(torch.randn(2, 4))\n"),
+    )
+    invalid = (
+        # vturrisi/solo-learn's SwAV queue.
+        Invalid(_head + "        self.queue[:, :2] = z.t()\n" + _tail, line=14,
+                runtime="silent: m.queue.grad_fn is not None"),
+        # A buffer made with a factory in `__init__` and filled with `copy_` (BigGAN's spectral-norm singular values).
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass SN(nn.Module):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.weight = nn.Parameter(torch.randn(4, 4))\n"
+                "        self.sv = torch.ones(1)\n\n    def forward(self, x):\n"
+                "        sv = torch.linalg.matrix_norm(self.weight, 2)\n        self.sv.copy_(sv.reshape(1))\n"
+                "        return x @ (self.weight / sv)\n\n\nm = SN()\nfor _ in range(2):\n"
+                "    m(torch.randn(2, 4)).sum().backward()\n", line=13,
+                runtime="silent: m.sv.grad_fn is not None"),
+    )
+
+    def check(self, event: StoreGraphEvent, report) -> None:
+        tree = report.tree
+        if tree is None:
+            return
+        attr = event.key.split(".", 1)[1]
+        fn = _enclosing(tree, event.node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        cls = _enclosing(tree, event.node, (ast.ClassDef,))
+        if fn is None or cls is None:
+            return
+        if not event.known_before and not _made_without_graph(cls, attr):
+            return
+        if _detached_somewhere(cls, attr):
+            return  # the class cuts the kept graph itself (PyG's TGN memory and its `detach()`: truncated BPTT)
+        end = getattr(event.node, "end_lineno", event.node.lineno)
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Attribute) and _is_self_attr(n, attr) and isinstance(n.ctx, ast.Load) \
+                    and n.lineno > end:
+                parent_is_store = False
+                for m in ast.walk(fn):
+                    if isinstance(m, ast.Subscript) and m.value is n and isinstance(m.ctx, ast.Store):
+                        parent_is_store = True
+                        break
+                if not parent_is_store:
+                    return  # read back after the write: a cache this call's result is built from
+        report.add(self, event.node,
+                   f"This writes a tensor with a graph into `{event.key}`, so the buffer keeps this step's graph. "
+                   f"Each later write chains the next step's graph onto it; write a detached value (`.detach()`) "
+                   f"or do it under `torch.no_grad()`.")
