@@ -1146,3 +1146,43 @@ def test_module_with_its_own_call_runs_it(tmp_path):
     clean = OWN_CALL.replace("    @torch.no_grad()\n", "")
     assert analyze_source(clean, "call.py").findings == []
     assert not run_scripts([(str(_write(tmp_path, "clean.py", clean)), None)])[0]["raised"]
+
+
+HELPER_STEP = """\
+import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self):
+        self.model = nn.Linear(4, 2)
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+    def train_one_batch(self, images, targets):
+        self.optimizer.zero_grad()
+        loss = (self.model(images) - targets).pow(2).mean()
+        loss.backward()
+        self.optimizer.step()
+        return loss
+
+    def train_one_epoch(self, loader):
+        total = 0
+        for images, targets in loader:
+            total += self.train_one_batch(images, targets)
+        return total
+
+
+total = Trainer().train_one_epoch([(torch.randn(3, 4), torch.randn(3, 2)) for _ in range(3)])
+"""
+
+
+def test_accumulating_what_a_training_step_helper_returns(tmp_path):
+    # MultimediaTechLab/YOLO's `train_one_epoch`: the helper backwards the loss it returns, so the loop sums graphs.
+    found = [(f.code, f.line, f.severity) for f in analyze_source(HELPER_STEP, "solver.py").findings]
+    assert found == [("GS404", 20, Severity.WARNING)]
+    ran = run_scripts([(str(_write(tmp_path, "solver.py", HELPER_STEP)), "total.grad_fn is not None")])[0]
+    assert not ran["raised"] and ran["probe"] is True
+    clean = HELPER_STEP.replace("self.train_one_batch(images, targets)\n", "self.train_one_batch(images, targets).item()\n")
+    assert analyze_source(clean, "solver.py").findings == []
+    ran = run_scripts([(str(_write(tmp_path, "clean.py", clean)), "isinstance(total, float)")])[0]
+    assert not ran["raised"] and ran["probe"] is True

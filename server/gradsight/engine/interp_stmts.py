@@ -314,9 +314,20 @@ class StatementsMixin:
             # Rebound elsewhere in the loop too (`x = x + step; ...; x = x.detach()`): not a running total.
             return
         me = self.self_names[-1] if self.self_names else None
-        self.emit(AccumulateEvent(stmt, self.seg(target), value, value_node, loop.has_backward, how,
+        backward = loop.has_backward
+        if backward is None and value.freed is not None:
+            # `total += self.train_one_batch(batch)`, the helper backwarding the loss it returns: a backward runs in
+            # this loop, through the call on this statement (mtl YOLO's `train_one_epoch`).
+            fact = value.freed
+            fn = self.stack[-1] if self.stack else None
+            in_loop = fact.path is None and loop.node.lineno <= fact.line <= (loop.node.end_lineno or 0)
+            in_callee = fact.path is not None or (fn is not None and not (
+                fn.lineno <= fact.line <= (fn.end_lineno or fn.lineno)))
+            if in_loop or in_callee:
+                backward = stmt.lineno
+        self.emit(AccumulateEvent(stmt, self.seg(target), value, value_node, backward, how,
                                   in_module=me is not None and isinstance(state.get(me), ModuleVal),
-                                  eval_at=self.evaluated_by(value, state) if loop.has_backward is None else None))
+                                  eval_at=self.evaluated_by(value, state) if backward is None else None))
 
     def evaluated_by(self, value: TensorVal, state: State) -> Optional[Fact]:
         """Where a module whose parameters reach `value` was put in eval mode (`model.eval()`), if one was and still
