@@ -36,15 +36,71 @@ def _submodules(cls: ast.ClassDef, q) -> set:
     return out
 
 
+def _fed_arg(a: ast.AST) -> set:
+    """The state one argument hands over: `self.h`, `self.h[0]`, either branch of `self.h if cond else None`, either
+    operand of `self.h or init`."""
+    if isinstance(a, ast.IfExp):
+        return _fed_arg(a.body) | _fed_arg(a.orelse)
+    if isinstance(a, ast.BoolOp) and isinstance(a.op, ast.Or):
+        return set().union(*(_fed_arg(v) for v in a.values))
+    name = _self_attr(a.value if isinstance(a, ast.Subscript) else a)
+    return {name} if name else set()
+
+
 def _fed_state(calls: list) -> set:
-    """Attributes of `self` passed to these calls, directly or through a subscript (`self.hidden[0]`)."""
+    """Attributes of `self` passed to these calls, directly, through a subscript (`self.hidden[0]`), a conditional
+    (`self.cov if self.coverage else None`) or an `or` (`self.hidden or init`)."""
     out = set()
     for call in calls:
         for a in [*call.args, *(k.value for k in call.keywords)]:
-            name = _self_attr(a.value if isinstance(a, ast.Subscript) else a)
-            if name:
-                out.add(name)
+            out |= _fed_arg(a)
     return out
+
+
+def _binding_call(name: str, store: ast.Assign, forward: ast.FunctionDef, subs: set):
+    """The submodule call that last bound the local `name` before `store` in `forward`
+    (`a, cov = self.attention(enc, self.cov)` for `self.cov = cov`), or None when its last binding is anything
+    else (`cov = cov.detach()`)."""
+    last = None
+    for n in ast.walk(forward):
+        if not isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With)) \
+                or n.lineno >= store.lineno:
+            continue
+        targets = (n.targets if isinstance(n, ast.Assign) else [i.optional_vars for i in n.items]
+                   if isinstance(n, ast.With) else [n.target])
+        if any(isinstance(t, ast.Name) and t.id == name for tt in targets if tt is not None for t in ast.walk(tt)) \
+                and (last is None or n.lineno >= last.lineno):
+            last = n
+    if isinstance(last, ast.Assign) and isinstance(last.value, ast.Call) and _self_attr(last.value.func) in subs:
+        return last.value
+    return None
+
+
+def _lazy_init(state: str, stmt: ast.stmt, q) -> bool:
+    """Is `stmt` in the body of an `if self.<state> is None:` (or `if ... and self.<state> is None:`,
+    `if not hasattr(self, "<state>"):`)? That initialises the state once; it does not reset it."""
+    child, node = stmt, q.parent(stmt)
+    while isinstance(node, ast.If):
+        if any(child is b for b in node.body):
+            tests = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) \
+                else [node.test]
+            if any(_is_unset_test(state, t) for t in tests):
+                return True
+        child, node = node, q.parent(node)
+    return False
+
+
+def _is_unset_test(state: str, t: ast.AST) -> bool:
+    if isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.Is) \
+            and _self_attr(t.left) == state and isinstance(t.comparators[0], ast.Constant) \
+            and t.comparators[0].value is None:
+        return True
+    if isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not) and isinstance(t.operand, ast.Call):
+        call = t.operand
+        return isinstance(call.func, ast.Name) and call.func.id == "hasattr" and len(call.args) == 2 \
+            and isinstance(call.args[0], ast.Name) and call.args[0].id == "self" \
+            and isinstance(call.args[1], ast.Constant) and call.args[1].value == state
+    return False
 
 
 def _no_grad_decorated(fn: ast.FunctionDef, q) -> bool:
@@ -64,10 +120,14 @@ class ModuleStateKeepsGraph(Rule):
                "backward freed.")
     events = (FileEvent,)
     what_it_does = ("Flags a statement in an `nn.Module`'s `forward` that passes `self.<state>` to a submodule "
-                    "of the class (`self.lstm`, `self.rnn`, ...) and stores that call's result back into "
-                    "`self.<state>`, when nothing detaches or resets the state: no `.detach()` of it in the class, "
-                    "no other method assigning it (a `reset_hidden()`), no `x.<state> = ...` elsewhere in the "
-                    "file, and `forward` is not run under `torch.no_grad()`. It stays quiet in a file that calls "
+                    "of the class (`self.lstm`, `self.rnn`, ...; also as `self.<state> if cond else None` or "
+                    "`self.<state> or init`) and stores that call's result back into `self.<state>`, directly or "
+                    "through the local the call bound (`a, cov = self.attention(enc, self.cov)`, then "
+                    "`self.cov = cov`), when nothing detaches or resets the state: no `.detach()` of it in the "
+                    "class, no other method or statement of `forward` assigning it (a `reset_hidden()`; a lazy "
+                    "initialisation under `if self.<state> is None:` or `if not hasattr(self, ...)` is no reset), "
+                    "no `x.<state> = ...` elsewhere in the file, and `forward` is not run under "
+                    "`torch.no_grad()`. It stays quiet in a file that calls "
                     "backward itself: there the training loop is visible and GS402 follows the state through it "
                     "and reports this statement when the carry really happens.")
     why_bad = ("The stored state is the submodule's output, with the graph of this call. The next `forward` "
@@ -92,7 +152,34 @@ class ModuleStateKeepsGraph(Rule):
     # What a training step leaves on the module: a state with a graph (the next step's backward raises).
     _probe = ("silent: (m := Tagger()) is not None and m(torch.randn(2, 5, 3)).sum().backward() is None "
               "and m.hidden[0].grad_fn is not None")
+    # A decoder that carries an attention coverage vector on the module (stanza's summarisation decoder).
+    _att = ("import torch\nimport torch.nn as nn\n\n\nclass Attention(nn.Module):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.score = nn.Linear(4, 1)\n\n"
+            "    def forward(self, enc, cov=None):\n        e = self.score(enc).squeeze(-1)\n"
+            "        a = torch.softmax(e if cov is None else e + cov, -1)\n"
+            "        return a, (a if cov is None else cov + a)\n\n\nclass Decoder(nn.Module):\n"
+            "    def __init__(self, coverage=True):\n        super().__init__()\n        self.attention = Attention()\n"
+            "        self.coverage = coverage\n        self.cov = None\n\n")
+    _ret = "        return (a.unsqueeze(-1) * enc).sum(1)\n"
+    _att_probe = ("silent: (m := Decoder()) is not None and m(torch.randn(2, 5, 4)).sum().backward() is None "
+                  "and m.cov.grad_fn is not None")
     valid = (
+        # The carried coverage is stored detached (the fix of stanza's decoder).
+        Valid(_att + "    def forward(self, enc):\n        a, cov = self.attention(enc, self.cov)\n"
+              "        self.cov = cov.detach()\n" + _ret),
+        Valid(_att + "    def forward(self, enc):\n        if self.coverage and self.cov is None:\n"
+              "            self.cov = torch.zeros(enc.shape[0], enc.shape[1])\n"
+              "        a, cov = self.attention(enc, cov=self.cov if self.coverage else None)\n"
+              "        if self.coverage:\n            self.cov = cov.detach()\n" + _ret),
+        Valid(_att + "    def forward(self, enc):\n        a, cov = self.attention(enc, self.cov)\n"
+              "        cov = cov.detach()\n        self.cov = cov\n" + _ret),
+        # `forward` starts every call from a fresh state: the carry stays inside one graph.
+        Valid(_att + "    def forward(self, enc):\n        self.cov = torch.zeros(enc.shape[0], enc.shape[1])\n"
+              "        for _ in range(3):\n            a, cov = self.attention(enc, self.cov)\n"
+              "            self.cov = cov\n" + _ret),
+        # Kept for inspection, never fed back.
+        Valid(_att + "    def forward(self, enc):\n        a, cov = self.attention(enc)\n"
+              "        self.cov = cov\n" + _ret),
         Valid(_head + "    def forward(self, x):\n        out, hidden = self.lstm(x, self.hidden)\n"
               "        self.hidden = tuple(h.detach() for h in hidden)\n        return out[:, -1, :]\n"),
         Valid(_head + "    def forward(self, x):\n        out, _ = self.lstm(x)\n        return out[:, -1, :]\n"),
@@ -108,6 +195,24 @@ class ModuleStateKeepsGraph(Rule):
               "        return out[:, -1, :]\n"),
     )
     invalid = (
+        # Stored from the local the call bound (tuple unpacking).
+        Invalid(_att + "    def forward(self, enc):\n        a, cov = self.attention(enc, self.cov)\n"
+                "        self.cov = cov\n" + _ret, line=25, runtime=_att_probe),
+        # Fed through a conditional.
+        Invalid(_att + "    def forward(self, enc):\n"
+                "        a, self.cov = self.attention(enc, cov=self.cov if self.coverage else None)\n" + _ret,
+                line=24, runtime=_att_probe),
+        # stanza's summarisation decoder (fixed by storing `coverage_vec.detach()`): a lazy initialisation, a
+        # conditional argument and a local.
+        Invalid(_att + "    def forward(self, enc):\n        if self.coverage and self.cov is None:\n"
+                "            self.cov = torch.zeros(enc.shape[0], enc.shape[1])\n"
+                "        a, cov = self.attention(enc, cov=self.cov if self.coverage else None)\n"
+                "        if self.coverage:\n            self.cov = cov\n" + _ret, line=28, runtime=_att_probe),
+        # Initialised once, under `hasattr`.
+        Invalid(_att.replace("        self.cov = None\n", "") + "    def forward(self, enc):\n"
+                "        if not hasattr(self, \"cov\"):\n"
+                "            self.cov = torch.zeros(enc.shape[0], enc.shape[1])\n"
+                "        a, self.cov = self.attention(enc, self.cov)\n" + _ret, line=25, runtime=_att_probe),
         # cnslab_fmri's fMRI_LSTM had this shape (its training loop was in another file).
         Invalid(_head + "    def forward(self, x):\n        out, self.hidden = self.lstm(x, self.hidden)\n"
                 "        return out[:, -1, :]\n", line=12, runtime=_probe),
@@ -123,15 +228,22 @@ class ModuleStateKeepsGraph(Rule):
         q = event.query
         if "backward" in q.attrs:
             return  # the training loop is in this file: the interpreter follows the state (GS402)
+        if not q.attr_stores or not any(n.split(".", 1)[0] == "torch" for n in q.imported):
+            return  # no attribute is stored, or no submodule can be built (`nn.LSTM(...)` needs torch)
         # Every keystroke runs this: look only at assignments that store into an attribute of `self` and call a
-        # method or submodule of `self` on their right-hand side (a handful per file), walking nothing else.
+        # method or submodule of `self` on their right-hand side, or store a local bound in the function (a
+        # handful per file), walking nothing else.
         subs_of: dict = {}
+        # Locals some statement binds from a call of a method or submodule of `self` (`a, cov = self.attention(..)`).
+        locals_ = {t.id for a in q.assigns if isinstance(a.value, ast.Call) and _self_attr(a.value.func)
+                   for tt in a.targets for t in ast.walk(tt) if isinstance(t, ast.Name)}
         for stmt in q.assigns:
             stored = set().union(*(_stored_attrs(t) for t in stmt.targets))
             if not stored:
                 continue
-            calls = [c for c in ast.walk(stmt.value) if isinstance(c, ast.Call) and _self_attr(c.func)]
-            if not calls:
+            local = stmt.value.id if isinstance(stmt.value, ast.Name) and stmt.value.id in locals_ else None
+            calls = [] if local else [c for c in ast.walk(stmt.value) if isinstance(c, ast.Call) and _self_attr(c.func)]
+            if not calls and not local:
                 continue
             forward = q.enclosing_function(stmt)
             if not isinstance(forward, ast.FunctionDef) or forward.name != "forward" or not forward.args.args \
@@ -143,39 +255,49 @@ class ModuleStateKeepsGraph(Rule):
             if id(cls) not in subs_of:
                 subs_of[id(cls)] = _submodules(cls, q)
             subs = subs_of[id(cls)]
-            calls = [c for c in calls if _self_attr(c.func) in subs]
-            if not calls:
-                continue
-            # Fed to the submodule in this statement (`out, self.h = self.lstm(x, self.h)`), or in an earlier one
-            # of the same `forward` (a cell run twice: `h = self.cell(x0, self.h)`, `self.h = self.cell(x1, h)`).
-            fed = _fed_state(calls) if stmt.value in calls else _fed_state(
-                [c for c in ast.walk(forward) if isinstance(c, ast.Call) and _self_attr(c.func) in subs])
+            if local:
+                # Stored from a local the submodule call just bound (`a, cov = self.attention(enc, self.cov)`,
+                # then `self.cov = cov`): the state must be fed to that very call.
+                bound = _binding_call(local, stmt, forward, subs)
+                if bound is None:
+                    continue
+                fed = _fed_state([bound])
+            else:
+                calls = [c for c in calls if _self_attr(c.func) in subs]
+                if not calls:
+                    continue
+                # Fed to the submodule in this statement (`out, self.h = self.lstm(x, self.h)`), or in an earlier
+                # one of the same `forward` (a cell run twice: `h = self.cell(x0, self.h)`, `self.h = self.cell(x1,
+                # h)`).
+                fed = _fed_state(calls) if stmt.value in calls else _fed_state(
+                    [c for c in ast.walk(forward) if isinstance(c, ast.Call) and _self_attr(c.func) in subs])
             for state in sorted(stored & fed):
                 if not self._released(state, stmt, cls, q):
                     report.add(self, stmt,
-                               f"`self.{state}` keeps this call's graph for the next `forward`, so the second "
-                               f"training step's backward raises; store `{state}` detached (`.detach()`) or reset "
-                               f"it each batch.")
+                               f"`self.{state}` keeps this call's graph for the next `forward`, so the next "
+                               f"step's backward raises. Store it detached (`.detach()`) or reset it each batch.")
 
     @staticmethod
     def _released(state: str, carry: ast.Assign, cls: ast.ClassDef, q) -> bool:
         """Does anything detach or reset the state: `.detach()`/`.detach_()` on it in the class, another method
-        (not `__init__`) or another statement of `forward` assigning it, or `x.<state> = ...` outside the class?"""
+        (not `__init__`) or another statement of `forward` assigning it (except a lazy initialisation under
+        `if self.<state> is None:`), or `x.<state> = ...` outside the class? (`del self.<state>` counts as an
+        assignment: it resets a state initialised under `if not hasattr(self, ...)`.)"""
         inside = {id(n) for n in ast.walk(cls)}
         for n in q.nodes():
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("detach", "detach_"):
                 for sub in ast.walk(n.func.value):
                     if isinstance(sub, ast.Attribute) and sub.attr == state:
                         return True
-            if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and n is not carry:
-                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)) and n is not carry:
+                targets = n.targets if isinstance(n, (ast.Assign, ast.Delete)) else [n.target]
                 stores = {t.attr for tt in targets for t in ast.walk(tt)
-                          if isinstance(t, ast.Attribute) and isinstance(t.ctx, ast.Store)}
+                          if isinstance(t, ast.Attribute) and isinstance(t.ctx, (ast.Store, ast.Del))}
                 if state not in stores:
                     continue
                 if id(n) not in inside:
                     return True  # the caller resets it
                 fn = q.enclosing_function(n)
-                if fn is None or getattr(fn, "name", "") != "__init__":
+                if fn is None or getattr(fn, "name", "") != "__init__" and not _lazy_init(state, n, q):
                     return True
         return False
