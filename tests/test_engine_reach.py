@@ -1186,3 +1186,40 @@ def test_accumulating_what_a_training_step_helper_returns(tmp_path):
     assert analyze_source(clean, "solver.py").findings == []
     ran = run_scripts([(str(_write(tmp_path, "clean.py", clean)), "isinstance(total, float)")])[0]
     assert not ran["raised"] and ran["probe"] is True
+
+
+IDENTITY_DECORATOR = """\
+import torch
+import torch.nn as nn
+
+
+def lab_api(fn):
+    return fn
+
+
+class Agent:
+    def __init__(self):
+        self.net = nn.Linear(3, 1)
+
+    @lab_api
+    def act(self, x):
+        out = self.net(x)
+        return out.numpy()
+
+
+Agent().act(torch.randn(2, 3))
+"""
+
+
+def test_method_under_an_identity_decorator_is_analysed(tmp_path):
+    # SLM-Lab's `@lab_api` returns the function it is given: the method is the method.
+    found = [(f.code, f.line) for f in analyze_source(IDENTITY_DECORATOR, "agent.py").findings]
+    assert found == [("GS201", 16)]
+    ran = run_scripts([(str(_write(tmp_path, "agent.py", IDENTITY_DECORATOR)), None)])[0]
+    assert "Can't call numpy() on Tensor that requires grad" in ran["raised"]
+    # A decorator that wraps the function (it may enter no_grad) keeps the method unanalysed.
+    wrapping = IDENTITY_DECORATOR.replace("def lab_api(fn):\n    return fn\n",
+                                          "def lab_api(fn):\n    def inner(*a, **k):\n        with torch.no_grad():\n"
+                                          "            return fn(*a, **k)\n    return inner\n")
+    assert analyze_source(wrapping, "agent.py").findings == []
+    assert not run_scripts([(str(_write(tmp_path, "wrapping.py", wrapping)), None)])[0]["raised"]

@@ -448,7 +448,8 @@ class ObjectsMixin:
                     grad, inference = Tri.of(enabled), inf
                     why = self.expr_fact(dec, "no-grad-decorator") if not enabled else None
             elif q not in ("builtins.staticmethod", "builtins.classmethod", "functools.wraps", "builtins.property") \
-                    and not (q or "").startswith("torch."):
+                    and not (q or "").startswith("torch.") \
+                    and not (isinstance(func.owner, ClassInfo) and self.identity_decorator(target)):
                 if node is not fn or not (q or "").startswith(_GRAD_NEUTRAL_DECORATORS):
                     # A call through a decorator gradsight cannot see: the wrapper decides what comes back. And a
                     # function under an unknown decorator is not analysed on its own either: the wrapper may enter
@@ -602,6 +603,23 @@ class ObjectsMixin:
         self.saved_in_call(saves, node, state)
         self.fresh_from_call(result, fn, other_scope.path, state)
         return result
+
+    def identity_decorator(self, target: ast.AST) -> bool:
+        """A decorator of the workspace that hands back the function it is given (`def lab_api(fn): ...; return
+        fn`, SLM-Lab): the decorated method is the method. Only asked for methods: registries decorate module-level
+        factories (timm's `@register_model`), which stay unanalysed on their own (their cost, measured)."""
+        if not isinstance(target, (ast.Name, ast.Attribute)):
+            return False
+        val = self.eval(target, State())
+        if not isinstance(val, FuncVal):
+            return False
+        fn = val.node
+        params = fn.args.posonlyargs + fn.args.args
+        if len(params) != 1 or fn.args.vararg or fn.args.kwarg or any(
+                isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) for n in ast.walk(fn) if n is not fn):
+            return False
+        returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
+        return bool(returns) and all(isinstance(r.value, ast.Name) and r.value.id == params[0].arg for r in returns)
 
     def flag_param(self, fn: ast.AST) -> Optional[str]:
         """The function's flag: a parameter with a `True`/`False` default that the body never rebinds and tests
