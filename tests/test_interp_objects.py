@@ -168,3 +168,15 @@ def test_optimizer_owner_in_another_method_is_not_this_method_self():
     opt = m.configure_optimizers()
     """
     assert _codes(src, "owner_frame") == []
+
+
+def test_del_of_an_attribute_then_a_method_call_is_no_internal_error():
+    # lucidrains' stylegan2/lightweight-gan trainers: `del self.GAN` then `self.init_GAN()` (the deleted key stayed
+    # among the state's compound keys, and the method call's import of `self.*` raised KeyError).
+    src = ("import torch.nn as nn\n\n\nclass Trainer:\n    def __init__(self):\n        self.GAN = None\n\n"
+           "    def reset(self):\n        self.GAN = nn.Linear(2, 2)\n        del self.GAN\n        self.build()\n\n"
+           "    def build(self):\n        self.GAN = nn.Linear(2, 2)\n\n\nt = Trainer()\nt.reset()\n")
+    from gradsight.analysis import analyze_source
+
+    result = analyze_source(src, "trainer.py")
+    assert result.problems == [] and result.findings == []

@@ -264,3 +264,13 @@ class StoreGraphEvent(Event):
     op: str
     value: TensorVal
     known_before: bool  # the attribute's value before the write was known to have no graph
+
+
+@dataclass(frozen=True)
+class SelfStoreEvent(Event):
+    """In grad mode, `self.x = v` in a module's `forward` where `v` surely carries a graph (`self.history =
+    torch.cat((self.history[n:], outputs))`): the module keeps this call's graph for the next call. `node` is the
+    assignment; `key` the attribute (`self.history`)."""
+
+    key: str
+    value: TensorVal

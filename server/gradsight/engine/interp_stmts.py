@@ -9,7 +9,8 @@ from typing import Optional
 
 from .astwalk import children, walk
 from . import torchdb as db
-from .events import AccumulateEvent, DiscardEvent, FactoryEvent, GradModeEvent, LoopEvent, ReassignEvent, ZeroGradEvent
+from .events import (AccumulateEvent, DiscardEvent, FactoryEvent, GradModeEvent, LoopEvent, ReassignEvent,
+                     SelfStoreEvent, ZeroGradEvent)
 from .interp_util import (LoopCtx, _const_key, MAX_LOOP_ITERS, MAX_LOOP_NESTING, REQUIRES_GRAD_SPELLINGS, _accumulated_operand,
                           _backward_names, _grad_read_keys, _has_backward, _holds_tensor, _is_static, _loop_effects,
                           _loop_store_counts, _msite, _params_accumulated_into_self, _pcut_of, _root_name, _stmt_method,
@@ -759,7 +760,7 @@ class StatementsMixin:
         for t in stmt.targets:
             k = key_of(t)
             if k:
-                state.env.pop(k, None)
+                state.forget(k)
         return state
 
     def stmt_Assert(self, stmt, state: State) -> State:
@@ -828,6 +829,11 @@ class StatementsMixin:
             # A graph kept on the object outlives this call: a later call's backward can reach it. A tuple of
             # tensors (an LSTM's `(h, c)` state) keeps each one's graph.
             value = self._kept_on_object(value, target, stmt)
+            if self.reporting and state.grad is Tri.YES and isinstance(value, TensorVal) and value.rg is Tri.YES \
+                    and value.leaf is Tri.NO and key.count(".") == 1 and self.stack \
+                    and getattr(self.stack[-1], "name", "") == "forward" \
+                    and isinstance(state.get(self.self_names[-1]), ModuleVal):
+                self.emit(SelfStoreEvent(stmt, "self." + target.attr, value))
         state.set(key, value)
         self.record(target, value)
 

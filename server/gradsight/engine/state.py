@@ -40,6 +40,16 @@ class State:
             self.compound.add(key)
         self.env[key] = value
 
+    def forget(self, key: str) -> None:
+        """`del key`: the reference and every key below it are gone."""
+        self.env.pop(key, None)
+        self.compound.discard(key)
+        if self.compound:
+            prefix_dot, prefix_sub = key + ".", key + "["
+            for k in [k for k in self.compound if k.startswith(prefix_dot) or k.startswith(prefix_sub)]:
+                self.env.pop(k, None)
+                self.compound.discard(k)
+
     def join(self, other: "State") -> "State":
         if self.dead:
             return other.copy()

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import ast
 
-from ..engine.query import FileEvent
+from ..engine.events import SelfStoreEvent
+from ..engine.query import FileEvent, Query
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
 
@@ -118,7 +119,7 @@ class ModuleStateKeepsGraph(Rule):
     summary = ("A module's `forward` feeds a submodule's output back into it through an attribute "
                "(`out, self.hidden = self.lstm(x, self.hidden)`): the next call builds on a graph the last "
                "backward freed.")
-    events = (FileEvent,)
+    events = (FileEvent, SelfStoreEvent)
     what_it_does = ("Flags a statement in an `nn.Module`'s `forward` that passes `self.<state>` to a submodule "
                     "of the class (`self.lstm`, `self.rnn`, ...; also as `self.<state> if cond else None` or "
                     "`self.<state> or init`) and stores that call's result back into `self.<state>`, directly or "
@@ -164,6 +165,14 @@ class ModuleStateKeepsGraph(Rule):
     _att_probe = ("silent: (m := Decoder()) is not None and m(torch.randn(2, 5, 4)).sum().backward() is None "
                   "and m.cov.grad_fn is not None")
     valid = (
+        # The same history kept detached.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass HistLoss(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.hist = torch.rand(10, 1)\n\n"
+              "    def forward(self, outputs, targets):\n"
+              "        loss = ((outputs - self.hist[-outputs.size(0):]) ** 2).mean()\n"
+              "        self.hist = torch.cat((self.hist[outputs.size(0):], outputs.detach()))\n        return loss\n\n\n"
+              "crit = HistLoss()\nw = torch.randn(4, 1, requires_grad=True)\nfor _ in range(2):\n"
+              "    crit(w * 2, None)\nassert crit.hist.grad_fn is None\n"),
         # The carried coverage is stored detached (the fix of stanza's decoder).
         Valid(_att + "    def forward(self, enc):\n        a, cov = self.attention(enc, self.cov)\n"
               "        self.cov = cov.detach()\n" + _ret),
@@ -195,6 +204,15 @@ class ModuleStateKeepsGraph(Rule):
               "        return out[:, -1, :]\n"),
     )
     invalid = (
+        # A loss module keeping a history of its predictions (catalyst's RocStarLoss): known by value, not by a
+        # submodule call. The next call's loss reads the previous call's graph.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass HistLoss(nn.Module):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.hist = torch.rand(10, 1)\n\n"
+                "    def forward(self, outputs, targets):\n"
+                "        loss = ((outputs - self.hist[-outputs.size(0):]) ** 2).mean()\n"
+                "        self.hist = torch.cat((self.hist[outputs.size(0):], outputs))\n        return loss\n\n\n"
+                "crit = HistLoss()\nw = torch.randn(4, 1, requires_grad=True)\nfor _ in range(2):\n"
+                "    crit(w * 2, None)\n", line=12, runtime="silent: crit.hist.grad_fn is not None"),
         # Stored from the local the call bound (tuple unpacking).
         Invalid(_att + "    def forward(self, enc):\n        a, cov = self.attention(enc, self.cov)\n"
                 "        self.cov = cov\n" + _ret, line=25, runtime=_att_probe),
@@ -224,7 +242,10 @@ class ModuleStateKeepsGraph(Rule):
                         "and m.hidden[0].grad_fn is not None"),
     )
 
-    def check(self, event: FileEvent, report) -> None:
+    def check(self, event, report) -> None:
+        if isinstance(event, SelfStoreEvent):
+            self.check_store(event, report)
+            return
         q = event.query
         if "backward" in q.attrs:
             return  # the training loop is in this file: the interpreter follows the state (GS402)
@@ -276,6 +297,31 @@ class ModuleStateKeepsGraph(Rule):
                     report.add(self, stmt,
                                f"`self.{state}` keeps this call's graph for the next `forward`, so the next "
                                f"step's backward raises. Store it detached (`.detach()`) or reset it each batch.")
+
+    def check_store(self, event: SelfStoreEvent, report) -> None:
+        """`self.history = torch.cat((self.history[n:], outputs))` in `forward` (catalyst's `RocStarLoss`), the
+        stored value surely carrying a graph (known by value, not by the shape of a submodule call), and `forward`
+        reading the attribute: the next call builds on this call's graph."""
+        tree = report.tree
+        if tree is None or not isinstance(event.node, ast.Assign):
+            return
+        q = Query(tree, {}, {})
+        if "backward" in q.attrs:
+            return  # the training loop is in this file: GS402 reports the kept graph at this assignment
+        state = event.key.split(".", 1)[1]
+        forward = q.enclosing_function(event.node)
+        cls = q.enclosing(forward, (ast.ClassDef,)) if forward is not None else None
+        if not isinstance(forward, ast.FunctionDef) or cls is None or _no_grad_decorated(forward, q):
+            return
+        end = event.node.end_lineno or event.node.lineno
+        reads = [n for n in ast.walk(forward) if isinstance(n, ast.Attribute) and n.attr == state
+                 and isinstance(n.value, ast.Name) and n.value.id == "self" and isinstance(n.ctx, ast.Load)
+                 and n.lineno <= end]
+        if not reads or self._released(state, event.node, cls, q):
+            return
+        report.add(self, event.node,
+                   f"`self.{state}` keeps this call's graph for the next `forward`, so the next step's backward "
+                   f"raises. Store it detached (`.detach()`) or reset it each batch.")
 
     @staticmethod
     def _released(state: str, carry: ast.Assign, cls: ast.ClassDef, q) -> bool:
