@@ -161,14 +161,14 @@ ALGO_SAC = ("import torch\nfrom algo.base import Algorithm\n\n\nclass SAC(Algori
             "        return loss.item()\n\n\nif __name__ == \"__main__\":\n    SAC(3).update(torch.randn(4, 3))\n")
 BASE_NET = ("import torch.nn as nn\n\n\nclass BaseNet(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
             "        self.fc = nn.Linear(3, 1)\n")
-NET = ("import torch\nfrom algo.basenet import BaseNet\n\n\nclass Net(BaseNet):\n    def forward(self, x):\n"
+SUB_NET = ("import torch\nfrom algo.basenet import BaseNet\n\n\nclass Net(BaseNet):\n    def forward(self, x):\n"
        "        return self.fc(x).relu()\n\n\nnet = Net()\nout = net(torch.randn(2, 3))\nprint(out.numpy())\n")
 
 
 def _algo(tmp_path):
     (tmp_path / "algo").mkdir()
     for name, text in (("__init__.py", ""), ("base.py", ALGO_BASE), ("sac.py", ALGO_SAC), ("basenet.py", BASE_NET),
-                       ("net.py", NET)):
+                       ("net.py", SUB_NET)):
         (tmp_path / "algo" / name).write_text(text)
 
 
@@ -195,6 +195,6 @@ def test_base_class_in_another_file_is_followed(tmp_path):
 def test_module_base_class_in_another_file_makes_a_module(tmp_path):
     _algo(tmp_path)
     net = tmp_path / "algo" / "net.py"
-    found = [(f.code, f.line) for f in analyze_source(NET, str(net), workspace=Workspace(tmp_path)).findings]
+    found = [(f.code, f.line) for f in analyze_source(SUB_NET, str(net), workspace=Workspace(tmp_path)).findings]
     assert found == [("GS201", 12)]
     assert "Can't call numpy() on Tensor that requires grad" in _raises(tmp_path, "algo.net")

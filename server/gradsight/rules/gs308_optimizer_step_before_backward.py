@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ..engine.report import text as msg
+from ..engine.report import Note, text as msg
 from ..engine.events import BackwardEvent
 from ..engine.values import Tri
 from ..findings import Severity
@@ -16,11 +16,13 @@ class OptimizerStepBeforeBackward(Rule):
     summary = ("`optimizer.step()` updates parameters in place while a graph that saved them is still waiting "
                "for its backward; that backward will raise.")
     events = (BackwardEvent,)
-    what_it_does = ("Flags a backward through a graph that saved a module's parameters (a `Linear` or `Conv` "
-                    "layer saves its weight when its input requires grad, a `Conv` always does) when an optimizer "
-                    "built from that module's `parameters()` called `step()` after the forward and before this "
-                    "backward. The typical case is a GAN or actor-critic update: `d_loss.backward(retain_graph=True)`, "
-                    "`opt_d.step()`, then `g_loss.backward()` through the same discriminator forward.")
+    what_it_does = ("Flags an optimizer step that runs between a forward and the backward of a graph that saved "
+                    "the parameters it updates: a `Linear` or `Conv` layer saves its weight when its input requires "
+                    "grad (a `Conv` always does), and an optimizer built from that module's `parameters()` called "
+                    "`step()` after the forward and before the backward. The finding stands on the step, the "
+                    "statement to move; the backward, which raises, is the related line. The typical case is a GAN "
+                    "or actor-critic update: `d_loss.backward(retain_graph=True)`, `opt_d.step()`, then "
+                    "`g_loss.backward()` through the same discriminator forward.")
     why_bad = ("Every `torch.optim` optimizer updates parameters in place (`param.add_(...)`), which bumps their "
                "version counters. The pending graph saved those parameters at their old version, so its backward "
                f"raises {_MSG}. Before PyTorch 1.5 this silently computed gradients with the updated weights.")
@@ -56,17 +58,31 @@ class OptimizerStepBeforeBackward(Rule):
         Invalid("import torch\nimport torch.nn as nn\nm = nn.Sequential(nn.Linear(4, 4), nn.Tanh(), nn.Linear(4, 1))\n"
                 "opt = torch.optim.SGD(m.parameters(), lr=0.1)\nout = m(torch.randn(2, 4))\n"
                 "a = out.pow(2).mean()\nb = out.abs().mean()\na.backward(retain_graph=True)\nopt.step()\n"
-                "b.backward()\n", line=10, runtime="raises: modified by an inplace operation"),
+                "b.backward()\n", line=9, runtime="raises: modified by an inplace operation"),
         Invalid("import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n"
                 "        super().__init__()\n        self.conv = nn.Conv1d(2, 2, 3)\n\n    def forward(self, x):\n"
                 "        return self.conv(x).relu().mean()\n\nnet = Net()\nopt = torch.optim.Adam(net.parameters())\n"
                 "loss = net(torch.randn(1, 2, 8))\nloss.backward(retain_graph=True)\nopt.step()\nloss.backward()\n",
-                line=16, runtime="raises: modified by an inplace operation"),
+                line=15, runtime="raises: modified by an inplace operation"),
     )
 
     def check(self, event: BackwardEvent, report) -> None:
         step = event.target.stepped
         if step is None or event.target.rg is not Tri.YES or event.grad_mode is Tri.NO:
+            return
+        line, col, _, _ = report.source.span(event.node)
+        if step.path is None and isinstance(step.line, int) and step.line != line \
+                and 1 <= step.line <= len(report.source.lines):
+            # The finding goes where the fix goes (issue 13 item 1): the step that bumped the versions, which has
+            # to move after this backward (or the forward be recomputed after it); the backward raises.
+            text = report.source.line_text(step.line)
+            start = len(text) - len(text.lstrip()) + 1
+            report.add(self, event.node,
+                       msg("This step changes parameters in place that a pending graph saved, so the backward at line ",
+                           line, f" raises. Step after that backward, or recompute the forward after the step; "
+                           f"PyTorch says {_MSG}."),
+                       related=[Note(line, col, "the backward raises here")],
+                       span=(step.line, start, step.line, len(text.rstrip()) + 1))
             return
         report.add(self, event.node,
                    msg("An optimizer step changed parameters this graph saved, so this backward raises. "
