@@ -291,7 +291,11 @@ def doc_section(rows: list[dict], meta: dict, first: dict | None, cases: list[di
            "change made for them, and later runs say what was changed for which case (after the section).",
            "The cases marked `\"batch\": 2` and `3` were mined the same way by the fifth session (from 90 and 84 other",
            "repositories), without running gradsight while choosing (\"Batch 2\" and \"Batch 3\" below); their own first",
-           "try is the engine of that session's start (batch 2) and of its end (batch 3).",
+           "try is the engine of that session's start (batch 2) and of its end (batch 3). Batches 4 and 5 were mined",
+           "blind by the sixth session's helpers from repositories fetched for them (none read before; the commits",
+           "they read and rejected are in `batch4-*.json` and `batch5-*.json`): batch 4's first try is the engine of",
+           "the moment it arrived (after the session's batch-3 changes), batch 5's the session's final engine, run",
+           "once, after every change.",
            "",
            "Scoring: a case is **found** when a warning or error stands on one of its fixed lines of the buggy",
            "file (exact line; where the fix only inserts a statement, the statements just before and after the",
@@ -304,14 +308,15 @@ def doc_section(rows: list[dict], meta: dict, first: dict | None, cases: list[di
                    f"`{fm['commit']}`, {fm['date']}: **{first['found_at_fixed_line']}/{first['cases']} found at "
                    f"the fixed line**; {first['cases_with_new_on_fixed']} cases with a warning/error on the fixed "
                    "version.")
-    for batch in (2, 3):
+    for batch in (2, 3, 4, 5):
         path = CACHE / f"realbugs-batch{batch}-first-try.json"
         if not path.is_file():
             continue
         bn = json.loads(path.read_text(encoding="utf-8"))
         ids = {c["id"] for c in cases if c.get("batch") == batch}
         brows = [r for r in bn["rows"] if r["id"] in ids]
-        out.append(f"* **First try, batch {batch}** (the {len(brows)} cases mined blind in the fifth session): engine at "
+        session = "fifth" if batch <= 3 else "sixth"
+        out.append(f"* **First try, batch {batch}** (the {len(brows)} cases mined blind in the {session} session): engine at "
                    f"commit `{bn['meta']['commit']}`, {bn['meta']['date']}: **{sum(1 for r in brows if r['hit'])}/{len(brows)} "
                    f"found at the fixed line**; {sum(1 for r in brows if r['new_on_fixed'])} cases with a "
                    "warning/error on the fixed version.")
