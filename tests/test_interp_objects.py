@@ -180,3 +180,54 @@ def test_del_of_an_attribute_then_a_method_call_is_no_internal_error():
 
     result = analyze_source(src, "trainer.py")
     assert result.problems == [] and result.findings == []
+
+
+SAC_FLAG = """\
+import torch
+import torch.nn as nn
+
+
+class Agent(object):
+    def __init__(self, auto_alpha=False):
+        self.policy = nn.Linear(3, 1)
+        self.alpha = 0.2
+        self.auto_alpha = auto_alpha
+        self.policy_optimizer = torch.optim.Adam(self.policy.parameters())
+        if self.auto_alpha:
+            self.log_alpha = torch.zeros(1, requires_grad=True)
+            self.alpha_optimizer = torch.optim.Adam([self.log_alpha])
+
+    def train_model(self):
+        log_pi = self.policy(torch.randn(4, 3))
+        policy_loss = (self.alpha * log_pi).mean()
+        self.policy_optimizer.zero_grad()
+        policy_loss.backward()
+        self.policy_optimizer.step()
+        if self.auto_alpha:
+            alpha_loss = -(self.log_alpha * log_pi.detach()).mean()
+            self.alpha_optimizer.zero_grad()
+            alpha_loss.backward()
+            self.alpha_optimizer.step()
+            self.alpha = self.log_alpha.exp()
+
+    def run(self, steps):
+        for _ in range(steps):
+            self.train_model()
+"""
+
+
+def test_an_instance_flag_fixed_in_init_is_one_value_for_the_object(tmp_path):
+    # dongminlee94's SAC: `self.alpha` is rebuilt from `log_alpha.exp()` only when `self.auto_alpha`, which only
+    # `__init__` sets; joining an update that rebuilt it with one that did not gave a GS402 error before. Each
+    # setting runs under torch without raising.
+    import subprocess
+    import sys
+
+    from gradsight.analysis import analyze_source
+
+    assert [(f.code, f.line) for f in analyze_source(SAC_FLAG, "sac.py").findings] == []
+    (tmp_path / "sac.py").write_text(SAC_FLAG)
+    for flag in ("True", "False"):
+        proc = subprocess.run([sys.executable, "-c", f"from sac import Agent\nAgent({flag}).run(3)\n"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr

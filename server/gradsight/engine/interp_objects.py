@@ -438,6 +438,23 @@ class ObjectsMixin:
             init = self.find_method(func.owner, "__init__")
             n_args = len(init.node.args.args) - 1 if init is not None else 0
             self_val = self.new_object(func.owner, [(fn, UNKNOWN)] * max(n_args, 0), {}, fn, state, fresh=False)
+            flag = self.instance_flag(func.owner) if isinstance(self_val, ObjectVal) and not want_state else None
+            if flag is not None and self.forced_flag is None:
+                # `self.automatic_entropy_tuning`, set once in `__init__` and tested in several places: one object
+                # has one value for its whole life, so the method runs once per value (never mixing an update that
+                # rebuilt `self.alpha` with one that did not: dongminlee94's SAC).
+                out = None
+                for truth in (True, False):
+                    self.forced_flag = (fn, None, truth)
+                    try:
+                        obj = replace(self_val, attrs=tuple((k, PyVal(truth=truth) if k == flag else v)
+                                                            for k, v in self_val.attrs)
+                                      + (() if self_val.attr(flag) is not None else ((flag, PyVal(truth=truth)),)))
+                        res = self.run_function(func, obj, args, kwargs, node, state, want_state, self_import)
+                    finally:
+                        self.forced_flag = None
+                    out = join_values(out, res) if isinstance(res, Value) else out
+                return out if out is not None else UNKNOWN
         grad, why, inference = state.grad, state.grad_why, state.inference
         for dec in fn.decorator_list:
             target = dec.func if isinstance(dec, ast.Call) else dec
@@ -603,6 +620,43 @@ class ObjectsMixin:
         self.saved_in_call(saves, node, state)
         self.fresh_from_call(result, fn, other_scope.path, state)
         return result
+
+    def instance_flag(self, info: ClassInfo) -> Optional[str]:
+        """An attribute of a plain class that only `__init__` assigns (from a parameter with a bool default, or a
+        bool constant) and that the class's methods test as `if self.x:` / `if not self.x:` in two places or more;
+        None when there is none (memoised per class node)."""
+        memo = self.__dict__.setdefault("_instance_flags", {})
+        if id(info.node) in memo and memo[id(info.node)][0] is info.node:
+            return memo[id(info.node)][1]
+        found = None
+        init = info.methods.get("__init__")
+        if init is not None:
+            defaults = {k: v for k, v in param_defaults(init.node.args).items()
+                        if isinstance(v, ast.Constant) and isinstance(v.value, bool)}
+            cands = {}
+            for n in walk(init.node):
+                if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Attribute) \
+                        and isinstance(n.targets[0].value, ast.Name) and n.targets[0].value.id == "self" and (
+                            isinstance(n.value, ast.Name) and n.value.id in defaults
+                            or isinstance(n.value, ast.Constant) and isinstance(n.value.value, bool)):
+                    cands[n.targets[0].attr] = cands.get(n.targets[0].attr, 0) + 1
+            cands = {k for k, c in cands.items() if c == 1}
+            tests: dict = {}
+            for name, meth in info.methods.items():
+                for n in walk(meth.node):
+                    if name != "__init__" and isinstance(n, (ast.Assign, ast.AugAssign)) and any(
+                            isinstance(t, ast.Attribute) and t.attr in cands
+                            for tt in (n.targets if isinstance(n, ast.Assign) else [n.target]) for t in walk(tt)):
+                        cands -= {t.attr for tt in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                                  for t in walk(tt) if isinstance(t, ast.Attribute)}
+                    if isinstance(n, ast.If):
+                        t = n.test.operand if isinstance(n.test, ast.UnaryOp) and isinstance(n.test.op, ast.Not) \
+                            else n.test
+                        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                            tests[t.attr] = tests.get(t.attr, 0) + 1
+            found = next((k for k in sorted(cands) if tests.get(k, 0) >= 2), None)
+        memo[id(info.node)] = (info.node, found)
+        return found
 
     def identity_decorator(self, target: ast.AST) -> bool:
         """A decorator of the workspace that hands back the function it is given (`def lab_api(fn): ...; return

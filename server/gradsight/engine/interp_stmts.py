@@ -433,6 +433,13 @@ class StatementsMixin:
         if isinstance(test, ast.Name):
             val = state.get(test.id)
             return val.truth if isinstance(val, PyVal) else None
+        if isinstance(test, ast.Attribute) and isinstance(test.value, ast.Name):
+            # `if self.flag:` on an object whose flag this run fixed (`instance_flag`).
+            val = state.get(key_of(test))
+            if val is None:
+                base = state.get(test.value.id)
+                val = base.attr(test.attr) if isinstance(base, ObjectVal) else None
+            return val.truth if isinstance(val, PyVal) else None
         if isinstance(test, ast.Call) and test.args and not test.keywords:
             # `isinstance(x, torch.Tensor)` / `torch.is_tensor(x)` where `x` is surely a tensor or surely not one.
             fn = self.static_qual(test.func)
