@@ -115,6 +115,10 @@ class UpdateMakesNonLeaf(Rule):
               "    w.grad.zero_()\n    return w\n"),
     )
     invalid = (
+        # Moved to another device or dtype after the optimizer took it (tianshou's CQL `.to(device)`): the optimizer
+        # steps the original, and the copy the loss uses never changes.
+        Invalid("import torch\n\n\nclass CQL:\n    def __init__(self):\n        self.log_alpha = torch.tensor([0.0], requires_grad=True)\n        self.optim = torch.optim.Adam([self.log_alpha], lr=0.1)\n        self.log_alpha = self.log_alpha.to(torch.float64)\n\n    def update(self):\n        loss = (self.log_alpha.exp() * 2.0).sum()\n        self.optim.zero_grad()\n        loss.backward()\n        self.optim.step()\n\n\nagent = CQL()\nbefore = agent.log_alpha.detach().clone()\nfor _ in range(3):\n    agent.update()\n", line=8,
+                runtime="silent: torch.equal(agent.log_alpha.detach(), before)"),
         # An optimized leaf rebound to a value computed from itself (SLM-Lab's SAC): the third call's backward
         # runs into the clamp graph the second one freed.
         Invalid("import torch\n\n\nclass SAC:\n    def __init__(self):\n        self.log_alpha = torch.zeros(1, requires_grad=True)\n"
@@ -237,10 +241,19 @@ class UpdateMakesNonLeaf(Rule):
             f = node.value.func
             method = f.attr if isinstance(f, ast.Attribute) and _key(f.value) == key else None
             fix = f"`{key}.{method}_(...)`" if method and method + "_" in _INPLACE_FORMS else f"`{key}.copy_(...)`"
+            fn = q.enclosing_function(node)
+            if method in ("to", "cuda", "cpu", "double", "float", "half"):
+                # `self.log_alpha = self.log_alpha.to(device)` after the optimizer took it: a no-op on the same
+                # device, a copy the optimizer never updates on another one (tianshou's CQL).
+                then = ("When the device or dtype changes it is a copy that never changes: move the tensor before "
+                        "the optimizer takes it, or create it there.")
+            elif getattr(fn, "name", "") == "__init__":
+                then = "The new one never changes. Change it in place under `torch.no_grad()`" + f" ({fix})."
+            else:
+                then = ("The new one is computed from it: in grad mode it carries a graph that grows with every "
+                        f"rebinding, and a later backward raises. Change it in place under `torch.no_grad()` ({fix}).")
             report.add(self, node,
                        join(f"This rebinds `{key}` to a new tensor, so the optimizer (line ", opt.lineno,
-                            ") keeps stepping the old one. The new one is computed from it: in grad mode it carries a "
-                            "graph that grows with every rebinding, and a later backward raises. Change it in place "
-                            f"under `torch.no_grad()` ({fix})."),
+                            ") keeps stepping the old one. " + then),
                        related=[Note(opt.lineno, opt.col_offset + 1, "the optimizer takes the leaf here")])
 
