@@ -1223,3 +1223,72 @@ def test_method_under_an_identity_decorator_is_analysed(tmp_path):
                                           "            return fn(*a, **k)\n    return inner\n")
     assert analyze_source(wrapping, "agent.py").findings == []
     assert not run_scripts([(str(_write(tmp_path, "wrapping.py", wrapping)), None)])[0]["raised"]
+
+
+# Three false-alarm shapes from the fourth fresh round (docs/precision.md, sixth session), each run under torch.
+FLOAT_PROMOTION = """\
+import torch
+
+x = torch.randn(4)
+mask = 1.0 * (x > 0)
+mask.requires_grad = True
+sign = 1.0 * ((2.0 * (x > 0)) - 1.0)
+sign.requires_grad = True
+bad = (x > 0) * 1
+bad.requires_grad = True
+"""
+INIT_FAN = """\
+import numpy as np
+import torch
+import torch.nn as nn
+
+w = nn.Parameter(torch.empty(4, 3))
+fan_in = nn.init._calculate_correct_fan(w, "fan_in")
+bound = np.sqrt(3.0 / fan_in)
+nn.init.uniform_(w, -bound, bound)
+fi, fo = nn.init._calculate_fan_in_and_fan_out(w)
+print(np.sqrt(fi), bound)
+"""
+REQUIRES_GRAD_TEST = """\
+import torch
+import torch.nn as nn
+
+
+def to_numpy(tensor):
+    if tensor.requires_grad:
+        return tensor.detach().cpu().numpy()
+    else:
+        return tensor.cpu().numpy()
+
+
+def bad(tensor):
+    return tensor.cpu().numpy()
+
+
+out = nn.Linear(3, 2)(torch.randn(4, 3))
+print(to_numpy(out).shape)
+bad(out)
+"""
+
+
+def test_a_python_float_promotes_a_bool_tensor(tmp_path):
+    # icefall's `1.0 * (x > 0)` is float32 (requires_grad on it works); `(x > 0) * 1` stays integer and raises.
+    found = [(f.code, f.line) for f in analyze_source(FLOAT_PROMOTION, "promo.py").findings]
+    assert found == [("GS207", 9)]
+    ran = run_scripts([(str(_write(tmp_path, "promo.py", FLOAT_PROMOTION)), None)])[0]
+    assert "only Tensors of floating point" in ran["raised"] and ran["line"] == 9
+
+
+def test_init_helpers_that_return_numbers(tmp_path):
+    # pfrl's NoisyLinear: `torch.nn.init._calculate_correct_fan(w, mode)` is an int, not the parameter.
+    assert analyze_source(INIT_FAN, "fan.py").findings == []
+    assert not run_scripts([(str(_write(tmp_path, "fan.py", INIT_FAN)), None)])[0]["raised"]
+
+
+def test_a_requires_grad_test_decides_the_branch(tmp_path):
+    # wenet's `to_numpy`: `.numpy()` only on the branch where the tensor does not require grad; the helper without
+    # the test raises.
+    found = [(f.code, f.line) for f in analyze_source(REQUIRES_GRAD_TEST, "tonp.py").findings]
+    assert found == [("GS201", 13)]
+    ran = run_scripts([(str(_write(tmp_path, "tonp.py", REQUIRES_GRAD_TEST)), None)])[0]
+    assert "Can't call numpy()" in ran["raised"] and ran["line"] == 13

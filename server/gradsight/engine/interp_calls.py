@@ -459,7 +459,12 @@ class CallsMixin:
                                  label="nn.Parameter", name_hint=None)
             return leaf.with_(psrc=frozenset({_fsite(leaf.origin)})) if rg is Tri.YES else leaf
         if qual.startswith("torch.nn.init."):
-            return args[0][1] if args else UNKNOWN
+            if short.endswith("_") and not short.startswith("_"):
+                return args[0][1] if args else UNKNOWN  # `kaiming_normal_(w)` fills `w` and returns it
+            # `calculate_gain(...)`, `_calculate_correct_fan(w, mode)`, `_calculate_fan_in_and_fan_out(w)`: numbers
+            # about the tensor, not the tensor (pfrl's NoisyLinear: `np.sqrt(3.0 / fan_in)`).
+            return SeqVal((PyVal(scalar=True), PyVal(scalar=True))) if "fan_in_and_fan_out" in short \
+                else PyVal(scalar=True)
         if qual.startswith("torch.nn.utils."):
             return self.rnn_packing(qual, args, node, state)
         if qual.startswith("torch.nn.") and short[:1].isupper() and not qual.startswith("torch.nn.functional"):

@@ -26,6 +26,16 @@ def _input_segs(val: Optional[Value]) -> Optional[frozenset]:
     return None
 
 
+_ARITH = frozenset({"__mul__", "__rmul__", "__add__", "__radd__", "__sub__", "__rsub__", "mul", "add", "sub"})
+
+
+def _float_literal(node) -> bool:
+    """`1.0`, `-0.5`, `2e-3`: a Python float written in the code."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and isinstance(node.value, float)
+
+
 class OpsMixin:
     """Part of `Interpreter` (see interp.py)."""
 
@@ -277,6 +287,8 @@ class OpsMixin:
             Tri.YES if all(v.is_int is Tri.YES for _, v in tensors) else Tri.MAYBE)
         if short in ("float", "double", "half", "softmax", "log_softmax", "mean", "sigmoid", "__truediv__", "div"):
             is_int = Tri.NO
+        elif is_int is not Tri.NO and short in _ARITH and any(_float_literal(n) for n, _ in args):
+            is_int = Tri.NO  # `1.0 * (x > 0)`: a Python float promotes a bool or integer tensor to float32 (icefall)
         zerograd = None
         if rg is Tri.YES:
             if nd == "zero_grad":

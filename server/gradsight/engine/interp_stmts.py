@@ -419,9 +419,27 @@ class StatementsMixin:
             return self.exec_block(stmt.body, state)
         if known is False:
             return self.exec_block(stmt.orelse, state)
-        then = self.exec_block(stmt.body, state.copy())
-        other = self.exec_block(stmt.orelse, state.copy())
+        then_state, else_state = state.copy(), state.copy()
+        self.refine_requires_grad(stmt.test, then_state, else_state)
+        then = self.exec_block(stmt.body, then_state)
+        other = self.exec_block(stmt.orelse, else_state)
         return then.join(other)
+
+    @staticmethod
+    def refine_requires_grad(test: ast.AST, then_state: State, else_state: State) -> None:
+        """`if t.requires_grad: ... else: t.cpu().numpy()` (wenet's ONNX export): on the branch where the test is
+        false, `t` does not require grad; where it is true, it does."""
+        negate = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        inner = test.operand if negate else test
+        if not (isinstance(inner, ast.Attribute) and inner.attr == "requires_grad"):
+            return
+        key = key_of(inner.value)
+        val = then_state.get(key) if key is not None else None
+        if not isinstance(val, TensorVal) or val.rg is not Tri.MAYBE:
+            return
+        yes, no = (else_state, then_state) if negate else (then_state, else_state)
+        yes.set(key, val.with_(rg=Tri.YES))
+        no.set(key, val.with_(rg=Tri.NO, leaf=Tri.YES if val.leaf is Tri.MAYBE else val.leaf))
 
     def static_truth(self, test: ast.AST, state: State) -> Optional[bool]:
         """`x is None` / `x is not None` where `x` is surely None or surely an object (a tensor, a module): the
@@ -433,6 +451,14 @@ class StatementsMixin:
         if isinstance(test, ast.Name):
             val = state.get(test.id)
             return val.truth if isinstance(val, PyVal) else None
+        if isinstance(test, ast.Attribute) and test.attr == "requires_grad":
+            # `if t.requires_grad:` on a tensor whose grad state is known (only with grad mode on: under no_grad a
+            # leaf may still say True).
+            key = key_of(test.value)
+            val = state.get(key) if key is not None else None
+            if isinstance(val, TensorVal) and val.rg in (Tri.YES, Tri.NO) and state.grad is Tri.YES:
+                return val.rg is Tri.YES
+            return None
         if isinstance(test, ast.Attribute) and isinstance(test.value, ast.Name):
             # `if self.flag:` on an object whose flag this run fixed (`instance_flag`).
             val = state.get(key_of(test))
