@@ -92,6 +92,31 @@ def _distributed_names(tree: ast.AST) -> frozenset:
     return frozenset(out)
 
 
+def _optimizer_step(call: ast.Call, tree) -> bool:
+    """Whether `x.step(...)` is an optimizer's step: `opt.step()` / `scaler.step(opt)` on a name that says so, or on a
+    name the file binds to a `torch.optim` optimizer or a call of something named like one (`get_optimizer(...)`).
+    An environment's `env.step(action)`, a pruning importance's or a policy wrapper's `.step()` are not (AGNES,
+    Torch-Pruning, autonomous-learning-library: three false alarms of the fourth fresh round)."""
+    recv = ast.unparse(call.func.value)
+    last = recv.rsplit(".", 1)[-1].lower()
+    if "scaler" in last or "accelerator" in last:
+        return bool(call.args) and any("opt" in ast.unparse(a).lower() for a in call.args)
+    if call.args:
+        return False
+    if "opt" in last or "solver" in last or last in ("o", "trainer"):
+        return True
+    if tree is None:
+        return False
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) \
+                and any(ast.unparse(t) == recv for t in n.targets):
+            callee = ast.unparse(n.value.func)
+            if "optim" in callee.lower() or callee.rsplit(".", 1)[-1] in ("SGD", "Adam", "AdamW", "RMSprop",
+                                                                          "Adagrad", "LBFGS"):
+                return True
+    return False
+
+
 def _unzeroed_optimizer(scan: _LoopScan, steps: list, backwards: list, defs: dict, scans):
     """(name, backward) when the loop steps several optimizers and zeroes only some, and nothing else in it
     zeroes gradients (no module `zero_grad()`, no `.grad = None`, no helper of the file that does): the first
@@ -156,6 +181,13 @@ class MissingZeroGrad(Rule):
         Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
               "for i in range(4):\n    m(torch.randn(3, 2)).pow(2).mean().backward()\n    if i % 2 == 1:\n"
               "        opt.step()\n        opt.zero_grad()\n"),
+        # An environment's or a pruning importance's `.step()` is not an optimizer's (AGNES' Grad-CAM loop reads
+        # the input's gradient through a hook; nothing is stepped).
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Env:\n    def step(self, action):\n"
+              "        return torch.randn(1, 4)\n\n\nmodel = nn.Linear(4, 2)\nenv = Env()\nobs = torch.randn(1, 4)\n"
+              "for t in range(3):\n    x = obs.clone().requires_grad_()\n    out = model(x)\n"
+              "    out[0, out.argmax()].backward()\n    saliency = x.grad.abs()\n"
+              "    obs = env.step(out.argmax().item())\n"),
         # An "EMA optimizer" (MixMatch's `WeightEMA`) steps beside the real one and never reads `.grad`.
         Valid("import torch\nimport torch.nn as nn\n\n\nclass WeightEMA:\n    def __init__(self, model, ema_model):\n"
               "        self.params = list(model.parameters())\n        self.ema_params = list(ema_model.parameters())\n\n"
@@ -254,7 +286,7 @@ class MissingZeroGrad(Rule):
         built_inside = scan.bound
         steps = [c for c in scan.steps if isinstance(c.func.value, (ast.Name, ast.Attribute))
                  and not (isinstance(c.func.value, ast.Name) and c.func.value.id in built_inside)
-                 and "sched" not in ast.unparse(c.func.value).lower()]
+                 and "sched" not in ast.unparse(c.func.value).lower() and _optimizer_step(c, report.tree)]
         if not steps:
             return None
         tree = report.tree
