@@ -11,6 +11,7 @@ and `tests/test_rules_torch.py` runs each INVALID example under real PyTorch to 
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Iterable
 
@@ -136,3 +137,15 @@ class RuleSet:
         for rule in self.rules:
             if isinstance(event, rule.events):
                 yield rule
+
+
+def dotted_name(node: ast.AST) -> str | None:
+    """`self.vae.discr` -> "self.vae.discr"; None for anything that is not a plain dotted name. The spelling rules
+    that read the code's shape use to match one object across statements."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id] + parts[::-1])

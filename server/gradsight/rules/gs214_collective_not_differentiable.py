@@ -4,7 +4,7 @@ import ast
 
 from ..engine.query import FileEvent
 from ..findings import Severity
-from .base import Invalid, Rule, Valid
+from .base import Invalid, Rule, Valid, dotted_name
 
 # c10d collectives (`torch.distributed.<op>`): for each, the positions and keyword names of the tensor (or list)
 # it writes and of the tensor (or list) it reads. None of them is recorded by autograd.
@@ -57,15 +57,6 @@ def _param(call: ast.Call, where: tuple):
     return call.args[pos] if len(call.args) > pos else None
 
 
-def _root(expr: ast.AST):
-    """`gathered` for `gathered`, `self.buf` for `self.buf`: the spelling a later statement uses for the same object."""
-    parts = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if not isinstance(expr, ast.Name):
-        return None
-    return ".".join([expr.id] + parts[::-1])
 
 
 def _call_name(call: ast.Call) -> str:
@@ -107,7 +98,7 @@ def _flows(expr: ast.AST, names: set) -> bool:
     for node in _live(expr):
         if isinstance(node, ast.Name) and node.id in names:
             return True
-        if isinstance(node, ast.Attribute) and _root(node) in names:
+        if isinstance(node, ast.Attribute) and dotted_name(node) in names:
             return True
     return False
 
@@ -119,7 +110,7 @@ def _live_names(expr: ast.AST) -> set:
         if isinstance(node, ast.Name):
             out.add(node.id)
         elif isinstance(node, ast.Attribute):
-            spelled = _root(node)
+            spelled = dotted_name(node)
             if spelled:
                 out.add(spelled)
     return out
@@ -281,7 +272,7 @@ class CollectiveNotDifferentiable(Rule):
             if not (sinks or self._is_loss_function(q, fn)) or self._no_grad(q, call):
                 continue
             written, read = (_param(call, w) for w in _OPS[op])
-            out = _root(written) if written is not None else None
+            out = dotted_name(written) if written is not None else None
             if out is None or read is None:
                 continue
             stmt = q.statement(call)
@@ -295,7 +286,7 @@ class CollectiveNotDifferentiable(Rule):
                 continue
             if not self._feeds_loss(q, fn, out, stmt):
                 continue
-            src = _root(read)
+            src = dotted_name(read)
             src = f"`{src}`" if src and len(src) <= 20 else "its input"
             if op in _GATHERS:
                 message = (f"`{op}` of {src} runs outside autograd: its output carries no gradient back. "
@@ -314,7 +305,7 @@ class CollectiveNotDifferentiable(Rule):
         if args and args[0].arg == "ctx":
             return True
         cls = q.enclosing(fn, (ast.ClassDef,))
-        return cls is not None and any((q.qualname(b) or _root(b) or "").endswith("Function") for b in cls.bases)
+        return cls is not None and any((q.qualname(b) or dotted_name(b) or "").endswith("Function") for b in cls.bases)
 
     @staticmethod
     def _no_grad(q, call: ast.Call) -> bool:
@@ -359,7 +350,7 @@ class CollectiveNotDifferentiable(Rule):
                 if (name, line) in seen:
                     continue
                 seen.add((name, line))
-                defs = [s for s in assigns if s.lineno < line and any(_root(t) == name for t in _targets(s))]
+                defs = [s for s in assigns if s.lineno < line and any(dotted_name(t) == name for t in _targets(s))]
                 if not defs:
                     continue
                 last = max(defs, key=lambda s: s.lineno)
@@ -415,7 +406,7 @@ class CollectiveNotDifferentiable(Rule):
         for s in ast.walk(fn):
             if isinstance(s, ast.Assign) and s.lineno > stmt.lineno:
                 for t in s.targets:
-                    if isinstance(t, ast.Subscript) and _root(t.value) == out:
+                    if isinstance(t, ast.Subscript) and dotted_name(t.value) == out:
                         return True
         return False
 
@@ -427,7 +418,7 @@ class CollectiveNotDifferentiable(Rule):
         for s in after:
             if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and s.value is not None \
                     and _flows(s.value, names):
-                new = {r for r in (_root(t) for t in _targets(s)) if r}
+                new = {r for r in (dotted_name(t) for t in _targets(s)) if r}
                 if any(_lossy(n) for n in new):
                     return True
                 names |= new

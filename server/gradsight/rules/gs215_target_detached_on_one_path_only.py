@@ -7,7 +7,7 @@ from ..engine.query import FileEvent
 from ..engine.report import Note
 from ..engine.report import text as join
 from ..findings import Severity
-from .base import Invalid, Rule, Valid
+from .base import Invalid, Rule, Valid, dotted_name
 
 # Losses whose second argument (or `target=`) is the value the prediction is pulled towards.
 _LOSS_FUNCTIONS = frozenset("torch.nn.functional." + n for n in (
@@ -210,7 +210,7 @@ class TargetDetachedOnOnePathOnly(Rule):
                     continue  # modules and helpers are looked up only for calls named like a loss
                 if modules is None:
                     modules = _loss_modules(q)
-                if _spelled(f) in modules:
+                if dotted_name(f) in modules:
                     target = _second(call)
                 else:
                     helpers = _helpers(q) if helpers is None else helpers
@@ -266,14 +266,6 @@ def _second(call: ast.Call):
     return None
 
 
-def _spelled(node) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    return ".".join([node.id] + parts[::-1])
 
 
 def _loss_modules(q) -> set:
@@ -281,7 +273,7 @@ def _loss_modules(q) -> set:
     out = set()
     for a in q.assigns:
         if isinstance(a.value, ast.Call) and q.call_name(a.value) in _LOSS_MODULES:
-            out |= {_spelled(t) for t in a.targets} - {None}
+            out |= {dotted_name(t) for t in a.targets} - {None}
     return out
 
 
@@ -444,7 +436,7 @@ def _network_calls(q, expr, bound, depth=3) -> bool:
             if isinstance(f, ast.Attribute) and (f.attr in _PASS or f.attr in _STATIC or f.attr == "detach"
                                                  or f.attr.startswith("new_") or f.attr.endswith("_like")):
                 continue
-            spelled = _spelled(f)
+            spelled = dotted_name(f)
             if spelled is None or spelled in _BUILTINS or spelled.split(".")[0] in _LIBRARY_ALIASES:
                 continue
             qual = q.qualname(f) or ""

@@ -4,18 +4,9 @@ import ast
 
 from ..engine.query import FileEvent
 from ..findings import Severity
-from .base import Invalid, Rule, Valid
+from .base import Invalid, Rule, Valid, dotted_name
 
 
-def _spelling(node: ast.AST) -> str | None:
-    """`model.encoder` -> "model.encoder"; None for anything that is not a plain dotted name."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    return ".".join([node.id] + parts[::-1])
 
 
 class ModuleRequiresGradAttribute(Rule):
@@ -119,13 +110,13 @@ class ModuleRequiresGradAttribute(Rule):
         # Evidence from use: something the file calls (`self.bert_model(input_ids)`) is not a tensor (tensors are
         # not callable); with `.requires_grad = ...` set on it, it is a module whatever made it (a pretrained model
         # handed in, `model.pooler` of a library model).
-        modules |= {_spelling(n.func) for n in q.calls() if isinstance(n.func, ast.Attribute)} - {None}
+        modules |= {dotted_name(n.func) for n in q.calls() if isinstance(n.func, ast.Attribute)} - {None}
         # ... unless it was made by a constructor that takes a `requires_grad=` setting (no torch.nn module does):
         # an object of the user's own design whose `requires_grad` attribute is its API (allennlp's
         # `self.mitigator = HardBiasMitigator(requires_grad=...)`, a plain class with `__call__`).
         modules -= self._settings_objects(q)
         in_child_loops = _child_loop_assigns(q)
-        read_back = {_spelling(n.value) for n in q.nodes() if isinstance(n, ast.Attribute)
+        read_back = {dotted_name(n.value) for n in q.nodes() if isinstance(n, ast.Attribute)
                      and n.attr == "requires_grad" and isinstance(n.ctx, ast.Load)}
         for node in q.nodes():
             if not isinstance(node, ast.Assign):
@@ -133,7 +124,7 @@ class ModuleRequiresGradAttribute(Rule):
             for target in node.targets:
                 if not (isinstance(target, ast.Attribute) and target.attr == "requires_grad"):
                     continue
-                owner = _spelling(target.value)
+                owner = dotted_name(target.value)
                 if owner is None or owner in read_back:
                     continue
                 # `self.requires_grad = requires_grad` in a constructor usually stores a setting that the class
@@ -156,7 +147,7 @@ class ModuleRequiresGradAttribute(Rule):
                 continue
             if q.is_module_constructor(node.value):
                 for target in node.targets:
-                    spelled = _spelling(target)
+                    spelled = dotted_name(target)
                     if spelled:
                         found.add(spelled)
         return found
@@ -167,7 +158,7 @@ class ModuleRequiresGradAttribute(Rule):
         found = set()
         for node in q.assigns:
             if isinstance(node.value, ast.Call) and any(kw.arg == "requires_grad" for kw in node.value.keywords):
-                found |= {_spelling(t) for t in node.targets} - {None}
+                found |= {dotted_name(t) for t in node.targets} - {None}
         return found
 
     @staticmethod

@@ -5,7 +5,7 @@ import ast
 from ..engine.query import FileEvent
 from ..engine.report import Note
 from ..findings import Severity
-from .base import Invalid, Rule, Valid, msg
+from .base import Invalid, Rule, Valid, msg, dotted_name
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
@@ -21,15 +21,6 @@ _ACCUMULATION_WORDS = frozenset({"acc", "accum", "accumulate", "accumulation", "
                                  "sync", "every", "interval"})
 
 
-def _dotted(node: ast.AST) -> str | None:
-    """`self.optimizer` -> "self.optimizer"; None for anything that is not a plain dotted name."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    return ".".join([node.id] + parts[::-1])
 
 
 def _method(call: ast.AST, name: str) -> bool:
@@ -62,7 +53,7 @@ class _Body:
                     self.continues.append((stmt, tests, stmts))
                 continue
             if plain and not nested and isinstance(stmt, ast.Expr) and _method(stmt.value, "zero_grad"):
-                owner = _dotted(stmt.value.func.value)
+                owner = dotted_name(stmt.value.func.value)
                 if owner is not None:
                     self.zeros.append((stmt, owner))
             self._calls(stmt, nested)
@@ -151,10 +142,10 @@ def _accumulates(tests: list, block: list, cont: ast.Continue) -> bool:
             if any(p in _ACCUMULATION_WORDS or p.startswith("accum") for p in parts):
                 return True
     # The counter must be the guard's own (`if left > 1: left -= 1`): `skipped += 1` only counts dropped batches.
-    tested = {_dotted(n) for test in tests for n in ast.walk(test) if isinstance(n, (ast.Name, ast.Attribute))}
+    tested = {dotted_name(n) for test in tests for n in ast.walk(test) if isinstance(n, (ast.Name, ast.Attribute))}
     before = block[:block.index(cont)] if cont in block else []
     return any(isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, (ast.Add, ast.Sub))
-               and _dotted(stmt.target) in tested - {None} for stmt in before)
+               and dotted_name(stmt.target) in tested - {None} for stmt in before)
 
 
 class ContinueDiscardsAccumulatedGrads(Rule):
@@ -325,11 +316,11 @@ def _steps(call: ast.Call, owner: str, body: _Body) -> bool:
     """Does `call` step the optimizer whose gradients `owner.zero_grad()` clears? The same receiver, an AMP scaler
     or accelerator stepping it (`scaler.step(opt)`); for a model's `zero_grad()` (nothing stepped on that name),
     any `step` whose receiver or argument is spelled like an optimizer (never `env.step(action)`, `sched.step()`)."""
-    receiver = _dotted(call.func.value) or ""
-    args = [_dotted(a) or "" for a in call.args]
+    receiver = dotted_name(call.func.value) or ""
+    args = [dotted_name(a) or "" for a in call.args]
     if receiver == owner or owner in args:
         return True
-    if any(_dotted(s.func.value) == owner or owner in [_dotted(a) for a in s.args] for s in body.steps):
+    if any(dotted_name(s.func.value) == owner or owner in [dotted_name(a) for a in s.args] for s in body.steps):
         return False  # `owner` is an optimizer stepped in this loop; this call steps another one
     names = [receiver.rsplit(".", 1)[-1].lower()] + [a.rsplit(".", 1)[-1].lower() for a in args]
     return any("opt" in n and "sched" not in n for n in names)

@@ -5,7 +5,7 @@ import ast
 from ..engine.query import FileEvent
 from ..engine.report import Note
 from ..findings import Severity
-from .base import Invalid, Rule, Valid, msg
+from .base import Invalid, Rule, Valid, msg, dotted_name
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 # Calls and attributes that freeze a module for a phase: the other phase's backward then leaves nothing on it.
@@ -29,15 +29,6 @@ _BETWEEN = frozenset({"step", "update", "zero_grad"})
 _DEPTH = 6
 
 
-def _dotted(node: ast.AST) -> str | None:
-    """`self.vae.discr` -> "self.vae.discr"; None for anything that is not a plain dotted name."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    return ".".join([node.id] + parts[::-1])
 
 
 def _method(node: ast.AST, names) -> bool:
@@ -168,7 +159,7 @@ class _Scope:
             return
         if isinstance(target, ast.Starred):
             target = target.value
-        name = _dotted(target)
+        name = dotted_name(target)
         if name is not None:
             self.binds.setdefault(name, []).append(_Bind(end, value, no_grad, aug))
 
@@ -189,21 +180,21 @@ class _Scope:
         if any(w in name for w in _FREEZE_WORDS):
             self.frozen = True
         if "zero_grad" in name:
-            receiver = _dotted(f.value) if isinstance(f, ast.Attribute) else None
+            receiver = dotted_name(f.value) if isinstance(f, ast.Attribute) else None
             self.zeros.append((call, receiver, stmt))
-        elif name == "zero_" and isinstance(f, ast.Attribute) and "grad" in (_dotted(f.value) or "").split("."):
+        elif name == "zero_" and isinstance(f, ast.Attribute) and "grad" in (dotted_name(f.value) or "").split("."):
             self.grad_writes = True
         elif name == "step" and isinstance(f, ast.Attribute):
             # `opt.step()`, `opt.step(closure)`, or `scaler.step(opt)` (AMP): the stepped optimizer. Not
             # `env.step(action)`, which would cut a phase in two.
-            owner = _dotted(f.value) or ""
+            owner = dotted_name(f.value) or ""
             if "scaler" in owner.rsplit(".", 1)[-1].lower():
                 target = call.args[0] if len(call.args) == 1 else None
             elif not call.args or "opt" in owner.rsplit(".", 1)[-1].lower():
                 target = f.value
             else:
                 target = None
-            spelled = _dotted(target) if target is not None else None
+            spelled = dotted_name(target) if target is not None else None
             if spelled is not None:
                 self.steps.append((call, spelled, stmt))
                 self.loops[id(call)] = frozenset(self._stack)
@@ -219,7 +210,7 @@ class _Scope:
         `accelerator.backward(loss / n)`, `self.manual_backward(loss)`."""
         f = call.func
         owner = f.value
-        spelled = _dotted(owner) or ""
+        spelled = dotted_name(owner) or ""
         if f.attr == "manual_backward" or spelled.rsplit(".", 1)[-1] in _BACKWARD_OWNERS:
             return call.args[0] if call.args else None
         if _method(owner, ("scale",)) and len(owner.args) == 1:
@@ -259,7 +250,7 @@ class _Scope:
                 if last in _CUTS or last.endswith("_like"):
                     continue
                 callee = f.value if isinstance(f, ast.Attribute) and f.attr == "forward" else f
-                spelled = _dotted(callee)
+                spelled = dotted_name(callee)
                 if spelled is not None and any(_runs(n, spelled, m) for m in modules):
                     return n
             if isinstance(n, ast.Attribute) and n.attr in _CUT_ATTRS:
@@ -272,7 +263,7 @@ class _Scope:
         return None
 
     def _through(self, use: ast.AST, modules: set, seen: set, depth: int):
-        spelled = _dotted(use)
+        spelled = dotted_name(use)
         binds = self.binds.get(spelled) if spelled is not None else None
         if not binds:
             return None
@@ -445,7 +436,7 @@ class StaleGradsFromOtherBackward(Rule):
                 continue
             step = next((s for s in scope.steps if s[1] == receiver and scope.adjacent(s[2], stmt)), None)
             # `opt.step(closure)`: the closure (a nested function) may zero the gradients itself.
-            if step is None or _method(step[0], ("step",)) and step[0].args and _dotted(step[0].func.value) == receiver:
+            if step is None or _method(step[0], ("step",)) and step[0].args and dotted_name(step[0].func.value) == receiver:
                 continue
             modules = _trained_modules(q, fn, receiver)
             if not modules:
@@ -514,7 +505,7 @@ class StaleGradsFromOtherBackward(Rule):
 
 
 def _mentions(node: ast.AST, spelled: str) -> bool:
-    return any(isinstance(n, (ast.Name, ast.Attribute)) and _dotted(n) == spelled for n in ast.walk(node))
+    return any(isinstance(n, (ast.Name, ast.Attribute)) and dotted_name(n) == spelled for n in ast.walk(node))
 
 
 def _may_hold(q, iterable: ast.AST, receiver: str) -> bool:
@@ -524,15 +515,15 @@ def _may_hold(q, iterable: ast.AST, receiver: str) -> bool:
     (`self.multiscale_discr_optimizers.append(opt)`)."""
     if _mentions(iterable, receiver):
         return True
-    container = _dotted(iterable)
+    container = dotted_name(iterable)
     if container is None:
         return True
     for a in q.assigns:
-        if any(_dotted(t) == container for t in a.targets) and _mentions(a.value, receiver):
+        if any(dotted_name(t) == container for t in a.targets) and _mentions(a.value, receiver):
             return True
     for call in q.calls():
         f = call.func
-        if isinstance(f, ast.Attribute) and f.attr in ("append", "extend", "insert") and _dotted(f.value) == container \
+        if isinstance(f, ast.Attribute) and f.attr in ("append", "extend", "insert") and dotted_name(f.value) == container \
                 and any(_mentions(x, receiver) for x in call.args):
             return True
     return False
@@ -557,7 +548,7 @@ def _trained_modules(q, fn, receiver: str) -> set | None:
     for place in places:
         for a in _assigns(q, place):
             targets = a.targets if isinstance(a, ast.Assign) else [a.target]
-            if any(_dotted(t) == receiver for t in targets):
+            if any(dotted_name(t) == receiver for t in targets):
                 sites.append((a, place))
     modules: set = set()
     for a, place in sites:
@@ -566,7 +557,7 @@ def _trained_modules(q, fn, receiver: str) -> set | None:
             continue
         # `self.optim = accelerator.prepare(self.optim)` and other wrappers of the same optimizer.
         handed = [*value.args, *(k.value for k in value.keywords)] if isinstance(value, ast.Call) else []
-        if any(_dotted(x) == receiver for x in handed):
+        if any(dotted_name(x) == receiver for x in handed):
             continue
         found = _from_constructor(q, value, a, place, fn)
         if found is None:
@@ -623,7 +614,7 @@ def _param_modules(q, expr: ast.AST, site: ast.stmt, place, depth: int) -> set |
     if isinstance(expr, ast.Call):
         f = expr.func
         if isinstance(f, ast.Attribute) and not expr.args and not expr.keywords:
-            owner = _dotted(f.value)
+            owner = dotted_name(f.value)
             if f.attr == "parameters" and owner is not None:
                 return {owner}
             if f.attr in _DISCR_PARAMS and owner is not None:
@@ -674,7 +665,7 @@ def _as_seen_from(q, modules: set, place, fn) -> set | None:
     for a in _assigns(q, place):
         if isinstance(a, ast.Assign) and isinstance(a.value, ast.Name):
             for t in a.targets:
-                spelled = _dotted(t)
+                spelled = dotted_name(t)
                 if spelled is not None and spelled.startswith("self.") and spelled.count(".") == 1:
                     stores.setdefault(a.value.id, spelled)
     out = set()
