@@ -196,7 +196,7 @@ class OpsMixin:
         (pred_node, p), (target_node, t) = pred, target
         if op in db.DISTANCE_LOSSES and isinstance(p, TensorVal) and isinstance(t, TensorVal) \
                 and p.storage is not None and p.storage == t.storage and p.view is None and t.view is None \
-                and not p.multiview and not t.multiview and Tri.YES in (p.rg, t.rg):
+                and not p.multiview and not t.multiview and Tri.YES in (p.rg, t.rg) and self.allocated_here(p.storage):
             self.emit(SameTensorLossEvent(node, op, pred_node, target_node))
         if not (isinstance(p, TensorVal) and isinstance(t, TensorVal)) or p.rg is not Tri.YES or t.rg is not Tri.YES \
                 or t.leaf is not Tri.NO or not p.psrc or not t.psrc:
@@ -207,6 +207,19 @@ class OpsMixin:
                           if not self.is_trained(site))
         if untrained:
             self.emit(LossTargetEvent(node, op, self.seg(target_node), target_node, untrained, t.origin))
+
+    def allocated_here(self, storage) -> bool:
+        """Whether an allocation site is a statement of the code running now (this function's body, or module-level
+        code): a site inside a function it called is the same for every call of it, so two calls' results
+        (mmagic's perceptual loss: `self.vgg(pred)` and `self.vgg(gt)`) share it without sharing memory."""
+        path, line = storage[0], storage[1]
+        if path != self.scope.path:
+            return False
+        fn = self.stack[-1] if self.stack else None
+        if fn is None:
+            return not any(isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                           and d.lineno <= line <= (d.end_lineno or d.lineno) for d in self.scope.tree.body)
+        return fn.lineno <= line <= (fn.end_lineno or fn.lineno)
 
     def tensor_op(self, qual: str, args, node: ast.AST, state: State, kwargs=None) -> Value:
         """A differentiable op: the result's grad state from its inputs, and what it saves for backward."""
