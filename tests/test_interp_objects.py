@@ -225,7 +225,8 @@ def test_an_instance_flag_fixed_in_init_is_one_value_for_the_object(tmp_path):
 
     from gradsight.analysis import analyze_source
 
-    assert [(f.code, f.line) for f in analyze_source(SAC_FLAG, "sac.py").findings] == []
+    result = analyze_source(SAC_FLAG, "sac.py")
+    assert result.problems == [] and [(f.code, f.line) for f in result.findings] == []
     (tmp_path / "sac.py").write_text(SAC_FLAG)
     for flag in ("True", "False"):
         proc = subprocess.run([sys.executable, "-c", f"from sac import Agent\nAgent({flag}).run(3)\n"], cwd=tmp_path,

@@ -541,8 +541,8 @@ class ObjectsMixin:
         for p in params.kwonlyargs:
             callee_state.set(p.arg, kw_vals[p.arg] if p.arg in kw_vals else _constant_default(defaults.get(p.arg),
                                                                                               called))
-        if forced is not None:
-            callee_state.set(forced[1], PyVal(truth=forced[2]))  # this run's side of the flag
+        if forced is not None and forced[1] is not None:
+            callee_state.set(forced[1], PyVal(truth=forced[2]))  # this run's side of the flag (a parameter's)
         if params.vararg:
             callee_state.set(params.vararg.arg, UNKNOWN)
         if params.kwarg:
