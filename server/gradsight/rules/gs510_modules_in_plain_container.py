@@ -45,6 +45,14 @@ class ModulesInPlainContainer(Rule):
              "        return self.fuse(torch.cat([self.readers[0](a), self.readers[1](b)], 1))\n\n\n"
              "m = Multi()\nn_params = len(list(m.parameters()))\n")
     valid = (
+        # The list's layers reach an `nn.Sequential` through a local (FrEIA's i-ResNet block): they are registered.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Block(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.layers = [nn.Linear(4, 4), nn.Linear(4, 4)]\n"
+              "        acts = [nn.ELU() for _ in self.layers]\n"
+              "        module_list = sum(zip(self.layers, acts), ())[:-1]\n"
+              "        self.residual = nn.Sequential(*module_list)\n\n    def forward(self, x):\n"
+              "        return x + self.residual(x)\n\n\nb = Block()\n"
+              "assert len(list(b.parameters())) == 4\nb(torch.randn(2, 4)).sum().backward()\n"),
         # Modules without parameters or buffers lose nothing unregistered (Time-Series-Library's moving averages).
         Valid("import torch\nimport torch.nn as nn\n\n\nclass MovingAvg(nn.Module):\n    def __init__(self, k):\n"
               "        super().__init__()\n        self.k = k\n"
@@ -101,6 +109,14 @@ class ModulesInPlainContainer(Rule):
     def _registered(cls: ast.ClassDef) -> set:
         """Attributes handed to something that may register their modules (or a class that registers by hand)."""
         names = set()
+        # Locals made from attributes (`module_list = sum(zip(self.layers, elus), ())[:-1]`, FrEIA's i-ResNet):
+        # handing the local to a registering call registers the attributes' modules too.
+        via: dict = {}
+        for n in ast.walk(cls):
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+                via.setdefault(n.targets[0].id, set()).update(
+                    m.attr for m in ast.walk(n.value) if isinstance(m, ast.Attribute) and isinstance(m.value, ast.Name)
+                    and m.value.id == "self")
         for call in ast.walk(cls):
             if not isinstance(call, ast.Call):
                 continue
@@ -108,11 +124,14 @@ class ModulesInPlainContainer(Rule):
             args = [a.value if isinstance(a, ast.Starred) else a for a in call.args]
             if fname in ("add_module", "register_module", "setattr"):
                 return {"*"} | _all_self_attrs(cls)
+            if fname not in _REGISTER:
+                continue
             for a in args:
                 for n in ast.walk(a):
-                    if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self" \
-                            and fname in _REGISTER:
+                    if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self":
                         names.add(n.attr)
+                    elif isinstance(n, ast.Name) and n.id in via:
+                        names |= via[n.id]
         return names
 
 
