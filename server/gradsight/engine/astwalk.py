@@ -39,3 +39,15 @@ def children(node: ast.AST) -> list:
     out: list = []
     _add_children(node, out)
     return out
+
+
+def dotted_name(node: ast.AST):
+    """`self.vae.discr` -> "self.vae.discr"; None for anything that is not a plain dotted name."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id] + parts[::-1])
+

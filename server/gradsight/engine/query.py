@@ -19,7 +19,7 @@ import threading
 from dataclasses import dataclass
 from typing import Iterator, Optional
 
-from .astwalk import children, walk
+from .astwalk import children, dotted_name, walk
 from .events import Event
 
 
@@ -42,16 +42,14 @@ class Query:
     # -- names -------------------------------------------------------------------------------------------
     def qualname(self, node: ast.AST) -> Optional[str]:
         """`T.no_grad` -> `torch.no_grad` when `import torch as T`; `nn.Linear` -> `torch.nn.Linear`."""
-        parts = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name):
+        name = dotted_name(node)
+        if name is None:
             return None
-        head = self._imports.get(node.id)
+        root, _, rest = name.partition(".")
+        head = self._imports.get(root)
         if head is None:
             return None
-        return ".".join([head] + parts[::-1])
+        return f"{head}.{rest}" if rest else head
 
     def call_name(self, call: ast.AST) -> Optional[str]:
         return self.qualname(call.func) if isinstance(call, ast.Call) else None

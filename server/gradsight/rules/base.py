@@ -15,6 +15,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Iterable
 
+from ..engine.astwalk import dotted_name  # noqa: F401 - shared by the rules that match spellings
 from ..engine.report import text as msg
 from ..findings import Applicability, Severity
 
@@ -139,13 +140,12 @@ class RuleSet:
                 yield rule
 
 
-def dotted_name(node: ast.AST) -> str | None:
-    """`self.vae.discr` -> "self.vae.discr"; None for anything that is not a plain dotted name. The spelling rules
-    that read the code's shape use to match one object across statements."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    return ".".join([node.id] + parts[::-1])
+def tree_query(rule, tree: ast.Module):
+    """One `Query` over `tree` per rule object, for event rules that ask file-wide questions on each event (the
+    parent map is built once per tree, not once per event)."""
+    from ..engine.query import Query
+
+    memo = rule.__dict__.get("_tree_query")
+    if memo is None or memo[0] is not tree:
+        memo = rule.__dict__["_tree_query"] = (tree, Query(tree, {}, {}))
+    return memo[1]

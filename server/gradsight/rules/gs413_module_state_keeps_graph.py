@@ -3,9 +3,9 @@ from __future__ import annotations
 import ast
 
 from ..engine.events import SelfStoreEvent
-from ..engine.query import FileEvent, Query
+from ..engine.query import FileEvent
 from ..findings import Severity
-from .base import Invalid, Rule, Valid
+from .base import Invalid, Rule, Valid, tree_query
 
 
 def _self_attr(node: ast.AST) -> str | None:
@@ -305,7 +305,7 @@ class ModuleStateKeepsGraph(Rule):
         tree = report.tree
         if tree is None or not isinstance(event.node, ast.Assign):
             return
-        q = Query(tree, {}, {})
+        q = tree_query(self, tree)
         if "backward" in q.attrs:
             return  # the training loop is in this file: GS402 reports the kept graph at this assignment
         state = event.key.split(".", 1)[1]

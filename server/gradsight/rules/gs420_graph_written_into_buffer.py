@@ -4,19 +4,10 @@ import ast
 
 from ..engine.events import StoreGraphEvent
 from ..findings import Severity
-from .base import Invalid, Rule, Valid
+from .base import Invalid, Rule, Valid, tree_query
 
 _FACTORIES = frozenset({"zeros", "ones", "empty", "full", "randn", "rand", "randint", "zeros_like", "ones_like",
                         "empty_like", "full_like", "tensor", "arange", "linspace", "eye"})
-
-
-def _enclosing(tree: ast.AST, node: ast.AST, kinds):
-    best = None
-    for n in ast.walk(tree):
-        if isinstance(n, kinds) and n.lineno <= node.lineno <= (n.end_lineno or n.lineno):
-            if best is None or n.lineno >= best.lineno:
-                best = n
-    return best
 
 
 def _is_self_attr(node: ast.AST, attr: str) -> bool:
@@ -119,8 +110,9 @@ class GraphWrittenIntoBuffer(Rule):
         if tree is None:
             return
         attr = event.key.split(".", 1)[1]
-        fn = _enclosing(tree, event.node, (ast.FunctionDef, ast.AsyncFunctionDef))
-        cls = _enclosing(tree, event.node, (ast.ClassDef,))
+        q = tree_query(self, tree)
+        fn = q.enclosing(event.node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        cls = q.enclosing(event.node, (ast.ClassDef,))
         if fn is None or cls is None:
             return
         if not event.known_before and not _made_without_graph(cls, attr):
