@@ -393,3 +393,14 @@ def test_server_survives_a_pyproject_whose_tool_is_not_a_table(tmp_path):
             await client.kill()
 
     _run(session())
+
+
+def test_gs212_fix_columns_after_a_non_ascii_name():
+    # Found by the fuzzer: the fix's column came from ast's byte offsets, past the end of a line with `名前`.
+    from gradsight.analysis import analyze_source
+
+    src = "import torch\n名前 = torch.rand(3)\n名前.add_(1).mul(2)\n"
+    f = next(f for f in analyze_source(src, "u.py").findings if f.code == "GS212")
+    edit = f.fix.edits[0]
+    line = src.splitlines()[edit.line - 1]
+    assert 1 <= edit.column <= len(line) + 1 and line[:edit.column - 1].endswith(".mul")

@@ -74,14 +74,15 @@ class DiscardedTensorResult(Rule):
         method = event.method
         fix = None
         if _assignable(recv) and "\n" not in text:
+            line, col, _, _ = report.source.span(call)  # code-point columns (a non-ASCII name before it)
             fix = make_fix(f"Assign the result back to `{text}`", Applicability.UNSAFE,
-                           Edit(call.lineno, call.col_offset + 1, call.lineno, call.col_offset + 1, f"{text} = "))
+                           Edit(line, col, line, col, f"{text} = "))
         elif method not in ("detach", "to", "cpu", "cuda", "type", "type_as", "float", "half", "double", "long",
                             "int", "bool", "view", "reshape", "t", "transpose", "permute", "squeeze", "unsqueeze",
                             "flatten", "expand", "repeat", "contiguous", "clone", "index_put"):
-            end = call.func.end_col_offset
+            _, _, end_line, end = report.source.span(call.func)
             fix = make_fix(f"Use the in-place `.{method}_()`", Applicability.UNSAFE,
-                           Edit(call.func.end_lineno, end + 1, call.func.end_lineno, end + 1, "_"))
+                           Edit(end_line, end, end_line, end, "_"))
         if method == "detach":
             what = f"`{text}.detach()` returns a detached copy and this statement throws it away: `{text}` keeps its graph"
         else:
