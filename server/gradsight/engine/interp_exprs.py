@@ -351,6 +351,11 @@ class ExpressionsMixin:
 
     def expr_IfExp(self, node, state) -> Value:
         self.eval(node.test, state)
+        # A test whose outcome is known (`x.detach().numpy() if torch.is_tensor(x) else x` on a tensor) takes one
+        # branch, as `if` does: joining the other would make what a metric keeps look like a graph.
+        known = self.static_truth(node.test, state)
+        if known is not None:
+            return self.eval(node.body if known else node.orelse, state)
         return self.eval(node.body, state).join(self.eval(node.orelse, state))
 
     def expr_NamedExpr(self, node, state) -> Value:

@@ -13,8 +13,8 @@ from .events import (AccumulateEvent, DiscardEvent, FactoryEvent, GradModeEvent,
                      SelfStoreEvent, ZeroGradEvent)
 from .interp_util import (LoopCtx, _const_key, MAX_LOOP_ITERS, MAX_LOOP_NESTING, REQUIRES_GRAD_SPELLINGS, _accumulated_operand,
                           _backward_names, _grad_read_keys, _has_backward, _holds_tensor, _is_static, _loop_effects,
-                          _loop_store_counts, _msite, _params_accumulated_into_self, _pcut_of, _root_name, _stmt_method,
-                          _use_kind, const_bool, key_of, self_view, widen)
+                          _loop_store_counts, _msite, _params_accumulated_into_self, _pcut_of, _remade_before, _root_name,
+                          _stmt_method, _use_kind, const_bool, key_of, self_view, widen)
 from .state import State
 from .values import (UNKNOWN, BoundMethod, ClassVal, Fact, FuncVal, GradModeCtx, ModuleVal, ObjectVal, OptimizerVal,
                      ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value, join_all, summarise)
@@ -314,6 +314,11 @@ class StatementsMixin:
         if key is not None and self.syntax("loop_stores", loop.node, _loop_store_counts).get(key, 0) > 1:
             # Rebound elsewhere in the loop too (`x = x + step; ...; x = x.detach()`): not a running total.
             return
+        held = key if isinstance(target, ast.Name) else root
+        if held is not None and _remade_before(loop.node, stmt, held):
+            # `tout = out + 0; tout[:, a:b] += x`: made anew each iteration before this statement, in a loop that
+            # an enclosing loop's earlier round entered with it bound: nothing outlives the iteration.
+            return
         me = self.self_names[-1] if self.self_names else None
         backward = loop.has_backward
         if backward is None and value.freed is not None:
@@ -352,7 +357,8 @@ class StatementsMixin:
         object keeps every iteration's graph."""
         loop = self.loops[-1]
         key = key_of(func.value)
-        if key is None or key not in loop.entry_keys or any(isinstance(a, ast.Starred) for a in node.args):
+        if key is None or key not in loop.entry_keys or any(isinstance(a, ast.Starred) for a in node.args) \
+                or _remade_before(loop.node, node, _root_name(func.value) or ""):
             return
         prefix = key + "."
         kept = [state.env[k] for k in state.compound if k.startswith(prefix)]

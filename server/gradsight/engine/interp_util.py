@@ -245,6 +245,48 @@ def _loop_store_counts(loop: ast.AST) -> dict:
     return out
 
 
+def _remade_before(loop: ast.AST, node: ast.AST, name: str) -> bool:
+    """Whether every path from the top of `loop`'s body to `node` first binds `name` to a new object (`tout = out +
+    0`, `stats = {}`): what `node` adds into (`tout[:, a:b] += x`, `stats[k] += x`) is then made anew each iteration
+    and dropped at the next, however many rounds of an enclosing loop bound it before this loop. A plain alias
+    (`s = stats`, `s = self.stats`) is not a new object. Statements before `node` in each block that holds it
+    count; a nested function or class does not hold it."""
+    block = getattr(loop, "body", None) or []
+    while True:
+        for s in block:
+            if not (s.lineno <= node.lineno <= (s.end_lineno or s.lineno) and _holds(s, node)):
+                if _binds_new(s, name):
+                    return True
+                continue
+            if s is node or isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                return False
+            blocks = [getattr(s, f, None) or [] for f in ("body", "orelse", "finalbody")]
+            blocks += [h.body for h in getattr(s, "handlers", ())] + [c.body for c in getattr(s, "cases", ())]
+            inner = next((b for b in blocks if any(_holds(t, node) for t in b)), None)
+            if inner is None:
+                return False  # in the statement's own expressions (an `if` test, a loop's iterable)
+            block = inner
+            break
+        else:
+            return False
+
+
+def _holds(stmt: ast.AST, node: ast.AST) -> bool:
+    return stmt is node or any(n is node for n in walk(stmt))
+
+
+def _binds_new(stmt: ast.AST, name: str) -> bool:
+    """`name = <expression>` (or annotated) where the expression is not a bare reference to another object."""
+    if isinstance(stmt, ast.Assign):
+        targets, value = stmt.targets, stmt.value
+    elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+        targets, value = [stmt.target], stmt.value
+    else:
+        return False
+    return any(isinstance(t, ast.Name) and t.id == name for t in targets) \
+        and not isinstance(value, (ast.Name, ast.Attribute, ast.Subscript, ast.Starred, ast.NamedExpr))
+
+
 def _params_accumulated_into_self(fn: ast.AST) -> dict:
     """Parameters of method `fn` that it adds into an attribute of `self` (`self.sum += val * n`,
     `self.total = self.total + val`, `self.history.append(val)`), each with the first node that adds it."""

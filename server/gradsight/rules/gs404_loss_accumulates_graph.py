@@ -230,6 +230,25 @@ class LossAccumulatesGraph(Rule):
               "        task_losses.append(loss)\n    opt.zero_grad()\n    meta = torch.stack(task_losses).mean()\n"
               "    meta.backward()\n    opt.step()\n\n\nnet = nn.Linear(3, 1)\n"
               "meta_step(net, [torch.randn(2, 3) for _ in range(3)], torch.optim.SGD(net.parameters(), lr=0.1))\n"),
+        # A tensor made anew each iteration (`tout = out + 0`) and updated in place by slices: it dies with the
+        # iteration, however many rounds of the outer loop ran before (mammoth's BiC bias correction).
+        Valid("import torch\nimport torch.nn.functional as F\n\n\ndef calibrate(model, batches, epochs=2):\n"
+              "    corr = torch.tensor([0., 1.], requires_grad=True)\n    opt = torch.optim.Adam([corr], lr=0.001)\n"
+              "    for _ in range(epochs):\n        for x, y in batches:\n            opt.zero_grad()\n"
+              "            with torch.no_grad():\n                out = model(x)\n            tout = out + 0\n"
+              "            tout[:, 2:4] *= corr[1].repeat_interleave(2)\n"
+              "            tout[:, 2:4] += corr[0].repeat_interleave(2)\n"
+              "            F.cross_entropy(tout, y).backward()\n            opt.step()\n    return corr\n\n\n"
+              "calibrate(torch.nn.Linear(4, 6), [(torch.randn(3, 4), torch.randint(0, 6, (3,))) for _ in range(3)])\n"),
+        # A metric whose method detaches a tensor argument in a conditional expression before keeping it
+        # (torchsde's `EMAMetric.step`).
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass EMAMetric:\n    def __init__(self, gamma=0.99):\n"
+              "        self._val = 0.0\n        self._gamma = gamma\n\n    def step(self, x):\n"
+              "        x = x.detach().cpu().numpy() if torch.is_tensor(x) else x\n"
+              "        self._val = self._gamma * self._val + (1 - self._gamma) * x\n        return self._val\n\n\n"
+              "model = nn.Linear(3, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nmetric = EMAMetric()\n"
+              "for _ in range(3):\n    opt.zero_grad()\n    loss = model(torch.randn(2, 3)).pow(2).mean()\n"
+              "    loss.backward()\n    opt.step()\n    metric.step(loss)\n"),
     )
     invalid = (
         # An evaluation function (the model put in eval mode) that keeps outputs in grad mode: nothing backwards
@@ -308,6 +327,20 @@ class LossAccumulatesGraph(Rule):
                 "m = nn.Linear(2, 1)\nhist = {'loss': []}\n"
                 "fit(m, [torch.randn(4, 2)] * 3, torch.optim.SGD(m.parameters(), lr=0.1), hist)\n", line=11,
                 runtime="silent: all(l.grad_fn is not None for l in hist['loss'])"),
+        # The same metric keeping the tensor itself when it is one: the conditional takes that branch.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass EMAMetric:\n    def __init__(self, gamma=0.99):\n"
+                "        self._val = 0.0\n        self._gamma = gamma\n\n    def step(self, x):\n"
+                "        x = x if torch.is_tensor(x) else torch.tensor(x)\n"
+                "        self._val = self._gamma * self._val + (1 - self._gamma) * x\n        return self._val\n\n\n"
+                "model = nn.Linear(3, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nmetric = EMAMetric()\n"
+                "for _ in range(3):\n    opt.zero_grad()\n    loss = model(torch.randn(2, 3)).pow(2).mean()\n"
+                "    loss.backward()\n    opt.step()\n    metric.step(loss)\n",
+                line=24, runtime="silent: metric._val.grad_fn is not None"),
+        # A total made before both loops, in a nested loop: kept across every round.
+        Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 1)\ntotal = torch.zeros(())\n"
+                "for epoch in range(2):\n    for x in torch.randn(3, 8, 4):\n        out = model(x)\n"
+                "        loss = out.pow(2).mean()\n        loss.backward()\n        total += loss\n", line=10,
+                runtime="silent: total.grad_fn is not None"),
     )
 
     def check(self, event: AccumulateEvent, report) -> None:
