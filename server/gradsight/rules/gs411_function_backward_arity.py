@@ -25,25 +25,80 @@ def _input_count(cls: ast.ClassDef) -> Optional[tuple]:
     return max(0, most - len(forward.args.defaults)), most
 
 
-def _returned(value: Optional[ast.AST], grad_params: set) -> Optional[tuple]:
-    """(count, non-None extras mask) of what a `return` gives, or None when it cannot be told from the text."""
-    if value is None:
-        return None
+def _tuple_expr(value: ast.AST) -> Optional[tuple]:
+    """The non-None mask of a tuple written out in the text: a literal `(g, None)`, a concatenation of such
+    `(None, None, None) + (grad,)` (open_clip's NeighbourExchange) or a repetition `(None,) * 5` (mmcv's
+    MaskedConv2dFunction); None for anything else."""
     if isinstance(value, ast.Tuple):
         if any(isinstance(e, ast.Starred) for e in value.elts):
             return None
         return tuple(not (isinstance(e, ast.Constant) and e.value is None) for e in value.elts)
-    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) and (
-            isinstance(value.left, ast.Tuple) or isinstance(value.right, ast.Tuple)):
-        # `(None, None, None) + (grad,)`: tuple concatenation (open_clip's NeighbourExchange).
-        left, right = _returned(value.left, grad_params), _returned(value.right, grad_params)
-        if left is None or right is None or not isinstance(value.left, ast.Tuple) \
-                or not isinstance(value.right, ast.Tuple):
-            return None
-        return left + right
+    if not isinstance(value, ast.BinOp):
+        return None
+    if isinstance(value.op, ast.Add):
+        left, right = _tuple_expr(value.left), _tuple_expr(value.right)
+        return None if left is None or right is None else left + right
+    if isinstance(value.op, ast.Mult):
+        for seq, times in ((value.left, value.right), (value.right, value.left)):
+            mask = _tuple_expr(seq)
+            if mask is not None and isinstance(times, ast.Constant) and type(times.value) is int and times.value >= 0:
+                return mask * times.value
+    return None
+
+
+def _sequence_operand(value: ast.BinOp) -> bool:
+    """An operator with a tuple or list on a side builds a sequence, not a tensor (`ctx.nones + (g,)`)."""
+    return any(isinstance(side, (ast.Tuple, ast.List)) or (isinstance(side, ast.BinOp) and _sequence_operand(side))
+               for side in (value.left, value.right))
+
+
+def _returned(value: Optional[ast.AST], grad_params: set) -> Optional[tuple]:
+    """(count, non-None extras mask) of what a `return` gives, or None when it cannot be told from the text."""
+    if value is None:
+        return None
+    mask = _tuple_expr(value)
+    if mask is not None:
+        return mask
+    if isinstance(value, ast.BinOp) and _sequence_operand(value):
+        return None  # a sequence whose length the text does not tell
     if isinstance(value, (ast.BinOp, ast.UnaryOp)) or (isinstance(value, ast.Name) and value.id in grad_params):
         return (True,)  # one tensor
     return None
+
+
+def _outputs_never_differentiable(q, forward: ast.FunctionDef) -> bool:
+    """Every `return` of `forward` gives only tensors it passed to `ctx.mark_non_differentiable` (mmcv's `BallQuery`
+    and `SortVertices`, which return index tensors). Such outputs never require grad, so autograd records no node
+    and never calls `backward`, whatever it returns. A mark under a condition may happen, so it counts too: the rule
+    claims that backward raises, and stays quiet where backward may never run."""
+    params = forward.args.posonlyargs + forward.args.args
+    if not params:
+        return False
+    ctx = params[0].arg
+    marked: dict = {}  # name -> line of its last mark
+    stored: dict = {}  # name -> line of its last binding
+    returns = []
+    for n in ast.walk(forward):
+        if q.enclosing_function(n) is not forward:
+            continue
+        if isinstance(n, ast.Return):
+            returns.append(n)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "mark_non_differentiable" \
+                and isinstance(n.func.value, ast.Name) and n.func.value.id == ctx:
+            for a in n.args:
+                if isinstance(a, ast.Name):
+                    marked[a.id] = max(marked.get(a.id, 0), n.lineno)
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            stored[n.id] = max(stored.get(n.id, 0), n.lineno)
+    # A name bound again after its mark names another tensor, which is not marked.
+    marked = {name for name, line in marked.items() if stored.get(name, 0) <= line}
+    if not returns or not marked:
+        return False
+    for ret in returns:
+        values = ret.value.elts if isinstance(ret.value, ast.Tuple) else [ret.value]
+        if not values or not all(isinstance(v, ast.Name) and v.id in marked for v in values):
+            return False
+    return True
 
 
 class FunctionBackwardArity(Rule):
@@ -54,7 +109,8 @@ class FunctionBackwardArity(Rule):
     events = (FileEvent,)
     what_it_does = ("Flags a `return` in the `backward` of a `torch.autograd.Function` subclass that returns fewer "
                     "values than `forward` takes inputs (after `ctx`), or more values where the extra ones are not "
-                    "`None`.")
+                    "`None`. A `forward` whose every output is passed to `ctx.mark_non_differentiable` is left alone: "
+                    "its outputs never require grad, so `backward` never runs.")
     why_bad = ("Autograd needs one gradient (or `None`) per input of `forward`. Otherwise the backward pass "
                "raises \"function <Name>Backward returned an incorrect number of gradients (expected N, got M)\". "
                "Non-tensor inputs (a limit, a flag) still need a `None` in their place.")
@@ -83,12 +139,46 @@ class FunctionBackwardArity(Rule):
               "    def forward(ctx, x, s=2.0, step=64):\n        ctx.s = s\n        return x * s\n\n    @staticmethod\n"
               "    def backward(ctx, grad_out):\n        return grad_out * ctx.s, None\n\n\n"
               "v = torch.randn(3, requires_grad=True)\nScale.apply(v, 3.0).sum().backward()\n"),
+        # A repeated tuple counts its repetitions: `(None,) * 5` is five gradients for the five inputs `apply` gets
+        # (mmcv's MaskedConv2dFunction, whose `stride` keeps its default).
+        Valid("import torch\nfrom torch.autograd.function import once_differentiable\n\n\n"
+              "class MaskedConv(torch.autograd.Function):\n    @staticmethod\n"
+              "    def forward(ctx, features, mask, weight, bias, padding=0, stride=1):\n"
+              "        return torch.nn.functional.conv2d(features, weight, bias, padding=padding) * mask\n\n"
+              "    @staticmethod\n    @once_differentiable\n    def backward(ctx, grad_output):\n"
+              "        return (None, ) * 5\n\n\n"
+              "f = torch.randn(1, 2, 5, 5, requires_grad=True)\nw = torch.randn(3, 2, 3, 3, requires_grad=True)\n"
+              "MaskedConv.apply(f, torch.ones(1, 5, 5), w, torch.zeros(3), 1).sum().backward()\n"),
+        # Outputs marked non-differentiable never require grad, so autograd never calls `backward` (mmcv's BallQuery
+        # returns index tensors and four Nones for five inputs; the mark sits under a version check).
+        Valid("import torch\n\n\nclass BallQuery(torch.autograd.Function):\n    @staticmethod\n"
+              "    def forward(ctx, min_radius, max_radius, sample_num, xyz, center_xyz, xyz_batch_cnt=None):\n"
+              "        idx = torch.cdist(center_xyz, xyz).argsort(-1)[..., :sample_num].int()\n"
+              "        if torch.__version__ != 'parrots':\n            ctx.mark_non_differentiable(idx)\n"
+              "        return idx\n\n    @staticmethod\n    def backward(ctx, a=None):\n"
+              "        return None, None, None, None\n\n\n"
+              "xyz = torch.randn(2, 8, 3, requires_grad=True)\n"
+              "idx = BallQuery.apply(0.0, 0.2, 5, xyz, torch.randn(2, 4, 3))\n"
+              "torch.gather(xyz, 1, idx[..., :1].long().expand(2, 4, 3)).sum().backward()\n"),
     )
     invalid = (
         Invalid(_head + "        return grad_out" + _tail, line=11,
                 runtime="raises: returned an incorrect number of gradients (expected 2, got 1)"),
         Invalid(_head + "        return grad_out, None, grad_out" + _tail, line=11,
                 runtime="raises: returned an incorrect number of gradients (expected 2, got 3)"),
+        # A repetition one short: three gradients for four inputs.
+        Invalid("import torch\n\n\nclass Clip4(torch.autograd.Function):\n    @staticmethod\n"
+                "    def forward(ctx, x, lo, hi, eps):\n        return x.clamp(lo + eps, hi - eps)\n\n"
+                "    @staticmethod\n    def backward(ctx, grad_out):\n        return (grad_out,) + (None,) * 2\n\n\n"
+                "v = torch.randn(5, requires_grad=True)\nClip4.apply(v, -1.0, 1.0, 0.1).sum().backward()\n",
+                line=11, runtime="raises: returned an incorrect number of gradients (expected 4, got 3)"),
+        # A mark that names another output leaves the returned tensor differentiable: backward runs and raises.
+        Invalid("import torch\n\n\nclass TopK(torch.autograd.Function):\n    @staticmethod\n"
+                "    def forward(ctx, x, k):\n        values, idx = x.topk(k)\n"
+                "        ctx.mark_non_differentiable(idx)\n        return values, idx\n\n"
+                "    @staticmethod\n    def backward(ctx, grad_values, grad_idx):\n        return grad_values\n\n\n"
+                "v = torch.randn(5, requires_grad=True)\nTopK.apply(v, 2)[0].sum().backward()\n",
+                line=13, runtime="raises: returned an incorrect number of gradients (expected 2, got 1)"),
     )
 
     def check(self, event: FileEvent, report) -> None:
@@ -97,6 +187,9 @@ class FunctionBackwardArity(Rule):
             counts = _input_count(cls)
             backward = _method(cls, "backward")
             if counts is None or backward is None or len(backward.args.args) < 2 or backward.args.vararg:
+                continue
+            forward = _method(cls, "forward")
+            if _method(cls, "setup_context") is None and _outputs_never_differentiable(q, forward):
                 continue
             fewest, expected = counts
             grad_params = {a.arg for a in backward.args.args[1:]}

@@ -31,7 +31,9 @@ class ModulesInPlainContainer(Rule):
     events = (FileEvent,)
     what_it_does = ("Flags `self.x = [nn.Linear(...), ...]` or `self.x = {\"a\": nn.Linear(...)}` (literals and "
                     "comprehensions) in an `nn.Module`, unless the container is later registered "
-                    "(`nn.ModuleList(self.x)`, `nn.Sequential(*self.x)`, `add_module`).")
+                    "(`nn.ModuleList(self.x)`, `nn.Sequential(*self.x)`, `add_module`) or handed to a submodule that may "
+                    "register its modules (one whose `__init__` copies them into an `nn.ModuleDict`, or one imported "
+                    "from another file).")
     why_bad = ("`nn.Module` registers submodules only when they are assigned as attributes directly or through "
                "`nn.ModuleList` / `nn.ModuleDict`. Modules in a plain list or dict are invisible to "
                "`model.parameters()`: the optimizer never updates them (their weights stay at their random "
@@ -62,6 +64,22 @@ class ModulesInPlainContainer(Rule):
               "    def forward(self, x):\n        return sum(f(x) for f in self.avgs)\n\n\n"
               "print(Multi([1, 3])(torch.randn(2, 4, 6)).shape)\n"),
         Valid(_head + "        self.readers = nn.ModuleList([nn.Linear(4, 8), nn.Linear(4, 8)])\n" + _tail),
+        # A plain dict handed to submodules that copy its layers into an `nn.ModuleDict` (darts' TFT prescalers):
+        # registered there, and trained.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Select(nn.Module):\n"
+              "    def __init__(self, names, prescalers=None):\n        super().__init__()\n"
+              "        prescalers = prescalers if prescalers is not None else {}\n"
+              "        self.prescalers = nn.ModuleDict()\n        for name in names:\n"
+              "            if name in prescalers:\n                self.prescalers[name] = prescalers[name]\n"
+              "            else:\n                self.prescalers[name] = nn.Linear(1, 4)\n\n"
+              "    def forward(self, xs):\n        return sum(self.prescalers[n](xs[n]) for n in self.prescalers)\n\n\n"
+              "class Model(nn.Module):\n    def __init__(self, reals):\n        super().__init__()\n"
+              "        self.prescalers_linear = {name: nn.Linear(1, 4) for name in reals}\n"
+              "        self.encoder = Select(reals[:2], prescalers=self.prescalers_linear)\n"
+              "        self.decoder = Select(reals[2:], self.prescalers_linear)\n\n    def forward(self, xs):\n"
+              "        return self.encoder(xs) + self.decoder(xs)\n\n\n"
+              "m = Model(['a', 'b', 'c'])\nassert len(list(m.parameters())) == 6\n"
+              "m({n: torch.randn(2, 1) for n in 'abc'}).sum().backward()\n"),
         Valid(_head + "        layers = [nn.Linear(4, 8), nn.Linear(4, 8)]\n        self.readers = nn.ModuleList(layers)\n"
               + _tail),
         Valid(_head + "        self.readers = [nn.Linear(4, 8), nn.Linear(4, 8)]\n"
@@ -76,6 +94,14 @@ class ModulesInPlainContainer(Rule):
                 runtime="silent: n_params == 2"),
         Invalid(_head + "        self.readers = [nn.Linear(4, 8) for _ in range(2)]\n" + _tail, line=8,
                 runtime="silent: n_params == 2"),
+        # Handed to a submodule that keeps the list as it is: still unregistered.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Apply(nn.Module):\n"
+                "    def __init__(self, layers):\n        super().__init__()\n        self.layers = layers\n\n"
+                "    def forward(self, x):\n        return sum(f(x) for f in self.layers)\n\n\n"
+                "class Multi(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                "        self.readers = [nn.Linear(4, 8), nn.Linear(4, 8)]\n        self.apply_all = Apply(self.readers)\n"
+                "\n    def forward(self, x):\n        return self.apply_all(x)\n\n\n"
+                "m = Multi()\nn_params = len(list(m.parameters()))\n", line=17, runtime="silent: n_params == 0"),
     )
 
     def check(self, event: FileEvent, report) -> None:
@@ -94,7 +120,7 @@ class ModulesInPlainContainer(Rule):
             if cls is None or not q.is_module_class(cls):
                 continue
             if id(cls) not in registered:
-                registered[id(cls)] = self._registered(cls)
+                registered[id(cls)] = self._registered(q, cls)
             target = node.targets[0]
             if target.attr in registered[id(cls)] or "*" in registered[id(cls)]:
                 continue
@@ -106,7 +132,7 @@ class ModulesInPlainContainer(Rule):
                                        f"never trains them; use `{wrap}`.")
 
     @staticmethod
-    def _registered(cls: ast.ClassDef) -> set:
+    def _registered(q, cls: ast.ClassDef) -> set:
         """Attributes handed to something that may register their modules (or a class that registers by hand)."""
         names = set()
         # Locals made from attributes (`module_list = sum(zip(self.layers, elus), ())[:-1]`, FrEIA's i-ResNet):
@@ -124,6 +150,7 @@ class ModulesInPlainContainer(Rule):
             args = [a.value if isinstance(a, ast.Starred) else a for a in call.args]
             if fname in ("add_module", "register_module", "setattr"):
                 return {"*"} | _all_self_attrs(cls)
+            names |= _handed_to_registering_module(q, call)
             if fname not in _REGISTER:
                 continue
             for a in args:
@@ -133,6 +160,68 @@ class ModulesInPlainContainer(Rule):
                     elif isinstance(n, ast.Name) and n.id in via:
                         names |= via[n.id]
         return names
+
+
+def _self_attr(node: ast.AST) -> str:
+    return node.attr if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+        and node.value.id == "self" else ""
+
+
+def _handed_to_registering_module(q, call: ast.Call) -> set:
+    """Attributes handed whole (`prescalers=self.prescalers`) to a call that makes a submodule which may register
+    their modules (darts' TFT hands a plain dict of layers to `_VariableSelectionNetwork`, which copies them into
+    an `nn.ModuleDict`). For a module class of this file, its `__init__` tells which parameters reach a
+    registering container; a class or factory imported from elsewhere cannot be seen, so the container counts as
+    registered when the call's result becomes an attribute (a submodule) of `self`."""
+    handed = [(i, None, a.value if isinstance(a, ast.Starred) else a) for i, a in enumerate(call.args)]
+    handed += [(None, k.arg, k.value) for k in call.keywords]
+    handed = [(i, k, _self_attr(a)) for i, k, a in handed if _self_attr(a)]
+    if not handed:
+        return set()
+    if isinstance(call.func, ast.Name) and call.func.id in q.module_class_names():
+        cls = next((n for n in q.tree.body if isinstance(n, ast.ClassDef) and n.name == call.func.id), None)
+        init = next((n for n in (cls.body if cls else ()) if isinstance(n, ast.FunctionDef)
+                     and n.name == "__init__"), None)
+        if init is None:
+            return set()
+        params = [a.arg for a in init.args.posonlyargs + init.args.args][1:]
+        keep = _params_registered(init)
+        if any(isinstance(a, ast.Starred) for a in call.args) or init.args.vararg or init.args.kwarg:
+            return {attr for _, _, attr in handed} if keep else set()  # positions unknown: any kept parameter
+        return {attr for i, k, attr in handed
+                if (i is not None and i < len(params) and params[i] in keep) or (k is not None and k in keep)}
+    name = q.call_name(call)
+    if name is None or name.split(".", 1)[0] in ("torch", "builtins"):
+        return set()
+    parent = q.parent(call)
+    if isinstance(parent, ast.Assign) and any(_self_attr(t) for t in parent.targets):
+        return {attr for _, _, attr in handed}
+    return set()
+
+
+def _params_registered(init: ast.FunctionDef) -> set:
+    """Names of `init`'s parameters whose contents reach a registering container in it: handed to
+    `nn.ModuleList(...)`/`add_module(...)`, stored into an item of an attribute made by one
+    (`self.prescalers[name] = prescalers[name]`) or appended/updated into it."""
+    containers = {_self_attr(t) for n in ast.walk(init) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+                  and _call_last(n.value) in _REGISTER for t in n.targets} - {""}
+    params = {a.arg for a in init.args.posonlyargs + init.args.args + init.args.kwonlyargs}
+    reaching = []
+    for n in ast.walk(init):
+        if isinstance(n, ast.Call):
+            last = _call_last(n)
+            into = isinstance(n.func, ast.Attribute) and _self_attr(n.func.value) in containers \
+                and last in ("append", "extend", "update", "insert", "__setitem__")
+            if last in _REGISTER or last in ("add_module", "register_module", "setattr") or into:
+                reaching += n.args + [k.value for k in n.keywords]
+        elif isinstance(n, ast.Assign) and any(isinstance(t, ast.Subscript) and _self_attr(t.value) in containers
+                                               for t in n.targets):
+            reaching.append(n.value)
+    return {m.id for r in reaching for m in ast.walk(r) if isinstance(m, ast.Name) and m.id in params}
+
+
+def _call_last(call: ast.Call) -> str:
+    return call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
 
 
 def _surely_stateless(q, call: ast.Call, seen: set) -> bool:
