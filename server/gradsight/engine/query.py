@@ -23,6 +23,13 @@ from .astwalk import children, dotted_name, walk
 from .events import Event
 
 
+# Top-level packages of deep-learning frameworks other than PyTorch. Their model objects have methods spelled like
+# torch's (`parameters()`, `backward()`, `numpy()`) with other semantics: MXNet's `Block.parameters()` is not a
+# one-shot generator. A file that imports one of them and nothing of torch is that framework's code.
+_OTHER_FRAMEWORKS = frozenset({"mxnet", "tensorflow", "keras", "tf_keras", "jax", "flax", "haiku", "optax",
+                               "paddle", "mindspore", "oneflow", "chainer", "theano", "cupy", "dynet"})
+
+
 class Query:
     """Questions about one parsed file. Positions are the tree's; nothing is cached across analyses."""
 
@@ -38,6 +45,7 @@ class Query:
         self._idx: Optional[dict] = None
         self._module_names: Optional[set] = None
         self._handed: Optional[dict] = None  # id(class) -> attributes its `__init__` stores from its parameters
+        self._roots: Optional[frozenset] = None
 
     # -- names -------------------------------------------------------------------------------------------
     def qualname(self, node: ast.AST) -> Optional[str]:
@@ -84,6 +92,27 @@ class Query:
         for node in self.nodes():
             if isinstance(node, ast.ClassDef) and any(self.qualname(b) == qualified for b in node.bases):
                 yield node
+
+    @property
+    def imported_roots(self) -> frozenset:
+        """The top-level packages of every absolute import in the file, function-level imports included
+        (`from mxnet.gluon import nn` gives "mxnet")."""
+        if self._roots is None:
+            roots = set()
+            for n in self.nodes():
+                if isinstance(n, ast.Import):
+                    roots.update(a.name.split(".")[0] for a in n.names)
+                elif isinstance(n, ast.ImportFrom) and not n.level and n.module:
+                    roots.add(n.module.split(".")[0])
+            self._roots = frozenset(roots)
+        return self._roots
+
+    def other_framework(self) -> bool:
+        """Whether this is another framework's code: the file imports MXNet, TensorFlow, JAX, Paddle, ... and
+        nothing of torch, so a `.parameters()` or `.backward()` in it is that framework's method. A file that
+        imports neither (a helper handed a model) is not known to be anything else and stays torch code."""
+        roots = self.imported_roots
+        return "torch" not in roots and not roots.isdisjoint(_OTHER_FRAMEWORKS)
 
     # -- structure ---------------------------------------------------------------------------------------
     def nodes(self) -> list:

@@ -32,6 +32,22 @@ def _stores(scope: ast.AST, name: str) -> list:
     return [n for n in _own_nodes(scope) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
 
 
+def _bindings(scope: ast.AST, name: str) -> list:
+    """Every node of one scope that binds `name` locally: assignments, and also `import`, `def`, `class` and
+    `except ... as` (a function-level `import matplotlib.pyplot as plt` binds the local `plt` like `plt = ...`)."""
+    found = []
+    for n in _own_nodes(scope):
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store):
+            found.append(n)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            if any((a.asname or a.name.split(".")[0]) == name for a in n.names):
+                found.append(n)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler)) \
+                and getattr(n, "name", None) == name:
+            found.append(n)
+    return found
+
+
 def _loads(scope: ast.AST, name: str) -> list:
     return [n for n in _own_nodes(scope) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
 
@@ -106,6 +122,11 @@ class ModuleNameRebound(Rule):
         # The name now holds an optimizer made from the module's class; `optim.step()` is its method.
         Valid("import torch\nimport torch.optim as optim\n\nw = torch.randn(3, requires_grad=True)\n"
               "optim = torch.optim.SGD([w], lr=0.1)\n(w * 2).sum().backward()\noptim.step()\noptim.zero_grad()\n"),
+        # A local import binds the name before it is read; later assignments rebind that local (DI-engine's
+        # `import matplotlib.pyplot as plt` then `plt.figure(...)` and `_, plt = tester(plt)`).
+        Valid("import json as plt\n\n\ndef tester(p):\n    return 1, p\n\n\ndef show(flag):\n"
+              "    import os.path as plt\n    if flag:\n        plt.join('a', 'b')\n        r, plt = tester(plt)\n"
+              "    return plt\n\n\nshow(True)\n"),
         # A parameter called like a module (e.g. `F` as an argument) is the function's own name.
         Valid("import torch\nimport torch.nn.functional as F\n\n\ndef act(x, F=F):\n    return F.relu(x)\n\n\n"
               "y = act(torch.randn(3))\n"),
@@ -162,8 +183,12 @@ class ModuleNameRebound(Rule):
 
     def _in_function(self, report, name: str, stmt: ast.stmt, scope) -> None:
         # The assigned value is evaluated before the name is bound, so a read inside the same statement
-        # (`torch = torch.relu(t)`) comes first too.
-        early = [n for n in _loads(scope, name) if _pos(n) < _pos(stmt) or self._inside(n, getattr(stmt, "value", None))]
+        # (`torch = torch.relu(t)`) comes first too. A read after an earlier binding of another kind (a local
+        # `import matplotlib.pyplot as plt` before `plt.figure(...)` and `_, plt = f(plt)`) reads that binding.
+        bound = [b for b in _bindings(scope, name) if _pos(b) < _pos(stmt)]
+        limit = min([_pos(stmt)] + [_pos(b) for b in bound])
+        early = [n for n in _loads(scope, name)
+                 if _pos(n) < limit or (not bound and self._inside(n, getattr(stmt, "value", None)))]
         if not early:
             return
         read = min(early, key=_pos)

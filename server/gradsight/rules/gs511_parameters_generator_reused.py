@@ -35,6 +35,17 @@ class ParametersGeneratorReused(Rule):
               "else:\n    opt = torch.optim.Adam(weights, lr=0.1)\n"),
         Valid(_head + "weights = net.parameters()\nopt = torch.optim.SGD(weights) if net.bias is None "
               "else torch.optim.Adam(weights)\n"),
+        # Only one consumer runs on each path: the branch that uses the generator returns (d2l's
+        # `configure_optimizers`).
+        Valid(_head + "\n\ndef configure(m):\n    weights = m.parameters()\n    if isinstance(weights, list):\n"
+              "        return torch.optim.SGD(weights, lr=0.1)\n    return torch.optim.Adam(weights, lr=0.1)\n\n\n"
+              "opt = configure(net)\n"),
+        # Another framework's code (the file imports MXNet and nothing of torch): `Block.parameters()` there is
+        # a dict, read as often as one likes (d2l's mxnet.py). The import is guarded so the example runs here.
+        Valid("try:\n    from mxnet import gluon\nexcept ImportError:\n    gluon = None\n\n\nclass Block:\n"
+              "    def parameters(self):\n        return {'w': 1.0, 'b': 2.0}\n\n\ndef configure(m):\n"
+              "    params = m.parameters()\n    names = list(params)\n    total = sum(params.values())\n"
+              "    return names, len(params), total\n\n\nconfigure(Block())\n"),
         Valid(_head + "\n\ndef rest(m):\n    gen = m.modules()\n    next(gen)\n    return gen\n\n\nkids = list(rest(net))\n"),
     )
     invalid = (
@@ -47,6 +58,10 @@ class ParametersGeneratorReused(Rule):
     def check(self, event: FileEvent, report) -> None:
         q = event.query
         if not any(name in q.attrs for name in _GENERATORS):
+            return
+        if q.other_framework():
+            # MXNet's `Block.parameters()` returns a dict, TensorFlow's and JAX's models have their own: only
+            # torch's is a one-shot generator.
             return
         for node in q.assigns:
             if not (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
@@ -63,7 +78,7 @@ class ParametersGeneratorReused(Rule):
                     or (n.lineno == node.lineno and n.col_offset > node.col_offset)) and _consumes(n, q)]
             uses.sort(key=lambda n: (n.lineno, n.col_offset))
             second = next((later for i, first in enumerate(uses) for later in uses[i + 1:]
-                           if not _exclusive(first, later, q)), None)
+                           if not _exclusive(first, later, q) and not _returns_between(first, later, q)), None)
             if second is None:
                 continue
             line, column, _, _ = report.source.span(second)
@@ -96,6 +111,32 @@ def _exclusive(a: ast.AST, b: ast.AST, q) -> bool:
                               else "test")
                 return {branch(x), branch(y)} == {"body", "else"}
             return False
+    return False
+
+
+def _returns_between(first: ast.AST, later: ast.AST, q) -> bool:
+    """Whether `first` lies in a branch of an `if` that ends the function with a `return`, and `later` comes after
+    that `if` in the same function, outside any `finally`: a path that runs `first` never reaches `later`
+    (`if isinstance(params, list): return SGD(params)` then `return Trainer(params)`)."""
+    fn = q.enclosing_function(first)
+    node, parent = first, q.parent(first)
+    while parent is not None and parent is not fn:
+        if isinstance(parent, ast.If):
+            branch = parent.body if node in parent.body else parent.orelse if node in parent.orelse else None
+            if branch and any(isinstance(s, ast.Return) for s in branch) \
+                    and (later.lineno, later.col_offset) > (parent.end_lineno, parent.end_col_offset) \
+                    and q.enclosing_function(later) is fn and not _in_finally(later, fn, q):
+                return True
+        node, parent = parent, q.parent(parent)
+    return False
+
+
+def _in_finally(node: ast.AST, fn, q) -> bool:
+    child, parent = node, q.parent(node)
+    while parent is not None and parent is not fn:
+        if isinstance(parent, ast.Try) and child in parent.finalbody:
+            return True
+        child, parent = parent, q.parent(parent)
     return False
 
 
