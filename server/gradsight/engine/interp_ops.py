@@ -537,7 +537,10 @@ class OpsMixin:
         self.emit(InplaceEvent(stmt, target, self.seg(target_node), op, state.grad, stmt=whole, module=module))
         if target.rg is Tri.NO and state.grad is Tri.YES and module is None:
             self.check_store_graph(target_node, op, rhs, whole, True)
-        self.alias_writes(target_node, target, op, state, stmt, whole)
+        if target.storage is None or target.storage != self.site(target_node):
+            # Unless the write goes into what this very expression just allocated (`torch.FloatTensor(n).uniform_()`
+            # in a loop): no reference holds that yet; references to its site hold an earlier run's tensor.
+            self.alias_writes(target_node, target, op, state, stmt, whole)
         if target.multiview or target.nograd_view:
             self.emit(ViewInplaceEvent(stmt, target, self.seg(target_node), op, state.grad))
         rg = target.rg

@@ -62,6 +62,11 @@ class InplaceOnSavedTensor(Rule):
               "        super().__init__()\n        self.w = nn.Parameter(torch.randn(3))\n\n"
               "    def posteriors(self, x):\n        p = torch.exp(x * self.w)\n        p /= p.sum()\n"
               "        return p.detach().numpy()\n\n\nprint(Model().posteriors(torch.randn(3)))\n"),
+        # A fresh tensor filled in place each iteration (ART's GRAPHITE attack): last iteration's `rand_start`, saved by
+        # `*`, is another tensor, even though the same expression allocated it.
+        Valid("import torch\nmask = torch.rand(3, requires_grad=True)\nimg = torch.rand(3)\nadvs = []\n"
+              "for _ in range(3):\n    rand_start = torch.FloatTensor(*img.size()).uniform_(0.0, 0.1).to(img.device)\n"
+              "    adv = (img + mask * rand_start).detach()\n    advs.append(adv)\n"),
         # `x.abs()` saves `x`, but its result only feeds the comparison: that graph is freed at once.
         Valid("import torch\nw = torch.randn(3, requires_grad=True)\nx = w * 1\nmask = x.abs() < 0.5\n"
               "x[mask] = 0.0\nx.sum().backward()\n"),
