@@ -564,8 +564,28 @@ class OpsMixin:
         key = key_of(target_node)
         if key is not None:
             state.set(key, new)
+        elif new.rg is not target.rg:
+            self._write_through_index(target_node, target, new, state)
         self.record(target_node, new)
         return new
+
+    def _write_through_index(self, target_node: ast.AST, target: TensorVal, new: TensorVal, state: State) -> None:
+        """`fx2[i][j] = f(x)`: the write goes through `fx2[i]`, a view that has no name, into `fx2`'s storage;
+        a value with history written into a view gives the base history too (torch's CopySlices)."""
+        root = target_node
+        while isinstance(root, ast.Subscript):
+            root = root.value
+        rkey = key_of(root) if root is not target_node else None
+        base = state.get(rkey) if rkey else None
+        if not isinstance(base, TensorVal) or base.storage is None or base.storage != target.storage \
+                or base.rg is not Tri.NO:
+            return
+        leaf = base.leaf
+        if base.leaf is Tri.YES and not base.param:
+            leaf = Tri.NO if new.rg is Tri.YES else Tri.MAYBE
+        state.set(rkey, base.with_(saved=None, rg=new.rg, leaf=leaf, nograd=None, sources=base.sources | new.sources,
+                                   psrc=base.psrc | new.psrc, pcut=_cap(base.pcut | new.pcut),
+                                   psrc_partial=base.psrc_partial or new.psrc_partial))
 
     def check_store_graph(self, target_node: ast.AST, op: str, rhs, stmt: ast.AST, known_before: bool) -> None:
         """`self.x[...] = v` / `self.x.copy_(v)` with `v` surely carrying a graph, in grad mode (`StoreGraphEvent`)."""
@@ -611,7 +631,9 @@ class OpsMixin:
         if not isinstance(target, TensorVal):
             return
         retain = Tri.NO
-        rnode = kwargs.get("retain_graph", (None, None))[0]
+        # `retain_variables=` is retain_graph's pre-0.4 name (torch 2 rejects it with a TypeError): either way
+        # this backward does not free the graph.
+        rnode = kwargs.get("retain_graph", kwargs.get("retain_variables", (None, None)))[0]
         cnode = kwargs.get("create_graph", (None, None))[0]
         if rnode is not None:
             retain = Tri.of(const_bool(rnode))
