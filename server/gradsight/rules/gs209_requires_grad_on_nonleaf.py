@@ -18,7 +18,16 @@ class RequiresGradOnNonLeaf(Rule):
     example = "h = encoder(x)\nh.requires_grad = False"
     use_instead = "h = encoder(x).detach()"
     references = ("https://pytorch.org/docs/stable/generated/torch.Tensor.detach.html",)
-    valid = (Valid("import torch\nw = torch.randn(3, requires_grad=True)\nw.requires_grad = False\n"),)
+    valid = (Valid("import torch\nw = torch.randn(3, requires_grad=True)\nw.requires_grad = False\n"),
+             # FastSpeech2's loss: the first input is the batch (targets, leaves), not the prediction.
+             Valid("import torch\nimport torch.nn as nn\n\n\nclass SpeechLoss(nn.Module):\n"
+                   "    def forward(self, inputs, predictions):\n        (mel_targets, pitch_targets) = inputs[1:]\n"
+                   "        mel_predictions, pitch_predictions = predictions\n"
+                   "        pitch_targets.requires_grad = False\n        mel_targets = mel_targets[:, :3]\n"
+                   "        mel_targets.requires_grad = False\n"
+                   "        return (mel_predictions - mel_targets).pow(2).mean() + (pitch_predictions - pitch_targets).abs().mean()\n"
+                   "\n\nw = torch.randn(3, requires_grad=True)\nbatch = (None, torch.randn(2, 4), torch.randn(2))\n"
+                   "SpeechLoss()(batch, (torch.randn(2, 3) * w, torch.randn(2) * w[0])).backward()\n"),)
     invalid = (
         Invalid("import torch\nx = torch.randn(3, requires_grad=True)\ny = x * 2\ny.requires_grad = False\n", line=4,
                 runtime="raises: you can only change requires_grad flags of leaf variables"),
@@ -26,6 +35,10 @@ class RequiresGradOnNonLeaf(Rule):
 
     def check(self, event: FactoryEvent, report) -> None:
         if event.api != "attr:requires_grad" or event.target.leaf is not Tri.NO:
+            return
+        if event.target.evidence:
+            # Non-leaf only by evidence of use (a loss module's first input taken for the prediction): "raises"
+            # would be a guess. FastSpeech2's loss sets `requires_grad = False` on the batch's targets, leaves.
             return
         report.add(self, event.node,
                    "Changing `requires_grad` of a computed (non-leaf) tensor raises; use `.detach()` instead. "
