@@ -307,3 +307,69 @@ def test_parameters_of_an_unseen_model_are_leaves_that_require_grad():
             p.add_(p.grad, alpha=-0.1)
     """
     assert _codes(src, "unseen_params") == [("GS302", 7)]
+
+
+def test_item_store_at_an_unknown_index_forgets_the_list():
+    # `ws[i] = ws[i].detach()` makes item i a new leaf; setting its flag then runs. Before, a list with known items
+    # kept them through the store, and the read gave the computed item back (a GS209 error; DeepRobust's Meta-Self).
+    src = """\
+    import torch
+    ws = [torch.randn(3, requires_grad=True) * 2, torch.randn(3, requires_grad=True) * 2]
+    for i in range(len(ws)):
+        ws[i] = ws[i].detach()
+        ws[i].requires_grad = True
+    """
+    assert _codes(src, "item_store") == []
+
+
+def test_loop_freezing_parameters_freezes_the_module():
+    # Runs: the loop freezes the layer, so the copy into its weight is no in-place op on a leaf that requires grad,
+    # and its output has no graph (solo-learn's DeepClusterV2). Then the backward raises "element 0 of tensors does
+    # not require grad".
+    src = """\
+    import torch
+    import torch.nn as nn
+    layer = nn.Linear(4, 3, bias=False)
+    for p in layer.parameters():
+        p.requires_grad = False
+    layer.weight.copy_(torch.randn(3, 4))
+    print(layer(torch.randn(2, 4)).numpy())
+    layer(torch.randn(2, 4)).sum().backward()
+    """
+    assert _codes(src, "freeze_loop") == [("GS401", 8)]
+
+
+def test_freezing_under_a_condition_leaves_it_open():
+    # Only the bias is frozen: the weight still requires grad, so the output has a graph (`.numpy()` would raise).
+    # Whether each parameter is frozen is not known, so nothing is claimed either way.
+    src = """\
+    import torch
+    import torch.nn as nn
+    layer = nn.Linear(4, 1)
+    for name, p in layer.named_parameters():
+        if name == "bias":
+            p.requires_grad = False
+    out = layer(torch.randn(2, 4))
+    out.sum().backward()
+    """
+    assert _codes(src, "freeze_some") == []
+
+
+def test_a_new_head_or_a_thawed_parameter_unfreezes_the_module_above():
+    # The fine-tuning recipe: freeze a loaded model, replace its head, train. The new head's parameters require
+    # grad, so the loss does and the backward runs; so does a frozen layer whose weight is made trainable again.
+    src = """\
+    import torch
+    import torch.nn as nn
+    model = torch.load("model.pt", weights_only=False)
+    for param in model.parameters():
+        param.requires_grad = False
+    model.fc = nn.Linear(512, 2)
+    loss = model(torch.randn(2, 3, 32, 32)).sum()
+    loss.backward()
+    layer = nn.Linear(4, 1)
+    layer.requires_grad_(False)
+    layer.weight.requires_grad = True
+    layer(torch.randn(2, 4)).sum().backward()
+    """
+    assert _codes(src, "thaw") == []

@@ -79,6 +79,11 @@ class CallsMixin:
         # Method call on a value: evaluate the receiver once.
         if isinstance(func, ast.Attribute):
             recv = self.eval(func.value, state)
+            if func.attr == "requires_grad_" and not (node.args and const_bool(node.args[0]) is False) \
+                    and key_of(func.value) is not None:
+                # `model.fc.requires_grad_()`, `model.weight.requires_grad_(True)` after freezing `model`: whatever
+                # the receiver is, the modules above it may require grad again.
+                self.thaw_above(key_of(func.value), state)
             if isinstance(recv, TensorVal):
                 args = [(a, self.eval(a, state)) for a in node.args]
                 kwvals = {}

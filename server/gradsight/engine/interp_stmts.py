@@ -546,9 +546,42 @@ class StatementsMixin:
             # `for loss in [loss_a]:` runs its body exactly once: no fixpoint (a second round would see what the
             # first left, e.g. the graph its backward freed, and claim a second backward that never happens).
             return self.loop_once(stmt, state, bind, stmt.body, stmt.orelse)
-        return self.loop(stmt, state, bind, stmt.body, stmt.orelse)
+        out = self.loop(stmt, state, bind, stmt.body, stmt.orelse)
+        self.freeze_after_loop(stmt, out)
+        return out
 
     stmt_AsyncFor = stmt_For
+
+    def freeze_after_loop(self, stmt: ast.For, state: State) -> None:
+        """After `for p in m.parameters(): p.requires_grad = False`, `m` is frozen as by `m.requires_grad_(False)`:
+        its `.weight` is no parameter that requires grad (solo-learn's DeepClusterV2 copies normalised prototypes
+        into it in `__init__`: a GS302 error before) and its output has the input's grad state. A write under a
+        condition, or of a value that is not a constant, leaves whether it still requires grad open. Unfreezing
+        this way, or freezing part of it, opens its parents (`thaw_above`)."""
+        found = self.syntax("freeze_loop", stmt, _freeze_loop)
+        if found is None:
+            return
+        owner, flag, certain = found
+        if flag is not False:
+            self.thaw_above(owner, state)
+        mod = state.get(owner)
+        if not isinstance(mod, ModuleVal) or mod.alts:
+            return
+        has = Tri.of(flag) if certain else mod.has_params.join(Tri.of(flag))
+        if has is not mod.has_params:
+            # Not `state.set`: what is known of its attributes (`m.fc`, `self.encoder`) stays.
+            state.env[owner] = replace(mod, has_params=has)
+
+    def thaw_above(self, key: str, state: State) -> None:
+        """Something below `key`'s modules may require grad again (`model.fc.requires_grad_(True)`, a new
+        `model.fc = nn.Linear(...)`, `model.weight.requires_grad = True`): a frozen module above it is frozen no
+        more, or no longer surely (a frozen backbone with a trainable head gives outputs that require grad)."""
+        cuts = [i for i, c in enumerate(key) if c in ".["]
+        for i in cuts:
+            prefix = key[:i]
+            mod = state.env.get(prefix)
+            if isinstance(mod, ModuleVal) and mod.has_params is Tri.NO:
+                state.env[prefix] = replace(mod, has_params=Tri.MAYBE)
 
     def loop_once(self, node, state: State, bind, body, orelse) -> State:
         """A loop whose body runs exactly once, from the entry state: like a block, with the loop context that
@@ -821,6 +854,8 @@ class StatementsMixin:
         if isinstance(target, ast.Starred):
             self.assign(target.value, UNKNOWN, state, stmt)
             return
+        if isinstance(target, (ast.Attribute, ast.Subscript)) and _may_thaw(target, value, stmt):
+            self.thaw_above(key_of(target) or "", state)
         if isinstance(target, ast.Subscript):
             base = self.eval(target.value, state)
             self.eval(target.slice, state)
@@ -831,7 +866,11 @@ class StatementsMixin:
                 # `self.queue[:, :bs] = z` on a buffer registered elsewhere: whether it held a graph is not known
                 # here; the rule decides from the class's code.
                 self.check_store_graph(target.value, "__setitem__", [value], stmt, False)
-            if isinstance(base, SeqVal) and base.homog and key_of(target.value):
+            if isinstance(base, SeqVal) and key_of(target.value) and (base.homog or key_of(target) is None):
+                # A store into a summarised list, or at an index that is not a constant (`ws[i] = ws[i].detach()`
+                # in a `range` loop): which item changed is not known, so the list is (docs/heap.md). Before, a
+                # list with known items kept them all, and DeepRobust's Meta-Self read the computed weights of
+                # its last update back after `ws[i] = ws[i].detach()` (a GS209 error on a leaf).
                 state.set(key_of(target.value), UNKNOWN)
                 return
             key = key_of(target)
@@ -1023,3 +1062,67 @@ def _survey_discarded(region: ast.AST) -> dict:
 
     return {name: stores.get(name) == 1 and all(discards(r) for r in found) for name, found in reads.items()}
 
+
+
+def _freeze_loop(loop: ast.AST):
+    """`for p in m.parameters(): p.requires_grad = False` (or `p.requires_grad_(False)`, or `for name, p in
+    m.named_parameters():`): (owner key, flag, certain) where `flag` is the constant every write sets (None when the
+    writes disagree or set no constant) and `certain` says every parameter surely gets it (a write directly in the
+    body, no `break`/`continue`/`return`/`raise`, the loop variable never rebound). None for any other loop."""
+    it = getattr(loop, "iter", None)
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute)
+            and it.func.attr in ("parameters", "named_parameters") and not it.args
+            and not any(kw.arg == "recurse" for kw in it.keywords)):
+        return None
+    owner = key_of(it.func.value)
+    target = loop.target
+    if it.func.attr == "named_parameters" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+        target = target.elts[1]
+    if owner is None or not isinstance(target, ast.Name):
+        return None
+    var = target.id
+
+    def write(s: ast.AST):
+        """The flag `s` writes into the loop variable's `requires_grad`: True/False, "?" (not a constant), or None
+        when `s` is no such write."""
+        if isinstance(s, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "requires_grad"
+                                             and isinstance(t.value, ast.Name) and t.value.id == var
+                                             for t in s.targets):
+            flag = const_bool(s.value)
+            return "?" if flag is None else flag
+        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Attribute) \
+                and s.value.func.attr == "requires_grad_" and isinstance(s.value.func.value, ast.Name) \
+                and s.value.func.value.id == var:
+            flag = const_bool(s.value.args[0]) if s.value.args else True
+            return "?" if flag is None else flag
+        return None
+
+    direct = [w for w in (write(s) for s in loop.body) if w is not None]
+    flags = set()
+    exits = rebound = False
+    for n in walk(loop):
+        if n is loop:
+            continue
+        if isinstance(n, ast.stmt):
+            w = write(n)
+            if w is not None:
+                flags.add(w)
+        if isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Raise)):
+            exits = True
+        elif isinstance(n, ast.Name) and n.id == var and isinstance(n.ctx, ast.Store) and n is not target:
+            rebound = True
+    if not flags:
+        return None
+    flag = next(iter(flags)) if len(flags) == 1 and "?" not in flags else None
+    return owner, flag, flag is not None and bool(direct) and not exits and not rebound
+
+
+def _may_thaw(target: ast.AST, value: Value, stmt: ast.AST) -> bool:
+    """Whether storing `value` at `target` may give the modules above it a parameter that requires grad: a new layer
+    or parameter (`model.fc = nn.Linear(...)` after freezing `model`), or `requires_grad` set to anything but
+    False (`model.weight.requires_grad = True`)."""
+    if isinstance(target, ast.Attribute) and target.attr == "requires_grad":
+        return const_bool(getattr(stmt, "value", None)) is not False
+    if isinstance(value, ModuleVal):
+        return value.has_params is not Tri.NO
+    return isinstance(value, TensorVal) and value.param and value.rg is not Tri.NO

@@ -28,6 +28,13 @@ class NumpyOnGradTensor(Rule):
         Valid("import torch\nx = torch.randn(3, requires_grad=True)\ny = (x * 2).detach().numpy()\n"),
         Valid("import torch\nx = torch.randn(3)\ny = (x * 2).numpy()\n"),
         Valid("import torch\nx = torch.randn(3, requires_grad=True)\nwith torch.no_grad():\n    y = (x * 2).numpy()\n"),
+        # A backbone frozen by a loop over its parameters: its output has no graph.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.backbone = nn.Linear(4, 4)\n"
+              "        for p in self.backbone.parameters():\n            p.requires_grad = False\n"
+              "        self.head = nn.Linear(4, 1)\n\n    def forward(self, x):\n"
+              "        return self.head(self.backbone(x))\n\n\nnet = Net()\nnet(torch.randn(2, 4)).sum().backward()\n"
+              "features = net.backbone(torch.randn(2, 4)).numpy()\n"),
     )
     invalid = (
         Invalid("import torch\nimport torch.nn as nn\nnet = nn.Linear(3, 1)\npred = net(torch.randn(4, 3))\n"

@@ -27,7 +27,17 @@ class RequiresGradOnNonLeaf(Rule):
                    "        mel_targets.requires_grad = False\n"
                    "        return (mel_predictions - mel_targets).pow(2).mean() + (pitch_predictions - pitch_targets).abs().mean()\n"
                    "\n\nw = torch.randn(3, requires_grad=True)\nbatch = (None, torch.randn(2, 4), torch.randn(2))\n"
-                   "SpeechLoss()(batch, (torch.randn(2, 3) * w, torch.randn(2) * w[0])).backward()\n"),)
+                   "SpeechLoss()(batch, (torch.randn(2, 3) * w, torch.randn(2) * w[0])).backward()\n"),
+             # DeepRobust's Meta-Self: each item is detached (a new leaf) before its flag is set; the list holds the
+             # computed weights of the previous call's updates only until then.
+             Valid("import torch\n\n\nclass MetaLearner:\n    def __init__(self):\n"
+                   "        self.weights = [torch.randn(3, requires_grad=True)]\n\n    def inner_train(self, x):\n"
+                   "        for i in range(len(self.weights)):\n            self.weights[i] = self.weights[i].detach()\n"
+                   "            self.weights[i].requires_grad = True\n        for _ in range(2):\n"
+                   "            loss = (x * self.weights[0]).sum()\n"
+                   "            grads = torch.autograd.grad(loss, self.weights, create_graph=True)\n"
+                   "            self.weights = [w - 0.1 * g for w, g in zip(self.weights, grads)]\n\n\n"
+                   "learner = MetaLearner()\nlearner.inner_train(torch.randn(3))\nlearner.inner_train(torch.randn(3))\n"),)
     invalid = (
         Invalid("import torch\nx = torch.randn(3, requires_grad=True)\ny = x * 2\ny.requires_grad = False\n", line=4,
                 runtime="raises: you can only change requires_grad flags of leaf variables"),

@@ -35,6 +35,11 @@ class InplaceOnLeaf(Rule):
         Valid("import torch\nw = torch.randn(5)\nw += 1\n"),
         Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 2)\nwith torch.no_grad():\n"
               "    for p in m.parameters():\n        p.mul_(0.5)\n"),
+        # solo-learn's DeepClusterV2: the loop freezes each prototype layer before the copy into its weight.
+        Valid("import torch.nn as nn\nimport torch.nn.functional as F\n\n"
+              "prototypes = nn.ModuleList([nn.Linear(4, n, bias=False) for n in (3, 5)])\nfor proto in prototypes:\n"
+              "    for p in proto.parameters():\n        p.requires_grad = False\n"
+              "    proto.weight.copy_(F.normalize(proto.weight.data.clone(), dim=-1))\n"),
     )
     invalid = (
         Invalid("import torch\nw = torch.randn(5, requires_grad=True)\nw.add_(1)\n", line=3,

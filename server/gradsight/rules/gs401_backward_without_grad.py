@@ -40,6 +40,10 @@ class BackwardWithoutGrad(Rule):
         Valid("import torch\nx = torch.randn(3, requires_grad=True)\nwith torch.no_grad():\n    s = x * 2\n"
               "y = (x * s).sum()\ny.backward()\n"),
         Valid("import torch\n\ndef f(t):\n    return t.sum()\n\nf(torch.randn(3)).detach()\n"),
+        # Frozen, then a parameter made trainable again: the output requires grad.
+        Valid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 1)\nfor p in model.parameters():\n"
+              "    p.requires_grad = False\nmodel.weight.requires_grad_()\nloss = model(torch.randn(2, 4)).sum()\n"
+              "loss.backward()\n"),
     )
     invalid = (
         # The model is a parameter (nothing known about it), but a torch op run under `no_grad` has no history.
@@ -57,6 +61,10 @@ class BackwardWithoutGrad(Rule):
         Invalid("import torch\nimport torch.nn as nn\n\n\ndef normalise(t):\n    values = t.tolist()\n"
                 "    return torch.tensor(values) / 2\n\n\nlayer = nn.Linear(4, 3)\n"
                 "loss = normalise(layer(torch.randn(2, 4))).sum()\nloss.backward()\n", line=12,
+                runtime="raises: element 0 of tensors does not require grad"),
+        # Every parameter frozen by a loop, and the input needs no grad: nothing in the loss does.
+        Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 1)\nfor p in model.parameters():\n"
+                "    p.requires_grad = False\nloss = model(torch.randn(2, 4)).sum()\nloss.backward()\n", line=7,
                 runtime="raises: element 0 of tensors does not require grad"),
     )
 
