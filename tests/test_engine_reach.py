@@ -1292,3 +1292,25 @@ def test_a_requires_grad_test_decides_the_branch(tmp_path):
     assert found == [("GS201", 13)]
     ran = run_scripts([(str(_write(tmp_path, "tonp.py", REQUIRES_GRAD_TEST)), None)])[0]
     assert "Can't call numpy()" in ran["raised"] and ran["line"] == 13
+
+
+def test_retain_variables_is_the_old_name_of_retain_graph(tmp_path):
+    """pytorch-beginner's `z.backward(g, retain_variables=True)` then a second backward: the first keeps the graph
+    (under torch 2 it raises a TypeError at once, never the freed-graph error GS402 would claim)."""
+    source = textwrap.dedent("""\
+        import torch
+        x = torch.randn(3, requires_grad=True)
+        z = (x * 2).sum()
+        z.backward(retain_variables=True)
+        z.backward()
+    """)
+    script = tmp_path / "old.py"
+    script.write_text(source)
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert "unexpected keyword argument 'retain_variables'" in proc.stderr
+    assert [f.code for f in analyze_source(source, "/reach/old.py").findings] == []
+    # With retain_graph=False the same program does free the graph.
+    freed = source.replace("retain_variables=True", "retain_graph=False")
+    assert "GS402" in [f.code for f in analyze_source(freed, "/reach/old2.py").findings]

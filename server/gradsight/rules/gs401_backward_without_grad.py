@@ -40,6 +40,9 @@ class BackwardWithoutGrad(Rule):
         Valid("import torch\nx = torch.randn(3, requires_grad=True)\nwith torch.no_grad():\n    s = x * 2\n"
               "y = (x * s).sum()\ny.backward()\n"),
         Valid("import torch\n\ndef f(t):\n    return t.sum()\n\nf(torch.randn(3)).detach()\n"),
+        # Values with history written element by element through an unnamed view (`fx[i][j] = ...`): CopySlices.
+        Valid("import torch\nx = torch.randn(2, 2, requires_grad=True)\nfx = torch.zeros_like(x)\nfor i in range(2):\n"
+              "    for j in range(2):\n        fx[i][j] = x[i][j] * 2\nfx.sum().backward()\n"),
         # Frozen, then a parameter made trainable again: the output requires grad.
         Valid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 1)\nfor p in model.parameters():\n"
               "    p.requires_grad = False\nmodel.weight.requires_grad_()\nloss = model(torch.randn(2, 4)).sum()\n"
