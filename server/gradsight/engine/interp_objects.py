@@ -284,7 +284,8 @@ class ObjectsMixin:
         init = self.find_method(info, "__init__")
         attrs: tuple = ()
         if init is not None:
-            ck = (id(info), tuple(v for _, v in args))
+            # Keyword arguments are part of the key: `M(relu=True)` then `M(relu=False)` build different layers.
+            ck = (id(info), tuple(v for _, v in args), tuple((k, kwargs[k][1]) for k in sorted(kwargs)))
             if ck in self.init_cache:
                 attrs = self.init_cache[ck]
             else:

@@ -43,6 +43,8 @@ class InplaceOnSavedTensor(Rule):
                   "`inplace=False` fix is unsafe: `t` keeps its old values afterwards.")
     references = ("https://pytorch.org/docs/stable/notes/autograd.html#in-place-operations-with-autograd",)
     valid = (
+        # One class built with `relu=True` and then `relu=False` (timm's RepGhost): the second has no ReLU.
+        Valid('import torch\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n    def __init__(self, relu=True):\n        super().__init__()\n        self.conv = nn.Conv2d(2, 2, 1)\n        if relu:\n            self.relu = nn.ReLU(inplace=False)\n        else:\n            self.relu = nn.Identity()\n\n    def forward(self, x):\n        x2 = self.conv(x) + 1\n        return self.relu(x2)\n\n\nclass B(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.g1 = M(relu=True)\n        self.g2 = M(relu=False)\n\n    def forward(self, x):\n        s = x\n        x = self.g1(x)\n        x = self.g2(x)\n        x += s\n        return x\n\n\nB()(torch.randn(1, 2, 3, 3, requires_grad=True)).sum().backward()\nprint("ok")\n'),
         # An in-place ReLU module, then a layer reading the same tensor: nothing writes it again.
         Valid("import torch\nimport torch.nn as nn\nw = torch.randn(2, 2, requires_grad=True)\n"
               "relu1 = nn.ReLU(inplace=True)\nlin = nn.Linear(2, 2)\nh = w * 2\na = relu1(h)\nb = lin(h)\n"
