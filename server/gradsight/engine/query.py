@@ -95,15 +95,24 @@ class Query:
 
     @property
     def imported_roots(self) -> frozenset:
-        """The top-level packages of every absolute import in the file, function-level imports included
-        (`from mxnet.gluon import nn` gives "mxnet")."""
+        """The top-level packages of the file's module-level absolute imports (`from mxnet.gluon import nn` gives
+        "mxnet"); imports inside functions and classes are not read."""
         if self._roots is None:
+            # Module-level imports only (also inside a module-level `try`/`if`/`with`): a walk of every node cost
+            # 7 ms a keystroke on timm's vision_transformer.py.
             roots = set()
-            for n in self.nodes():
+            todo = list(self.tree.body)
+            while todo:
+                n = todo.pop()
                 if isinstance(n, ast.Import):
                     roots.update(a.name.split(".")[0] for a in n.names)
                 elif isinstance(n, ast.ImportFrom) and not n.level and n.module:
                     roots.add(n.module.split(".")[0])
+                elif isinstance(n, (ast.If, ast.Try, ast.With)) or type(n).__name__ == "TryStar":
+                    for field in ("body", "orelse", "finalbody"):
+                        todo.extend(getattr(n, field, ()))
+                    for handler in getattr(n, "handlers", ()):
+                        todo.extend(handler.body)
             self._roots = frozenset(roots)
         return self._roots
 
