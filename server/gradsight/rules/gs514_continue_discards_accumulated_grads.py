@@ -5,10 +5,9 @@ import ast
 from ..engine.query import FileEvent
 from ..engine.report import Note
 from ..findings import Severity
+from ._loop_iteration import LOOPS, LoopIteration, method_call, pos
 from .base import Invalid, Rule, Valid, msg, dotted_name
 
-_LOOPS = (ast.For, ast.AsyncFor, ast.While)
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 # Words of a `continue`'s guard that say "this batch is bad, drop it": non-finite values, an AMP overflow.
 _BAD_VALUE_WORDS = frozenset({"nan", "inf", "isnan", "isinf", "isfinite", "finite", "nonfinite", "overflow",
                               "anomaly"})
@@ -21,77 +20,6 @@ _ACCUMULATION_WORDS = frozenset({"acc", "accum", "accumulate", "accumulation", "
                                  "sync", "every", "interval"})
 
 
-
-
-def _method(call: ast.AST, name: str) -> bool:
-    return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == name
-
-
-def _pos(node: ast.AST) -> tuple:
-    return node.lineno, node.col_offset
-
-
-class _Body:
-    """What one iteration of a loop does, in source order: its unconditional `zero_grad()` statements, its
-    backward calls (in nested blocks, not in nested loops), its `step` calls (nested loops included: `for opt in
-    optimizers: opt.step()`), and the `continue`s of this loop (not of nested ones) with the tests of the `if`s
-    (and `except` clauses) that guard them."""
-
-    def __init__(self, loop: ast.AST):
-        self.zeros: list = []  # (Expr statement, receiver spelling)
-        self.backwards: list = []  # Call nodes, not in nested loops
-        self.steps: list = []  # Call nodes with `.step` / `.optimizer_step`
-        self.continues: list = []  # (Continue, [guard tests], the block it stands in)
-        self._visit(loop.body, [], nested=False, plain=True)
-
-    def _visit(self, stmts: list, tests: list, nested: bool, plain: bool) -> None:
-        for stmt in stmts:
-            if isinstance(stmt, _SCOPES):
-                continue
-            if isinstance(stmt, ast.Continue):
-                if not nested and tests:
-                    self.continues.append((stmt, tests, stmts))
-                continue
-            if plain and not nested and isinstance(stmt, ast.Expr) and _method(stmt.value, "zero_grad"):
-                owner = dotted_name(stmt.value.func.value)
-                if owner is not None:
-                    self.zeros.append((stmt, owner))
-            self._calls(stmt, nested)
-            if isinstance(stmt, ast.If):
-                self._visit(stmt.body, tests + [stmt.test], nested, False)
-                self._visit(stmt.orelse, tests + [stmt.test], nested, False)
-            elif isinstance(stmt, _LOOPS):
-                self._visit(stmt.body, tests, True, False)
-                self._visit(stmt.orelse, tests, True, False)
-            elif isinstance(stmt, (ast.With, ast.AsyncWith)):
-                self._visit(stmt.body, tests, nested, plain)
-            elif isinstance(stmt, (ast.Try, getattr(ast, "TryStar", ast.Try))):
-                self._visit(stmt.body, tests, nested, plain)
-                for handler in stmt.handlers:
-                    # A `continue` in an `except` drops a batch that failed (out of memory): on purpose.
-                    self._visit(handler.body, tests + [handler], nested, False)
-                self._visit(stmt.orelse, tests, nested, False)
-                self._visit(stmt.finalbody, tests, nested, plain)
-            elif hasattr(ast, "Match") and isinstance(stmt, ast.Match):
-                for case in stmt.cases:
-                    self._visit(case.body, tests, nested, False)
-
-    def _calls(self, stmt: ast.stmt, nested: bool) -> None:
-        """Calls in the statement's own expressions (its nested statements are visited on their own). A backward in
-        a nested loop may not run at all (an empty group of batches, allennlp's trainer): only this loop's count."""
-        for child in ast.iter_child_nodes(stmt):
-            if isinstance(child, (ast.stmt, ast.excepthandler)) or type(child).__name__ == "match_case":
-                continue
-            for node in ast.walk(child):
-                if not isinstance(node, ast.Call):
-                    continue
-                f = node.func
-                if isinstance(f, ast.Attribute):
-                    if f.attr in ("backward", "manual_backward"):
-                        if not nested:
-                            self.backwards.append(node)
-                    elif f.attr in ("step", "optimizer_step"):
-                        self.steps.append(node)
 
 
 def _words(expr: ast.AST) -> list:
@@ -260,7 +188,7 @@ class ContinueDiscardsAccumulatedGrads(Rule):
             t = type(n)
             if t is ast.Continue:
                 continue_lines.append(n.lineno)
-            elif t in _LOOPS:
+            elif t in LOOPS:
                 loops.append(n)
         flagged: set = set()
         for loop in loops if continue_lines else ():
@@ -268,27 +196,33 @@ class ContinueDiscardsAccumulatedGrads(Rule):
             first, last = loop.lineno, loop.end_lineno or loop.lineno
             if not any(first < n <= last for n in zero_lines) or not any(first < n <= last for n in continue_lines):
                 continue
-            body = _Body(loop)
-            if not body.zeros or not body.continues or not body.backwards or not body.steps:
+            it = LoopIteration(loop)
+            # A backward in a nested loop may not run at all (an empty group of batches, allennlp's trainer): only
+            # this loop's own count.
+            backwards = [b for b, _, nested in it.backwards if not nested]
+            steps = [s for s, _ in it.steps]
+            if not it.zeros or not it.continues or not backwards or not steps:
                 continue
-            for cont, tests, block in body.continues:
+            for cont, guards, block in it.continues:
+                # The tests of the `if`s guarding the `continue`, and the `except` clauses it stands in.
+                tests = [g.test if isinstance(g, ast.If) else g for g, _ in guards]
                 if any(_deliberate(t) for t in tests) or not _accumulates(tests, block, cont) \
                         or _clears_before(block, cont):
                     continue
-                self._one(body, cont, report, flagged)
+                self._one(it.zeros, backwards, steps, cont, report, flagged)
 
-    def _one(self, body: _Body, cont: ast.Continue, report, flagged: set) -> None:
-        at = _pos(cont)
-        for zero, owner in body.zeros:
-            start = _pos(zero)
+    def _one(self, zeros: list, backwards: list, steps: list, cont: ast.Continue, report, flagged: set) -> None:
+        at = pos(cont)
+        for zero, owner in zeros:
+            start = pos(zero)
             if start >= at or id(zero) in flagged:
                 continue
-            if not any(start < _pos(b) < at for b in body.backwards):
+            if not any(start < pos(b) < at for b in backwards):
                 continue
             # A step between the zeroing and the `continue` used this iteration's gradients already.
-            if any(start < _pos(s) < at and _steps(s, owner, body) for s in body.steps):
+            if any(start < pos(s) < at and _steps(s, owner, steps) for s in steps):
                 continue
-            later = next((s for s in body.steps if _pos(s) > at and _steps(s, owner, body)), None)
+            later = next((s for s in steps if pos(s) > at and _steps(s, owner, steps)), None)
             if later is None:
                 continue
             flagged.add(id(zero))
@@ -305,14 +239,14 @@ def _clears_before(block: list, cont: ast.Continue) -> bool:
     """The `continue`'s own branch zeroes the gradients first (`opt.zero_grad(); continue`): dropped on purpose."""
     for stmt in block[:block.index(cont)] if cont in block else ():
         for node in ast.walk(stmt):
-            if _method(node, "zero_grad"):
+            if method_call(node, "zero_grad"):
                 return True
             if isinstance(node, ast.Attribute) and node.attr == "grad" and isinstance(node.ctx, ast.Store):
                 return True
     return False
 
 
-def _steps(call: ast.Call, owner: str, body: _Body) -> bool:
+def _steps(call: ast.Call, owner: str, steps: list) -> bool:
     """Does `call` step the optimizer whose gradients `owner.zero_grad()` clears? The same receiver, an AMP scaler
     or accelerator stepping it (`scaler.step(opt)`); for a model's `zero_grad()` (nothing stepped on that name),
     any `step` whose receiver or argument is spelled like an optimizer (never `env.step(action)`, `sched.step()`)."""
@@ -320,7 +254,7 @@ def _steps(call: ast.Call, owner: str, body: _Body) -> bool:
     args = [dotted_name(a) or "" for a in call.args]
     if receiver == owner or owner in args:
         return True
-    if any(dotted_name(s.func.value) == owner or owner in [dotted_name(a) for a in s.args] for s in body.steps):
+    if any(dotted_name(s.func.value) == owner or owner in [dotted_name(a) for a in s.args] for s in steps):
         return False  # `owner` is an optimizer stepped in this loop; this call steps another one
     names = [receiver.rsplit(".", 1)[-1].lower()] + [a.rsplit(".", 1)[-1].lower() for a in args]
     return any("opt" in n and "sched" not in n for n in names)

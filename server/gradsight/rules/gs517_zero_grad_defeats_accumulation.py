@@ -5,95 +5,12 @@ import ast
 from ..engine.query import FileEvent
 from ..engine.report import Note
 from ..findings import Severity
+from ._loop_iteration import LOOPS, LoopIteration, method_call, pos
 from .base import Invalid, Rule, Valid, msg, dotted_name
 
-_LOOPS = (ast.For, ast.AsyncFor, ast.While)
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-_TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))
 # Last parts of a name that count iterations even when this loop does not bind it (`self.global_step`, a trainer
 # attribute moved in another method).
 _COUNTER_WORDS = ("step", "iter", "batch", "idx", "index", "count")
-
-
-def _method(call: ast.AST, name: str) -> bool:
-    return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == name
-
-
-def _pos(node: ast.AST) -> tuple:
-    return node.lineno, node.col_offset
-
-
-class _Body:
-    """What one iteration of a loop does, in source order (GS514's walk): its unconditional `zero_grad()`
-    statements, its unconditional backward calls (not in an `if`, an `except` or a nested loop), its `step` calls
-    with the tests of the `if`s that guard them (nested loops included: `for opt in opts: opt.step()`), the
-    backwards inside each guarded block, and the names the iteration binds (the loop's counters)."""
-
-    def __init__(self, loop: ast.AST):
-        self.zeros: list = []  # (Expr statement, receiver spelling)
-        self.backwards: list = []  # unconditional Call nodes
-        self.steps: list = []  # (Call, [(If, branch statements)]): each `step` call and the `if`s guarding it
-        self.guarded_backwards: list = []  # backward Calls under an `if` (or in a nested loop)
-        self.bound: set = set()  # names the body assigns, and the loop's own targets
-        self.flags: dict = {}  # name -> the expression a plain `name = expr` of the body gives it
-        if isinstance(loop, (ast.For, ast.AsyncFor)):
-            self.bound |= {dotted_name(n) for n in ast.walk(loop.target) if isinstance(n, (ast.Name, ast.Attribute))}
-        self._visit(loop.body, [], nested=False, plain=True)
-
-    def _visit(self, stmts: list, guards: list, nested: bool, plain: bool) -> None:
-        for stmt in stmts:
-            if isinstance(stmt, _SCOPES):
-                continue
-            if plain and not nested and isinstance(stmt, ast.Expr) and _method(stmt.value, "zero_grad"):
-                owner = dotted_name(stmt.value.func.value)
-                if owner is not None:
-                    self.zeros.append((stmt, owner))
-            self._binds(stmt)
-            self._calls(stmt, guards, nested, plain)
-            if isinstance(stmt, ast.If):
-                self._visit(stmt.body, guards + [(stmt, stmt.body)], nested, False)
-                self._visit(stmt.orelse, guards + [(stmt, stmt.orelse)], nested, False)
-            elif isinstance(stmt, _LOOPS):
-                self._visit(stmt.body, guards, True, False)
-                self._visit(stmt.orelse, guards, True, False)
-            elif isinstance(stmt, (ast.With, ast.AsyncWith)):
-                self._visit(stmt.body, guards, nested, plain)
-            elif isinstance(stmt, _TRY):
-                self._visit(stmt.body, guards, nested, plain)
-                for handler in stmt.handlers:
-                    self._visit(handler.body, guards, nested, False)
-                self._visit(stmt.orelse, guards, nested, False)
-                self._visit(stmt.finalbody, guards, nested, plain)
-            elif hasattr(ast, "Match") and isinstance(stmt, ast.Match):
-                for case in stmt.cases:
-                    self._visit(case.body, guards, nested, False)
-
-    def _binds(self, stmt: ast.stmt) -> None:
-        if isinstance(stmt, ast.Assign):
-            for target in stmt.targets:
-                for n in ast.walk(target):
-                    if isinstance(n, (ast.Name, ast.Attribute)):
-                        self.bound.add(dotted_name(n))
-                if isinstance(target, ast.Name):
-                    self.flags[target.id] = stmt.value
-        elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
-            self.bound.add(dotted_name(stmt.target))
-
-    def _calls(self, stmt: ast.stmt, guards: list, nested: bool, plain: bool) -> None:
-        """Calls in the statement's own expressions (its nested statements are visited on their own)."""
-        for child in ast.iter_child_nodes(stmt):
-            if isinstance(child, (ast.stmt, ast.excepthandler)) or type(child).__name__ == "match_case":
-                continue
-            for node in ast.walk(child):
-                if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
-                    continue
-                if node.func.attr in ("backward", "manual_backward"):
-                    if plain and not nested:
-                        self.backwards.append(node)
-                    else:
-                        self.guarded_backwards.append(node)
-                elif node.func.attr == "step":
-                    self.steps.append((node, guards))
 
 
 def _is_counter_mod(node: ast.AST) -> bool:
@@ -106,7 +23,7 @@ def _is_counter_mod(node: ast.AST) -> bool:
     return not (isinstance(node.right, ast.Constant) and node.right.value in (0, 1))
 
 
-def _counter_of(test: ast.AST, body: _Body, depth: int = 0) -> ast.BinOp | None:
+def _counter_of(test: ast.AST, body: LoopIteration, depth: int = 0) -> ast.BinOp | None:
     """The modulo of a loop counter the test holds: its left side names something this iteration moves (the loop
     variable, `step += 1`, `i = ...`) or a counter attribute (`self.global_step`). A flag set earlier in the body
     (`do_update = (i + 1) % k == 0`) is read through. `epoch % 2` in a loop over batches is not a counter."""
@@ -137,7 +54,7 @@ def _optimizers_of(q, tree_assigns: list) -> dict:
         if not isinstance(value, ast.Call) or not (q.call_name(value) or "").startswith("torch.optim."):
             continue
         mods = {dotted_name(n.func.value) for n in ast.walk(value)
-                if _method(n, "parameters") or _method(n, "named_parameters")} - {None}
+                if method_call(n, "parameters") or method_call(n, "named_parameters")} - {None}
         for target in a.targets:
             name = dotted_name(target)
             if name is not None:
@@ -258,15 +175,15 @@ class ZeroGradDefeatsAccumulation(Rule):
         zero_lines = [c.lineno for c in q.calls() if isinstance(c.func, ast.Attribute) and c.func.attr == "zero_grad"]
         if not zero_lines:
             return
-        loops = [n for n in q.nodes() if type(n) in _LOOPS]
+        loops = [n for n in q.nodes() if type(n) in LOOPS]
         flagged: set = set()
         optimizers = None
         for loop in loops:
             first, last = loop.lineno, loop.end_lineno or loop.lineno
             if not any(first < n <= last for n in zero_lines):
                 continue
-            body = _Body(loop)
-            if not body.zeros or not body.backwards or not body.steps:
+            body = _Iteration(loop)
+            if not body.zeros or not body.plain_backwards or not body.steps:
                 continue
             if optimizers is None:
                 optimizers = _optimizers_of(q, q.assigns)
@@ -287,7 +204,7 @@ class ZeroGradDefeatsAccumulation(Rule):
                            related=[Note(g_line, g_col, "the step runs only when this modulo holds"),
                                     Note(s_line, s_col, "steps with the last iteration's gradients alone")])
 
-    def _guarded_step(self, body: _Body, owner: str, optimizers: dict):
+    def _guarded_step(self, body: "_Iteration", owner: str, optimizers: dict):
         mine = [(step, guards) for step, guards in body.steps if _steps(step, owner, body, optimizers)]
         if any(not guards for _, guards in mine):
             return None  # the optimizer also steps on every iteration: nothing is being accumulated
@@ -302,7 +219,7 @@ class ZeroGradDefeatsAccumulation(Rule):
             # A backward inside the guarded blocks before the step: the step has gradients of its own (a generator
             # trained every `n_critic` iterations).
             blocks = [n for stmt, branch in guards for s in branch for n in ast.walk(s)]
-            if any(b in blocks and _pos(b) < _pos(step) for b in body.guarded_backwards):
+            if any(b in blocks and pos(b) < pos(step) for b in body.guarded_backwards):
                 continue
             if not self._sees_backward(body, owner, step):
                 continue
@@ -310,18 +227,18 @@ class ZeroGradDefeatsAccumulation(Rule):
         return None
 
     @staticmethod
-    def _sees_backward(body: _Body, owner: str, step: ast.Call) -> bool:
+    def _sees_backward(body: "_Iteration", owner: str, step: ast.Call) -> bool:
         """Going back from the step through the iteration (wrapping around to its end), is an unconditional backward
         met before the zeroing? If the zeroing comes first, the step sees no gradient at all (GS507's problem)."""
-        at = _pos(step)
-        marks = [(_pos(b), "b") for b in body.backwards] + [(_pos(z), "z") for z, o in body.zeros if o == owner]
+        at = pos(step)
+        marks = [(pos(b), "b") for b in body.plain_backwards] + [(pos(z), "z") for z, o in body.zeros if o == owner]
         before = sorted((m for m in marks if m[0] < at), reverse=True)
         after = sorted((m for m in marks if m[0] > at), reverse=True)
         nearest = next(iter(before + after), None)
         return nearest is not None and nearest[1] == "b"
 
 
-def _steps(call: ast.Call, owner: str, body: _Body, optimizers: dict) -> bool:
+def _steps(call: ast.Call, owner: str, body: "_Iteration", optimizers: dict) -> bool:
     """Does `call` step the optimizer whose gradients `owner.zero_grad()` clears? The same receiver, or an AMP scaler
     stepping it (`scaler.step(opt)`); for a model's `zero_grad()`, the optimizer built from its `parameters()`
     in this file or, when that is unknown, the only optimizer-like name stepped in the loop."""
@@ -340,3 +257,16 @@ def _steps(call: ast.Call, owner: str, body: _Body, optimizers: dict) -> bool:
     if built:
         return any(owner in mods for mods in built)
     return len({n for n in stepped if n and _optimizer_name(n)}) == 1
+
+
+class _Iteration(LoopIteration):
+    """The shared walk, seen as this rule needs it: `step` calls only (not Lightning's `optimizer_step`), guarded by
+    `if`s only (a step in an `except` clause counts as unconditional), backwards split into the unconditional ones
+    and those under an `if`/`except` or in a nested loop."""
+
+    def __init__(self, loop: ast.AST):
+        super().__init__(loop)
+        self.steps = [(call, [(g, branch) for g, branch in guards if isinstance(g, ast.If)])
+                      for call, guards in self.steps if call.func.attr == "step"]
+        self.plain_backwards = [b for b, plain, nested in self.backwards if plain and not nested]
+        self.guarded_backwards = [b for b, plain, nested in self.backwards if not (plain and not nested)]
