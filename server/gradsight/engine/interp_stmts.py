@@ -14,7 +14,8 @@ from .events import (AccumulateEvent, DiscardEvent, FactoryEvent, GradModeEvent,
 from .interp_util import (LoopCtx, _const_key, MAX_LOOP_ITERS, MAX_LOOP_NESTING, REQUIRES_GRAD_SPELLINGS, _accumulated_operand,
                           _backward_names, _grad_read_keys, _has_backward, _holds_tensor, _is_static, _loop_effects,
                           _loop_store_counts, _msite, _params_accumulated_into_self, _pcut_of, _remade_before, _root_name,
-                          _stmt_method, _use_kind, const_bool, key_of, self_view, widen)
+                          _stmt_method, _use_kind, const_bool, key_of, self_view, widen, _branch_binds, _invariant_test,
+                          _loop_changes, _module_mutations)
 from .state import State
 from .values import (UNKNOWN, BoundMethod, ClassVal, Fact, FuncVal, GradModeCtx, ModuleVal, ObjectVal, OptimizerVal,
                      ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value, join_all, summarise)
@@ -427,9 +428,47 @@ class StatementsMixin:
             return self.exec_block(stmt.orelse, state)
         then_state, else_state = state.copy(), state.copy()
         self.refine_requires_grad(stmt.test, then_state, else_state)
-        then = self.exec_block(stmt.body, then_state)
-        other = self.exec_block(stmt.orelse, else_state)
+        invariant = self.drop_untaken_binds(stmt, then_state, else_state) if self.loops else ()
+        if not invariant:
+            return self.exec_block(stmt.body, then_state).join(self.exec_block(stmt.orelse, else_state))
+        body, orelse = self.syntax("branch_binds", stmt, _branch_binds)
+        try:
+            for ctx in invariant:
+                ctx.untaken.append(orelse)
+            then = self.exec_block(stmt.body, then_state)
+            for ctx in invariant:
+                ctx.untaken[-1] = body
+            other = self.exec_block(stmt.orelse, else_state)
+        finally:
+            for ctx in invariant:
+                ctx.untaken.pop()
         return then.join(other)
+
+    def drop_untaken_binds(self, stmt: ast.If, then_state: State, else_state: State) -> tuple:
+        """In a loop, a test no statement of the loop can change (`if self.objective == "H":`, nothing storing
+        `objective` outside `__init__`) takes the same branch on every iteration. A name that only branches not
+        taken on this path bind (this test's other side, and the untaken sides of enclosing invariant tests: an
+        `if/elif` chain), unbound when the loop began, is still unbound here: it cannot hold what such a branch
+        bound in an earlier iteration (Beta-VAE's `if/elif` without `else` binding the loss: no second backward of
+        an old loss). Returns the loops over which the test is invariant."""
+        body, orelse = self.syntax("branch_binds", stmt, _branch_binds)
+        if not (body or orelse):
+            return ()
+        mutations = self.syntax("module_mutations", self.scope.tree, _module_mutations)
+        invariant = []
+        for ctx in self.loops:
+            changes = self.syntax("loop_changes", ctx.node, _loop_changes)
+            if not self.syntax(("invariant", id(ctx.node)), stmt.test,
+                               lambda t: _invariant_test(t, changes, mutations)):
+                continue
+            invariant.append(ctx)
+            for names, other in ((body, else_state), (orelse, then_state)):
+                for name, count in names.items():
+                    if name in ctx.entry_keys or other.get(name) is None:
+                        continue
+                    if changes[0].get(name) == count + sum(d.get(name, 0) for d in ctx.untaken):
+                        other.forget(name)
+        return tuple(invariant)
 
     @staticmethod
     def refine_requires_grad(test: ast.AST, then_state: State, else_state: State) -> None:

@@ -28,6 +28,9 @@ class LoopCtx:
     has_backward: Optional[int]
     breaks: list = field(default_factory=list)
     continues: list = field(default_factory=list)
+    # The names bound by the sides of enclosing loop-invariant `if` tests that the current path does not take
+    # (`drop_untaken_binds`), one dict per test.
+    untaken: list = field(default_factory=list)
 
 
 @dataclass
@@ -743,3 +746,110 @@ def layers_have_params(layers, start: Tri = Tri.NO) -> Tri:
         has = Tri.YES if Tri.YES in (has, lay.has_params) else (Tri.MAYBE if Tri.MAYBE in (has, lay.has_params)
                                                                    else has)
     return has
+
+
+# Attributes that library calls change without an assignment in the file (`model.train()`, `x.requires_grad_()`).
+_CHANGED_BY_LIBRARY = frozenset({"training", "requires_grad", "grad", "data", "shape", "is_leaf", "grad_fn", "device",
+                                 "dtype"})
+
+
+def _name_binds(node: ast.AST) -> dict:
+    """How often each plain name is bound under `node` (assignment, loop and `with` targets, walrus, `del`,
+    `except ... as`, imports, nested `def`/`class`); a `global`/`nonlocal` declaration counts as unbounded."""
+    out: dict = {}
+    for n in walk(node):
+        names = ()
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            names = (n.id,)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = (n.name,)
+        elif isinstance(n, ast.alias):
+            names = ((n.asname or n.name).split(".")[0],)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            names = (n.name,)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            for g in n.names:
+                out[g] = out.get(g, 0) + 10 ** 6
+        elif isinstance(n, (getattr(ast, "MatchAs", ()), getattr(ast, "MatchStar", ()))) and n.name:
+            names = (n.name,)
+        for name in names:
+            out[name] = out.get(name, 0) + 1
+    return out
+
+
+def _branch_binds(stmt: ast.If) -> tuple:
+    """The names each side of an `if` binds (`_name_binds` of its body and of its `else`/`elif` part)."""
+    def binds(block) -> dict:
+        out: dict = {}
+        for s in block:
+            for k, v in _name_binds(s).items():
+                out[k] = out.get(k, 0) + v
+        return out
+    return binds(stmt.body), binds(stmt.orelse)
+
+
+def _loop_changes(loop: ast.AST) -> tuple:
+    """What a loop can change of the names a test reads: the names it binds (`_name_binds`) and the references of
+    the objects it mutates through method calls and item stores (`xs.append(...)`, `d[k] = v`, `sched.step()`)."""
+    receivers = set()
+    for n in walk(loop):
+        target = None
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+            target = n.func.value
+        elif isinstance(n, ast.Subscript) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            target = n.value
+        key = key_of(target) if target is not None else None
+        if key is not None:
+            receivers.add(key)
+    return _name_binds(loop), frozenset(receivers)
+
+
+def _module_mutations(tree: ast.AST) -> tuple:
+    """Attributes the file stores outside `__init__` (any object's: a method called in a loop may run them), and
+    whether it calls `setattr` (then any attribute may change)."""
+    in_init = set()
+    for n in walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "__init__":
+            in_init.update(id(s) for s in walk(n))
+    attrs = set()
+    has_setattr = False
+    for n in walk(tree):
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)) and id(n) not in in_init:
+            attrs.add(n.attr)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("setattr", "delattr"):
+            has_setattr = True
+    return frozenset(attrs), has_setattr
+
+
+def _invariant_test(test: ast.AST, changes: tuple, mutations: tuple) -> bool:
+    """Whether no statement of a loop can change the value of `test`: names (and attribute chains on them) the
+    loop never binds or mutates, compared with constants (`mode == "train"`, `self.objective in ("H", "B")`, `not
+    args.fp16`). Calls, subscripts and attributes the file stores outside `__init__` make it variant."""
+    binds, receivers = changes
+    attrs, has_setattr = mutations
+
+    def ref(n: ast.AST) -> bool:
+        # Any object on the chain that a method call mutates may change what follows it (`sched.step()` moves
+        # `sched.last_epoch`), except `self`, whose methods are the file's and whose attribute stores `attrs` holds.
+        top = True
+        while isinstance(n, ast.Attribute):
+            if has_setattr or n.attr in attrs or n.attr in _CHANGED_BY_LIBRARY or key_of(n) in receivers:
+                return False
+            n, top = n.value, False
+        return isinstance(n, ast.Name) and n.id not in binds and (n.id not in receivers or (not top and n.id == "self"))
+
+    def const(n: ast.AST) -> bool:
+        if isinstance(n, (ast.Tuple, ast.List, ast.Set)):
+            return all(isinstance(e, ast.Constant) for e in n.elts)
+        return isinstance(n, ast.Constant)
+
+    def ok(n: ast.AST) -> bool:
+        if isinstance(n, ast.BoolOp):
+            return all(ok(v) for v in n.values)
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not):
+            return ok(n.operand)
+        if isinstance(n, ast.Compare):
+            return len(n.ops) == 1 and ref(n.left) and const(n.comparators[0])
+        return isinstance(n, (ast.Name, ast.Attribute)) and ref(n)
+
+    return ok(test)

@@ -57,6 +57,16 @@ class BackwardThroughFreedGraph(Rule):
         Valid("import torch\nx = torch.randn(3, requires_grad=True)\ny = (x + 2).sum()\ny.backward()\ny.backward()\n"),
         Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nloss = m(torch.randn(4, 2)).pow(2).mean()\n"
               "loss.backward(retain_graph=True)\nloss.backward()\n"),
+        # An `if/elif` without `else` on a test the loop never changes (Beta-VAE's `self.objective`): every
+        # iteration takes the same branch, so the loss is always new (neither branch: a NameError, no old loss).
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Solver:\n    def __init__(self, objective):\n"
+              "        self.objective = objective\n        self.net = nn.Linear(3, 1)\n"
+              "        self.optim = torch.optim.SGD(self.net.parameters(), lr=0.1)\n\n    def train(self, loader):\n"
+              "        for x in loader:\n            out = self.net(x).sum() ** 2\n"
+              "            if self.objective == \"H\":\n                loss = out * 2\n"
+              "            elif self.objective == \"B\":\n                loss = out * 3\n"
+              "            self.optim.zero_grad()\n            loss.backward()\n            self.optim.step()\n\n\n"
+              "Solver(\"B\").train([torch.randn(2, 3)] * 3)\n"),
     )
     invalid = (
         # Recurrent state kept in a dict attribute of the module (`self.state["h"] = h`): the statement to change
@@ -79,6 +89,12 @@ class BackwardThroughFreedGraph(Rule):
                       "hidden = torch.zeros(1, 2, 8)\nfor step in range(3):\n"
                       "    out, hidden = rnn(torch.randn(2, 5, 4), hidden.detach())\n    loss = out.pow(2).mean()\n"
                       "    loss.backward()\n"),
+        # The same without `else`, on a test that changes between iterations: the odd ones backward the old loss.
+        Invalid("import torch\nimport torch.nn as nn\nnet = nn.Linear(3, 1)\n"
+                "opt = torch.optim.SGD(net.parameters(), lr=0.1)\nfor i in range(3):\n"
+                "    out = net(torch.randn(2, 3)).sum() ** 2\n    if i % 2 == 0:\n        loss = out * 2\n"
+                "    opt.zero_grad()\n    loss.backward()\n    opt.step()\n", line=10,
+                runtime="raises: backward through the graph a second time"),
         Invalid("import torch\nimport torch.nn as nn\nG = nn.Linear(2, 2)\nD = nn.Linear(2, 1)\n"
                 "fake = G(torch.randn(8, 2))\nd_loss = D(fake).mean()\nd_loss.backward()\n"
                 "g_loss = -D(fake).mean()\ng_loss.backward()\n", line=9,
