@@ -13,8 +13,8 @@ from .events import (BackwardEvent, CarryEvent, FactoryEvent, InferenceSaveEvent
 from .interp_util import (grad_origins, _basic_index, _broadcast, _cap, _fsite, _pcut_of, _pretty, _reduced_shape,
                           _saved_input_indices, const_bool, key_of, kwarg, map_tensors)
 from .state import State
-from .values import (GRAD_MODE_OFF, MADE_LEAF_REQUIRE_GRAD, ONLY_FROM_NO_GRAD, UNKNOWN, USE, Fact, ModuleVal, ParamCut,
-                     ParamReach, PyVal, SeqVal, TensorVal, Tri, Value, join_all)
+from .values import (GRAD_MODE_OFF, MADE_LEAF_REQUIRE_GRAD, MAYBE_SAME_LEAF, ONLY_FROM_NO_GRAD, UNKNOWN, USE, Fact,
+                     ModuleVal, ParamCut, ParamReach, PyVal, SeqVal, TensorVal, Tri, Value, join_all)
 
 
 def _input_segs(val: Optional[Value]) -> Optional[frozenset]:
@@ -185,6 +185,11 @@ class OpsMixin:
                     always = True
         if always:
             return result
+        if recv.leaf is Tri.YES and recv.rg is Tri.YES:
+            # `torch.zeros(1, requires_grad=True).to(device)`: the leaf itself where nothing changes (GS302 warns of
+            # an in-place op on it), a copy with history on another device or dtype.
+            return result.with_(leaf=Tri.MAYBE, rg=recv.rg,
+                                origin=self.fact(node, MAYBE_SAME_LEAF, recv.origin, expr=self.seg(node), op=name))
         return result.with_(leaf=Tri.MAYBE, rg=recv.rg) if recv.leaf is not Tri.NO else result
 
     def check_loss_target(self, op: str, pred, target, node: ast.AST, state: State) -> None:

@@ -12,8 +12,8 @@ import enum
 from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any, Optional
 
-from .words import (CREATED_WITHOUT_GRAD, GRAD_MODE_OFF, MADE_LEAF_REQUIRE_GRAD, ONLY_FROM_NO_GRAD, USE,  # noqa: F401
-                    render)
+from .words import (CREATED_WITHOUT_GRAD, GRAD_MODE_OFF, MADE_LEAF_REQUIRE_GRAD, MAYBE_SAME_LEAF, ONLY_FROM_NO_GRAD,  # noqa: F401
+                    USE, render)
 
 
 class Tri(enum.Enum):

@@ -14,6 +14,7 @@ GRAD_MODE_OFF = "grad-mode-off"  # computed while grad mode was disabled
 ONLY_FROM_NO_GRAD = "only-from-no-grad"  # computed only from tensors that do not require grad
 MADE_LEAF_REQUIRE_GRAD = "made-leaf-require-grad"  # `x.requires_grad_()` on a leaf
 USE = "use"  # an expression used again (its text is the reference itself: `expr`)
+MAYBE_SAME_LEAF = "maybe-same-leaf"  # `.to()`/`.float()`/`.cpu()` of a leaf that requires grad: itself when a no-op
 
 FACT_WORDS: dict[str, str] = {
     # where a value comes from
@@ -36,6 +37,7 @@ FACT_WORDS: dict[str, str] = {
     "feeds-backwarded": "`{expr}` feeds `{loss}`, which is backwarded, so it has a graph",
     "grad-attribute": "a `.grad`",
     "view": "a view made by `{expr}`",
+    MAYBE_SAME_LEAF: "`{expr}` is the leaf itself when it changes nothing (same device and dtype), else a copy",
     "grad-with-create-graph": "a gradient computed with create_graph=True",
     # optimizers and modules
     "optimizer": "optimizer `{op}`",

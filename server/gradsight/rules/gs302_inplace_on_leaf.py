@@ -5,7 +5,7 @@ import ast
 from ..engine.report import text as msg
 from ..engine.events import InplaceEvent
 from ..engine.report import make_fix
-from ..engine.values import Tri
+from ..engine.values import MAYBE_SAME_LEAF, Tri
 from ..findings import Applicability, Severity
 from . import _fixes
 from .base import Invalid, Rule, Valid
@@ -30,6 +30,12 @@ class InplaceOnLeaf(Rule):
                   "parameter updates, wrap the statement in `with torch.no_grad():` instead.")
     references = ("https://pytorch.org/docs/stable/notes/autograd.html#in-place-operations-with-autograd",)
     valid = (
+        # A move that always copies (a new dtype) gives a non-leaf with history: in place is allowed.
+        Valid("import torch\nloss = torch.tensor(0.0, requires_grad=True).to(torch.float64)\n"
+              "for w in [torch.randn(3, requires_grad=True)]:\n    loss += w.double().norm()\nloss.backward()\n"),
+        Valid("import torch\nimport torch.nn as nn\n\nparams = [nn.Parameter(torch.randn(3, 3)), nn.Parameter(torch.randn(3))]\n"
+              "loss = torch.tensor(0.0).to(params[0].device)\nfor param in params:\n"
+              "    loss += torch.linalg.norm(param, 2)\nloss.backward()\n"),
         Valid("import torch\nw = torch.randn(5, requires_grad=True)\nw.sum().backward()\nwith torch.no_grad():\n"
               "    w -= 0.1 * w.grad\n"),
         Valid("import torch\nw = torch.randn(5)\nw += 1\n"),
@@ -42,6 +48,11 @@ class InplaceOnLeaf(Rule):
               "    proto.weight.copy_(F.normalize(proto.weight.data.clone(), dim=-1))\n"),
     )
     invalid = (
+        # NeuroTorch's Lp regulariser: `.to(device)` returns the same leaf on the CPU (on a GPU, a copy).
+        Invalid("import torch\nimport torch.nn as nn\n\nparams = [nn.Parameter(torch.randn(3, 3)), nn.Parameter(torch.randn(3))]\n\n\n"
+                "def lp(p=2):\n    loss = torch.tensor(0.0, requires_grad=True).to(params[0].device)\n"
+                "    for param in params:\n        loss += torch.linalg.norm(param, p)\n    return loss\n\n\nlp().backward()\n",
+                line=10, runtime="raises: a leaf Variable that requires grad is being used in an in-place operation"),
         Invalid("import torch\nw = torch.randn(5, requires_grad=True)\nw.add_(1)\n", line=3,
                 runtime="raises: a leaf Variable that requires grad is being used in an in-place operation"),
         Invalid("import torch\nweights = torch.randn(5, requires_grad=True)\n\n\ndef shift(w, amount):\n"
@@ -66,6 +77,14 @@ class InplaceOnLeaf(Rule):
                            "; modifying it in place with grad mode on raises \"a view of a leaf Variable that requires "
                            "grad is being used in an in-place operation\"; do it under `torch.no_grad()`."),
                        related=[t.view])
+            return
+        if t.leaf is Tri.MAYBE and t.rg is Tri.YES and t.origin is not None and t.origin.kind == MAYBE_SAME_LEAF:
+            # `loss = torch.zeros(1, requires_grad=True).to(device)` then `loss += term`: raises wherever the
+            # move changes nothing (on the CPU), so a warning on the statement that modifies it.
+            report.add(self, event.node,
+                       msg(f"`{event.expr}` is still the leaf where `.{t.origin.arg('op', 'to')}()` changes nothing "
+                           "(line ", t.origin.line, "), so this in-place op raises; build it out of place."),
+                       related=[t.origin], severity=Severity.WARNING)
             return
         if not (t.leaf is Tri.YES and t.rg is Tri.YES):
             return
