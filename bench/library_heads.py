@@ -10,6 +10,7 @@ checkout's `server/` (to compare two trees); `--out FILE` writes the findings as
 Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-path /tmp/old/server]
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh   # the 93 fresh repositories
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh2  # 46 more (--fresh3: 38, --fresh4: 97, --fresh5: 94)
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh6  # 83 more, the eighth session's round
 """
 
 from __future__ import annotations
@@ -157,6 +158,35 @@ FRESH5 = ("cyoon1729/Policy-Gradient-Methods", "shariqiqbal2810/maddpg-pytorch",
           "kentaroy47/vision-transformers-cifar10", "kenshohara/3D-ResNets-PyTorch",
           "mit-han-lab/temporal-shift-module")
 
+# 83 more, chosen in the eighth session (2026-11-26) by name and description only and read only to measure:
+# the mirrors in no earlier list, less TensorFlow-only ones, and 26 fetched for it (bench/fresh6-notes.md;
+# docs/precision.md "Eighth session"). `--fresh6`.
+FRESH6 = ("CuriousAI/mean-teacher", "HarryVolek/PyTorch_Speaker_Verification", "HobbitLong/CMC",
+          "RaptorMai/online-continual-learning", "RexYing/diffpool", "Shen-Lab/GraphCL", "THUDM/P-tuning-v2",
+          "VainF/Data-Free-Adversarial-Distillation", "Xingyu-Lin/mbpo_pytorch", "YisenWang/MART",
+          "arthurdouillard/incremental_learning.pytorch", "atong01/conditional-flow-matching",
+          "auspicious3000/autovc", "aviralkumar2907/BEAR", "benedekrozemberczki/SimGNN",
+          "bubbliiiing/yolov4-pytorch", "davda54/sam", "dhlee347/pytorchic-bert",
+          "dragen1860/LearningToCompare-Pytorch", "facebookresearch/dlrm", "gnobitab/RectifiedFlow", "guoyang9/NCF",
+          "gzerveas/mvts_transformer", "hszhao/semseg", "huangtinglin/NGCF-PyTorch",
+          "imrahulr/adversarial_robustness_pytorch", "jannerm/diffuser", "jcjohnson/pytorch-examples",
+          "kakaobrain/fast-autoaugment", "kamalkraj/BERT-NER", "karpathy/build-nanogpt", "kjunelee/MetaOptNet",
+          "lcswillems/rl-starter-files", "leftthomas/SimCLR", "locuslab/TCN", "lopuhin/kaggle-imet-2019",
+          "lufficc/SSD", "mateuszbuda/brain-segmentation-pytorch", "maum-ai/voicefilter", "microsoft/SimMIM",
+          "mit-han-lab/data-efficient-gans", "moskomule/ewc.pytorch", "omihub777/ViT-CIFAR", "pmixer/SASRec.pytorch",
+          "psinger/kaggle-landmark-recognition-2020-1st-place", "sgrvinod/a-PyTorch-Tutorial-to-Sequence-Labeling",
+          "sgrvinod/a-PyTorch-Tutorial-to-Super-Resolution", "szagoruyko/attention-transfer",
+          "szagoruyko/wide-residual-networks", "tqch/ddpm-torch", "uoguelph-mlrg/Cutout",
+          "williamleif/graphsage-simple", "willisma/SiT", "xuehy/pytorch-maddpg", "yinboc/few-shot-meta-baseline",
+          "zfjsail/gae-pytorch", "zjfheart/Friendly-Adversarial-Training", "denisyarats/drq", "Shmuma/ptan",
+          "TianhongDai/hindsight-experience-replay", "XinJingHao/DRL-Pytorch", "nashory/pggan-pytorch",
+          "1Konny/FactorVAE", "rtqichen/beta-tcvae", "karpathy/deep-vector-quantization", "NVlabs/NVAE",
+          "openai/vdvae", "LTH14/mar", "cloneofsimo/minRF", "yaox12/BYOL-PyTorch", "facebookresearch/msn",
+          "bytedance/ibot", "orobix/Prototypical-Networks-for-Few-shot-Learning-PyTorch", "mileyan/simple_shot",
+          "facebookresearch/XLM", "facebookresearch/DPR", "facebookresearch/demucs", "xcmyz/FastSpeech",
+          "HRNet/HRNet-Semantic-Segmentation", "Tianxiaomo/pytorch-YOLOv4", "gordicaleksa/pytorch-GAT",
+          "gordicaleksa/pytorch-original-transformer", "adambielski/siamese-triplet")
+
 def _skipped(rel: str) -> bool:
     parts = rel.split("/")
     return any(p in ("test", "tests", "docs") for p in parts[:-1]) or parts[-1].startswith("test_")
@@ -222,10 +252,11 @@ def main() -> int:
     ap.add_argument("--fresh3", action="store_true", help="check the 38 repositories of FRESH3 instead")
     ap.add_argument("--fresh4", action="store_true", help="check the 97 repositories of FRESH4 instead")
     ap.add_argument("--fresh5", action="store_true", help="check the 94 repositories of FRESH5 instead")
+    ap.add_argument("--fresh6", action="store_true", help="check the 83 repositories of FRESH6 instead")
     args = ap.parse_args()
     repos = tuple(r.strip() for r in args.repos.split(",") if r.strip()) if args.repos else (
         FRESH if args.fresh else FRESH2 if args.fresh2 else FRESH3 if args.fresh3 else FRESH4 if args.fresh4 else
-        FRESH5 if args.fresh5 else REPOS)
+        FRESH5 if args.fresh5 else FRESH6 if args.fresh6 else REPOS)
     found: list[dict] = []
     lines = 0
     start = time.monotonic()
