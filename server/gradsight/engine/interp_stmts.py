@@ -14,7 +14,7 @@ from .events import (AccumulateEvent, DiscardEvent, FactoryEvent, GradModeEvent,
 from .interp_util import (LoopCtx, _const_key, MAX_LOOP_ITERS, MAX_LOOP_NESTING, REQUIRES_GRAD_SPELLINGS, _accumulated_operand,
                           _backward_names, _grad_read_keys, _has_backward, _holds_tensor, _is_static, _loop_effects,
                           _loop_store_counts, _msite, _params_accumulated_into_self, _pcut_of, _remade_before, _root_name,
-                          _stmt_method, _use_kind, const_bool, key_of, self_view, widen, _branch_binds, _invariant_test,
+                          _stmt_method, _use_kind, const_bool, key_of, self_view, widen, _guarded_binds, _invariant_test,
                           _loop_changes, _module_mutations)
 from .state import State
 from .values import (UNKNOWN, BoundMethod, ClassVal, Fact, FuncVal, GradModeCtx, ModuleVal, ObjectVal, OptimizerVal,
@@ -428,47 +428,38 @@ class StatementsMixin:
             return self.exec_block(stmt.orelse, state)
         then_state, else_state = state.copy(), state.copy()
         self.refine_requires_grad(stmt.test, then_state, else_state)
-        invariant = self.drop_untaken_binds(stmt, then_state, else_state) if self.loops else ()
-        if not invariant:
-            return self.exec_block(stmt.body, then_state).join(self.exec_block(stmt.orelse, else_state))
-        body, orelse = self.syntax("branch_binds", stmt, _branch_binds)
-        try:
-            for ctx in invariant:
-                ctx.untaken.append(orelse)
-            then = self.exec_block(stmt.body, then_state)
-            for ctx in invariant:
-                ctx.untaken[-1] = body
-            other = self.exec_block(stmt.orelse, else_state)
-        finally:
-            for ctx in invariant:
-                ctx.untaken.pop()
+        then = self.exec_block(stmt.body, then_state)
+        other = self.exec_block(stmt.orelse, else_state)
         return then.join(other)
 
-    def drop_untaken_binds(self, stmt: ast.If, then_state: State, else_state: State) -> tuple:
-        """In a loop, a test no statement of the loop can change (`if self.objective == "H":`, nothing storing
-        `objective` outside `__init__`) takes the same branch on every iteration. A name that only branches not
-        taken on this path bind (this test's other side, and the untaken sides of enclosing invariant tests: an
-        `if/elif` chain), unbound when the loop began, is still unbound here: it cannot hold what such a branch
-        bound in an earlier iteration (Beta-VAE's `if/elif` without `else` binding the loss: no second backward of
-        an old loss). Returns the loops over which the test is invariant."""
-        body, orelse = self.syntax("branch_binds", stmt, _branch_binds)
-        if not (body or orelse):
-            return ()
+    def iteration_start(self, node, s: State) -> None:
+        """At the top of an iteration of `node`: forget the names whose value from an earlier iteration no run can
+        observe. Such a name is bound in this loop only in branches of tests no statement of the loop can change
+        (`if self.objective == "H":`, `if loss_fn == "cw":`, nothing storing them outside `__init__`), each reached
+        from the body's top level through such tests only, and read only in later top-level statements; and it was
+        unbound when this loop, or an enclosing one over which the tests are invariant too and which binds it only
+        there, began. Every iteration then takes the branches the first one took: where none binds it, the read
+        raises NameError in the first iteration already, never reading an old value (Beta-VAE's `if/elif` without
+        `else` binding the loss, a PGD attack's two `if`s: no second backward of an earlier loss)."""
         mutations = self.syntax("module_mutations", self.scope.tree, _module_mutations)
-        invariant = []
-        for ctx in self.loops:
-            changes = self.syntax("loop_changes", ctx.node, _loop_changes)
-            if not self.syntax(("invariant", id(ctx.node)), stmt.test,
-                               lambda t: _invariant_test(t, changes, mutations)):
+        changes = self.syntax("loop_changes", node, _loop_changes)
+        names = self.syntax("guarded_binds", node, lambda n: _guarded_binds(n, changes, mutations))
+        if not names:
+            return
+        for name in names:
+            if s.get(name) is None:
                 continue
-            invariant.append(ctx)
-            for names, other in ((body, else_state), (orelse, then_state)):
-                for name, count in names.items():
-                    if name in ctx.entry_keys or other.get(name) is None:
+            for ctx in self.loops:
+                if name in ctx.entry_keys:
+                    continue
+                if ctx.node is not node:
+                    outer = self.syntax("loop_changes", ctx.node, _loop_changes)
+                    if outer[0].get(name) != changes[0].get(name) or not all(
+                            self.syntax(("invariant", id(ctx.node)), t, lambda t: _invariant_test(t, outer, mutations))
+                            for t in names[name]):
                         continue
-                    if changes[0].get(name) == count + sum(d.get(name, 0) for d in ctx.untaken):
-                        other.forget(name)
-        return tuple(invariant)
+                s.forget(name)
+                break
 
     @staticmethod
     def refine_requires_grad(test: ast.AST, then_state: State, else_state: State) -> None:
@@ -632,6 +623,7 @@ class StatementsMixin:
                 self.emit(LoopEvent(node, self.stack[-1] if self.stack else None))
             s = state.copy()
             bind(s)
+            self.iteration_start(node, s)
             s = self.exec_block(body, s)
             for c in ctx.continues:
                 s = s.join(c)
@@ -675,6 +667,7 @@ class StatementsMixin:
                     ctx.continues.clear()
                     s = head.copy()
                     bind(s)
+                    self.iteration_start(node, s)
                     s = self.exec_block(body, s)
                     for c in ctx.continues:
                         s = s.join(c)
@@ -734,6 +727,7 @@ class StatementsMixin:
             self.emit(LoopEvent(node, self.stack[-1] if self.stack else None))
             s = head.copy()
             bind(s)
+            self.iteration_start(node, s)
             self.exec_block(body, s)
 
     def loop_exit(self, head: State, ctx: LoopCtx, orelse) -> State:
@@ -771,6 +765,7 @@ class StatementsMixin:
             else:
                 s = head.copy()
                 bind(s)
+                self.iteration_start(node, s)
                 self.exec_block(body, s)
         finally:
             self.loops.pop()

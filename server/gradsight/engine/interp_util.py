@@ -28,9 +28,6 @@ class LoopCtx:
     has_backward: Optional[int]
     breaks: list = field(default_factory=list)
     continues: list = field(default_factory=list)
-    # The names bound by the sides of enclosing loop-invariant `if` tests that the current path does not take
-    # (`drop_untaken_binds`), one dict per test.
-    untaken: list = field(default_factory=list)
 
 
 @dataclass
@@ -777,15 +774,58 @@ def _name_binds(node: ast.AST) -> dict:
     return out
 
 
-def _branch_binds(stmt: ast.If) -> tuple:
-    """The names each side of an `if` binds (`_name_binds` of its body and of its `else`/`elif` part)."""
-    def binds(block) -> dict:
-        out: dict = {}
-        for s in block:
-            for k, v in _name_binds(s).items():
-                out[k] = out.get(k, 0) + v
-        return out
-    return binds(stmt.body), binds(stmt.orelse)
+def _guarded_binds(loop: ast.AST, changes: tuple, mutations: tuple) -> dict:
+    """The names `loop` binds only under tests it cannot change, with those tests (`Interpreter.iteration_start`).
+    Each binding must be a simple statement reached from a top-level statement of the body through `if`s with
+    invariant tests (`_invariant_test`) and `with` blocks only, and every read of the name must be in a later
+    top-level statement than all its bindings (not in the loop's header): then no run reads a value an earlier
+    iteration left."""
+    guarded: dict = {}
+    count: dict = {}
+    last: dict = {}
+    bad: set = set()
+
+    def collect(stmt: ast.AST, i: int, tests: tuple) -> None:
+        if isinstance(stmt, ast.If) and _invariant_test(stmt.test, changes, mutations):
+            for sub in stmt.body + stmt.orelse:
+                collect(sub, i, tests + (stmt.test,))
+            return
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            for item in stmt.items:
+                bad.update(_name_binds(item))
+            for sub in stmt.body:
+                collect(sub, i, tests)
+            return
+        names = _name_binds(stmt)
+        if not tests or isinstance(stmt, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.FunctionDef,
+                                          ast.AsyncFunctionDef, ast.ClassDef)) \
+                or (hasattr(ast, "Match") and isinstance(stmt, ast.Match)):
+            bad.update(names)
+            return
+        for name, n in names.items():
+            guarded.setdefault(name, []).extend(tests)
+            count[name] = count.get(name, 0) + n
+            last[name] = i
+
+    body = getattr(loop, "body", None) or []
+    for i, stmt in enumerate(body):
+        collect(stmt, i, ())
+    if not guarded:
+        return {}
+    header = [getattr(loop, f, None) for f in ("test", "iter", "target")]
+    for node in header:
+        if node is not None:
+            bad.update(n.id for n in walk(node) if isinstance(n, ast.Name))
+    binds = changes[0]
+    out = {}
+    for name, tests in guarded.items():
+        if name in bad or binds.get(name) != count[name]:
+            continue
+        if any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, (ast.Store, ast.Del))
+               for stmt in body[:last[name] + 1] for n in walk(stmt)):
+            continue
+        out[name] = tuple(tests)
+    return out
 
 
 def _loop_changes(loop: ast.AST) -> tuple:

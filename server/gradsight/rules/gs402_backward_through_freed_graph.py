@@ -67,6 +67,15 @@ class BackwardThroughFreedGraph(Rule):
               "            elif self.objective == \"B\":\n                loss = out * 3\n"
               "            self.optim.zero_grad()\n            loss.backward()\n            self.optim.step()\n\n\n"
               "Solver(\"B\").train([torch.randn(2, 3)] * 3)\n"),
+        # A PGD attack's two `if`s on the loss name (never changed in the loop): the same one binds every step.
+        Valid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+              "def pgd(model, data, target, step_size, num_steps, loss_fn):\n    x_adv = data.detach()\n"
+              "    for k in range(num_steps):\n        x_adv.requires_grad_()\n        output = model(x_adv)\n"
+              "        model.zero_grad()\n        with torch.enable_grad():\n            if loss_fn == \"cent\":\n"
+              "                loss_adv = F.cross_entropy(output, target)\n            if loss_fn == \"cw\":\n"
+              "                loss_adv = -output.gather(1, target[:, None]).sum()\n        loss_adv.backward()\n"
+              "        x_adv = x_adv.detach() + step_size * x_adv.grad.sign()\n    return x_adv\n\n\n"
+              "pgd(nn.Linear(4, 3), torch.randn(2, 4), torch.tensor([0, 2]), 0.01, 3, \"cw\")\n"),
     )
     invalid = (
         # Recurrent state kept in a dict attribute of the module (`self.state["h"] = h`): the statement to change
