@@ -690,9 +690,25 @@ def run_unit(interp: Interpreter, scope: ModuleScope, func: FuncVal, self_val, e
                  _closure_env(c, captured, scope), depth + 1)
 
 
+def calls_without_grad_in(scope: ModuleScope) -> frozenset:
+    """`called_without_grad` of another workspace file (`Workspace.no_grad_callers`), its names resolved through
+    its own imports."""
+    imports = scope.imports
+
+    def qual(node: ast.AST) -> Optional[str]:
+        if isinstance(node, ast.Name):
+            return imports.get(node.id, node.id)
+        if isinstance(node, ast.Attribute):
+            base = qual(node.value)
+            return f"{base}.{node.attr}" if base else None
+        return None
+
+    return called_without_grad(scope.tree, qual, scope.source.text)
+
+
 def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Reporter, module_key: str,
                          digests: Digests, used: RecordingDict, cache: "UnitCache", shift: bool = True,
-                         stats: Optional[dict] = None) -> None:
+                         stats: Optional[dict] = None, elsewhere: frozenset = frozenset()) -> None:
     """Analyse every function and method on its own, with unknown arguments (so the analysis speaks only
     where the facts do not depend on the caller).
 
@@ -704,14 +720,18 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
     `forward` of called modules; the enclosing definition for nested functions) still has the same text, and,
     if a rule looked at the whole tree, while the whole text is the same; where lines were inserted or removed
     above what it ran, its line numbers are moved (`Relocation`; where that cannot be certain, it is analysed
-    again). So a keystroke re-analyses only what ran the edited code."""
+    again). So a keystroke re-analyses only what ran the edited code.
+
+    `elsewhere`: names that other workspace files importing this one call where grad mode may be off
+    (`Workspace.no_grad_callers`); like the file's own such calls, they start the definition with grad mode unknown
+    (the grad mode is part of its cache key, so the result follows those files)."""
     base = State()
     # Definitions this file also calls where grad mode may be off start with grad mode unknown (`called_without_grad`).
     unsure = State(grad=Tri.MAYBE)
     no_grad_callees = interp.syntax("called_without_grad", scope.tree,
                                     lambda tree: called_without_grad(tree, interp.static_qual, scope.source.text,
                                                                      cache.no_grad_calls,
-                                                                     tuple(sorted(scope.imports.items()))))
+                                                                     tuple(sorted(scope.imports.items())))) | elsewhere
     module_optimized = dict(interp.optimized_modules)
 
     def merge(delta: tuple) -> None:
