@@ -13,6 +13,7 @@ import ast
 import hashlib
 import os
 import pathlib
+import re
 import threading
 import time
 from typing import Callable, Optional
@@ -43,6 +44,7 @@ class Workspace:
         self._listing: Optional[tuple[float, tuple]] = None
         self._words: dict[str, tuple[str, bool]] = {}
         self._off_calls: dict[str, tuple[str, frozenset, tuple]] = {}
+        self._names_stem: dict[tuple, tuple[str, bool]] = {}  # (file, module name) -> (text, imports that name?)
         self._callers: dict[str, tuple[float, frozenset, dict]] = {}
         # Library inference is on unless the caller or GRADSIGHT_NO_LIBINFER=1 (for comparisons) turns it off.
         self._libinfer = None if libinfer and os.environ.get("GRADSIGHT_NO_LIBINFER", "") in ("", "0") else False
@@ -237,6 +239,10 @@ class Workspace:
         if hit is not None and now - hit[0] < LIST_TTL:
             return hit[1], hit[2]
         stem = target.parent.name if target.name == "__init__.py" else target.stem
+        # A line that imports something named like the module: `from model import Net`, `import pkg.model as m`,
+        # `from . import model`, `from .model import *`.
+        names_it = re.compile(rf"^[ \t]*(?:from[ \t]+[\w.]*\b{re.escape(stem)}\b|(?:from[ \t]+[\w.]+[ \t]+)?import[ \t(]"
+                              rf"[^\n]*\b{re.escape(stem)}\b)", re.M)
         names: set = set()
         read: dict = {}
         for other in self.python_files():
@@ -250,6 +256,11 @@ class Workspace:
                 seen = self._words[other] = (text, any(w in text for w in _GRAD_OFF_WORDS))
             if not seen[1] or stem not in text:
                 continue
+            named = self._names_stem.get((other, stem))
+            if named is None or named[0] is not text:
+                named = self._names_stem[(other, stem)] = (text, names_it.search(text) is not None)
+            if not named[1]:
+                continue
             scope = self.scope_for(pathlib.Path(other))
             digest = self.cached_digest(pathlib.Path(other))
             if scope is None or digest is None:
@@ -257,7 +268,7 @@ class Workspace:
             info = self._off_calls.get(other)
             if info is None or info[0] != digest:
                 info = self._off_calls[other] = (digest, frozenset(scan(scope)), tuple(sorted(set(scope.imports.values()))))
-            if not info[1] or not self._imports(info[2], other, target):
+            if not info[1] or not self._imports(info[2], other, target, stem):
                 continue
             names |= info[1]
             read[other] = digest
@@ -265,11 +276,14 @@ class Workspace:
         self._callers[key] = (now, out, read)
         return out, read
 
-    def _imports(self, quals: tuple, origin: str, target: pathlib.Path) -> bool:
-        """Whether one of a file's imports (qualified names, `.`-prefixed when relative) names the module `target`."""
+    def _imports(self, quals: tuple, origin: str, target: pathlib.Path, stem: str) -> bool:
+        """Whether one of a file's imports (qualified names, `.`-prefixed when relative) names the module `target`
+        (whose name is `stem`: only imports with that part are resolved)."""
         for qual in quals:
             level = len(qual) - len(qual.lstrip("."))
             bare = qual.lstrip(".")
+            if stem not in bare.split("."):
+                continue
             for module in (bare, bare.rpartition(".")[0]):
                 if (module or level) and self.find(module, level, origin) == target:
                     return True
