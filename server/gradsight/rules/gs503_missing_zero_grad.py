@@ -160,7 +160,9 @@ class MissingZeroGrad(Rule):
                     "Deliberate gradient accumulation (zeroing every k steps inside the loop) is not flagged. "
                     "A loop that steps several optimizers (argument-less `.step()` on names such as `optimizer_D`) "
                     "and zeroes only some of them, with no other zeroing, is flagged for the one never zeroed. "
-                    "The finding stands on the backward before which `zero_grad()` belongs.")
+                    "The finding stands on the backward before which `zero_grad()` belongs, or, when that backward "
+                    "is in an inner loop that accumulates gradients over micro-batches and steps nothing, on that "
+                    "inner loop's header.")
     why_bad = ("Nothing raises: backward adds into `.grad`, so each step uses the sum of all gradients so far and "
                "training diverges or crawls.")
     example = "for x, y in loader:\n    loss = criterion(model(x), y)\n    loss.backward()\n    optimizer.step()"
