@@ -250,6 +250,13 @@ def test_callers_in_other_files_under_no_grad(tmp_path):
     from gradsight import analysis
     analysis.ENGINE.clear()
     assert [(f.code, f.line) for f in analyze_source(NG_MODEL, model, workspace=Workspace(tmp_path)).findings] == warm
+    # A buffer edit that cannot call into model.py under no_grad keeps the answer; one that can is seen at once.
+    ws = Workspace(tmp_path)
+    analyze_source(NG_MODEL, model, workspace=ws)
+    ws.set_overlay(str(tmp_path / "notes.py"), "x = 1\n")
+    assert str((tmp_path / "model.py").resolve()) in ws._callers
+    ws.set_overlay(str(tmp_path / "main.py"), NG_MAIN)
+    assert analyze_source(NG_MODEL, model, workspace=ws).findings == []
 
 
 def test_a_file_that_does_not_import_the_module_is_not_a_caller(tmp_path):

@@ -45,7 +45,7 @@ class Workspace:
         self._words: dict[str, tuple[str, bool]] = {}
         self._off_calls: dict[str, tuple[str, frozenset, tuple]] = {}
         self._names_stem: dict[tuple, tuple[str, bool]] = {}  # (file, module name) -> (text, imports that name?)
-        self._callers: dict[str, tuple[float, frozenset, dict]] = {}
+        self._callers: dict[str, tuple[float, frozenset, dict, str]] = {}
         # Library inference is on unless the caller or GRADSIGHT_NO_LIBINFER=1 (for comparisons) turns it off.
         self._libinfer = None if libinfer and os.environ.get("GRADSIGHT_NO_LIBINFER", "") in ("", "0") else False
 
@@ -60,16 +60,30 @@ class Workspace:
 
     def set_overlay(self, path: str, text: Optional[str]) -> None:
         key = str(pathlib.Path(path).resolve())
+        before = self._text(pathlib.Path(key)) if self._callers else None  # the buffer's, else the file's on disk
         with self._lock:
+            self._forget_callers(key, before, text)
             if (key in self.overlays) != (text is not None):
                 self._found.clear()  # a buffer opened or closed may make an import resolvable (not an edit)
             if text is None:
                 self.overlays.pop(key, None)
             else:
                 self.overlays[key] = text
-            self._callers.clear()  # an edited buffer may call other files' functions under no_grad, or stop
             if text is None or key not in (self._listing[1] if self._listing else ()):
                 self._listing = None
+
+    def _forget_callers(self, key: str, old: Optional[str], new: Optional[str]) -> None:
+        """A buffer's text changes from `old` to `new`: forget the `no_grad_callers` answers it may change, those
+        for modules whose name either text holds, where either holds a grad-mode word (substring tests only: this
+        runs on every keystroke in an editor)."""
+        if not self._callers:
+            return
+        texts = [t for t in (old, new) if t]
+        if not any(w in t for t in texts for w in _GRAD_OFF_WORDS):
+            return
+        for target, entry in list(self._callers.items()):
+            if target == key or any(entry[3] in t for t in texts):
+                self._callers.pop(target, None)
 
     def _text(self, path: pathlib.Path) -> Optional[str]:
         key = str(path)
@@ -227,7 +241,8 @@ class Workspace:
         be off, with those files (path -> digest of the text read, for `Analysis.dependencies`). `scan(scope)` gives
         one file's names (`units.called_without_grad`). Lazy and cached: a file is parsed only if its text holds a
         grad-mode word and the name of the module at `path`, once per version; the answer is kept `LIST_TTL`
-        seconds (forgotten when a buffer changes). Files added since are not seen until then, like imports."""
+        seconds (forgotten when a buffer that may call into `path` changes: `_forget_callers`). Files added since
+        are not seen until then, like imports."""
         try:
             target = pathlib.Path(path).resolve()
             target.relative_to(self.root)
@@ -273,7 +288,7 @@ class Workspace:
             names |= info[1]
             read[other] = digest
         out = frozenset(names)
-        self._callers[key] = (now, out, read)
+        self._callers[key] = (now, out, read, stem)
         return out, read
 
     def _imports(self, quals: tuple, origin: str, target: pathlib.Path, stem: str) -> bool:
