@@ -82,7 +82,7 @@ class Workspace:
         if not any(w in t for t in texts for w in _GRAD_OFF_WORDS):
             return
         for target, entry in list(self._callers.items()):
-            if target == key or any(entry[3] in t for t in texts):
+            if target != key and any(entry[3] in t for t in texts):  # its own text is not read for its answer
                 self._callers.pop(target, None)
 
     def _text(self, path: pathlib.Path) -> Optional[str]:
