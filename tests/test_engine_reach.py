@@ -1314,3 +1314,136 @@ def test_retain_variables_is_the_old_name_of_retain_graph(tmp_path):
     # With retain_graph=False the same program does free the graph.
     freed = source.replace("retain_variables=True", "retain_graph=False")
     assert "GS402" in [f.code for f in analyze_source(freed, "/reach/old2.py").findings]
+
+
+# Closures a factory hands back, called only by the factory's caller (here another file): each is analysed as a unit
+# of its own, reading the factory's locals as they are at the `return` that hands it back.
+CLOSURE_FACTORIES = """\
+import torch
+import torch.nn as nn
+
+
+def make_step(dim):
+    net = nn.Linear(dim, dim)
+
+    def step(x):
+        h = torch.sigmoid(net(x))
+        h.mul_(2)
+        h.sum().backward()
+
+    return step
+
+
+def make_probe(dim):
+    net = nn.Linear(dim, dim)
+
+    def probe(x):
+        h = torch.sigmoid(net(x))
+        h.mul_(2)
+        return h
+
+    net.requires_grad_(False)
+    return probe
+
+
+def make_probe_unfrozen(dim):
+    net = nn.Linear(dim, dim)
+
+    def probe(x):
+        h = torch.sigmoid(net(x))
+        h.mul_(2)
+        return h
+
+    return probe
+"""
+
+# A training step built by a factory (BigGAN's `GAN_training_function`): micro-batches accumulate gradients in an
+# inner loop, and nothing zeroes them between optimizer steps.
+CLOSURE_TRAIN_STEP = """\
+def make_train(model, opt, n_acc):
+    def train(batches):
+        for xs in batches:
+            for x in xs:
+                loss = model(x).sum() / n_acc
+                loss.backward()
+            opt.step()
+    return train
+"""
+
+
+def test_closures_a_factory_hands_back_are_analysed(tmp_path):
+    (tmp_path / "steps.py").write_text(CLOSURE_FACTORIES)
+    (tmp_path / "fns.py").write_text(CLOSURE_TRAIN_STEP)
+    analysis.ENGINE.units.clear()
+    found = [(f.code, f.line) for f in analyze_source(CLOSURE_FACTORIES, str(tmp_path / "steps.py")).findings
+             if f.severity.rank >= Severity.WARNING.rank]
+    # `make_probe` freezes `net` before it returns `probe`: that is the `net` every call of `probe` sees.
+    assert found == [("GS301", 10), ("GS301", 33)]
+    found = [(f.code, f.line) for f in analyze_source(CLOSURE_TRAIN_STEP, str(tmp_path / "fns.py")).findings]
+    assert found == [("GS503", 4)]
+    mains = {
+        "main_step.py": "import torch\nfrom steps import make_step\nmake_step(3)(torch.randn(2, 3))\n",
+        "main_unfrozen.py": ("import torch\nfrom steps import make_probe_unfrozen\n"
+                             "make_probe_unfrozen(3)(torch.randn(2, 3)).sum().backward()\n"),
+        "main_probe.py": "import torch\nfrom steps import make_probe\nout = make_probe(3)(torch.randn(2, 3))\n",
+        "main_train.py": ("import torch\nimport torch.nn as nn\nfrom fns import make_train\nmodel = nn.Linear(2, 1)\n"
+                          "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                          "make_train(model, opt, 2)([[torch.ones(3, 2)] * 2] * 3)\n"),
+    }
+    for name, text in mains.items():
+        (tmp_path / name).write_text(text)
+    ran = run_scripts([(str(tmp_path / "main_step.py"), None), (str(tmp_path / "main_unfrozen.py"), None),
+                       (str(tmp_path / "main_probe.py"), "out.grad_fn is None"),
+                       (str(tmp_path / "main_train.py"), "bool((model.bias.grad == 9).all())")], cwd=str(tmp_path))
+    assert INPLACE in ran[0]["raised"] and INPLACE in ran[1]["raised"]
+    assert not ran[2]["raised"] and ran[2]["probe"] is True
+    assert not ran[3]["raised"] and ran[3]["probe"] is True
+
+
+# A tensor hook: a closure handed to autograd, which runs it during backward with grad mode off (as it does without
+# `create_graph`). Its grad mode is unknown to its own analysis, so `(g * w).numpy()` is not called an error.
+CLOSURE_HOOK = """\
+import torch
+
+w = torch.ones(3, requires_grad=True)
+seen = []
+
+
+def attach(x):
+    def hook(g):
+        seen.append((g * w).numpy())
+        return g
+
+    x.register_hook(hook)
+    return x
+
+
+x = torch.randn(3, requires_grad=True)
+attach(x * 2).sum().backward()
+"""
+
+
+def test_closure_handed_on_runs_with_grad_mode_unknown(tmp_path):
+    analysis.ENGINE.units.clear()
+    found = [(f.code, f.line) for f in analyze_source(CLOSURE_HOOK, "hook.py").findings
+             if f.severity.rank >= Severity.WARNING.rank]
+    assert found == []
+    ran = run_scripts([(str(_write(tmp_path, "hook.py", CLOSURE_HOOK)), "len(seen) == 1")])[0]
+    assert not ran["raised"] and ran["probe"] is True
+
+
+def test_edits_in_a_factory_reach_the_closure_it_hands_back():
+    path = "/reach/closures.py"
+    analysis.ENGINE.units.clear()
+    analyze_source(CLOSURE_FACTORIES, path)
+    for edited in (CLOSURE_FACTORIES.replace("    net.requires_grad_(False)\n", ""),
+                   CLOSURE_FACTORIES.replace("        h.mul_(2)\n        h.sum()", "        h = h * 2\n        h.sum()"),
+                   CLOSURE_FACTORIES.replace("    return step\n", "    step(torch.ones(2, dim))\n    return step\n")):
+        warm = [(f.code, f.line, f.message) for f in analyze_source(edited, path).findings]
+        analysis.ENGINE.clear()
+        cold = [(f.code, f.line, f.message) for f in analyze_source(edited, path).findings]
+        assert warm == cold
+        analyze_source(CLOSURE_FACTORIES, path)
+    unfrozen = CLOSURE_FACTORIES.replace("    net.requires_grad_(False)\n", "")
+    assert [(f.code, f.line) for f in analyze_source(unfrozen, path).findings] == [
+        ("GS301", 10), ("GS301", 21), ("GS301", 32)]

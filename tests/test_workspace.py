@@ -198,3 +198,70 @@ def test_module_base_class_in_another_file_makes_a_module(tmp_path):
     found = [(f.code, f.line) for f in analyze_source(SUB_NET, str(net), workspace=Workspace(tmp_path)).findings]
     assert found == [("GS201", 12)]
     assert "Can't call numpy() on Tensor that requires grad" in _raises(tmp_path, "algo.net")
+
+
+# A model's inference method whose only caller, in another file, runs it under `@torch.no_grad()` (pytorch-book's
+# CenterNet `generate`): it is analysed with grad mode unknown, so `.numpy()` on its output is not an error.
+NG_MODEL = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def generate(self, x):
+        return self.fc(x).numpy()
+"""
+
+NG_MAIN = """\
+import torch
+from model import Net
+
+
+@torch.no_grad()
+def inference(net):
+    return net.generate(torch.randn(3, 4))
+
+
+out = inference(Net())
+"""
+
+
+def test_callers_in_other_files_under_no_grad(tmp_path):
+    (tmp_path / "model.py").write_text(NG_MODEL)
+    (tmp_path / "main.py").write_text(NG_MAIN)
+    model = str(tmp_path / "model.py")
+    ws = Workspace(tmp_path)
+    a = analyze_source(NG_MODEL, model, workspace=ws)
+    assert a.findings == []
+    assert str((tmp_path / "main.py").resolve()) in a.dependencies
+    assert "Error" not in _raises(tmp_path, "main")
+    # Without the workspace, or once the caller runs it in grad mode, the method's own analysis says it raises.
+    assert [(f.code, f.line) for f in analyze_source(NG_MODEL, model).findings] == [("GS201", 11)]
+    grad = NG_MAIN.replace("@torch.no_grad()\n", "")
+    ws.set_overlay(str(tmp_path / "main.py"), grad)  # an unsaved editor buffer: seen at once
+    warm = [(f.code, f.line) for f in analyze_source(NG_MODEL, model, workspace=ws).findings]
+    assert warm == [("GS201", 11)]
+    (tmp_path / "main.py").write_text(grad)
+    assert "Can't call numpy() on Tensor that requires grad" in _raises(tmp_path, "main")
+    from gradsight import analysis
+    analysis.ENGINE.clear()
+    assert [(f.code, f.line) for f in analyze_source(NG_MODEL, model, workspace=Workspace(tmp_path)).findings] == warm
+    # A buffer edit that cannot call into model.py under no_grad keeps the answer; one that can is seen at once.
+    ws = Workspace(tmp_path)
+    analyze_source(NG_MODEL, model, workspace=ws)
+    ws.set_overlay(str(tmp_path / "notes.py"), "x = 1\n")
+    assert str((tmp_path / "model.py").resolve()) in ws._callers
+    ws.set_overlay(str(tmp_path / "main.py"), NG_MAIN)
+    assert analyze_source(NG_MODEL, model, workspace=ws).findings == []
+
+
+def test_a_file_that_does_not_import_the_module_is_not_a_caller(tmp_path):
+    (tmp_path / "model.py").write_text(NG_MODEL)
+    (tmp_path / "other.py").write_text(NG_MAIN.replace("from model import Net", "from net import Net"))
+    (tmp_path / "net.py").write_text(NG_MODEL)
+    found = analyze_source(NG_MODEL, str(tmp_path / "model.py"), workspace=Workspace(tmp_path)).findings
+    assert [(f.code, f.line) for f in found] == [("GS201", 11)]

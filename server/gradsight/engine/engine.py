@@ -24,7 +24,8 @@ from .relocate import located, plain
 from .report import Reporter, Source, split_lines
 from .ruleset import RuleSet
 from .scope import MAX_BYTES, MAX_NESTING, build_scope, nesting_depth
-from .units import Digests, RecordingDict, UnitCache, analyse_definitions, import_digests, run_module
+from .units import (Digests, RecordingDict, UnitCache, analyse_definitions, calls_without_grad_in, import_digests,
+                    run_module)
 
 
 def _env_flag(name: str) -> bool:
@@ -203,7 +204,15 @@ class Engine:
             where = "" if free else repr([(s, e) for s, e, _ in digests.frame()])
             module_key = hashlib.sha1(f"{shape_key}\0{module_deps!r}\0{where}".encode("utf-8", "surrogatepass")
                                       ).hexdigest()
-            analyse_definitions(interp, scope, reporter, module_key, digests, used, self.units, self.shift, self.stats)
+            elsewhere: frozenset = frozenset()
+            if workspace is not None and (scope.functions or scope.classes):
+                # Definitions that other files of the workspace call only under `no_grad` (`Model.generate` run by
+                # main.py's `@torch.no_grad()` inference): those files are dependencies of this analysis.
+                elsewhere, read = workspace.no_grad_callers(path, calls_without_grad_in)
+                for other, digest in read.items():
+                    used[other] = digest
+            analyse_definitions(interp, scope, reporter, module_key, digests, used, self.units, self.shift, self.stats,
+                                elsewhere)
             if interp.backward_seen:
                 for site, (label, created) in interp.grad_leaves.items():
                     if site in interp.reached_sources or site not in interp.cut_sources:

@@ -145,6 +145,9 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin, OpsMixin, Objec
         self.libinfer = None  # optional library inference the driver may install (see `library_value`)
         # id(ast.Starred) -> (node, value of the starred sequence), for callees that unpack it.
         self.starred_values: dict = {}
+        # id(ast.Return) -> the join of the states in which that `return` ran (None: not yet), for the returns the
+        # driver asks about: what a factory leaves to the nested function it returns (`units.run_closures`).
+        self.capture: Optional[dict] = None
 
     # ------------------------------------------------------------------ utilities
     def syntax(self, kind: str, node: ast.AST, compute: Callable[[ast.AST], object]):

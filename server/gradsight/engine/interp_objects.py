@@ -424,9 +424,11 @@ class ObjectsMixin:
         return with_carried(result, carried) if carried is not None else result
 
     def run_function(self, func: FuncVal, self_val, args, kwargs, node, state: State, want_state: bool = False,
-                     self_import: Optional[tuple] = None):
+                     self_import: Optional[tuple] = None, closure: Optional[tuple] = None):
         """Run `func`'s body on abstract arguments. `self_import`: (attribute path, value) pairs the caller knows
-        about the instance; the `self.*` entries the body leaves are put in `self.last_exports` (when given)."""
+        about the instance; the `self.*` entries the body leaves are put in `self.last_exports` (when given).
+        `closure`: (reference key, value) pairs of the enclosing function's scope that a nested function analysed on
+        its own reads (`units.Closure`), names before the keys below them."""
         self.last_exports = ()
         if self.depth >= MAX_CALL_DEPTH or any(f is func.node for f in self.stack):
             return UNKNOWN
@@ -451,7 +453,8 @@ class ObjectsMixin:
                         obj = replace(self_val, attrs=tuple((k, PyVal(truth=truth) if k == flag else v)
                                                             for k, v in self_val.attrs)
                                       + (() if self_val.attr(flag) is not None else ((flag, PyVal(truth=truth)),)))
-                        res = self.run_function(func, obj, args, kwargs, node, state, want_state, self_import)
+                        res = self.run_function(func, obj, args, kwargs, node, state, want_state, self_import,
+                                                closure)
                     finally:
                         self.forced_flag = None
                     out = join_values(out, res) if isinstance(res, Value) else out
@@ -477,6 +480,8 @@ class ObjectsMixin:
                 # The function analysed on its own under a decorator known to leave grad mode alone (pytest
                 # marks, functools caches, CLI and config entry points): its body is what runs whenever the
                 # wrapper calls it.
+        if self.capture is not None and id(fn) in self.capture:
+            self.capture[id(fn)] = True  # the body runs (the driver asks before analysing the closures it returns)
         if not want_state and self.forced_flag is None:
             flag = self.flag_param(fn)
             if flag is not None and self.flag_truth(fn, flag, self_val, args, kwargs, node) is None:
@@ -486,7 +491,8 @@ class ObjectsMixin:
                 for truth in (True, False):
                     self.forced_flag = (fn, flag, truth)
                     try:
-                        res = self.run_function(func, self_val, args, kwargs, node, state, want_state, self_import)
+                        res = self.run_function(func, self_val, args, kwargs, node, state, want_state, self_import,
+                                                closure)
                     finally:
                         self.forced_flag = None
                     out = join_values(out, res) if isinstance(res, Value) else out
@@ -495,7 +501,7 @@ class ObjectsMixin:
         arg_vals = [v for _, v in args]
         kw_vals = {k: v for k, (_, v) in kwargs.items()}
         memo_key = (id(fn), self_val, tuple(arg_vals), tuple(sorted(kw_vals.items(), key=lambda kv: kv[0])), grad,
-                    inference, self.reporting, want_state, self_import, forced[1:] if forced else None)
+                    inference, self.reporting, want_state, self_import, forced[1:] if forced else None, closure)
         try:
             hash(memo_key)
         except TypeError:
@@ -511,6 +517,8 @@ class ObjectsMixin:
                 self.fresh_from_call(hit, fn, (func.module or self.scope).path, state)
             return hit
         callee_state = State(grad=grad, grad_why=why, inference=inference)
+        for key, val in closure or ():
+            callee_state.set(key, val)
         called = node is not fn  # a real call site (a unit analysed on its own runs with its own node)
         params = fn.args
         positional = list(params.posonlyargs) + list(params.args)

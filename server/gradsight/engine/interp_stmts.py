@@ -785,6 +785,10 @@ class StatementsMixin:
 
     def stmt_Return(self, stmt: ast.Return, state: State) -> State:
         value = self.eval(stmt.value, state) if stmt.value is not None else PyVal(is_none=stmt.value is None)
+        capture = self.capture
+        if capture is not None and id(stmt) in capture:
+            seen = capture[id(stmt)]
+            capture[id(stmt)] = state.copy() if seen is None else seen.join(state)
         if self.returns:
             self.returns[-1].append(value)
         if self.return_exports and self.return_exports[-1] is not None:

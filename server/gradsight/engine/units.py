@@ -523,9 +523,192 @@ def called_without_grad(tree: ast.Module, qual, text: str, memo: Optional[Ordere
     return frozenset(out)
 
 
+@dataclasses.dataclass(frozen=True)
+class Closure:
+    """A function nested in another that the enclosing function hands back or hands on (`return train`,
+    `optimizer.step(closure)`, `module.register_forward_hook(hook)`) without the file calling it by name there:
+    its body runs only when code gradsight may not see calls it, so it is analysed as a unit of its own
+    (`run_closures`). `returns`: the enclosing function's `return` statements that hand it back, when that is the
+    only way its name is used (then the enclosing function's locals are final when it can be called); empty when it
+    is handed on. `free`: the names of the enclosing function's scope it reads; `cells`: those it rebinds
+    (`nonlocal`); `defs`: the enclosing function's names bound by one nested `def` and nothing else."""
+
+    node: ast.AST
+    returns: tuple
+    free: frozenset
+    cells: frozenset
+    defs: tuple
+
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _own_nodes(fn: ast.AST) -> list:
+    """The nodes of `fn`'s own scope: its body without the bodies of the functions, lambdas and classes nested in
+    it (their decorators, defaults and bases are evaluated in `fn`'s scope and are included)."""
+    out: list = []
+    todo = list(fn.body)
+    while todo:
+        n = todo.pop()
+        out.append(n)
+        t = type(n)
+        if t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.Lambda:
+            a = n.args
+            todo.extend(getattr(n, "decorator_list", ()))
+            todo.extend(a.defaults)
+            todo.extend(d for d in a.kw_defaults if d is not None)
+        elif t is ast.ClassDef:
+            todo.extend(n.decorator_list)
+            todo.extend(n.bases)
+            todo.extend(k.value for k in n.keywords)
+        else:
+            todo.extend(children(n))
+    return out
+
+
+def _bound(fn: ast.AST, own: list) -> set:
+    """Names local to `fn`: its parameters and what its own scope binds (declared `global`/`nonlocal` excluded)."""
+    a = fn.args
+    names = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}
+    names.update(p.arg for p in (a.vararg, a.kwarg) if p is not None)
+    declared = set()
+    for n in own:
+        t = type(n)
+        if t is ast.Name:
+            if type(n.ctx) is not ast.Load:
+                names.add(n.id)
+        elif t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.ClassDef:
+            names.add(n.name)
+        elif t is ast.Import or t is ast.ImportFrom:
+            names.update((al.asname or al.name).split(".")[0] for al in n.names if al.name != "*")
+        elif t is ast.ExceptHandler:
+            if n.name:
+                names.add(n.name)
+        elif t is ast.Global or t is ast.Nonlocal:
+            declared.update(n.names)
+        elif t is ast.MatchAs or t is ast.MatchStar:
+            if n.name:
+                names.add(n.name)
+    return names - declared
+
+
+def closures_of(fn: ast.AST) -> tuple:
+    """The nested functions of `fn` (in its own scope) whose name `fn` reads (`Closure`), in source order."""
+    own = _own_nodes(fn)
+    nested = sorted((n for n in own if type(n) in _DEFS), key=lambda n: (n.lineno, n.col_offset))
+    if not nested:
+        return ()
+    local = _bound(fn, own)
+    def_names: dict = {}
+    for d in nested:
+        def_names[d.name] = def_names.get(d.name, 0) + 1
+    stores = {n.id for n in own if type(n) is ast.Name and type(n.ctx) is not ast.Load}
+    defs = tuple((name, d) for d in nested for name in [d.name] if def_names[name] == 1 and name not in stores)
+    everything = walk(fn)
+    returns = [n for n in own if type(n) is ast.Return and n.value is not None]
+    out = []
+    for d in nested:
+        inside = {id(n) for n in walk(d)}
+        loads = [n for n in everything if type(n) is ast.Name and n.id == d.name and type(n.ctx) is ast.Load
+                 and id(n) not in inside]
+        if not loads:
+            continue
+        handed_back, seen = [], set()
+        for r in returns:
+            v = r.value
+            elems = list(v.elts) if type(v) in (ast.Tuple, ast.List) else list(v.values) if type(v) is ast.Dict \
+                else [v]
+            hits = [e for e in elems if type(e) is ast.Name and e.id == d.name]
+            if hits:
+                handed_back.append(r)
+                seen.update(id(h) for h in hits)
+        returned = tuple(handed_back) if all(id(n) in seen for n in loads) else ()
+        d_own = _own_nodes(d)
+        mine = _bound(d, d_own)
+        read = {n.id for n in walk(d) if type(n) is ast.Name and type(n.ctx) is ast.Load}
+        cells = {name for n in d_own if type(n) is ast.Nonlocal for name in n.names}
+        out.append(Closure(d, returned, frozenset((read - mine) & local), frozenset(cells & local),
+                           tuple(x for x in defs if x[1] is not d)))
+    return tuple(out)
+
+
+def _closure_env(closure: Closure, captured: Optional[State], scope: ModuleScope) -> tuple:
+    """What the closure reads of the enclosing function's scope, as `run_function`'s `closure` pairs: the values
+    the enclosing function left at the returns that hand it back (`captured`), or, when it is handed on (its callers
+    may run it while the enclosing function is still running) or those returns never ran, unknown values, except
+    functions bound by a nested `def` alone. Names it rebinds (`nonlocal`) are unknown: they change between calls."""
+    names, keys = [], []
+    defs = dict(closure.defs)
+    for name in sorted(closure.free):
+        if name in closure.cells:
+            names.append((name, UNKNOWN))
+            continue
+        if captured is None:
+            node = defs.get(name)
+            names.append((name, FuncVal(node, None, scope, name) if node is not None else UNKNOWN))
+            continue
+        names.append((name, captured.env.get(name, UNKNOWN)))
+        dot, sub = name + ".", name + "["
+        keys.extend((k, captured.env[k]) for k in sorted(captured.compound) if k.startswith(dot) or k.startswith(sub))
+    return tuple(names + keys)
+
+
+MAX_CLOSURE_DEPTH = 2
+
+
+def run_unit(interp: Interpreter, scope: ModuleScope, func: FuncVal, self_val, entry: State, grad_for,
+             closure: Optional[tuple] = None, depth: int = 0) -> None:
+    """Run one definition analysed on its own (`analyse_definitions`), then the closures it hands back or hands on
+    without running them (`Closure`), each as a unit of its own with unknown arguments: a training step built by a
+    factory (`def make_train(G, D): def train(x, y): ...; return train`) is only ever called by the factory's
+    caller. A closure handed back starts in the grad mode `grad_for(name)` gives (as a top-level function would); one
+    handed on to other code (a hook, an optimizer's step) with grad mode unknown: that code decides."""
+    closures = interp.syntax("closures", func.node, closures_of) if depth <= MAX_CLOSURE_DEPTH else ()
+    if not closures:
+        interp.run_function(func, self_val, [], {}, func.node, entry, closure=closure)
+        return
+    capture = {id(r): None for c in closures for r in c.returns}
+    capture[id(func.node)] = None
+    saved = interp.capture
+    interp.capture = capture
+    try:
+        interp.run_function(func, self_val, [], {}, func.node, entry, closure=closure)
+    finally:
+        interp.capture = saved
+    if capture[id(func.node)] is None:
+        return  # the body never ran (a decorator gradsight cannot see): nor are its closures analysed
+    track = interp.track
+    for c in closures:
+        if track is not None and c.node in track:
+            continue  # the enclosing function ran it: analysed in that context
+        states = [capture[id(r)] for r in c.returns if capture.get(id(r)) is not None]
+        captured = None
+        for st in states:
+            captured = st if captured is None else captured.join(st)
+        start = grad_for(c.node.name) if c.returns else State(grad=Tri.MAYBE)
+        run_unit(interp, scope, FuncVal(c.node, None, scope, c.node.name), None, State(grad=start.grad), grad_for,
+                 _closure_env(c, captured, scope), depth + 1)
+
+
+def calls_without_grad_in(scope: ModuleScope) -> frozenset:
+    """`called_without_grad` of another workspace file (`Workspace.no_grad_callers`), its names resolved through
+    its own imports."""
+    imports = scope.imports
+
+    def qual(node: ast.AST) -> Optional[str]:
+        if isinstance(node, ast.Name):
+            return imports.get(node.id, node.id)
+        if isinstance(node, ast.Attribute):
+            base = qual(node.value)
+            return f"{base}.{node.attr}" if base else None
+        return None
+
+    return called_without_grad(scope.tree, qual, scope.source.text)
+
+
 def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Reporter, module_key: str,
                          digests: Digests, used: RecordingDict, cache: "UnitCache", shift: bool = True,
-                         stats: Optional[dict] = None) -> None:
+                         stats: Optional[dict] = None, elsewhere: frozenset = frozenset()) -> None:
     """Analyse every function and method on its own, with unknown arguments (so the analysis speaks only
     where the facts do not depend on the caller).
 
@@ -537,14 +720,18 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
     `forward` of called modules; the enclosing definition for nested functions) still has the same text, and,
     if a rule looked at the whole tree, while the whole text is the same; where lines were inserted or removed
     above what it ran, its line numbers are moved (`Relocation`; where that cannot be certain, it is analysed
-    again). So a keystroke re-analyses only what ran the edited code."""
+    again). So a keystroke re-analyses only what ran the edited code.
+
+    `elsewhere`: names that other workspace files importing this one call where grad mode may be off
+    (`Workspace.no_grad_callers`); like the file's own such calls, they start the definition with grad mode unknown
+    (the grad mode is part of its cache key, so the result follows those files)."""
     base = State()
     # Definitions this file also calls where grad mode may be off start with grad mode unknown (`called_without_grad`).
     unsure = State(grad=Tri.MAYBE)
     no_grad_callees = interp.syntax("called_without_grad", scope.tree,
                                     lambda tree: called_without_grad(tree, interp.static_qual, scope.source.text,
                                                                      cache.no_grad_calls,
-                                                                     tuple(sorted(scope.imports.items()))))
+                                                                     tuple(sorted(scope.imports.items())))) | elsewhere
     module_optimized = dict(interp.optimized_modules)
 
     def merge(delta: tuple) -> None:
@@ -586,20 +773,23 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
         return hashlib.sha1(f"{module_key}\0{qual!r}\0{digests.node(node)}".encode("utf-8", "surrogatepass")
                             ).hexdigest()
 
+    def grad_for(name: str) -> State:
+        return unsure if name in no_grad_callees else base
+
     for name, func in scope.functions.items():
-        entry = unsure if name in no_grad_callees else base
+        entry = grad_for(name)
         key = unit_key(("f", name, entry.grad.name), func.node)
         cached = lookup(key)
         if cached is None:
             _, cached, touched, tree_read = isolated(
-                lambda f=func, e=entry: interp.run_function(f, None, [], {}, f.node, e))
+                lambda f=func, e=entry: run_unit(interp, scope, f, None, e, grad_for))
             touched.add(func.node)
             store(key, touched, tree_read, cached)
         merge(cached)
     for cname, info in scope.classes.items():
         instance = None  # (self value, functions its __init__ ran, tree read): made when a method needs it
         for name, meth in info.methods.items():
-            entry = unsure if name in no_grad_callees else base
+            entry = grad_for(name)
             key = unit_key(("m", cname, name, entry.grad.name), meth.node)
             cached = lookup(key)
             if cached is None:
@@ -617,7 +807,7 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
                             instance = (UNKNOWN, set(), False)
                     self_val, extra, extra_read = instance
                 _, cached, touched, tree_read = isolated(
-                    lambda m=meth, sv=self_val, e=entry: interp.run_function(m, sv, [], {}, m.node, e))
+                    lambda m=meth, sv=self_val, e=entry: run_unit(interp, scope, m, sv, e, grad_for))
                 touched |= extra
                 touched.add(meth.node)
                 store(key, touched, tree_read or extra_read, cached)

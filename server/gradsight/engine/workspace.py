@@ -13,6 +13,7 @@ import ast
 import hashlib
 import os
 import pathlib
+import re
 import threading
 import time
 from typing import Callable, Optional
@@ -21,6 +22,11 @@ from .report import Source
 
 MAX_FILE_BYTES = 2_000_000
 FIND_TTL = 2.0  # seconds an import resolution is trusted
+LIST_TTL = 2.0  # seconds the list of the workspace's files, and what other files call under no_grad, are trusted
+MAX_LISTED = 5000  # a workspace with more Python files than this is not searched for callers
+# Folders never searched for callers: tool caches, environments, installed packages, builds.
+_SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "venv", "env", "build", "dist"})
+_GRAD_OFF_WORDS = ("no_grad", "inference_mode", "set_grad_enabled")
 
 
 class Workspace:
@@ -32,6 +38,14 @@ class Workspace:
         self._found: dict[tuple, tuple[Optional[pathlib.Path], float]] = {}
         self._digests: dict[int, tuple[str, str]] = {}  # id(text) -> (text, sha1): texts are reused objects
         self._lock = threading.Lock()
+        # What other files call where grad mode may be off (`no_grad_callers`): the file list (time, paths), per
+        # file (its text object, whether it holds a grad-mode word), per file with the words (digest, names it calls
+        # under no_grad, its imports), and per asking file the answer with its time.
+        self._listing: Optional[tuple[float, tuple]] = None
+        self._words: dict[str, tuple[str, bool]] = {}
+        self._off_calls: dict[str, tuple[str, frozenset, tuple]] = {}
+        self._names_stem: dict[tuple, tuple[str, bool]] = {}  # (file, module name) -> (text, imports that name?)
+        self._callers: dict[str, tuple[float, frozenset, dict, str]] = {}
         # Library inference is on unless the caller or GRADSIGHT_NO_LIBINFER=1 (for comparisons) turns it off.
         self._libinfer = None if libinfer and os.environ.get("GRADSIGHT_NO_LIBINFER", "") in ("", "0") else False
 
@@ -46,13 +60,30 @@ class Workspace:
 
     def set_overlay(self, path: str, text: Optional[str]) -> None:
         key = str(pathlib.Path(path).resolve())
+        before = self._text(pathlib.Path(key)) if self._callers else None  # the buffer's, else the file's on disk
         with self._lock:
+            self._forget_callers(key, before, text)
             if (key in self.overlays) != (text is not None):
                 self._found.clear()  # a buffer opened or closed may make an import resolvable (not an edit)
             if text is None:
                 self.overlays.pop(key, None)
             else:
                 self.overlays[key] = text
+            if text is None or key not in (self._listing[1] if self._listing else ()):
+                self._listing = None
+
+    def _forget_callers(self, key: str, old: Optional[str], new: Optional[str]) -> None:
+        """A buffer's text changes from `old` to `new`: forget the `no_grad_callers` answers it may change, those
+        for modules whose name either text holds, where either holds a grad-mode word (substring tests only: this
+        runs on every keystroke in an editor)."""
+        if not self._callers:
+            return
+        texts = [t for t in (old, new) if t]
+        if not any(w in t for t in texts for w in _GRAD_OFF_WORDS):
+            return
+        for target, entry in list(self._callers.items()):
+            if target != key and any(entry[3] in t for t in texts):  # its own text is not read for its answer
+                self._callers.pop(target, None)
 
     def _text(self, path: pathlib.Path) -> Optional[str]:
         key = str(path)
@@ -182,6 +213,96 @@ class Workspace:
             return scope
 
         return resolve
+
+    def python_files(self) -> tuple:
+        """The workspace's Python files (resolved paths, open buffers included), listed again at most every
+        `LIST_TTL` seconds; () when there are more than `MAX_LISTED` (then no caller is looked for)."""
+        now = time.monotonic()
+        listing = self._listing
+        if listing is not None and now - listing[0] < LIST_TTL:
+            return listing[1]
+        found: list[str] = []
+        for folder, dirs, files in os.walk(self.root):
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS)
+            found.extend(os.path.join(folder, f) for f in sorted(files) if f.endswith(".py"))
+            if len(found) > MAX_LISTED:
+                found = []
+                break
+        root = str(self.root)
+        for key in list(self.overlays):
+            if key.endswith(".py") and key.startswith(root) and key not in found:
+                found.append(key)
+        out = tuple(found)
+        self._listing = (now, out)
+        return out
+
+    def no_grad_callers(self, path: str, scan: Callable) -> tuple[frozenset, dict]:
+        """The names of functions and methods that other workspace files importing `path` call where grad mode may
+        be off, with those files (path -> digest of the text read, for `Analysis.dependencies`). `scan(scope)` gives
+        one file's names (`units.called_without_grad`). Lazy and cached: a file is parsed only if its text holds a
+        grad-mode word and the name of the module at `path`, once per version; the answer is kept `LIST_TTL`
+        seconds (forgotten when a buffer that may call into `path` changes: `_forget_callers`). Files added since
+        are not seen until then, like imports."""
+        try:
+            target = pathlib.Path(path).resolve()
+            target.relative_to(self.root)
+        except (OSError, ValueError, RuntimeError):
+            return frozenset(), {}
+        key = str(target)
+        now = time.monotonic()
+        hit = self._callers.get(key)
+        if hit is not None and now - hit[0] < LIST_TTL:
+            return hit[1], hit[2]
+        stem = target.parent.name if target.name == "__init__.py" else target.stem
+        # A line that imports something named like the module: `from model import Net`, `import pkg.model as m`,
+        # `from . import model`, `from .model import *`.
+        names_it = re.compile(rf"^[ \t]*(?:from[ \t]+[\w.]*\b{re.escape(stem)}\b|(?:from[ \t]+[\w.]+[ \t]+)?import[ \t(]"
+                              rf"[^\n]*\b{re.escape(stem)}\b)", re.M)
+        names: set = set()
+        read: dict = {}
+        for other in self.python_files():
+            if other == key:
+                continue
+            text = self._text(pathlib.Path(other))
+            if text is None:
+                continue
+            seen = self._words.get(other)
+            if seen is None or seen[0] is not text:
+                seen = self._words[other] = (text, any(w in text for w in _GRAD_OFF_WORDS))
+            if not seen[1] or stem not in text:
+                continue
+            named = self._names_stem.get((other, stem))
+            if named is None or named[0] is not text:
+                named = self._names_stem[(other, stem)] = (text, names_it.search(text) is not None)
+            if not named[1]:
+                continue
+            scope = self.scope_for(pathlib.Path(other))
+            digest = self.cached_digest(pathlib.Path(other))
+            if scope is None or digest is None:
+                continue
+            info = self._off_calls.get(other)
+            if info is None or info[0] != digest:
+                info = self._off_calls[other] = (digest, frozenset(scan(scope)), tuple(sorted(set(scope.imports.values()))))
+            if not info[1] or not self._imports(info[2], other, target, stem):
+                continue
+            names |= info[1]
+            read[other] = digest
+        out = frozenset(names)
+        self._callers[key] = (now, out, read, stem)
+        return out, read
+
+    def _imports(self, quals: tuple, origin: str, target: pathlib.Path, stem: str) -> bool:
+        """Whether one of a file's imports (qualified names, `.`-prefixed when relative) names the module `target`
+        (whose name is `stem`: only imports with that part are resolved)."""
+        for qual in quals:
+            level = len(qual) - len(qual.lstrip("."))
+            bare = qual.lstrip(".")
+            if stem not in bare.split("."):
+                continue
+            for module in (bare, bare.rpartition(".")[0]):
+                if (module or level) and self.find(module, level, origin) == target:
+                    return True
+        return False
 
     def cached_digest(self, path: pathlib.Path) -> Optional[str]:
         """The digest of the text `scope_for` last parsed for `path` (call `scope_for` first)."""

@@ -160,7 +160,9 @@ class MissingZeroGrad(Rule):
                     "Deliberate gradient accumulation (zeroing every k steps inside the loop) is not flagged. "
                     "A loop that steps several optimizers (argument-less `.step()` on names such as `optimizer_D`) "
                     "and zeroes only some of them, with no other zeroing, is flagged for the one never zeroed. "
-                    "The finding stands on the backward before which `zero_grad()` belongs.")
+                    "The finding stands on the backward before which `zero_grad()` belongs, or, when that backward "
+                    "is in an inner loop that accumulates gradients over micro-batches and steps nothing, on that "
+                    "inner loop's header.")
     why_bad = ("Nothing raises: backward adds into `.grad`, so each step uses the sum of all gradients so far and "
                "training diverges or crawls.")
     example = "for x, y in loader:\n    loss = criterion(model(x), y)\n    loss.backward()\n    optimizer.step()"
@@ -178,6 +180,10 @@ class MissingZeroGrad(Rule):
               "def step_b():\n    opt_b.zero_grad()\n    b(torch.ones(3, 2)).sum().backward()\n\n\n"
               "for i in range(3):\n    opt_a.zero_grad()\n    a(torch.ones(3, 2)).sum().backward()\n    opt_a.step()\n"
               "    step_b()\n    opt_b.step()\n"),
+        # Zeroed once per optimizer step, before the micro-batches whose gradients it accumulates.
+        Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+              "for i in range(3):\n    opt.zero_grad()\n    for k in range(2):\n"
+              "        loss = m(torch.ones(3, 2)).sum() / 2\n        loss.backward()\n    opt.step()\n"),
         Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
               "for i in range(4):\n    m(torch.randn(3, 2)).pow(2).mean().backward()\n    if i % 2 == 1:\n"
               "        opt.step()\n        opt.zero_grad()\n"),
@@ -214,6 +220,12 @@ class MissingZeroGrad(Rule):
         Invalid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
                 "for i in range(3):\n    loss = m(torch.ones(3, 2)).sum()\n    loss.backward()\n    opt.step()\n",
                 line=7, runtime="silent: bool((m.bias.grad == 9).all())"),
+        # Gradients accumulated over micro-batches by an inner loop: the `zero_grad()` goes before that loop (one
+        # before the backward would keep only the last micro-batch), so the finding stands on its header.
+        Invalid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+                "for i in range(3):\n    for k in range(2):\n        loss = m(torch.ones(3, 2)).sum() / 2\n"
+                "        loss.backward()\n    opt.step()\n",
+                line=6, runtime="silent: bool((m.bias.grad == 9).all())"),
     )
 
     def __init__(self) -> None:
@@ -257,16 +269,37 @@ class MissingZeroGrad(Rule):
                        span=(line, start, line, len(text.rstrip()) + 1))
             return
         # The fix goes next to the backward (a `zero_grad()` just before it, or just after the step): the finding
-        # stands on the loop's first backward statement, with the loop in `related`.
-        line = backward.lineno
+        # stands on the loop's first backward statement, with the loop in `related`. Where that backward is in a
+        # loop of its own inside this one that steps nothing (gradients accumulated over micro-batches), a
+        # `zero_grad()` before the backward would discard the accumulation: it goes before that inner loop, and the
+        # finding stands on the inner loop's header.
+        inner = self._accumulation_loop(loop, backward)
+        line = backward.lineno if inner is None else inner.lineno
         text = report.source.line_text(line)
         start = len(text) - len(text.lstrip()) + 1
         loop_line, loop_col, _, _ = report.source.span(loop)
-        report.add(self, loop,
-                   "Gradients are never zeroed in this loop, so this backward adds to all earlier steps' gradients. "
-                   "Call `optimizer.zero_grad()` before it.",
+        message = ("Gradients are never zeroed in this loop, so this backward adds to all earlier steps' gradients. "
+                   "Call `optimizer.zero_grad()` before it.") if inner is None else (
+                   "Gradients are never zeroed in the enclosing loop, so this loop's backwards add to earlier steps' "
+                   "gradients. Call `optimizer.zero_grad()` before this loop.")
+        report.add(self, loop, message,
                    related=[Note(loop_line, loop_col, "the loop that never zeroes the gradients")],
                    span=(line, start, line, len(text.rstrip()) + 1))
+
+    def _accumulation_loop(self, loop: ast.AST, backward: ast.Call):
+        """The outermost loop inside `loop` that holds `backward` and no `.step()` call, or None."""
+        block = loop.body
+        while block:
+            holder = next((s for s in block if s.lineno <= backward.lineno <= (s.end_lineno or s.lineno)
+                           and any(n is backward for n in walk(s))), None)
+            if holder is None or isinstance(holder, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                return None
+            if isinstance(holder, (ast.For, ast.AsyncFor, ast.While)):
+                return None if self._scan(holder).steps else holder
+            blocks = [getattr(holder, f, None) or [] for f in ("body", "orelse", "finalbody")]
+            blocks += [h.body for h in getattr(holder, "handlers", ())] + [c.body for c in getattr(holder, "cases", ())]
+            block = next((b for b in blocks if any(n is backward for s in b for n in walk(s))), None)
+        return None
 
     def _verdict(self, loop: ast.AST, report):
         """(None, the first backward): nothing in the loop zeroes gradients; (optimizer name, the backward before
