@@ -306,9 +306,12 @@ class PyVal(Value):
 
 @dataclass(frozen=True)
 class ModuleRef(Value):
-    """A qualified name reached through imports: `torch.nn.functional`, `torch.no_grad`."""
+    """A qualified name reached through imports: `torch.nn.functional`, `torch.no_grad`. A workspace module
+    imported relatively (`from . import tcn`) keeps its relative name and the path of the file it is relative to
+    (`origin`), so that `tcn.TemporalConvNet` resolves from that file's folder wherever the name is used."""
 
     qual: str
+    origin: Optional[str] = None
 
 
 @dataclass(frozen=True)
