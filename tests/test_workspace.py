@@ -238,3 +238,29 @@ def test_names_reexported_by_a_package_and_relative_submodules_resolve(tmp_path)
         proc = subprocess.run([sys.executable, *args], cwd=tmp_path, capture_output=True, text=True, timeout=300)
         assert ("Can't call numpy() on Tensor that requires grad" if args[0] == "train.py"
                 else "modified by an inplace operation") in proc.stderr
+
+
+MIXER = ("import torch.nn as nn\n\n\nclass QMixer(nn.Module):\n    def __init__(self, args):\n        super().__init__()\n"
+         "        self.fc = nn.Linear(3, 1)\n")
+LEARNER = ("import torch as th\nfrom torch.optim import RMSprop\nfrom mixers.qmix import QMixer\n\n\nclass QLearner:\n"
+           "    def __init__(self, mac, args):\n        self.mac = mac\n        self.params = list(mac.parameters())\n"
+           "        self.mixer = None\n        if args.mixer is not None:\n            self.mixer = QMixer(args)\n"
+           "            self.params += list(self.mixer.parameters())\n"
+           "        self.optimiser = RMSprop(params=self.params, lr=args.lr)\n\n    def train(self, batch, idx):\n"
+           "        mac_out = th.stack([self.mac.forward(batch, t=t) for t in range(3)], dim=1)\n"
+           "        chosen = th.gather(mac_out[:, :-1], dim=3, index=idx)\n        mac_out[idx == 0] = -9999999\n"
+           "        self.optimiser.zero_grad()\n        chosen.sum().backward()\n")
+
+
+def test_parameter_list_grown_on_one_branch_by_a_module_of_another_file(tmp_path):
+    # pymarl's learner: `self.params` holds `mac`'s parameters and, when a mixer is configured, a QMixer's (a module
+    # class of another file). After the branch it still holds `mac`'s, so the optimizer over it is evidence that
+    # `self.mac.forward(...)` builds a graph, and the masked write into the gathered `mac_out` is an in-place write
+    # on a tensor saved for backward (bench/realbugs pymarl_double_q_mask_inplace).
+    (tmp_path / "mixers").mkdir()
+    (tmp_path / "mixers" / "__init__.py").write_text("")
+    (tmp_path / "mixers" / "qmix.py").write_text(MIXER)
+    learner = tmp_path / "learner.py"
+    learner.write_text(LEARNER)
+    found = analyze_source(LEARNER, str(learner), workspace=Workspace(tmp_path)).findings
+    assert [(f.code, f.line) for f in found] == [("GS301", 19)]

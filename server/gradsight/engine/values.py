@@ -409,6 +409,16 @@ class ParamsVal(Value):
     # is not known (see `call_builtin`)
     weak: bool = False
 
+    def join(self, other: Value) -> Value:
+        if self == other:
+            return self
+        # `self.params = list(mac.parameters())`, grown on one branch only by a known module's parameters
+        # (`if args.mixer: self.params += list(self.mixer.parameters())`): still `mac`'s parameters, plus maybe others.
+        if isinstance(other, ParamsVal) and (self.owner, self.evidence, self.frozen, self.weak) == \
+                (other.owner, other.evidence, other.frozen, other.weak):
+            return replace(self, module_sites=self.module_sites | other.module_sites)
+        return UNKNOWN
+
 
 @dataclass(frozen=True)
 class OptimizerVal(Value):
