@@ -201,19 +201,19 @@ def test_module_base_class_in_another_file_makes_a_module(tmp_path):
 
 
 REEXPORT_FILES = {
-    "models/__init__.py": "from .net import Net\nfrom .base import *\n",
-    "models/base.py": ("import torch.nn as nn\n\n\nclass BaseNet(nn.Module):\n    def __init__(self):\n"
+    "torchmodels/__init__.py": "from .net import Net\nfrom .base import *\n",
+    "torchmodels/base.py": ("import torch.nn as nn\n\n\nclass BaseNet(nn.Module):\n    def __init__(self):\n"
                        "        super().__init__()\n        self.fc = nn.Linear(3, 1)\n"),
-    "models/net.py": ("import torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    "torchmodels/net.py": ("import torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
                       "        self.fc = nn.Linear(3, 1)\n\n    def forward(self, x):\n        return self.fc(x).relu()\n"),
-    "models/layers.py": ("import torch.nn as nn\n\n\nclass Block(nn.Module):\n    def __init__(self):\n"
+    "torchmodels/layers.py": ("import torch.nn as nn\n\n\nclass Block(nn.Module):\n    def __init__(self):\n"
                          "        super().__init__()\n        self.fc = nn.Linear(3, 3)\n        self.act = nn.Sigmoid()\n\n"
                          "    def forward(self, x):\n        return self.act(self.fc(x))\n"),
-    "models/deep.py": ("import torch\nfrom . import layers\n\n\nclass Deep(torch.nn.Module):\n    def __init__(self):\n"
+    "torchmodels/deep.py": ("import torch\nfrom . import layers\n\n\nclass Deep(torch.nn.Module):\n    def __init__(self):\n"
                        "        super().__init__()\n        self.block = layers.Block()\n\n    def forward(self, x):\n"
                        "        y = self.block(x)\n        y += 1\n        return y\n\n\nif __name__ == \"__main__\":\n"
                        "    Deep()(torch.randn(2, 3)).sum().backward()\n"),
-    "train.py": ("import sys\n\nimport torch\nfrom models import Net, BaseNet\n\n\nclass Sub(BaseNet):\n"
+    "train.py": ("import sys\n\nimport torch\nfrom torchmodels import Net, BaseNet\n\n\nclass Sub(BaseNet):\n"
                  "    def forward(self, x):\n        return self.fc(x)\n\n\ndef main():\n"
                  "    out = Net()(torch.randn(2, 3))\n    print(out.numpy())\n\n\ndef other():\n"
                  "    out = Sub()(torch.randn(2, 3))\n    print(out.numpy())\n\n\nif __name__ == \"__main__\":\n"
@@ -222,19 +222,20 @@ REEXPORT_FILES = {
 
 
 def test_names_reexported_by_a_package_and_relative_submodules_resolve(tmp_path):
-    # `from models import Net` where models/__init__.py re-exports it (`from .net import Net`, or a star import of
+    # `from torchmodels import Net` where torchmodels/__init__.py re-exports it (`from .net import Net`, or a star import of
     # a module defining a base class), and `from . import layers` then `layers.Block()`: the definitions in the
-    # other files are found as a user's checkout would import them.
+    # other files are found as a user's checkout would import them. The package's name starts with "torch" and is
+    # still the project's own (as `torchrl`, `torch_geometric` or `torchbearer` are), not torch.
     for name, text in REEXPORT_FILES.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     ws = Workspace(tmp_path)
-    train, deep = tmp_path / "train.py", tmp_path / "models" / "deep.py"
+    train, deep = tmp_path / "train.py", tmp_path / "torchmodels" / "deep.py"
     assert [(f.code, f.line) for f in analyze_source(train.read_text(), str(train), workspace=ws).findings] == [
         ("GS201", 14), ("GS201", 19)]
     assert [(f.code, f.line) for f in analyze_source(deep.read_text(), str(deep), workspace=ws).findings] == [
         ("GS301", 12)]
-    for args in (["train.py", "a"], ["train.py"], ["-m", "models.deep"]):
+    for args in (["train.py", "a"], ["train.py"], ["-m", "torchmodels.deep"]):
         proc = subprocess.run([sys.executable, *args], cwd=tmp_path, capture_output=True, text=True, timeout=300)
         assert ("Can't call numpy() on Tensor that requires grad" if args[0] == "train.py"
                 else "modified by an inplace operation") in proc.stderr

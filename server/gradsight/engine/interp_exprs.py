@@ -22,6 +22,12 @@ _TRUE = PyVal(truth=True)
 _FALSE = PyVal(truth=False)
 
 
+def _library(qual: str) -> bool:
+    """Names of torch, numpy and builtins, never looked for in the workspace. The whole top-level name: a workspace
+    package called `torchrl`, `torch_geometric` or `torchbearer` is not torch."""
+    return qual.split(".", 1)[0] in ("torch", "numpy", "builtins")
+
+
 @dataclass(frozen=True)
 class _At:
     """Where a relative module name is resolved from: the resolver reads only a scope's `path`."""
@@ -99,7 +105,7 @@ class ExpressionsMixin:
         if self.resolve_module is None or name.startswith("_") or depth > 3:
             return UNKNOWN
         for mod in scope.star_imports:
-            if mod.lstrip(".").startswith(("torch", "numpy")):
+            if _library(mod.lstrip(".")):
                 continue
             level = len(mod) - len(mod.lstrip("."))
             other = self.resolve_module(mod.lstrip("."), level, scope)
@@ -124,10 +130,13 @@ class ExpressionsMixin:
             return UNKNOWN
         qual = other.imports.get(name)
         if qual is not None:
-            if not qual.startswith("."):
-                return self.import_value(qual)
+            if _library(qual):
+                return ModuleRef(qual)
+            # Depth counts every step, so modules that import a name from each other end here.
             val = self.workspace_value(qual, other, depth + 1)
-            return val if val is not UNKNOWN else self.submodule_ref(qual, other)
+            if val is not UNKNOWN:
+                return val
+            return self.submodule_ref(qual, other) if qual.startswith(".") else ModuleRef(qual)
         if other.star_imports:
             return self.star_value(other, name, depth + 1)
         return UNKNOWN
@@ -136,7 +145,7 @@ class ExpressionsMixin:
         if qual.startswith("."):
             val = self.workspace_value(qual)
             return val if val is not UNKNOWN else self.submodule_ref(qual, self.scope)
-        if self.resolve_module is not None and not qual.startswith(("torch", "numpy")):
+        if self.resolve_module is not None and not _library(qual):
             val = self.workspace_value(qual)
             if val is not UNKNOWN:
                 return val
@@ -187,7 +196,7 @@ class ExpressionsMixin:
                 at = _At(base.origin)
                 val = self.workspace_value(qual, at)
                 return val if val is not UNKNOWN else ModuleRef(qual, origin=base.origin)
-            if self.resolve_module is not None and not base.qual.startswith(("torch", "numpy", "builtins")):
+            if self.resolve_module is not None and not _library(base.qual):
                 # `from allennlp.nn import util` then `util.masked_log_softmax(...)`: a function or class of a
                 # workspace module reached through its package.
                 val = self.workspace_value(qual)
