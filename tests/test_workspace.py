@@ -1,5 +1,6 @@
 """Cross-file analysis: calls into workspace modules are analysed; caches notice when those files change."""
 
+import os
 import subprocess
 import sys
 
@@ -265,3 +266,27 @@ def test_parameter_list_grown_on_one_branch_by_a_module_of_another_file(tmp_path
     learner.write_text(LEARNER)
     found = analyze_source(LEARNER, str(learner), workspace=Workspace(tmp_path)).findings
     assert [(f.code, f.line) for f in found] == [("GS301", 19)]
+
+
+NS_NETS = ("import json\n\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+           "        self.fc = nn.Linear(3, 1)\n\n    def forward(self, x):\n        return self.fc(x).sigmoid()\n\n\n"
+           "def opaque(text):\n    return json.loads(text)\n")
+NS_RUN = ("import torch\nfrom utils.nets import Net, opaque\n\nout = Net()(torch.randn(2, 3))\nmid = opaque('[1]')\n"
+          "print(out.numpy())\n")
+
+
+def test_folder_without_init_is_a_package_of_the_project(tmp_path):
+    # `utils/nets.py` with no `utils/__init__.py` (a namespace package, common in research code) imported from a
+    # script in another folder of the checkout: the class resolves, and a call into it whose result is unknown is
+    # not taken for a library call (jedi is not asked about the project's own functions: seconds per question).
+    (tmp_path / "utils").mkdir()
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "utils" / "nets.py").write_text(NS_NETS)
+    run = tmp_path / "scripts" / "run.py"
+    run.write_text(NS_RUN)
+    ws = Workspace(tmp_path.parent)  # the editor's workspace is a folder above the checkout
+    assert [(f.code, f.line) for f in analyze_source(NS_RUN, str(run), workspace=ws).findings] == [("GS201", 6)]
+    assert ws._libinfer is None or ws._libinfer.asked == 0
+    proc = subprocess.run([sys.executable, "scripts/run.py"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert "Can't call numpy() on Tensor that requires grad" in proc.stderr

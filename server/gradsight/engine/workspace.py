@@ -23,6 +23,11 @@ MAX_FILE_BYTES = 2_000_000
 FIND_TTL = 2.0  # seconds an import resolution is trusted
 
 
+def _module_file(base: pathlib.Path, parts: list) -> bool:
+    target = base.joinpath(*parts)
+    return target.with_suffix(".py").is_file() or (target / "__init__.py").is_file()
+
+
 class Workspace:
     def __init__(self, root: str | pathlib.Path, overlays: Optional[dict[str, str]] = None, libinfer: bool = True):
         self.root = pathlib.Path(root).resolve()
@@ -114,7 +119,9 @@ class Workspace:
                 for anc in here.parents:
                     if anc in bases or not anc.is_relative_to(self.root):
                         break
-                    if (anc / parts[0] / "__init__.py").is_file() or (anc / f"{parts[0]}.py").is_file():
+                    if (anc / parts[0] / "__init__.py").is_file() or (anc / f"{parts[0]}.py").is_file() \
+                            or len(parts) > 1 and (anc / parts[0]).is_dir() and _module_file(anc, parts):
+                        # (the last: a folder without `__init__.py`, a namespace package, that holds the module)
                         bases.append(anc)
                         break
                 # The folder above the package that holds the importing file (`pkg/models/net.py` importing
