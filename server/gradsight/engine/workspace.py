@@ -178,10 +178,14 @@ class Workspace:
     def resolver(self, from_path: str, used: Optional[dict] = None) -> Callable:
         """A resolve(module, level, from_scope) function; every file it reads is recorded in `used`
         (path -> sha1 of the text), so caches can tell when an imported file changed."""
+        # The analysed file never resolves to itself (computed once: `resolve()` stats every path component, and
+        # resolution is asked for every imported name an analysis reads).
+        me = str(pathlib.Path(from_path).resolve())
+
         def resolve(module: str, level: int, from_scope) -> object:
             origin = getattr(from_scope, "path", from_path) or from_path
             found = self.find(module, level, origin)
-            if found is None or str(found) == str(pathlib.Path(from_path).resolve()):
+            if found is None or str(found) == me:
                 return None
             scope = self.scope_for(found)
             if used is not None and scope is not None:
