@@ -166,3 +166,17 @@ def test_unreadable_file(tmp_path):
     p.chmod(0)
     proc = run("check", "--no-cache", str(p))
     assert "cannot read" in proc.stderr
+
+
+def test_project_root_names_the_project_and_ignores_settings_above_it(tmp_path):
+    # A checkout nested in another project's folder: `--project-root` says where the user's project is, so the
+    # outer pyproject.toml (which ignores GS301 here) is not read for it.
+    (tmp_path / "pyproject.toml").write_text("[tool.gradsight]\nignore = [\"GS301\"]\n")
+    inner = tmp_path / "checkout"
+    inner.mkdir()
+    (inner / "bug.py").write_text(BUG)
+    plain = run("check", "--no-cache", "--output-format", "json", "--exit-zero", str(inner / "bug.py"))
+    assert json.loads(plain.stdout) == []
+    rooted = run("check", "--no-cache", "--output-format", "json", "--exit-zero", "--project-root", str(inner),
+                 str(inner / "bug.py"))
+    assert [f["code"] for f in json.loads(rooted.stdout)] == ["GS301"]

@@ -1,5 +1,6 @@
 """Cross-file analysis: calls into workspace modules are analysed; caches notice when those files change."""
 
+import os
 import subprocess
 import sys
 
@@ -265,3 +266,94 @@ def test_a_file_that_does_not_import_the_module_is_not_a_caller(tmp_path):
     (tmp_path / "net.py").write_text(NG_MODEL)
     found = analyze_source(NG_MODEL, str(tmp_path / "model.py"), workspace=Workspace(tmp_path)).findings
     assert [(f.code, f.line) for f in found] == [("GS201", 11)]
+
+
+REEXPORT_FILES = {
+    "torchmodels/__init__.py": "from .net import Net\nfrom .base import *\n",
+    "torchmodels/base.py": ("import torch.nn as nn\n\n\nclass BaseNet(nn.Module):\n    def __init__(self):\n"
+                       "        super().__init__()\n        self.fc = nn.Linear(3, 1)\n"),
+    "torchmodels/net.py": ("import torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                      "        self.fc = nn.Linear(3, 1)\n\n    def forward(self, x):\n        return self.fc(x).relu()\n"),
+    "torchmodels/layers.py": ("import torch.nn as nn\n\n\nclass Block(nn.Module):\n    def __init__(self):\n"
+                         "        super().__init__()\n        self.fc = nn.Linear(3, 3)\n        self.act = nn.Sigmoid()\n\n"
+                         "    def forward(self, x):\n        return self.act(self.fc(x))\n"),
+    "torchmodels/deep.py": ("import torch\nfrom . import layers\n\n\nclass Deep(torch.nn.Module):\n    def __init__(self):\n"
+                       "        super().__init__()\n        self.block = layers.Block()\n\n    def forward(self, x):\n"
+                       "        y = self.block(x)\n        y += 1\n        return y\n\n\nif __name__ == \"__main__\":\n"
+                       "    Deep()(torch.randn(2, 3)).sum().backward()\n"),
+    "train.py": ("import sys\n\nimport torch\nfrom torchmodels import Net, BaseNet\n\n\nclass Sub(BaseNet):\n"
+                 "    def forward(self, x):\n        return self.fc(x)\n\n\ndef main():\n"
+                 "    out = Net()(torch.randn(2, 3))\n    print(out.numpy())\n\n\ndef other():\n"
+                 "    out = Sub()(torch.randn(2, 3))\n    print(out.numpy())\n\n\nif __name__ == \"__main__\":\n"
+                 "    main() if sys.argv[1:] == [\"a\"] else other()\n"),
+}
+
+
+def test_names_reexported_by_a_package_and_relative_submodules_resolve(tmp_path):
+    # `from torchmodels import Net` where torchmodels/__init__.py re-exports it (`from .net import Net`, or a star import of
+    # a module defining a base class), and `from . import layers` then `layers.Block()`: the definitions in the
+    # other files are found as a user's checkout would import them. The package's name starts with "torch" and is
+    # still the project's own (as `torchrl`, `torch_geometric` or `torchbearer` are), not torch.
+    for name, text in REEXPORT_FILES.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    ws = Workspace(tmp_path)
+    train, deep = tmp_path / "train.py", tmp_path / "torchmodels" / "deep.py"
+    assert [(f.code, f.line) for f in analyze_source(train.read_text(), str(train), workspace=ws).findings] == [
+        ("GS201", 14), ("GS201", 19)]
+    assert [(f.code, f.line) for f in analyze_source(deep.read_text(), str(deep), workspace=ws).findings] == [
+        ("GS301", 12)]
+    for args in (["train.py", "a"], ["train.py"], ["-m", "torchmodels.deep"]):
+        proc = subprocess.run([sys.executable, *args], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert ("Can't call numpy() on Tensor that requires grad" if args[0] == "train.py"
+                else "modified by an inplace operation") in proc.stderr
+
+
+MIXER = ("import torch.nn as nn\n\n\nclass QMixer(nn.Module):\n    def __init__(self, args):\n        super().__init__()\n"
+         "        self.fc = nn.Linear(3, 1)\n")
+LEARNER = ("import torch as th\nfrom torch.optim import RMSprop\nfrom mixers.qmix import QMixer\n\n\nclass QLearner:\n"
+           "    def __init__(self, mac, args):\n        self.mac = mac\n        self.params = list(mac.parameters())\n"
+           "        self.mixer = None\n        if args.mixer is not None:\n            self.mixer = QMixer(args)\n"
+           "            self.params += list(self.mixer.parameters())\n"
+           "        self.optimiser = RMSprop(params=self.params, lr=args.lr)\n\n    def train(self, batch, idx):\n"
+           "        mac_out = th.stack([self.mac.forward(batch, t=t) for t in range(3)], dim=1)\n"
+           "        chosen = th.gather(mac_out[:, :-1], dim=3, index=idx)\n        mac_out[idx == 0] = -9999999\n"
+           "        self.optimiser.zero_grad()\n        chosen.sum().backward()\n")
+
+
+def test_parameter_list_grown_on_one_branch_by_a_module_of_another_file(tmp_path):
+    # pymarl's learner: `self.params` holds `mac`'s parameters and, when a mixer is configured, a QMixer's (a module
+    # class of another file). After the branch it still holds `mac`'s, so the optimizer over it is evidence that
+    # `self.mac.forward(...)` builds a graph, and the masked write into the gathered `mac_out` is an in-place write
+    # on a tensor saved for backward (bench/realbugs pymarl_double_q_mask_inplace).
+    (tmp_path / "mixers").mkdir()
+    (tmp_path / "mixers" / "__init__.py").write_text("")
+    (tmp_path / "mixers" / "qmix.py").write_text(MIXER)
+    learner = tmp_path / "learner.py"
+    learner.write_text(LEARNER)
+    found = analyze_source(LEARNER, str(learner), workspace=Workspace(tmp_path)).findings
+    assert [(f.code, f.line) for f in found] == [("GS301", 19)]
+
+
+NS_NETS = ("import json\n\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+           "        self.fc = nn.Linear(3, 1)\n\n    def forward(self, x):\n        return self.fc(x).sigmoid()\n\n\n"
+           "def opaque(text):\n    return json.loads(text)\n")
+NS_RUN = ("import torch\nfrom utils.nets import Net, opaque\n\nout = Net()(torch.randn(2, 3))\nmid = opaque('[1]')\n"
+          "print(out.numpy())\n")
+
+
+def test_folder_without_init_is_a_package_of_the_project(tmp_path):
+    # `utils/nets.py` with no `utils/__init__.py` (a namespace package, common in research code) imported from a
+    # script in another folder of the checkout: the class resolves, and a call into it whose result is unknown is
+    # not taken for a library call (jedi is not asked about the project's own functions: seconds per question).
+    (tmp_path / "utils").mkdir()
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "utils" / "nets.py").write_text(NS_NETS)
+    run = tmp_path / "scripts" / "run.py"
+    run.write_text(NS_RUN)
+    ws = Workspace(tmp_path.parent)  # the editor's workspace is a folder above the checkout
+    assert [(f.code, f.line) for f in analyze_source(NS_RUN, str(run), workspace=ws).findings] == [("GS201", 6)]
+    assert ws._libinfer is None or ws._libinfer.asked == 0
+    proc = subprocess.run([sys.executable, "scripts/run.py"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert "Can't call numpy() on Tensor that requires grad" in proc.stderr

@@ -26,6 +26,13 @@ Scoring, per case:
   about code the fix did not touch). All warnings/errors on the fixed versions are listed too.
 
 gradsight is run as `gradsight check --output-format json --no-cache` on all trees in one call.
+
+`--whole-repo` checks each case as a user with the whole project open would: every `.py` file of the
+repository (plus the project markers pyproject.toml and setup.cfg) at the parent commit and at the fixing
+commit is materialised from the mirror into bench/realbugs/.trees/_repos/<owner>+<name>@<commit>/ (one tree
+per repository and commit, shared by the cases that need it; mirrors only), and gradsight is run once per
+case and side on the CASE FILES ONLY, from that tree with `--project-root` set to it, so that imports resolve
+to the project's own files as in the user's checkout. The per-case run times are printed and recorded.
 Exit status: 0 when the run worked (whatever the numbers), 2 when gradsight could not be run.
 """
 
@@ -37,6 +44,7 @@ import hashlib
 import json
 import os
 import pathlib
+import posixpath
 import signal
 import subprocess
 import sys
@@ -104,6 +112,96 @@ def materialise(cases: list[dict], mirrors: pathlib.Path | None, log=print) -> N
                 log(f"  fetched {case['id']}/{side}/{f['path']}")
 
 
+def repo_tree(case: dict, commit: str) -> pathlib.Path:
+    """Where the whole repository of `case` at `commit` is materialised (`--whole-repo`)."""
+    return TREES / "_repos" / f"{case['repo'].replace('/', '+')}@{commit[:12]}"
+
+
+WHOLE_MARKERS = ("pyproject.toml", "setup.cfg")
+
+
+def materialise_whole(cases: list[dict], mirrors: pathlib.Path | None, log=print) -> None:
+    """Every .py file (and project marker) of each case's repository at its parent and fixing commits, from the
+    mirror, into repo_tree(); the case files are checked against the manifest's hashes."""
+    import io
+    import shutil
+    import tarfile
+
+    for case in cases:
+        git_dir = _git_dir(mirrors, case["repo"])
+        if git_dir is None:
+            raise SystemExit(f"{case['id']}: --whole-repo needs a local mirror of {case['repo']} (--mirrors)")
+        for side, commit in (("buggy", case["parent"]), ("fixed", case["commit"])):
+            root = repo_tree(case, commit)
+            if not (root / ".complete").is_file():
+                # `git archive` refuses a pathspec that matches nothing: only the kinds of file the tree has.
+                listing = subprocess.run(["git", "--git-dir", str(git_dir), "ls-tree", "-r", "--name-only", commit],
+                                         capture_output=True, text=True, check=True).stdout.splitlines()
+                names = {posixpath.basename(n) for n in listing}
+                specs = [f":(glob)**/{m}" for m in WHOLE_MARKERS if m in names]
+                if any(n.endswith(".py") for n in names):
+                    specs.append(":(glob)**/*.py")
+                proc = subprocess.run(["git", "--git-dir", str(git_dir), "archive", "--format=tar", commit, "--", *specs],
+                                      capture_output=True)
+                if proc.returncode != 0:
+                    raise SystemExit(f"{case['id']}: git archive {commit[:10]} failed: {proc.stderr.decode()[-300:]}")
+                tmp = root.with_name(root.name + ".tmp")
+                shutil.rmtree(tmp, ignore_errors=True)
+                tmp.mkdir(parents=True)
+                with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
+                    # Regular files only (no links), each kept inside the tree.
+                    members = [m for m in tar.getmembers() if m.isfile() and not m.name.startswith(("/", "..")) and
+                               ".." not in pathlib.PurePosixPath(m.name).parts]
+                    tar.extractall(tmp, members=members, filter="data")
+                (tmp / ".complete").write_text(commit + "\n", encoding="utf-8")
+                shutil.rmtree(root, ignore_errors=True)
+                tmp.rename(root)
+                log(f"  materialised {root.relative_to(TREES)} ({len(members)} files)")
+            for f in case["files"]:
+                target = root / f["path"]
+                want = f[f"{side}_sha256"]
+                if want is not None and (not target.is_file() or _sha(target.read_bytes()) != want):
+                    raise SystemExit(f"{case['id']}: {side} {f['path']} in {root.name} does not match the manifest's "
+                                     "sha256")
+
+
+def case_file(case: dict, side: str, path: str, whole: bool) -> pathlib.Path:
+    if whole:
+        return repo_tree(case, case["parent"] if side == "buggy" else case["commit"]) / path
+    return TREES / case["id"] / side / path
+
+
+def run_whole_repo(cases: list[dict], engine_path: str | None,
+                   timeout: float | None) -> tuple[list[dict], str, list[str], dict[str, float]]:
+    """One gradsight run per case and side on the case files only, with the whole repository as the project
+    (`--project-root`); returns the findings, where the engine came from, the timed-out ids and the seconds
+    each case took (both sides)."""
+    import time
+
+    findings: list[dict] = []
+    where = "?"
+    slow: list[str] = []
+    seconds: dict[str, float] = {}
+    for case in cases:
+        t0 = time.monotonic()
+        for side, commit in (("buggy", case["parent"]), ("fixed", case["commit"])):
+            root = repo_tree(case, commit)
+            files = [case_file(case, side, f["path"], True) for f in case["files"]]
+            files = [f for f in files if f.is_file()]
+            if not files:
+                continue
+            try:
+                found, where = run_gradsight(files, engine_path, timeout=timeout, project_root=root)
+                findings += found
+            except subprocess.TimeoutExpired:
+                slow.append(case["id"])
+                print(f"  {case['id']}: gradsight did not finish in {timeout:g} s", file=sys.stderr)
+                break
+        seconds[case["id"]] = round(time.monotonic() - t0, 2)
+        print(f"  {case['id']}: {seconds[case['id']]:.1f} s", file=sys.stderr)
+    return findings, where, slow, seconds
+
+
 def run_per_case(cases: list[dict], engine_path: str | None, timeout: float) -> tuple[list[dict], str, list[str]]:
     """One gradsight run per case (both sides), each with a time limit; returns the findings, where the
     engine came from, and the ids of the cases whose run did not finish in time."""
@@ -122,7 +220,7 @@ def run_per_case(cases: list[dict], engine_path: str | None, timeout: float) -> 
 
 
 def run_gradsight(files: list[pathlib.Path], engine_path: str | None,
-                  timeout: float | None = None) -> tuple[list[dict], str]:
+                  timeout: float | None = None, project_root: pathlib.Path | None = None) -> tuple[list[dict], str]:
     env = dict(os.environ)
     python = REPO / ".venv" / "bin" / "python"
     cmd = [str(python if python.exists() else sys.executable), "-m", "gradsight", "check", "--output-format", "json",
@@ -132,6 +230,8 @@ def run_gradsight(files: list[pathlib.Path], engine_path: str | None,
     probe = subprocess.run([cmd[0], "-c", "import gradsight; print(gradsight.__file__)"], capture_output=True,
                            text=True, env=env)
     where = probe.stdout.strip()
+    if project_root is not None:
+        cmd += ["--project-root", str(project_root)]
     # A session of its own, so that a time-out ends gradsight's worker processes too, not just the CLI.
     child = subprocess.Popen([*cmd, *map(str, files)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              env=env, cwd=REPO, start_new_session=True)
@@ -163,7 +263,7 @@ def _key(path: pathlib.Path) -> str:
     return str(path.resolve())
 
 
-def score(cases: list[dict], findings: list[dict]) -> list[dict]:
+def score(cases: list[dict], findings: list[dict], whole: bool = False) -> list[dict]:
     by_file: dict[str, list[dict]] = {}
     for f in findings:
         p = pathlib.Path(f["path"])
@@ -175,10 +275,10 @@ def score(cases: list[dict], findings: list[dict]) -> list[dict]:
         row = {"id": case["id"], "repo": case["repo"], "commit": case["commit"][:10], "kind": case["kind"],
                "effect": case["effect"], "hit": [], "info_hit": [], "elsewhere": [], "fixed_all": [], "new_on_fixed": []}
         for f in case["files"]:
-            buggy = TREES / case["id"] / "buggy" / f["path"]
-            fixed = TREES / case["id"] / "fixed" / f["path"]
-            btext = buggy.read_text(encoding="utf-8", errors="replace").splitlines()
-            ftext = fixed.read_text(encoding="utf-8", errors="replace").splitlines()
+            buggy = case_file(case, "buggy", f["path"], whole)
+            fixed = case_file(case, "fixed", f["path"], whole)
+            btext = buggy.read_text(encoding="utf-8", errors="replace").splitlines() if buggy.is_file() else []
+            ftext = fixed.read_text(encoding="utf-8", errors="replace").splitlines() if fixed.is_file() else []
             fixed_lines = set(f["fixed_lines"])
             seen = set()
             name = pathlib.PurePosixPath(f["path"]).name
@@ -225,7 +325,8 @@ def report(rows: list[dict], meta: dict) -> str:
             extra.append("elsewhere " + ", ".join(r["elsewhere"]))
         if r["new_on_fixed"]:
             extra.append("NEW ON FIXED " + " | ".join(r["new_on_fixed"]))
-        out.append(f"{mark} {r['id']:<40} {r['effect']:<7} {'; '.join(extra)}")
+        took = f" [{r['seconds']:.1f} s]" if r.get("seconds") is not None else ""
+        out.append(f"{mark} {r['id']:<40} {r['effect']:<7}{took} {'; '.join(extra)}")
     return "\n".join(out)
 
 
@@ -376,30 +477,44 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-case-timeout", type=float,
                     help="run gradsight once per case with this time limit (seconds); a case that does not finish "
                          "is scored as missed and marked timed out")
+    ap.add_argument("--whole-repo", action="store_true",
+                    help="materialise each case's whole repository (.py files) at both commits and check the case "
+                         "files with it as the project (one run per case and side, timed)")
     ap.add_argument("--write-doc", action="store_true",
                     help="rewrite the real-bug section of docs/recall.md (with the first-try run, if recorded)")
     args = ap.parse_args(argv)
 
+    if args.whole_repo and args.write_doc:
+        ap.error("--write-doc rewrites the default mode's section; --whole-repo results are not written there")
     cases = load_manifest()
     if args.k:
         cases = [c for c in cases if args.k in c["id"]]
     if args.repros:
         return run_repros(cases)
-    materialise(cases, args.mirrors)
+    if args.whole_repo:
+        materialise_whole(cases, args.mirrors)
+    else:
+        materialise(cases, args.mirrors)
     if args.fetch_only:
         return 0
     # Each side of each case is checked as a folder (case files and their siblings), as a user would check
     # a project; only the case files' findings are scored.
     files = [TREES / c["id"] / side for c in cases for side in ("buggy", "fixed")]
     slow: list[str] = []
-    if args.per_case_timeout:
+    seconds: dict[str, float] = {}
+    if args.whole_repo:
+        findings, where, slow, seconds = run_whole_repo(cases, args.engine_path, args.per_case_timeout)
+    elif args.per_case_timeout:
         findings, where, slow = run_per_case(cases, args.engine_path, args.per_case_timeout)
     else:
         findings, where = run_gradsight(files, args.engine_path)
-    rows = score(cases, findings)
+    rows = score(cases, findings, whole=args.whole_repo)
     for r in rows:
         r["timed_out"] = r["id"] in slow
+        if args.whole_repo:
+            r["seconds"] = seconds.get(r["id"])
     meta = {"label": args.label, "engine": where, "commit": args.commit or head_commit(), "timed_out": slow,
+            "whole_repo": args.whole_repo,
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
     print(report(rows, meta))
     CACHE.mkdir(parents=True, exist_ok=True)

@@ -52,6 +52,9 @@ def build_parser(with_trace: bool = True) -> argparse.ArgumentParser:
     check.add_argument("--unsafe-fixes", action="store_true", help="with --fix, apply unsafe fixes too")
     check.add_argument("--no-cache", action="store_true", help="ignore and do not write the on-disk cache")
     check.add_argument("--config", type=pathlib.Path, default=None, help="a pyproject.toml to read settings from")
+    check.add_argument("--project-root", type=pathlib.Path, default=None,
+                       help="the project's folder, where imports are resolved from (default: the folder of the "
+                            "nearest pyproject.toml, else the working directory)")
     check.add_argument("--jobs", "-j", type=int, default=0, help="parallel workers (0: one per core)")
     check.add_argument("--show-problems", action="store_true", default=True, help=argparse.SUPPRESS)
     add_check_output_arguments(check)
@@ -263,7 +266,11 @@ def load_config(args) -> tuple[Config, list[str], pathlib.Path]:
     start = pathlib.Path(first)
     if not start.exists():
         start = start.parent if start.parent.exists() else pathlib.Path(".")
+    project_root = getattr(args, "project_root", None)
     pyproject = args.config or find_pyproject(start)
+    if project_root is not None and args.config is None and pyproject is not None \
+            and not pyproject.resolve().parent.is_relative_to(project_root.resolve()):
+        pyproject = None  # a pyproject.toml above the project's folder belongs to another project
     config = Config()
     root = pathlib.Path(".").resolve()
     if pyproject is not None:
@@ -278,6 +285,8 @@ def load_config(args) -> tuple[Config, list[str], pathlib.Path]:
                                     codes)
         config, problems = load_pyproject(pyproject)
         root = pyproject.parent.resolve()
+    if project_root is not None:
+        root = project_root.resolve()
     overrides: dict = {}
     if args.select is not None:
         overrides["select"] = args.select

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from typing import Optional
 
 from . import torchdb as db
@@ -19,6 +20,19 @@ _NUMBER = PyVal(scalar=True)
 _PLAIN = PyVal()
 _TRUE = PyVal(truth=True)
 _FALSE = PyVal(truth=False)
+
+
+def _library(qual: str) -> bool:
+    """Names of torch, numpy and builtins, never looked for in the workspace. The whole top-level name: a workspace
+    package called `torchrl`, `torch_geometric` or `torchbearer` is not torch."""
+    return qual.split(".", 1)[0] in ("torch", "numpy", "builtins")
+
+
+@dataclass(frozen=True)
+class _At:
+    """Where a relative module name is resolved from: the resolver reads only a scope's `path`."""
+
+    path: str
 
 
 class ExpressionsMixin:
@@ -91,48 +105,76 @@ class ExpressionsMixin:
         if self.resolve_module is None or name.startswith("_") or depth > 3:
             return UNKNOWN
         for mod in scope.star_imports:
-            if mod.lstrip(".").startswith(("torch", "numpy")):
+            if _library(mod.lstrip(".")):
                 continue
             level = len(mod) - len(mod.lstrip("."))
             other = self.resolve_module(mod.lstrip("."), level, scope)
             if other is None or other is scope:
                 continue
-            if name in other.functions:
-                return other.functions[name]
-            if name in other.classes:
-                return ClassVal(other.classes[name])
-            if name in other.imports:
-                qual = other.imports[name]
-                if not qual.startswith("."):
-                    return self.import_value(qual)
-            if other.star_imports:
-                val = self.star_value(other, name, depth + 1)
-                if val is not UNKNOWN:
-                    return val
+            val = self.exported(other, name, depth + 1)
+            if val is not UNKNOWN:
+                return val
+        return UNKNOWN
+
+    def exported(self, other, name: str, depth: int = 0) -> Value:
+        """The function or class that the workspace module `other` makes importable as `name`: its own, or one it
+        imports from another module (a package's `__init__.py` re-exporting `from .generator import VAE`, relative
+        imports read from `other`'s own folder), or one it star-imports, a few levels deep. A name it imports from
+        a library is that library's name, as if imported directly. UNKNOWN for anything else (a module-level
+        variable, a submodule)."""
+        if name in other.functions:
+            return other.functions[name]
+        if name in other.classes:
+            return ClassVal(other.classes[name])
+        if depth > 3:
+            return UNKNOWN
+        qual = other.imports.get(name)
+        if qual is not None:
+            if _library(qual):
+                return ModuleRef(qual)
+            # Depth counts every step, so modules that import a name from each other end here.
+            val = self.workspace_value(qual, other, depth + 1)
+            if val is not UNKNOWN:
+                return val
+            return self.submodule_ref(qual, other) if qual.startswith(".") else ModuleRef(qual)
+        if other.star_imports:
+            return self.star_value(other, name, depth + 1)
         return UNKNOWN
 
     def import_value(self, qual: str) -> Value:
         if qual.startswith("."):
-            return self.workspace_value(qual)
-        if self.resolve_module is not None and not qual.startswith(("torch", "numpy")):
+            val = self.workspace_value(qual)
+            return val if val is not UNKNOWN else self.submodule_ref(qual, self.scope)
+        if self.resolve_module is not None and not _library(qual):
             val = self.workspace_value(qual)
             if val is not UNKNOWN:
                 return val
         return ModuleRef(qual)
 
-    def workspace_value(self, qual: str) -> Value:
+    def submodule_ref(self, qual: str, scope) -> Value:
+        """`from . import tcn` (`qual` ".tcn", relative to `scope`'s file): the workspace module it names, as a
+        reference that remembers where it is relative to; UNKNOWN when no workspace file is that module."""
+        level = len(qual) - len(qual.lstrip("."))
+        path = getattr(scope, "path", None)
+        if self.resolve_module is None or not path or self.resolve_module(qual.lstrip("."), level, scope) is None:
+            return UNKNOWN
+        return ModuleRef(qual, origin=path)
+
+    def workspace_value(self, qual: str, scope=None, depth: int = 0) -> Value:
+        """The function or class `qual` names in a workspace module (relative names are read from `scope`'s
+        folder, by default the analysed file's), re-exports followed (`exported`)."""
         if self.resolve_module is None:
             return UNKNOWN
+        scope = scope if scope is not None else self.scope
         mod, _, name = qual.rpartition(".")
         level = len(qual) - len(qual.lstrip("."))
-        other = self.resolve_module(mod.lstrip("."), level, self.scope)
+        other = self.resolve_module(mod.lstrip("."), level, scope)
         if other is None:
             return UNKNOWN
-        if name in other.functions:
-            return other.functions[name]
-        if name in other.classes:
-            return ClassVal(other.classes[name])
-        return UNKNOWN
+        if other is scope and qual.startswith("."):
+            # `from . import x` in a package's `__init__.py`: `x` is a submodule, not a value of this scope.
+            return UNKNOWN
+        return self.exported(other, name, depth)
 
     def expr_Attribute(self, node: ast.Attribute, state: State) -> Value:
         key = key_of(node)
@@ -149,7 +191,12 @@ class ExpressionsMixin:
         attr = node.attr
         if isinstance(base, ModuleRef):
             qual = f"{base.qual}.{attr}"
-            if self.resolve_module is not None and not base.qual.startswith(("torch", "numpy", "builtins")):
+            if base.origin is not None and self.resolve_module is not None:
+                # `tcn.TemporalConvNet` after `from . import tcn`: resolved from the importing file's folder.
+                at = _At(base.origin)
+                val = self.workspace_value(qual, at)
+                return val if val is not UNKNOWN else ModuleRef(qual, origin=base.origin)
+            if self.resolve_module is not None and not _library(base.qual):
                 # `from allennlp.nn import util` then `util.masked_log_softmax(...)`: a function or class of a
                 # workspace module reached through its package.
                 val = self.workspace_value(qual)
@@ -239,6 +286,11 @@ class ExpressionsMixin:
                 level = len(mod) - len(mod.lstrip("."))
                 other = self.resolve_module(mod.lstrip("."), level, info.module) if mod.strip(".") or level else None
                 cls = other.classes.get(name) if other is not None else None
+                if cls is None and other is not None:
+                    # A base re-exported by a package (`from models import BaseModel`, its `__init__.py` importing
+                    # it from `models/base.py`).
+                    val = self.exported(other, name)
+                    cls = val.info if isinstance(val, ClassVal) else None
                 out.append(cls if cls is not None else b)
             else:
                 out.append(b)

@@ -200,11 +200,14 @@ class StatementsMixin:
         if not top or qual.startswith(".") or top in ("torch", "numpy", "builtins") or top in _STDLIB:
             return False
         if self.resolve_module is not None:
-            try:
-                if self.resolve_module(top, 0, self.scope) is not None:
-                    return False  # a workspace package: the engine reads its code itself
-            except Exception:  # noqa: BLE001 - resolution trouble means "not a workspace module"
-                pass
+            # The package, or the module the name comes from: a folder without `__init__.py` (`utils/losses.py`
+            # imported as `utils.losses`, a namespace package) has no file for its top-level name.
+            for module in dict.fromkeys((top, qual.rpartition(".")[0], qual)):
+                try:
+                    if module and self.resolve_module(module, 0, self.scope) is not None:
+                        return False  # a workspace module: the engine reads its code itself
+                except Exception:  # noqa: BLE001 - resolution trouble means "not a workspace module"
+                    pass
         return True
 
     def library_value(self, name: ast.Name, call: Optional[ast.Call] = None) -> Value:

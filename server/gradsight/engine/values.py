@@ -306,9 +306,12 @@ class PyVal(Value):
 
 @dataclass(frozen=True)
 class ModuleRef(Value):
-    """A qualified name reached through imports: `torch.nn.functional`, `torch.no_grad`."""
+    """A qualified name reached through imports: `torch.nn.functional`, `torch.no_grad`. A workspace module
+    imported relatively (`from . import tcn`) keeps its relative name and the path of the file it is relative to
+    (`origin`), so that `tcn.TemporalConvNet` resolves from that file's folder wherever the name is used."""
 
     qual: str
+    origin: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -405,6 +408,16 @@ class ParamsVal(Value):
     # of an unseen object, paired by `zip` with another model's (an EMA or target update): that they require grad
     # is not known (see `call_builtin`)
     weak: bool = False
+
+    def join(self, other: Value) -> Value:
+        if self == other:
+            return self
+        # `self.params = list(mac.parameters())`, grown on one branch only by a known module's parameters
+        # (`if args.mixer: self.params += list(self.mixer.parameters())`): still `mac`'s parameters, plus maybe others.
+        if isinstance(other, ParamsVal) and (self.owner, self.evidence, self.frozen, self.weak) == \
+                (other.owner, other.evidence, other.frozen, other.weak):
+            return replace(self, module_sites=self.module_sites | other.module_sites)
+        return UNKNOWN
 
 
 @dataclass(frozen=True)

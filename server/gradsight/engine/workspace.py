@@ -29,6 +29,11 @@ _SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "venv", 
 _GRAD_OFF_WORDS = ("no_grad", "inference_mode", "set_grad_enabled")
 
 
+def _module_file(base: pathlib.Path, parts: list) -> bool:
+    target = base.joinpath(*parts)
+    return target.with_suffix(".py").is_file() or (target / "__init__.py").is_file()
+
+
 class Workspace:
     def __init__(self, root: str | pathlib.Path, overlays: Optional[dict[str, str]] = None, libinfer: bool = True):
         self.root = pathlib.Path(root).resolve()
@@ -145,7 +150,9 @@ class Workspace:
                 for anc in here.parents:
                     if anc in bases or not anc.is_relative_to(self.root):
                         break
-                    if (anc / parts[0] / "__init__.py").is_file() or (anc / f"{parts[0]}.py").is_file():
+                    if (anc / parts[0] / "__init__.py").is_file() or (anc / f"{parts[0]}.py").is_file() \
+                            or len(parts) > 1 and (anc / parts[0]).is_dir() and _module_file(anc, parts):
+                        # (the last: a folder without `__init__.py`, a namespace package, that holds the module)
                         bases.append(anc)
                         break
                 # The folder above the package that holds the importing file (`pkg/models/net.py` importing
@@ -202,10 +209,14 @@ class Workspace:
     def resolver(self, from_path: str, used: Optional[dict] = None) -> Callable:
         """A resolve(module, level, from_scope) function; every file it reads is recorded in `used`
         (path -> sha1 of the text), so caches can tell when an imported file changed."""
+        # The analysed file never resolves to itself (computed once: `resolve()` stats every path component, and
+        # resolution is asked for every imported name an analysis reads).
+        me = str(pathlib.Path(from_path).resolve())
+
         def resolve(module: str, level: int, from_scope) -> object:
             origin = getattr(from_scope, "path", from_path) or from_path
             found = self.find(module, level, origin)
-            if found is None or str(found) == str(pathlib.Path(from_path).resolve()):
+            if found is None or str(found) == me:
                 return None
             scope = self.scope_for(found)
             if used is not None and scope is not None:
