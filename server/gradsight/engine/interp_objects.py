@@ -9,7 +9,7 @@ from typing import Optional
 from . import torchdb as db
 from .astwalk import walk
 from .events import InferenceSaveEvent
-from .interp_util import (BUILTINS, MAX_CALL_DEPTH, _class_methods, _constant_default, _is_static, _msite,
+from .interp_util import (BUILTINS, MAX_CALL_DEPTH, _class_methods, _constant_default, _has_backward, _is_static, _msite,
                           _own_mutations, _pcut_of, _plain_class, const_bool, flat_tensors, key_of, layers_have_params,
                           map_tensors, param_defaults, with_carried)
 from .state import State
@@ -568,6 +568,7 @@ class ObjectsMixin:
         self.return_states.append([])
         self.call_saves.append([])
         self.pending_inplace.append([])
+        self.pending_dropped.append([])
         self.frame_flags.append({"escape": False, "called_at": getattr(node, "lineno", 0)})
         try:
             end = self.exec_block(fn.body, callee_state)
@@ -575,6 +576,7 @@ class ObjectsMixin:
             exit_envs = self.return_states[-1]
         finally:
             pending = self.pending_inplace.pop()
+            kept = self.pending_dropped.pop()
             flags = self.frame_flags.pop()
             saves = tuple(self.call_saves.pop())
             self.self_names.pop()
@@ -590,6 +592,8 @@ class ObjectsMixin:
             self.loops = saved_loops
         if pending:
             self.settle_inplace(pending, fn, flags, rets + ([PyVal()] if not end.dead else []), exit_envs + [end.env])
+        if kept:
+            self.settle_dropped(kept, fn, flags, rets + ([PyVal()] if not end.dead else []), exit_envs + [end.env])
         if want_state:
             result = end
         else:
@@ -806,6 +810,22 @@ class ObjectsMixin:
             self.pending_inplace[-1].extend((event, called_at) for event, _ in pending)
         else:
             for event, _ in pending:
+                self.emit_cb(event)
+
+    def settle_dropped(self, pending: list, fn: ast.AST, flags: dict, rets: list, envs: list) -> None:
+        """At a function's end, the accumulations its loops made without a backward (`check_accumulate`) and the
+        states they fed back into the next iteration (`check_carry`): when the function never backwards (nor does
+        anything it calls), hands no graph to code gradsight cannot see, and returns or leaves no graph
+        (`graph_outlives`), nothing can ever backward what those loops kept: it grew with every iteration for
+        nothing (flair's `generate_text` feeding `hidden` back, a validation loop summing its losses then logging
+        `.item()`). Reported as such (`dropped`); otherwise an accumulation is reported as it was seen, and a
+        state fed back is not reported (an unrolled recurrence whose result a caller backwards)."""
+        dropped = not flags.get("escape") and not flags.get("backward_at") \
+            and self.syntax("has_backward", fn, _has_backward) is None and not self.graph_outlives(fn, rets, envs)
+        for event in pending:
+            if dropped:
+                self.emit_cb(replace(event, dropped=True))
+            elif event.how != "carry":
                 self.emit_cb(event)
 
     @staticmethod

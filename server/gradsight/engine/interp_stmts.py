@@ -130,6 +130,8 @@ class StatementsMixin:
             elif isinstance(stmt.targets[0], ast.Subscript) and self._new_key_each_step(stmt.targets[0].slice):
                 # `step_loss_log[step_count] = loss`: a new entry every iteration, so the container keeps them all.
                 self.check_accumulate(stmt, stmt.targets[0], value, stmt.value, state, "store")
+        if self.loops and self.holds_dropped(state):
+            self.check_carry(stmt, value, state)
         for target in stmt.targets:
             self.assign(target, value, state, stmt)
         return state
@@ -331,9 +333,57 @@ class StatementsMixin:
                 fn.lineno <= fact.line <= (fn.end_lineno or fn.lineno)))
             if in_loop or in_callee:
                 backward = stmt.lineno
-        self.emit(AccumulateEvent(stmt, self.seg(target), value, value_node, backward, how,
-                                  in_module=me is not None and isinstance(state.get(me), ModuleVal),
-                                  eval_at=self.evaluated_by(value, state) if backward is None else None))
+        event = AccumulateEvent(stmt, self.seg(target), value, value_node, backward, how,
+                                in_module=me is not None and isinstance(state.get(me), ModuleVal),
+                                eval_at=self.evaluated_by(value, state) if backward is None else None)
+        if backward is None and event.eval_at is None and how in ("+=", "append") and not event.in_module \
+                and self.holds_dropped(state) and value.leaf is not Tri.YES:
+            # Whether anything can backward what this loop keeps is known when the function ends.
+            self.pending_dropped[-1].append(event)
+            return
+        self.emit(event)
+
+    def holds_dropped(self, state: State) -> bool:
+        """Whether an accumulation without backward is held for `settle_dropped`: on the reporting pass, in a
+        function of the analysed file, with grad mode surely on."""
+        return self.reporting and bool(self.pending_dropped) and self.scope.path == self.root_path \
+            and state.grad is Tri.YES
+
+    def check_carry(self, stmt: ast.Assign, value: Value, state: State) -> None:
+        """`prediction, hidden = self.forward(inp, hidden)` in a loop: a state bound before the loop, rebound only
+        here from an expression that reads it, now carrying a graph. Each iteration's graph hangs off the next
+        one's, so the chain grows with the loop; held for `settle_dropped`. A pass through layers
+        (`for layer in self.layers: x = layer(x)`: the callee reads the loop variable) is one forward, not a
+        growing chain."""
+        loop = self.loops[-1]
+        if len(stmt.targets) != 1 or not isinstance(loop.node, (ast.For, ast.AsyncFor, ast.While)):
+            return
+        target = stmt.targets[0]
+        if isinstance(target, ast.Name):
+            pairs = [(target, value)]
+        elif isinstance(target, ast.Tuple) and isinstance(value, SeqVal) and not value.homog \
+                and len(value.items) == len(target.elts):
+            pairs = list(zip(target.elts, value.items))
+        else:
+            return
+        loop_vars = set()
+        if isinstance(loop.node, (ast.For, ast.AsyncFor)):
+            loop_vars = {n.id for n in walk(loop.node.target) if isinstance(n, ast.Name)}
+        func = stmt.value.func if isinstance(stmt.value, ast.Call) else None
+        if func is None or any(isinstance(n, ast.Name) and n.id in loop_vars for n in walk(func)):
+            return
+        read = {n.id for n in walk(stmt.value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        counts = self.syntax("loop_stores", loop.node, _loop_store_counts)
+        for elt, val in pairs:
+            if not isinstance(elt, ast.Name) or elt.id not in read or elt.id not in loop.entry_keys \
+                    or counts.get(elt.id, 0) != 1:
+                continue
+            graph = next((v for v in (val.items if isinstance(val, SeqVal) else (val,))
+                          if isinstance(v, TensorVal) and v.rg is Tri.YES and v.leaf is Tri.NO), None)
+            if graph is None:
+                continue
+            self.pending_dropped[-1].append(AccumulateEvent(stmt, elt.id, graph, stmt.value, None, "carry"))
+            return
 
     def evaluated_by(self, value: TensorVal, state: State) -> Optional[Fact]:
         """Where a module whose parameters reach `value` was put in eval mode (`model.eval()`), if one was and still

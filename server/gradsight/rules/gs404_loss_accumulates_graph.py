@@ -354,7 +354,20 @@ class LossAccumulatesGraph(Rule):
                     or _backwarded(report.tree, name, anywhere=True) \
                     or _backwarded_after_loop(report.tree, event.node, name):
                 return
-            if event.eval_at is not None and event.how in ("append", "+="):
+            if event.dropped:
+                # The function never backwards and every graph it builds dies with its locals: what the loop keeps
+                # grows with every iteration, and nothing can ever use it.
+                if event.how == "carry":
+                    text = (f"`{event.target_expr}` feeds its graph into the next iteration and nothing backwards "
+                            f"it, so memory grows every step; run the loop under `torch.no_grad()`.")
+                else:
+                    text = (f"`{event.target_expr}` keeps every iteration's graph, and nothing backwards it, so "
+                            f"memory grows every step; run the loop under `torch.no_grad()`.")
+                origin = event.value.origin
+                report.add(self, event.node, text,
+                           related=[origin] if origin is not None
+                           and origin.line != report.source.span(event.node)[0] else [])
+            elif event.eval_at is not None and event.how in ("append", "+="):
                 # The model was put in eval mode: an evaluation loop without `torch.no_grad()` that keeps every
                 # batch's graph (OpenNMT's and ParlAI's fixes add the no_grad).
                 report.add(self, event.node,
