@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from dataclasses import replace
 from typing import Optional
@@ -303,6 +304,11 @@ class StatementsMixin:
             self.check_accumulate_on_self(stmt, target, value, value_node, how)
             return
         loop = self.loops[-1]
+        if how == "append" and value is UNKNOWN and _last_item_backwarded(loop.node, key_of(target)):
+            # `losses.append(reduce(add, terms))` then `losses[-1].backward()`: what was appended is backwarded, so
+            # it has a graph (tntorch's loss history).
+            value = TensorVal(rg=Tri.YES, leaf=Tri.NO, evidence=True,
+                              origin=self.expr_fact(value_node, "backwarded"))
         value = self.surely_grad_loss(value, value_node, loop.node)
         if value is None:
             return
@@ -390,14 +396,17 @@ class StatementsMixin:
         is, and the enclosing function (or module-level code) calls no backward: the code says it is evaluating,
         so a graph kept from it is kept for nothing. (A backward anywhere in the function may be the one that
         needs what the loop kept: `feats.append(model(x))` with batch norm frozen, then a loss on them.)"""
-        if not value.psrc:
-            return None
         region = self.stack[-1] if self.stack else self.scope.tree
         if self.syntax("has_backward", region, _has_backward) is not None:
             return None
-        for v in state.env.values():
-            if isinstance(v, ModuleVal) and v.eval_at is not None and _msite(v) in value.psrc:
-                return v.eval_at
+        if value.psrc:
+            for v in state.env.values():
+                if isinstance(v, ModuleVal) and v.eval_at is not None and _msite(v) in value.psrc:
+                    return v.eval_at
+        if self.stack and state.grad is Tri.YES and _evaluation_name(getattr(region, "name", "")):
+            # `def evaluate(self, sentences)`, `def validate(self, valid_iter)`: the function says what it is for
+            # (OpenNMT's, flair's, ParlAI's evaluation loops without `no_grad`).
+            return self.fact(region, "evaluation-function", name=region.name)
         return None
 
     def check_accumulating_method(self, node: ast.Call, func: ast.Attribute, recv: ObjectVal, meth: BoundMethod,
@@ -1058,6 +1067,30 @@ class StatementsMixin:
         if isinstance(value, ModuleVal) and value.layers:
             return join_all(value.layers)
         return UNKNOWN
+
+
+EVALUATION_WORDS = frozenset({"eval", "evaluate", "evaluation", "validate", "validation", "valid", "val"})
+
+
+def _evaluation_name(name: str) -> bool:
+    """Whether a function's name says it evaluates: one of its words (`_`-separated, or camelCase) is
+    `eval`, `evaluate`, `validate`, `validation`, `val`, ... (`evaluate`, `validate_epoch`, `run_eval`, `evalStep`)."""
+    words = [w.lower() for part in name.split("_") for w in re.findall(r"[a-z]+|[A-Z][a-z]*", part)]
+    return any(w in EVALUATION_WORDS for w in words)
+
+
+def _last_item_backwarded(loop: ast.AST, key) -> bool:
+    """Whether the loop runs a backward on the last item of the list `key` (`losses[-1].backward()`)."""
+    if key is None:
+        return False
+    for n in walk(loop):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward" \
+                and isinstance(n.func.value, ast.Subscript) and key_of(n.func.value.value) == key:
+            index = n.func.value.slice
+            if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub) \
+                    and isinstance(index.operand, ast.Constant) and index.operand.value == 1:
+                return True
+    return False
 
 
 def _counts_up(loop: ast.AST, name: str) -> bool:

@@ -9,13 +9,23 @@ from ..findings import Applicability, Severity
 from .base import Invalid, Rule, Valid
 
 
-def _backwarded(tree: ast.AST | None, name: str, anywhere: bool = False) -> bool:
+def _last_item(node: ast.AST, name: str) -> bool:
+    """`name[-1]`: the last item of a list, not the list."""
+    return isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name \
+        and isinstance(node.slice, ast.UnaryOp) and isinstance(node.slice.op, ast.USub) \
+        and isinstance(node.slice.operand, ast.Constant) and node.slice.operand.value == 1
+
+
+def _backwarded(tree: ast.AST | None, name: str, anywhere: bool = False, items: bool = False) -> bool:
     """Whether some backward runs on `name` (`name.backward()`, `name.sum().backward()`); with `anywhere`, also on
-    an expression that reads it (`torch.stack(name).sum().backward()`)."""
+    an expression that reads it (`torch.stack(name).sum().backward()`). With `items` (a list that grows by
+    `append`), a backward of its last item (`losses[-1].backward()`) is one step's, not a backward of the list."""
     if tree is None:
         return False
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "backward":
+            if items and _last_item(node.func.value, name):
+                continue
             if anywhere and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node)):
                 return True
             base = node.func.value
@@ -367,6 +377,15 @@ class LossAccumulatesGraph(Rule):
                 report.add(self, event.node, text,
                            related=[origin] if origin is not None
                            and origin.line != report.source.span(event.node)[0] else [])
+            elif event.eval_at is not None and event.eval_at.kind == "evaluation-function" \
+                    and event.how in ("append", "+="):
+                # An evaluation function (by its name) that keeps every batch's graph: nothing backwards them.
+                report.add(self, event.node,
+                           f"`{event.target_expr}` keeps every batch's graph in `{event.eval_at.arg('name')}`, "
+                           f"which never backwards them, so memory grows every step; run the loop under "
+                           f"`torch.no_grad()`.",
+                           related=[event.value.origin] if event.value.origin is not None
+                           and event.value.origin.line != report.source.span(event.node)[0] else [])
             elif event.eval_at is not None and event.how in ("append", "+="):
                 # The model was put in eval mode: an evaluation loop without `torch.no_grad()` that keeps every
                 # batch's graph (OpenNMT's and ParlAI's fixes add the no_grad).
@@ -383,7 +402,8 @@ class LossAccumulatesGraph(Rule):
                            related=[event.value.origin] if event.value.origin is not None
                            and event.value.origin.line != report.source.span(event.node)[0] else [])
             return
-        if _backwarded(report.tree, name) or _backwarded_after_loop(report.tree, event.node, name):
+        if _backwarded(report.tree, name, items=event.how == "append") \
+                or _backwarded_after_loop(report.tree, event.node, name):
             return
         if _detached_where_backwarded(report.tree, event) or (
                 event.how == "append" and _within_one_step(report.tree, event.node, name)):
