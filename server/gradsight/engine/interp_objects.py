@@ -821,7 +821,9 @@ class ObjectsMixin:
         `.item()`). Reported as such (`dropped`); otherwise an accumulation is reported as it was seen, and a
         state fed back is not reported (an unrolled recurrence whose result a caller backwards)."""
         dropped = not flags.get("escape") and not flags.get("backward_at") \
-            and self.syntax("has_backward", fn, _has_backward) is None and not self.graph_outlives(fn, rets, envs)
+            and self.syntax("has_backward", fn, _has_backward) is None \
+            and not self.syntax("stores_outside", fn, _stores_outside) \
+            and not self.graph_outlives(fn, [] if self.syntax("returns_numbers", fn, _returns_numbers) else rets, envs)
         for event in pending:
             if dropped:
                 self.emit_cb(replace(event, dropped=True))
@@ -892,3 +894,75 @@ class ObjectsMixin:
             return f"{base}.{node.attr}" if base else None
         return None
 
+
+_NUMBER_METHODS = frozenset({"item", "tolist"})
+_NUMBER_FUNCS = frozenset({"float", "int", "bool", "str", "len", "round", "repr"})
+
+
+def _number_expr(node) -> bool:
+    """Whether the expression surely makes no tensor with a graph, whatever its operands are: `x.item()`,
+    `float(x)`, a comparison, a formatted string, arithmetic and tuples of such."""
+    if node is None or isinstance(node, (ast.Constant, ast.JoinedStr, ast.Compare)):
+        return True
+    if isinstance(node, ast.Call):
+        f = node.func
+        return isinstance(f, ast.Attribute) and f.attr in _NUMBER_METHODS and not node.args \
+            or isinstance(f, ast.Name) and f.id in _NUMBER_FUNCS
+    if isinstance(node, ast.BinOp):
+        return _number_expr(node.left) and _number_expr(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return _number_expr(node.operand)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(_number_expr(e) for e in node.elts)
+    return False
+
+
+def _returns_numbers(fn: ast.AST) -> bool:
+    """Whether every `return` of `fn` (not of functions nested in it) hands back numbers, by its spelling
+    (`return total.item() / len(batches)`, `return f"{loss:.3f}"`), or nothing."""
+    todo = list(ast.iter_child_nodes(fn))
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Return) and not _number_expr(n.value):
+            return False
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(n))
+    return True
+
+
+_STORING_METHODS = frozenset({"append", "extend", "insert", "update", "add", "setdefault", "put", "put_nowait"})
+
+
+def _stores_outside(fn: ast.AST) -> bool:
+    """Whether `fn` writes something other than a number into an object it did not make: an item or attribute of
+    a parameter or a global (`results[k] = total`, `self.cache = h`, `history.append(loss)`), or a global name.
+    What it stores there may outlive the call, whatever gradsight knows of the value."""
+    local: set = set()
+    declared: set = set()
+    for n in walk(fn):
+        if isinstance(n, (ast.Global, ast.Nonlocal)):
+            declared.update(n.names)
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            local.add(n.id)
+    local -= declared
+
+    def outside(target: ast.AST) -> bool:
+        while isinstance(target, (ast.Attribute, ast.Subscript)):
+            target = target.value
+        return not isinstance(target, ast.Name) or target.id not in local
+
+    for n in walk(fn):
+        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            if _number_expr(n.value):
+                continue
+            for t in targets:
+                if isinstance(t, ast.Name) and t.id in declared:
+                    return True
+                if isinstance(t, (ast.Attribute, ast.Subscript)) and outside(t):
+                    return True
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _STORING_METHODS \
+                and n.args and not all(_number_expr(a) for a in n.args) and outside(n.func.value) \
+                and isinstance(n.func.value, (ast.Name, ast.Attribute, ast.Subscript)):
+            return True
+    return False

@@ -304,7 +304,8 @@ class StatementsMixin:
             self.check_accumulate_on_self(stmt, target, value, value_node, how)
             return
         loop = self.loops[-1]
-        if how == "append" and value is UNKNOWN and _last_item_backwarded(loop.node, key_of(target)):
+        if how == "append" and (value is UNKNOWN or isinstance(value, PyVal)) \
+                and _last_item_backwarded(loop.node, key_of(target)):
             # `losses.append(reduce(add, terms))` then `losses[-1].backward()`: what was appended is backwarded, so
             # it has a graph (tntorch's loss history).
             value = TensorVal(rg=Tri.YES, leaf=Tri.NO, evidence=True,

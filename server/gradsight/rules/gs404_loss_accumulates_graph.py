@@ -157,6 +157,34 @@ class LossAccumulatesGraph(Rule):
                   "if you need a tensor.")
     references = ("https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory",)
     valid = (
+        # The same generation loop under `@torch.no_grad()`; an unrolled recurrence whose result the caller
+        # backwards; a total returned for a backward; an evaluation summing numbers; one pass through layers.
+        Valid('import torch\nimport torch.nn as nn\n\n\nclass CharLM(nn.Module):\n'
+              '    def __init__(self):\n        super().__init__()\n'
+              '        self.emb = nn.Embedding(10, 8)\n        self.rnn = nn.GRU(8, 8)\n'
+              '        self.out = nn.Linear(8, 10)\n\n    def forward(self, inp, hidden):\n'
+              '        o, hidden = self.rnn(self.emb(inp), hidden)\n        return self.out(o), hidden\n'
+              '\n    @torch.no_grad()\n    def generate(self, n):\n'
+              '        hidden = torch.zeros(1, 1, 8)\n        inp = torch.zeros(1, 1, dtype=torch.long)\n'
+              '        chars = []\n        for _ in range(n):\n'
+              '            logits, hidden = self.forward(inp, hidden)\n'
+              '            inp = torch.multinomial(logits.view(-1).softmax(0), 1).view(1, 1)\n'
+              '            chars.append(int(inp))\n        return chars\n\n\n'
+              'chars = CharLM().generate(20)\n'),
+        Valid('import torch\nimport torch.nn as nn\n\n\ndef unroll(cell, xs, h):\n    for x in xs:\n'
+              '        h = cell(x, h)\n    return h\n\n\ncell = nn.GRUCell(3, 4)\n'
+              'h = unroll(cell, torch.randn(5, 2, 3), torch.zeros(2, 4))\nh.pow(2).sum().backward()\n'),
+        Valid('import torch\nimport torch.nn as nn\n\n\ndef total_loss(model, batches):\n    total = 0\n'
+              '    for x, y in batches:\n        total += nn.functional.mse_loss(model(x), y)\n'
+              '    return total\n\n\nmodel = nn.Linear(3, 1)\n'
+              'total_loss(model, [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)]).backward()\n'),
+        Valid('import torch\nimport torch.nn as nn\n\n\ndef evaluate(model, batches):\n    total = 0.0\n'
+              '    for x, y in batches:\n        total += nn.functional.mse_loss(model(x), y).item()\n'
+              '    return total / len(batches)\n\n\n'
+              'val = evaluate(nn.Linear(3, 1), [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)])\n'),
+        Valid('import torch\nimport torch.nn as nn\n\n\ndef feature_norm(layers, x):\n'
+              '    for layer in layers:\n        x = layer(x)\n    return x.norm().item()\n\n\n'
+              'norm = feature_norm(nn.ModuleList([nn.Linear(3, 3), nn.Linear(3, 3)]), torch.randn(2, 3))\n'),
         # An unrolled inner optimisation (pyg's EquilibriumAggregation, MAML's inner loop): `autograd.grad` with
         # `create_graph=True` builds the graph the outer backward differentiates, so each step's graph is kept on
         # purpose.
@@ -261,6 +289,57 @@ class LossAccumulatesGraph(Rule):
               "    loss.backward()\n    opt.step()\n    metric.step(loss)\n"),
     )
     invalid = (
+        # A generation loop feeding its state back (flair's `generate_text`): each step's graph hangs off the next,
+        # the method never backwards, and only numbers leave it, so the chain grows with every step for nothing.
+        Invalid('import torch\nimport torch.nn as nn\n\n\nclass CharLM(nn.Module):\n'
+                '    def __init__(self):\n        super().__init__()\n'
+                '        self.emb = nn.Embedding(10, 8)\n        self.rnn = nn.GRU(8, 8)\n'
+                '        self.out = nn.Linear(8, 10)\n\n    def forward(self, inp, hidden):\n'
+                '        o, hidden = self.rnn(self.emb(inp), hidden)\n        return self.out(o), hidden\n'
+                '\n    def generate(self, n):\n        hidden = torch.zeros(1, 1, 8)\n'
+                '        inp = torch.zeros(1, 1, dtype=torch.long)\n        chars = []\n'
+                '        for _ in range(n):\n            logits, hidden = self.forward(inp, hidden)\n'
+                '            inp = torch.multinomial(logits.detach().view(-1).softmax(0), 1).view(1, 1)\n'
+                '            chars.append(int(inp))\n        return chars, hidden.grad_fn is not None\n\n\n'
+                'chars, kept = CharLM().generate(20)\n',
+                line=21, runtime="silent: kept"),
+        # A running total in a function that never backwards and returns a number: every batch's graph is kept
+        # until the loop ends, for nothing.
+        Invalid('import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n'
+                'def mean_loss(model, batches):\n    total = 0\n    for x, y in batches:\n'
+                '        total += F.mse_loss(model(x), y)\n'
+                '    return total.item() / len(batches), total.grad_fn is not None\n\n\n'
+                'loss, kept = mean_loss(nn.Linear(3, 1), [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)])\n',
+                line=9, runtime="silent: kept"),
+        # An evaluation method (by its name) summing the loss another method backwards (flair's trainer): the
+        # trained model's loss has a graph in grad mode, and every batch's is kept in the total it returns.
+        Invalid('import torch\nimport torch.nn as nn\n\n\nclass Classifier(nn.Module):\n'
+                '    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(3, 2)\n\n'
+                '    def forward(self, x):\n        return self.fc(x)\n\n'
+                '    def calculate_loss(self, scores, y):\n'
+                '        return nn.functional.cross_entropy(scores, y)\n\n\nclass Trainer:\n'
+                '    def __init__(self, model):\n        self.model = model\n\n'
+                '    def train(self, batches):\n'
+                '        optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)\n'
+                '        for x, y in batches:\n'
+                '            loss = self.model.calculate_loss(self.model.forward(x), y)\n'
+                '            optimizer.zero_grad()\n            loss.backward()\n'
+                '            optimizer.step()\n\n    def evaluate(self, batches):\n        eval_loss = 0\n'
+                '        for x, y in batches:\n'
+                '            loss = self.model.calculate_loss(self.model.forward(x), y)\n'
+                '            eval_loss += loss\n        return eval_loss / len(batches)\n\n\n'
+                'data = [(torch.randn(4, 3), torch.randint(0, 2, (4,))) for _ in range(3)]\n'
+                'trainer = Trainer(Classifier())\ntrainer.train(data)\nval = trainer.evaluate(data)\n',
+                line=33, runtime="silent: val.grad_fn is not None"),
+        # A history whose last item is backwarded (tntorch's loss history): the list keeps every step's graph.
+        Invalid('import torch\n\n\ndef fit(loss_function, params, steps):\n'
+                '    optimizer = torch.optim.SGD(params, lr=0.1)\n    losses = []\n'
+                '    for _ in range(steps):\n        optimizer.zero_grad()\n'
+                '        terms = loss_function(*params)\n        losses.append(sum(terms))\n'
+                '        losses[-1].backward(retain_graph=True)\n        optimizer.step()\n'
+                '    return losses\n\n\nw = torch.randn(3, requires_grad=True)\n'
+                'losses = fit(lambda p: [p.pow(2).sum(), p.abs().sum()], [w], 3)\n',
+                line=10, runtime="silent: all(l.grad_fn is not None for l in losses)"),
         # An evaluation function (the model put in eval mode) that keeps outputs in grad mode: nothing backwards
         # them, so every batch's graph is kept for nothing (OpenNMT's and ParlAI's fixes). The model is the
         # function's parameter: that `.eval()` was called on it is the evidence that it is a module.
