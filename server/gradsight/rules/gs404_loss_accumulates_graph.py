@@ -92,6 +92,31 @@ def _detached_where_backwarded(tree: ast.AST | None, event) -> bool:
     return False
 
 
+def _calls(node: ast.AST, fname: str) -> bool:
+    """Whether `node` holds a call of a function or method named `fname` (`evaluate(...)`, `self.evaluate(...)`)."""
+    return any(isinstance(n, ast.Call) and (isinstance(n.func, ast.Name) and n.func.id == fname
+                                            or isinstance(n.func, ast.Attribute) and n.func.attr == fname)
+               for n in ast.walk(node))
+
+
+def _result_backwarded(tree: ast.AST | None, fname: str) -> bool:
+    """Whether the file backwards what a function named `fname` returns: a backward on an expression that calls it
+    (`eval_loss().backward()`), or on a name bound from such a call (`loss = evaluate(); loss.backward()`). A
+    function named for evaluation may still compute a value to differentiate (`evaluate` as "compute")."""
+    if tree is None:
+        return False
+    bound = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and _calls(node.value, fname):
+            bound |= {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and (isinstance(node.func, ast.Attribute) and node.func.attr == "backward"
+                                           or isinstance(node.func, ast.Name) and node.func.id == "backward"):
+            if _calls(node, fname) or any(isinstance(n, ast.Name) and n.id in bound for n in ast.walk(node)):
+                return True
+    return False
+
+
 def _is_step_call(node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step" \
         and not node.args and not node.keywords
@@ -158,7 +183,9 @@ class LossAccumulatesGraph(Rule):
     references = ("https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory",)
     valid = (
         # The same generation loop under `@torch.no_grad()`; an unrolled recurrence whose result the caller
-        # backwards; a total returned for a backward; an evaluation summing numbers; one pass through layers.
+        # backwards; a total returned for a backward; an evaluation summing numbers; one pass through layers; a
+        # function named for evaluation whose result the file backwards ("evaluate" as "compute").
+        Valid('import torch\nimport torch.nn as nn\n\n\ndef eval_loss(model, batches):\n    total = 0\n    for x, y in batches:\n        total += nn.functional.mse_loss(model(x), y)\n    return total\n\n\nmodel = nn.Linear(3, 1)\nloss = eval_loss(model, [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)])\nloss.backward()\n'),
         Valid('import torch\nimport torch.nn as nn\n\n\nclass CharLM(nn.Module):\n'
               '    def __init__(self):\n        super().__init__()\n'
               '        self.emb = nn.Embedding(10, 8)\n        self.rnn = nn.GRU(8, 8)\n'
@@ -456,8 +483,9 @@ class LossAccumulatesGraph(Rule):
                 report.add(self, event.node, text,
                            related=[origin] if origin is not None
                            and origin.line != report.source.span(event.node)[0] else [])
-            elif event.eval_at is not None and event.eval_at.kind == "evaluation-function" \
-                    and event.how in ("append", "+="):
+            elif event.eval_at is not None and event.eval_at.kind == "evaluation-function":
+                if event.how not in ("append", "+=") or _result_backwarded(report.tree, event.eval_at.arg("name")):
+                    return
                 # An evaluation function (by its name) that keeps every batch's graph: nothing backwards them.
                 report.add(self, event.node,
                            f"`{event.target_expr}` keeps every batch's graph in `{event.eval_at.arg('name')}`, "
