@@ -172,7 +172,15 @@ class LossAccumulatesGraph(Rule):
                     "`self.losses.append(loss)` in a `train_step`) is flagged too: the object outlives the call, "
                     "so each call of the training step leaves its graph there. A method call counts as "
                     "accumulation when the method adds that argument into an attribute of its object "
-                    "(`meter.update(loss, n)` with `self.sum += val * n`) and the object was made before the loop.")
+                    "(`meter.update(loss, n)` with `self.sum += val * n`) and the object was made before the loop. "
+                    "Loops without backward are flagged when nothing can ever backward what they keep: in an "
+                    "evaluation function (the model put in eval mode, or a function named `evaluate`, `validate`, "
+                    "`val_step`, ... whose result the file never backwards), or in a function that never backwards "
+                    "and lets no graph out (it returns numbers, stores nothing outside itself, hands no tensor to "
+                    "code gradsight cannot see). There a state fed back into the next iteration "
+                    "(`logits, hidden = self.forward(inp, hidden)` in a generation loop) is flagged too: each "
+                    "step's graph hangs off the next one's. A backward of the last item of a history "
+                    "(`losses[-1].backward()`) does not backward the history.")
     why_bad = ("Nothing raises, but the accumulator holds a reference to each step's graph, so memory grows with "
                "every iteration (on a GPU, until it runs out). Logging needs the number, not the graph.")
     example = "total_loss = 0\nfor x in data:\n    loss = model(x).mean()\n    loss.backward()\n    total_loss += loss"
