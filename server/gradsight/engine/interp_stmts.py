@@ -439,7 +439,9 @@ class StatementsMixin:
             value = self.surely_grad_loss(state.get(arg_key), arg, loop.node)
             if value is not None:
                 self.emit(AccumulateEvent(node, f"{self.seg(func.value)}.{func.attr}()", value, arg,
-                                          loop.has_backward, "keeps", kept_at=self._kept_at(meth, params[i], kept)))
+                                          loop.has_backward, "keeps", kept_at=self._kept_at(meth, params[i], kept),
+                                          eval_at=self.evaluated_by(value, state) if loop.has_backward is None
+                                          else None))
                 return
 
     def _kept_at(self, meth: BoundMethod, param: str, kept: dict) -> Optional[Fact]:

@@ -366,6 +366,9 @@ class LossAccumulatesGraph(Rule):
                 'data = [(torch.randn(4, 3), torch.randint(0, 2, (4,))) for _ in range(3)]\n'
                 'trainer = Trainer(Classifier())\ntrainer.train(data)\nval = trainer.evaluate(data)\n',
                 line=33, runtime="silent: val.grad_fn is not None"),
+        # A meter fed the loss in an evaluation loop without `no_grad`: the object keeps every batch's graph.
+        Invalid('import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\nclass Meter:\n    def __init__(self):\n        self.total = 0\n        self.n = 0\n\n    def update(self, val, n=1):\n        self.total += val * n\n        self.n += n\n\n\ndef evaluate(model, batches):\n    model.eval()\n    meter = Meter()\n    for x, y in batches:\n        loss = F.mse_loss(model(x), y)\n        meter.update(loss, len(x))\n    return meter\n\n\nmeter = evaluate(nn.Linear(3, 1), [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)])\n',
+                line=21, runtime="silent: meter.total.grad_fn is not None"),
         # A history whose last item is backwarded (tntorch's loss history): the list keeps every step's graph.
         Invalid('import torch\n\n\ndef fit(loss_function, params, steps):\n'
                 '    optimizer = torch.optim.SGD(params, lr=0.1)\n    losses = []\n'
@@ -492,7 +495,8 @@ class LossAccumulatesGraph(Rule):
                            related=[origin] if origin is not None
                            and origin.line != report.source.span(event.node)[0] else [])
             elif event.eval_at is not None and event.eval_at.kind == "evaluation-function":
-                if event.how not in ("append", "+=") or _result_backwarded(report.tree, event.eval_at.arg("name")):
+                if event.how not in ("append", "+=", "keeps") \
+                        or _result_backwarded(report.tree, event.eval_at.arg("name")):
                     return
                 # An evaluation function (by its name) that keeps every batch's graph: nothing backwards them.
                 report.add(self, event.node,
@@ -501,7 +505,7 @@ class LossAccumulatesGraph(Rule):
                            f"`torch.no_grad()`.",
                            related=[event.value.origin] if event.value.origin is not None
                            and event.value.origin.line != report.source.span(event.node)[0] else [])
-            elif event.eval_at is not None and event.how in ("append", "+="):
+            elif event.eval_at is not None and event.how in ("append", "+=", "keeps"):
                 # The model was put in eval mode: an evaluation loop without `torch.no_grad()` that keeps every
                 # batch's graph (OpenNMT's and ParlAI's fixes add the no_grad).
                 report.add(self, event.node,
