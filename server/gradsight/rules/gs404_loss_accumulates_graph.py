@@ -105,15 +105,25 @@ def _result_backwarded(tree: ast.AST | None, fname: str) -> bool:
     function named for evaluation may still compute a value to differentiate (`evaluate` as "compute")."""
     if tree is None:
         return False
-    bound = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and _calls(node.value, fname):
-            bound |= {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and (isinstance(node.func, ast.Attribute) and node.func.attr == "backward"
-                                           or isinstance(node.func, ast.Name) and node.func.id == "backward"):
-            if _calls(node, fname) or any(isinstance(n, ast.Name) and n.id in bound for n in ast.walk(node)):
-                return True
+    for scope in ast.walk(tree):
+        if not isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        # The scope's own nodes (a name bound in one function and backwarded in another is another variable).
+        own, todo = [], list(ast.iter_child_nodes(scope))
+        while todo:
+            node = todo.pop()
+            own.append(node)
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                todo.extend(ast.iter_child_nodes(node))
+        bound = set()
+        for node in own:
+            if isinstance(node, ast.Assign) and _calls(node.value, fname):
+                bound |= {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        for node in own:
+            if isinstance(node, ast.Call) and (isinstance(node.func, ast.Attribute) and node.func.attr == "backward"
+                                               or isinstance(node.func, ast.Name) and node.func.id == "backward"):
+                if _calls(node, fname) or any(isinstance(n, ast.Name) and n.id in bound for n in ast.walk(node)):
+                    return True
     return False
 
 
