@@ -365,6 +365,12 @@ class StatementsMixin:
         loop = self.loops[-1]
         if len(stmt.targets) != 1 or not isinstance(loop.node, (ast.For, ast.AsyncFor, ast.While)):
             return
+        fn = self.stack[-1] if self.stack else None
+        if not self.syntax("samples", loop.node, _samples) and not _generation_name(getattr(fn, "name", "")):
+            # Only a loop that generates: it samples or decodes each step's output (`torch.multinomial`,
+            # `argmax`, fresh noise), or its function says so (`generate`, `sample`, `translate`, ...). A demo that
+            # unrolls a few teacher-forced steps and prints their shapes keeps a graph too, but nothing grows there.
+            return
         target = stmt.targets[0]
         if isinstance(target, ast.Name):
             pairs = [(target, value)]
@@ -1080,6 +1086,31 @@ def _evaluation_name(name: str) -> bool:
     `eval`, `evaluate`, `validate`, `validation`, `val`, ... (`evaluate`, `validate_epoch`, `run_eval`, `evalStep`)."""
     words = [w.lower() for part in name.split("_") for w in re.findall(r"[a-z]+|[A-Z][a-z]*", part)]
     return any(w in EVALUATION_WORDS for w in words)
+
+
+GENERATION_WORDS = frozenset({"generate", "generation", "sample", "sampling", "decode", "decoding", "translate",
+                              "synthesize", "synthesis", "infer", "inference", "predict", "beam", "greedy",
+                              "autoregressive", "rollout"})
+_SAMPLING_CALLS = frozenset({"multinomial", "argmax", "topk", "sample", "randn", "randn_like", "rand", "rand_like",
+                             "normal", "bernoulli", "choice", "categorical", "gumbel_softmax"})
+
+
+def _generation_name(name: str) -> bool:
+    """Whether a function's name says it generates (`generate_text`, `sample`, `translate`, `greedy_decode`)."""
+    words = [w.lower() for part in name.split("_") for w in re.findall(r"[a-z]+|[A-Z][a-z]*", part)]
+    return any(w in GENERATION_WORDS for w in words)
+
+
+def _samples(loop: ast.AST) -> bool:
+    """Whether the loop body samples or decodes: a call of `multinomial`, `argmax`, `topk`, `.sample()`, fresh
+    noise (`torch.randn_like`), ... (by the called name)."""
+    for n in walk(loop):
+        if isinstance(n, ast.Call):
+            f = n.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+            if name in _SAMPLING_CALLS:
+                return True
+    return False
 
 
 def _last_item_backwarded(loop: ast.AST, key) -> bool:

@@ -188,7 +188,8 @@ class LossAccumulatesGraph(Rule):
                     "`val_step`, ... whose result the file never backwards), or in a function that never backwards "
                     "and lets no graph out (it returns numbers, stores nothing outside itself, hands no tensor to "
                     "code gradsight cannot see). There a state fed back into the next iteration "
-                    "(`logits, hidden = self.forward(inp, hidden)` in a generation loop) is flagged too: each "
+                    "(`logits, hidden = self.forward(inp, hidden)` in a generation loop: one that samples or decodes "
+                    "each step, or a function named `generate`, `sample`, `translate`, ...) is flagged too: each "
                     "step's graph hangs off the next one's. A backward of the last item of a history "
                     "(`losses[-1].backward()`) does not backward the history.")
     why_bad = ("Nothing raises, but the accumulator holds a reference to each step's graph, so memory grows with "
@@ -200,6 +201,9 @@ class LossAccumulatesGraph(Rule):
                   "if you need a tensor.")
     references = ("https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory",)
     valid = (
+        # A demo unrolling a few teacher-forced steps and printing shapes: nothing sampled or decoded, and a name
+        # that does not say it generates, so the state fed back is not flagged.
+        Valid('import torch\nimport torch.nn as nn\n\ndecoder = nn.GRUCell(4, 8)\n\n\ndef demo(steps):\n    hidden = torch.zeros(1, 8)\n    target = torch.randn(steps, 1, 4)\n    for c in range(steps):\n        hidden = decoder(target[c], hidden)\n        print(hidden.size())\n\n\ndemo(3)\n'),
         # The same generation loop under `@torch.no_grad()`; an unrolled recurrence whose result the caller
         # backwards; a total returned for a backward; an evaluation summing numbers; one pass through layers; a
         # function named for evaluation whose result the file backwards ("evaluate" as "compute").
