@@ -9,8 +9,8 @@ from typing import Optional
 from . import torchdb as db
 from .astwalk import walk
 from .events import InferenceSaveEvent
-from .interp_util import (BUILTINS, MAX_CALL_DEPTH, _class_methods, _constant_default, _has_backward, _is_static, _msite,
-                          _own_mutations, _pcut_of, _plain_class, const_bool, flat_tensors, key_of, layers_have_params,
+from .interp_util import (BUILTINS, MAX_CALL_DEPTH, _class_methods, _constant_default, _has_backward, _is_static,
+                          _msite, _own_mutations, _pcut_of, _plain_class, const_bool, flat_tensors, key_of, layers_have_params,
                           map_tensors, param_defaults, with_carried)
 from .state import State
 from .values import (GRAD_MODE_OFF, ONLY_FROM_NO_GRAD, UNKNOWN, USE, ClassInfo, FuncVal, ModuleVal, ObjectVal,
