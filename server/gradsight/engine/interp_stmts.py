@@ -1078,14 +1078,15 @@ class StatementsMixin:
         return UNKNOWN
 
 
-EVALUATION_WORDS = frozenset({"eval", "evaluate", "evaluation", "validate", "validation", "valid", "val"})
+EVALUATION_WORDS = frozenset({"eval", "evaluate", "evaluation", "validate", "validation"})
 
 
 def _evaluation_name(name: str) -> bool:
-    """Whether a function's name says it evaluates: one of its words (`_`-separated, or camelCase) is
-    `eval`, `evaluate`, `validate`, `validation`, `val`, ... (`evaluate`, `validate_epoch`, `run_eval`, `evalStep`)."""
+    """Whether a function's name says it evaluates: one of its words (`_`-separated, or camelCase) is `eval`,
+    `evaluate`, `validate` or `validation` (`evaluate`, `validate_epoch`, `run_eval`, `evalStep`), or its first
+    word is `val` (`val_step`, `val_epoch`; elsewhere `val` is often a value: `compute_target_val`)."""
     words = [w.lower() for part in name.split("_") for w in re.findall(r"[a-z]+|[A-Z][a-z]*", part)]
-    return any(w in EVALUATION_WORDS for w in words)
+    return any(w in EVALUATION_WORDS for w in words) or words[:1] == ["val"]
 
 
 GENERATION_WORDS = frozenset({"generate", "generation", "sample", "sampling", "decode", "decoding", "translate",
