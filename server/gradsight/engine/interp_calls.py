@@ -56,7 +56,11 @@ class CallsMixin:
         cls = next((info.node for info in list(self.scope.classes.values()) if id(info.node) == owner), None)
         if cls is None:
             return UNKNOWN
-        where = self.syntax("backwarded_calls", cls, _backwarded_calls).get("self." + key[len(me) + 1:])
+        calls = self.syntax("backwarded_calls", cls, _backwarded_calls)
+        if self.track is not None and getattr(self, "home", None) is self.scope:
+            # The answer reads those methods' text: a cached result of this unit holds only while it is unchanged.
+            self.track.update(set(calls.values()))
+        where = calls.get("self." + key[len(me) + 1:])
         if where is None or where is frame:
             return UNKNOWN
         return TensorVal(rg=Tri.YES, leaf=Tri.NO, evidence=True, psrc_partial=True,
