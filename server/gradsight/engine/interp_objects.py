@@ -80,6 +80,14 @@ class ObjectsMixin:
                 args, kwargs = self.eval_args(node, state)
                 return self.call_module(sub, args, kwargs, node, state)
         self.eval_args(node, state)
+        if recv.evidence and recv.cls is None and state.grad is Tri.YES:
+            # `self.model.eval()` made `self.model` a module known from use: a method of it that another method of
+            # the class backwards the result of still gives a graph, from this module's parameters.
+            val = self.backwarded_method(func, node)
+            site = _msite(recv)
+            if isinstance(val, TensorVal) and site is not None:
+                val = val.with_(psrc=val.psrc | {site})
+            return val
         return UNKNOWN
 
     def call_module(self, mod: ModuleVal, args, kwargs, node: ast.AST, state: State) -> Value:
