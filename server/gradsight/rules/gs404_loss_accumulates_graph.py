@@ -499,11 +499,11 @@ class LossAccumulatesGraph(Rule):
                 # The function never backwards and every graph it builds dies with its locals: what the loop keeps
                 # grows with every iteration, and nothing can ever use it.
                 if event.how == "carry":
-                    text = (f"`{event.target_expr}` feeds its graph into the next iteration and nothing backwards "
-                            f"it, so memory grows every step; run the loop under `torch.no_grad()`.")
+                    text = (f"`{event.target_expr}` feeds its graph into the next step for nothing: memory grows "
+                            f"every step. Nothing backwards it; run the loop under `torch.no_grad()`.")
                 else:
-                    text = (f"`{event.target_expr}` keeps every iteration's graph, and nothing backwards it, so "
-                            f"memory grows every step; run the loop under `torch.no_grad()`.")
+                    text = (f"`{event.target_expr}` keeps every iteration's graph for nothing: memory grows every "
+                            f"step. Nothing backwards it; run the loop under `torch.no_grad()`.")
                 origin = event.value.origin
                 report.add(self, event.node, text,
                            related=[origin] if origin is not None
@@ -514,8 +514,8 @@ class LossAccumulatesGraph(Rule):
                     return
                 # An evaluation function (by its name) that keeps every batch's graph: nothing backwards them.
                 report.add(self, event.node,
-                           f"`{event.target_expr}` keeps every batch's graph in `{event.eval_at.arg('name')}`, "
-                           f"which never backwards them, so memory grows every step; run the loop under "
+                           f"`{event.target_expr}` keeps every batch's graph for nothing: memory grows every step. "
+                           f"`{event.eval_at.arg('name')}` evaluates and never backwards it; run the loop under "
                            f"`torch.no_grad()`.",
                            related=[event.value.origin] if event.value.origin is not None
                            and event.value.origin.line != report.source.span(event.node)[0] else [])
