@@ -75,7 +75,7 @@ class AccumulateEvent(Event):
     value: TensorVal
     value_node: ast.AST
     backward_in_loop: Optional[int]  # line of a backward inside the same loop (per_call: in the same method)
-    how: str  # "+=" | "append"
+    how: str  # "+=" | "append" | "store" | "keeps" | "carry" (`h = cell(x, h)`: a state fed back into the next step)
     per_call: bool = False  # into an attribute of `self` in a method that calls backward, outside loops
     # For a method call that keeps its argument (`meter.update(loss)`): the statement in the method that adds it
     # into `self` (its `path` set when the method is in another file, where the fix then goes).
@@ -85,6 +85,10 @@ class AccumulateEvent(Event):
     in_module: bool = False
     # In a loop without backward: where the module producing the value was put in eval mode (`model.eval()`).
     eval_at: Optional[Fact] = None
+    # In a loop without backward, in a function that never backwards, hands no graph to code gradsight cannot see
+    # and returns or leaves none (every graph it builds dies with its locals): what the loop keeps is kept for
+    # nothing, and it grows with the iterations (a generation loop feeding its state back, a validation total).
+    dropped: bool = False
 
 
 @dataclass(frozen=True)

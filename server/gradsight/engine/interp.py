@@ -138,6 +138,10 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin, OpsMixin, Objec
         # it ends (`settle_inplace`), and its flags: where in its body backwards ran (`backward_at`), whether a
         # graph went to code gradsight cannot see (`escape`), and the line of the call that made it (`called_at`).
         self.pending_inplace: list = []
+        # Per function frame: accumulations in loops without backward (and states fed back into the next
+        # iteration), held until the function ends (`settle_dropped`): whether anything can ever backward them is
+        # known only then.
+        self.pending_dropped: list = []
         self.frame_flags: list = []
         # (id of the function frame or None, reference key) -> where an optimizer took the parameters of an object
         # gradsight cannot see: calling it in grad mode gives an output with a graph (evidence from use).

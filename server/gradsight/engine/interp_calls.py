@@ -11,7 +11,7 @@ from . import torchdb as db
 from .astwalk import walk
 from .events import (CheckpointEvent, FactoryEvent, FuncGradEvent, GraphCutEvent, ModuleCallEvent, NumpyEvent,
                      OptimizerEvent)
-from .interp_util import (FUNC_GRAD_TRANSFORMS, REQUIRES_GRAD_SPELLINGS, _fsite, _is_static, _is_tensor_function,
+from .interp_util import (FUNC_GRAD_TRANSFORMS, REQUIRES_GRAD_SPELLINGS, _backward_names, _fsite, _is_static, _is_tensor_function,
                           _literal_dtype, _literal_shape, _pcut_of, const_bool, flat_tensors, key_of, kwarg,
                           layers_have_params, map_tensors)
 from .state import State
@@ -41,6 +41,30 @@ class CallsMixin:
             return UNKNOWN
         return TensorVal(rg=Tri.YES, leaf=Tri.NO, evidence=True, psrc_partial=True,
                          origin=self.fact(node, "runs-trained-model", trained, expr=self.seg(node), model=model_key))
+
+    def backwarded_method(self, func: ast.Attribute, node: ast.Call) -> Value:
+        """`self.model.calculate_loss(scores, batch)` on an attribute of `self` gradsight cannot see, in grad mode,
+        where another method of the class binds the same call's result to a name it backwards (`loss =
+        self.model.calculate_loss(...)`, then `loss.backward()`): a tensor with a graph (evidence of use), as in
+        that method. UNKNOWN otherwise."""
+        frame = self.stack[-1] if self.stack else None
+        me = self.self_names[-1] if self.self_names else None
+        key = key_of(func)
+        if frame is None or not me or key is None or not key.startswith(me + ".") or key.count(".") != 2:
+            return UNKNOWN
+        owner = self.method_class(frame)
+        cls = next((info.node for info in list(self.scope.classes.values()) if id(info.node) == owner), None)
+        if cls is None:
+            return UNKNOWN
+        calls = self.syntax("backwarded_calls", cls, _backwarded_calls)
+        if self.track is not None and getattr(self, "home", None) is self.scope:
+            # The answer reads those methods' text: a cached result of this unit holds only while it is unchanged.
+            self.track.update(set(calls.values()))
+        where = calls.get("self." + key[len(me) + 1:])
+        if where is None or where is frame:
+            return UNKNOWN
+        return TensorVal(rg=Tri.YES, leaf=Tri.NO, evidence=True, psrc_partial=True,
+                         origin=self.fact(node, "gives-backwarded-loss", expr=self.seg(node), method=where.name))
 
     def method_class(self, fn: ast.AST):
         """The id of the class node that defines method `fn` (in the file being analysed or the one it runs in)."""
@@ -172,6 +196,8 @@ class CallsMixin:
                 return PyVal()
             callee = self.attribute(recv, func, state)
             val = self.call_value(callee, node, state)
+            if val is UNKNOWN and callee is UNKNOWN and recv is UNKNOWN and state.grad is Tri.YES:
+                val = self.backwarded_method(func, node)  # `self.model.calculate_loss(...)`
             if val is UNKNOWN and callee is UNKNOWN and state.grad is Tri.YES and self.evidence_models:
                 if recv is UNKNOWN and func.attr == "forward":
                     val = self.run_trained_model(func.value, node, state)  # `self.mac.forward(batch, t=t)`
@@ -722,3 +748,23 @@ class CallsMixin:
             if params:
                 self.emit(OptimizerEvent(node, params, qual))
 
+
+def _backwarded_calls(cls: ast.ClassDef) -> dict:
+    """`self.<attr>.<method>` (spelled with `self`) -> the method of `cls` that binds that call's result to a name
+    and backwards the name (`loss = self.model.calculate_loss(scores, batch)`, then `loss.backward()`)."""
+    out: dict = {}
+    for fn in cls.body:
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not fn.args.args:
+            continue
+        me = fn.args.args[0].arg
+        names = _backward_names(fn)
+        if not names:
+            continue
+        for stmt in walk(fn):
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                    and stmt.targets[0].id in names and isinstance(stmt.value, ast.Call) \
+                    and isinstance(stmt.value.func, ast.Attribute):
+                key = key_of(stmt.value.func)
+                if key is not None and key.startswith(me + ".") and key.count(".") == 2:
+                    out.setdefault("self." + key[len(me) + 1:], fn)
+    return out

@@ -9,8 +9,8 @@ from typing import Optional
 from . import torchdb as db
 from .astwalk import walk
 from .events import InferenceSaveEvent
-from .interp_util import (BUILTINS, MAX_CALL_DEPTH, _class_methods, _constant_default, _is_static, _msite,
-                          _own_mutations, _pcut_of, _plain_class, const_bool, flat_tensors, key_of, layers_have_params,
+from .interp_util import (BUILTINS, MAX_CALL_DEPTH, _class_methods, _constant_default, _has_backward, _is_static,
+                          _msite, _own_mutations, _pcut_of, _plain_class, const_bool, flat_tensors, key_of, layers_have_params,
                           map_tensors, param_defaults, with_carried)
 from .state import State
 from .values import (GRAD_MODE_OFF, ONLY_FROM_NO_GRAD, UNKNOWN, USE, ClassInfo, FuncVal, ModuleVal, ObjectVal,
@@ -80,6 +80,14 @@ class ObjectsMixin:
                 args, kwargs = self.eval_args(node, state)
                 return self.call_module(sub, args, kwargs, node, state)
         self.eval_args(node, state)
+        if recv.evidence and recv.cls is None and state.grad is Tri.YES:
+            # `self.model.eval()` made `self.model` a module known from use: a method of it that another method of
+            # the class backwards the result of still gives a graph, from this module's parameters.
+            val = self.backwarded_method(func, node)
+            site = _msite(recv)
+            if isinstance(val, TensorVal) and site is not None:
+                val = val.with_(psrc=val.psrc | {site})
+            return val
         return UNKNOWN
 
     def call_module(self, mod: ModuleVal, args, kwargs, node: ast.AST, state: State) -> Value:
@@ -576,6 +584,7 @@ class ObjectsMixin:
         self.return_states.append([])
         self.call_saves.append([])
         self.pending_inplace.append([])
+        self.pending_dropped.append([])
         self.frame_flags.append({"escape": False, "called_at": getattr(node, "lineno", 0)})
         try:
             end = self.exec_block(fn.body, callee_state)
@@ -583,6 +592,7 @@ class ObjectsMixin:
             exit_envs = self.return_states[-1]
         finally:
             pending = self.pending_inplace.pop()
+            kept = self.pending_dropped.pop()
             flags = self.frame_flags.pop()
             saves = tuple(self.call_saves.pop())
             self.self_names.pop()
@@ -598,6 +608,8 @@ class ObjectsMixin:
             self.loops = saved_loops
         if pending:
             self.settle_inplace(pending, fn, flags, rets + ([PyVal()] if not end.dead else []), exit_envs + [end.env])
+        if kept:
+            self.settle_dropped(kept, fn, flags, rets + ([PyVal()] if not end.dead else []), exit_envs + [end.env])
         if want_state:
             result = end
         else:
@@ -816,6 +828,24 @@ class ObjectsMixin:
             for event, _ in pending:
                 self.emit_cb(event)
 
+    def settle_dropped(self, pending: list, fn: ast.AST, flags: dict, rets: list, envs: list) -> None:
+        """At a function's end, the accumulations its loops made without a backward (`check_accumulate`) and the
+        states they fed back into the next iteration (`check_carry`): when the function never backwards (nor does
+        anything it calls), hands no graph to code gradsight cannot see, and returns or leaves no graph
+        (`graph_outlives`), nothing can ever backward what those loops kept: it grew with every iteration for
+        nothing (flair's `generate_text` feeding `hidden` back, a validation loop summing its losses then logging
+        `.item()`). Reported as such (`dropped`); otherwise an accumulation is reported as it was seen, and a
+        state fed back is not reported (an unrolled recurrence whose result a caller backwards)."""
+        dropped = not flags.get("escape") and not flags.get("backward_at") \
+            and self.syntax("has_backward", fn, _has_backward) is None \
+            and not self.syntax("stores_outside", fn, _stores_outside) \
+            and not self.graph_outlives(fn, [] if self.syntax("returns_numbers", fn, _returns_numbers) else rets, envs)
+        for event in pending:
+            if dropped:
+                self.emit_cb(replace(event, dropped=True))
+            elif event.how != "carry":
+                self.emit_cb(event)
+
     @staticmethod
     def graph_outlives(fn: ast.AST, rets: list, envs: list) -> bool:
         """Whether a graph built in the function `fn` (which neither backwarded nor handed a graph to unseen code:
@@ -880,3 +910,75 @@ class ObjectsMixin:
             return f"{base}.{node.attr}" if base else None
         return None
 
+
+_NUMBER_METHODS = frozenset({"item", "tolist"})
+_NUMBER_FUNCS = frozenset({"float", "int", "bool", "str", "len", "round", "repr"})
+
+
+def _number_expr(node) -> bool:
+    """Whether the expression surely makes no tensor with a graph, whatever its operands are: `x.item()`,
+    `float(x)`, a comparison, a formatted string, arithmetic and tuples of such."""
+    if node is None or isinstance(node, (ast.Constant, ast.JoinedStr, ast.Compare)):
+        return True
+    if isinstance(node, ast.Call):
+        f = node.func
+        return isinstance(f, ast.Attribute) and f.attr in _NUMBER_METHODS and not node.args \
+            or isinstance(f, ast.Name) and f.id in _NUMBER_FUNCS
+    if isinstance(node, ast.BinOp):
+        return _number_expr(node.left) and _number_expr(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return _number_expr(node.operand)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(_number_expr(e) for e in node.elts)
+    return False
+
+
+def _returns_numbers(fn: ast.AST) -> bool:
+    """Whether every `return` of `fn` (not of functions nested in it) hands back numbers, by its spelling
+    (`return total.item() / len(batches)`, `return f"{loss:.3f}"`), or nothing."""
+    todo = list(ast.iter_child_nodes(fn))
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Return) and not _number_expr(n.value):
+            return False
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(n))
+    return True
+
+
+_STORING_METHODS = frozenset({"append", "extend", "insert", "update", "add", "setdefault", "put", "put_nowait"})
+
+
+def _stores_outside(fn: ast.AST) -> bool:
+    """Whether `fn` writes something other than a number into an object it did not make: an item or attribute of
+    a parameter or a global (`results[k] = total`, `self.cache = h`, `history.append(loss)`), or a global name.
+    What it stores there may outlive the call, whatever gradsight knows of the value."""
+    local: set = set()
+    declared: set = set()
+    for n in walk(fn):
+        if isinstance(n, (ast.Global, ast.Nonlocal)):
+            declared.update(n.names)
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            local.add(n.id)
+    local -= declared
+
+    def outside(target: ast.AST) -> bool:
+        while isinstance(target, (ast.Attribute, ast.Subscript)):
+            target = target.value
+        return not isinstance(target, ast.Name) or target.id not in local
+
+    for n in walk(fn):
+        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            if _number_expr(n.value):
+                continue
+            for t in targets:
+                if isinstance(t, ast.Name) and t.id in declared:
+                    return True
+                if isinstance(t, (ast.Attribute, ast.Subscript)) and outside(t):
+                    return True
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _STORING_METHODS \
+                and n.args and not all(_number_expr(a) for a in n.args) and outside(n.func.value) \
+                and isinstance(n.func.value, (ast.Name, ast.Attribute, ast.Subscript)):
+            return True
+    return False

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from dataclasses import replace
 from typing import Optional
@@ -131,6 +132,8 @@ class StatementsMixin:
             elif isinstance(stmt.targets[0], ast.Subscript) and self._new_key_each_step(stmt.targets[0].slice):
                 # `step_loss_log[step_count] = loss`: a new entry every iteration, so the container keeps them all.
                 self.check_accumulate(stmt, stmt.targets[0], value, stmt.value, state, "store")
+        if self.loops and self.holds_dropped(state):
+            self.check_carry(stmt, value, state)
         for target in stmt.targets:
             self.assign(target, value, state, stmt)
         return state
@@ -305,6 +308,12 @@ class StatementsMixin:
             self.check_accumulate_on_self(stmt, target, value, value_node, how)
             return
         loop = self.loops[-1]
+        if how == "append" and (value is UNKNOWN or isinstance(value, PyVal)) \
+                and _last_item_backwarded(loop.node, key_of(target)):
+            # `losses.append(reduce(add, terms))` then `losses[-1].backward()`: what was appended is backwarded, so
+            # it has a graph (tntorch's loss history).
+            value = TensorVal(rg=Tri.YES, leaf=Tri.NO, evidence=True,
+                              origin=self.expr_fact(value_node, "backwarded"))
         value = self.surely_grad_loss(value, value_node, loop.node)
         if value is None:
             return
@@ -335,23 +344,80 @@ class StatementsMixin:
                 fn.lineno <= fact.line <= (fn.end_lineno or fn.lineno)))
             if in_loop or in_callee:
                 backward = stmt.lineno
-        self.emit(AccumulateEvent(stmt, self.seg(target), value, value_node, backward, how,
-                                  in_module=me is not None and isinstance(state.get(me), ModuleVal),
-                                  eval_at=self.evaluated_by(value, state) if backward is None else None))
+        event = AccumulateEvent(stmt, self.seg(target), value, value_node, backward, how,
+                                in_module=me is not None and isinstance(state.get(me), ModuleVal),
+                                eval_at=self.evaluated_by(value, state) if backward is None else None)
+        if backward is None and event.eval_at is None and how in ("+=", "append") and not event.in_module \
+                and self.holds_dropped(state) and value.leaf is not Tri.YES:
+            # Whether anything can backward what this loop keeps is known when the function ends.
+            self.pending_dropped[-1].append(event)
+            return
+        self.emit(event)
+
+    def holds_dropped(self, state: State) -> bool:
+        """Whether an accumulation without backward is held for `settle_dropped`: on the reporting pass, in a
+        function of the analysed file, with grad mode surely on."""
+        return self.reporting and bool(self.pending_dropped) and self.scope.path == self.root_path \
+            and state.grad is Tri.YES
+
+    def check_carry(self, stmt: ast.Assign, value: Value, state: State) -> None:
+        """`prediction, hidden = self.forward(inp, hidden)` in a loop: a state bound before the loop, rebound only
+        here from an expression that reads it, now carrying a graph. Each iteration's graph hangs off the next
+        one's, so the chain grows with the loop; held for `settle_dropped`. A pass through layers
+        (`for layer in self.layers: x = layer(x)`: the callee reads the loop variable) is one forward, not a
+        growing chain."""
+        loop = self.loops[-1]
+        if len(stmt.targets) != 1 or not isinstance(loop.node, (ast.For, ast.AsyncFor, ast.While)):
+            return
+        fn = self.stack[-1] if self.stack else None
+        if not self.syntax("samples", loop.node, _samples) and not _generation_name(getattr(fn, "name", "")):
+            # Only a loop that generates: it samples or decodes each step's output (`torch.multinomial`,
+            # `argmax`, fresh noise), or its function says so (`generate`, `sample`, `translate`, ...). A demo that
+            # unrolls a few teacher-forced steps and prints their shapes keeps a graph too, but nothing grows there.
+            return
+        target = stmt.targets[0]
+        if isinstance(target, ast.Name):
+            pairs = [(target, value)]
+        elif isinstance(target, ast.Tuple) and isinstance(value, SeqVal) and not value.homog \
+                and len(value.items) == len(target.elts):
+            pairs = list(zip(target.elts, value.items))
+        else:
+            return
+        loop_vars = set()
+        if isinstance(loop.node, (ast.For, ast.AsyncFor)):
+            loop_vars = {n.id for n in walk(loop.node.target) if isinstance(n, ast.Name)}
+        func = stmt.value.func if isinstance(stmt.value, ast.Call) else None
+        if func is None or any(isinstance(n, ast.Name) and n.id in loop_vars for n in walk(func)):
+            return
+        read = {n.id for n in walk(stmt.value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        counts = self.syntax("loop_stores", loop.node, _loop_store_counts)
+        for elt, val in pairs:
+            if not isinstance(elt, ast.Name) or elt.id not in read or elt.id not in loop.entry_keys \
+                    or counts.get(elt.id, 0) != 1:
+                continue
+            graph = next((v for v in (val.items if isinstance(val, SeqVal) else (val,))
+                          if isinstance(v, TensorVal) and v.rg is Tri.YES and v.leaf is Tri.NO), None)
+            if graph is None:
+                continue
+            self.pending_dropped[-1].append(AccumulateEvent(stmt, elt.id, graph, stmt.value, None, "carry"))
+            return
 
     def evaluated_by(self, value: TensorVal, state: State) -> Optional[Fact]:
         """Where a module whose parameters reach `value` was put in eval mode (`model.eval()`), if one was and still
         is, and the enclosing function (or module-level code) calls no backward: the code says it is evaluating,
         so a graph kept from it is kept for nothing. (A backward anywhere in the function may be the one that
         needs what the loop kept: `feats.append(model(x))` with batch norm frozen, then a loss on them.)"""
-        if not value.psrc:
-            return None
         region = self.stack[-1] if self.stack else self.scope.tree
         if self.syntax("has_backward", region, _has_backward) is not None:
             return None
-        for v in state.env.values():
-            if isinstance(v, ModuleVal) and v.eval_at is not None and _msite(v) in value.psrc:
-                return v.eval_at
+        if value.psrc:
+            for v in state.env.values():
+                if isinstance(v, ModuleVal) and v.eval_at is not None and _msite(v) in value.psrc:
+                    return v.eval_at
+        if self.stack and state.grad is Tri.YES and _evaluation_name(getattr(region, "name", "")):
+            # `def evaluate(self, sentences)`, `def validate(self, valid_iter)`: the function says what it is for
+            # (OpenNMT's, flair's, ParlAI's evaluation loops without `no_grad`).
+            return self.fact(region, "evaluation-function", name=region.name)
         return None
 
     def check_accumulating_method(self, node: ast.Call, func: ast.Attribute, recv: ObjectVal, meth: BoundMethod,
@@ -383,7 +449,9 @@ class StatementsMixin:
             value = self.surely_grad_loss(state.get(arg_key), arg, loop.node)
             if value is not None:
                 self.emit(AccumulateEvent(node, f"{self.seg(func.value)}.{func.attr}()", value, arg,
-                                          loop.has_backward, "keeps", kept_at=self._kept_at(meth, params[i], kept)))
+                                          loop.has_backward, "keeps", kept_at=self._kept_at(meth, params[i], kept),
+                                          eval_at=self.evaluated_by(value, state) if loop.has_backward is None
+                                          else None))
                 return
 
     def _kept_at(self, meth: BoundMethod, param: str, kept: dict) -> Optional[Fact]:
@@ -1049,6 +1117,56 @@ class StatementsMixin:
         if isinstance(value, ModuleVal) and value.layers:
             return join_all(value.layers)
         return UNKNOWN
+
+
+EVALUATION_WORDS = frozenset({"eval", "evaluate", "evaluation", "validate", "validation"})
+
+
+def _evaluation_name(name: str) -> bool:
+    """Whether a function's name says it evaluates: one of its words (`_`-separated, or camelCase) is `eval`,
+    `evaluate`, `validate` or `validation` (`evaluate`, `validate_epoch`, `run_eval`, `evalStep`), or its first
+    word is `val` (`val_step`, `val_epoch`; elsewhere `val` is often a value: `compute_target_val`)."""
+    words = [w.lower() for part in name.split("_") for w in re.findall(r"[a-z]+|[A-Z][a-z]*", part)]
+    return any(w in EVALUATION_WORDS for w in words) or words[:1] == ["val"]
+
+
+GENERATION_WORDS = frozenset({"generate", "generation", "sample", "sampling", "decode", "decoding", "translate",
+                              "synthesize", "synthesis", "infer", "inference", "predict", "beam", "greedy",
+                              "autoregressive", "rollout"})
+_SAMPLING_CALLS = frozenset({"multinomial", "argmax", "topk", "sample", "randn", "randn_like", "rand", "rand_like",
+                             "normal", "bernoulli", "choice", "categorical", "gumbel_softmax"})
+
+
+def _generation_name(name: str) -> bool:
+    """Whether a function's name says it generates (`generate_text`, `sample`, `translate`, `greedy_decode`)."""
+    words = [w.lower() for part in name.split("_") for w in re.findall(r"[a-z]+|[A-Z][a-z]*", part)]
+    return any(w in GENERATION_WORDS for w in words)
+
+
+def _samples(loop: ast.AST) -> bool:
+    """Whether the loop body samples or decodes: a call of `multinomial`, `argmax`, `topk`, `.sample()`, fresh
+    noise (`torch.randn_like`), ... (by the called name)."""
+    for n in walk(loop):
+        if isinstance(n, ast.Call):
+            f = n.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+            if name in _SAMPLING_CALLS:
+                return True
+    return False
+
+
+def _last_item_backwarded(loop: ast.AST, key) -> bool:
+    """Whether the loop runs a backward on the last item of the list `key` (`losses[-1].backward()`)."""
+    if key is None:
+        return False
+    for n in walk(loop):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward" \
+                and isinstance(n.func.value, ast.Subscript) and key_of(n.func.value.value) == key:
+            index = n.func.value.slice
+            if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub) \
+                    and isinstance(index.operand, ast.Constant) and index.operand.value == 1:
+                return True
+    return False
 
 
 def _counts_up(loop: ast.AST, name: str) -> bool:

@@ -33,6 +33,8 @@ FACT_WORDS: dict[str, str] = {
     "library-class": "`{expr}` is a `{qualname}`",
     "runs-trained-model": "`{expr}` runs `{model}`, whose parameters an optimizer trains",
     "backwarded": "`{expr}` is backwarded, so it has a graph",
+    "evaluation-function": "`{name}` is named as evaluation code",
+    "gives-backwarded-loss": "`{expr}` gives what `{method}` backwards, so it has a graph",
     "loss-input": "`{name}` is the prediction `{cls}.forward` is given, so it has a graph",
     "feeds-backwarded": "`{expr}` feeds `{loss}`, which is backwarded, so it has a graph",
     "grad-attribute": "a `.grad`",

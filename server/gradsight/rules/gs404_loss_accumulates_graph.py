@@ -9,13 +9,23 @@ from ..findings import Applicability, Severity
 from .base import Invalid, Rule, Valid
 
 
-def _backwarded(tree: ast.AST | None, name: str, anywhere: bool = False) -> bool:
+def _last_item(node: ast.AST, name: str) -> bool:
+    """`name[-1]`: the last item of a list, not the list."""
+    return isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name \
+        and isinstance(node.slice, ast.UnaryOp) and isinstance(node.slice.op, ast.USub) \
+        and isinstance(node.slice.operand, ast.Constant) and node.slice.operand.value == 1
+
+
+def _backwarded(tree: ast.AST | None, name: str, anywhere: bool = False, items: bool = False) -> bool:
     """Whether some backward runs on `name` (`name.backward()`, `name.sum().backward()`); with `anywhere`, also on
-    an expression that reads it (`torch.stack(name).sum().backward()`)."""
+    an expression that reads it (`torch.stack(name).sum().backward()`). With `items` (a list that grows by
+    `append`), a backward of its last item (`losses[-1].backward()`) is one step's, not a backward of the list."""
     if tree is None:
         return False
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "backward":
+            if items and _last_item(node.func.value, name):
+                continue
             if anywhere and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node)):
                 return True
             base = node.func.value
@@ -82,6 +92,41 @@ def _detached_where_backwarded(tree: ast.AST | None, event) -> bool:
     return False
 
 
+def _calls(node: ast.AST, fname: str) -> bool:
+    """Whether `node` holds a call of a function or method named `fname` (`evaluate(...)`, `self.evaluate(...)`)."""
+    return any(isinstance(n, ast.Call) and (isinstance(n.func, ast.Name) and n.func.id == fname
+                                            or isinstance(n.func, ast.Attribute) and n.func.attr == fname)
+               for n in ast.walk(node))
+
+
+def _result_backwarded(tree: ast.AST | None, fname: str) -> bool:
+    """Whether the file backwards what a function named `fname` returns: a backward on an expression that calls it
+    (`eval_loss().backward()`), or on a name bound from such a call (`loss = evaluate(); loss.backward()`). A
+    function named for evaluation may still compute a value to differentiate (`evaluate` as "compute")."""
+    if tree is None:
+        return False
+    for scope in ast.walk(tree):
+        if not isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        # The scope's own nodes (a name bound in one function and backwarded in another is another variable).
+        own, todo = [], list(ast.iter_child_nodes(scope))
+        while todo:
+            node = todo.pop()
+            own.append(node)
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                todo.extend(ast.iter_child_nodes(node))
+        bound = set()
+        for node in own:
+            if isinstance(node, ast.Assign) and _calls(node.value, fname):
+                bound |= {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        for node in own:
+            if isinstance(node, ast.Call) and (isinstance(node.func, ast.Attribute) and node.func.attr == "backward"
+                                               or isinstance(node.func, ast.Name) and node.func.id == "backward"):
+                if _calls(node, fname) or any(isinstance(n, ast.Name) and n.id in bound for n in ast.walk(node)):
+                    return True
+    return False
+
+
 def _is_step_call(node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step" \
         and not node.args and not node.keywords
@@ -137,7 +182,16 @@ class LossAccumulatesGraph(Rule):
                     "`self.losses.append(loss)` in a `train_step`) is flagged too: the object outlives the call, "
                     "so each call of the training step leaves its graph there. A method call counts as "
                     "accumulation when the method adds that argument into an attribute of its object "
-                    "(`meter.update(loss, n)` with `self.sum += val * n`) and the object was made before the loop.")
+                    "(`meter.update(loss, n)` with `self.sum += val * n`) and the object was made before the loop. "
+                    "Loops without backward are flagged when nothing can ever backward what they keep: in an "
+                    "evaluation function (the model put in eval mode, or a function named `evaluate`, `validate`, "
+                    "`val_step`, ... whose result the file never backwards), or in a function that never backwards "
+                    "and lets no graph out (it returns numbers, stores nothing outside itself, hands no tensor to "
+                    "code gradsight cannot see). There a state fed back into the next iteration "
+                    "(`logits, hidden = self.forward(inp, hidden)` in a generation loop: one that samples or decodes "
+                    "each step, or a function named `generate`, `sample`, `translate`, ...) is flagged too: each "
+                    "step's graph hangs off the next one's. A backward of the last item of a history "
+                    "(`losses[-1].backward()`) does not backward the history.")
     why_bad = ("Nothing raises, but the accumulator holds a reference to each step's graph, so memory grows with "
                "every iteration (on a GPU, until it runs out). Logging needs the number, not the graph.")
     example = "total_loss = 0\nfor x in data:\n    loss = model(x).mean()\n    loss.backward()\n    total_loss += loss"
@@ -147,6 +201,39 @@ class LossAccumulatesGraph(Rule):
                   "if you need a tensor.")
     references = ("https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory",)
     valid = (
+        # A demo unrolling a few teacher-forced steps and printing shapes: nothing sampled or decoded, and a name
+        # that does not say it generates, so the state fed back is not flagged.
+        Valid('import torch\nimport torch.nn as nn\n\ndecoder = nn.GRUCell(4, 8)\n\n\ndef demo(steps):\n    hidden = torch.zeros(1, 8)\n    target = torch.randn(steps, 1, 4)\n    for c in range(steps):\n        hidden = decoder(target[c], hidden)\n        print(hidden.size())\n\n\ndemo(3)\n'),
+        # The same generation loop under `@torch.no_grad()`; an unrolled recurrence whose result the caller
+        # backwards; a total returned for a backward; an evaluation summing numbers; one pass through layers; a
+        # function named for evaluation whose result the file backwards ("evaluate" as "compute").
+        Valid('import torch\nimport torch.nn as nn\n\n\ndef eval_loss(model, batches):\n    total = 0\n    for x, y in batches:\n        total += nn.functional.mse_loss(model(x), y)\n    return total\n\n\nmodel = nn.Linear(3, 1)\nloss = eval_loss(model, [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)])\nloss.backward()\n'),
+        Valid('import torch\nimport torch.nn as nn\n\n\nclass CharLM(nn.Module):\n'
+              '    def __init__(self):\n        super().__init__()\n'
+              '        self.emb = nn.Embedding(10, 8)\n        self.rnn = nn.GRU(8, 8)\n'
+              '        self.out = nn.Linear(8, 10)\n\n    def forward(self, inp, hidden):\n'
+              '        o, hidden = self.rnn(self.emb(inp), hidden)\n        return self.out(o), hidden\n'
+              '\n    @torch.no_grad()\n    def generate(self, n):\n'
+              '        hidden = torch.zeros(1, 1, 8)\n        inp = torch.zeros(1, 1, dtype=torch.long)\n'
+              '        chars = []\n        for _ in range(n):\n'
+              '            logits, hidden = self.forward(inp, hidden)\n'
+              '            inp = torch.multinomial(logits.view(-1).softmax(0), 1).view(1, 1)\n'
+              '            chars.append(int(inp))\n        return chars\n\n\n'
+              'chars = CharLM().generate(20)\n'),
+        Valid('import torch\nimport torch.nn as nn\n\n\ndef unroll(cell, xs, h):\n    for x in xs:\n'
+              '        h = cell(x, h)\n    return h\n\n\ncell = nn.GRUCell(3, 4)\n'
+              'h = unroll(cell, torch.randn(5, 2, 3), torch.zeros(2, 4))\nh.pow(2).sum().backward()\n'),
+        Valid('import torch\nimport torch.nn as nn\n\n\ndef total_loss(model, batches):\n    total = 0\n'
+              '    for x, y in batches:\n        total += nn.functional.mse_loss(model(x), y)\n'
+              '    return total\n\n\nmodel = nn.Linear(3, 1)\n'
+              'total_loss(model, [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)]).backward()\n'),
+        Valid('import torch\nimport torch.nn as nn\n\n\ndef evaluate(model, batches):\n    total = 0.0\n'
+              '    for x, y in batches:\n        total += nn.functional.mse_loss(model(x), y).item()\n'
+              '    return total / len(batches)\n\n\n'
+              'val = evaluate(nn.Linear(3, 1), [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)])\n'),
+        Valid('import torch\nimport torch.nn as nn\n\n\ndef feature_norm(layers, x):\n'
+              '    for layer in layers:\n        x = layer(x)\n    return x.norm().item()\n\n\n'
+              'norm = feature_norm(nn.ModuleList([nn.Linear(3, 3), nn.Linear(3, 3)]), torch.randn(2, 3))\n'),
         # An unrolled inner optimisation (pyg's EquilibriumAggregation, MAML's inner loop): `autograd.grad` with
         # `create_graph=True` builds the graph the outer backward differentiates, so each step's graph is kept on
         # purpose.
@@ -251,6 +338,60 @@ class LossAccumulatesGraph(Rule):
               "    loss.backward()\n    opt.step()\n    metric.step(loss)\n"),
     )
     invalid = (
+        # A generation loop feeding its state back (flair's `generate_text`): each step's graph hangs off the next,
+        # the method never backwards, and only numbers leave it, so the chain grows with every step for nothing.
+        Invalid('import torch\nimport torch.nn as nn\n\n\nclass CharLM(nn.Module):\n'
+                '    def __init__(self):\n        super().__init__()\n'
+                '        self.emb = nn.Embedding(10, 8)\n        self.rnn = nn.GRU(8, 8)\n'
+                '        self.out = nn.Linear(8, 10)\n\n    def forward(self, inp, hidden):\n'
+                '        o, hidden = self.rnn(self.emb(inp), hidden)\n        return self.out(o), hidden\n'
+                '\n    def generate(self, n):\n        hidden = torch.zeros(1, 1, 8)\n'
+                '        inp = torch.zeros(1, 1, dtype=torch.long)\n        chars = []\n'
+                '        for _ in range(n):\n            logits, hidden = self.forward(inp, hidden)\n'
+                '            inp = torch.multinomial(logits.detach().view(-1).softmax(0), 1).view(1, 1)\n'
+                '            chars.append(int(inp))\n        return chars, hidden.grad_fn is not None\n\n\n'
+                'chars, kept = CharLM().generate(20)\n',
+                line=21, runtime="silent: kept"),
+        # A running total in a function that never backwards and returns a number: every batch's graph is kept
+        # until the loop ends, for nothing.
+        Invalid('import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n'
+                'def mean_loss(model, batches):\n    total = 0\n    for x, y in batches:\n'
+                '        total += F.mse_loss(model(x), y)\n'
+                '    return total.item() / len(batches), total.grad_fn is not None\n\n\n'
+                'loss, kept = mean_loss(nn.Linear(3, 1), [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)])\n',
+                line=9, runtime="silent: kept"),
+        # An evaluation method (by its name) summing the loss another method backwards (flair's trainer): the
+        # trained model's loss has a graph in grad mode, and every batch's is kept in the total it returns.
+        Invalid('import torch\nimport torch.nn as nn\n\n\nclass Classifier(nn.Module):\n'
+                '    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(3, 2)\n\n'
+                '    def forward(self, x):\n        return self.fc(x)\n\n'
+                '    def calculate_loss(self, scores, y):\n'
+                '        return nn.functional.cross_entropy(scores, y)\n\n\nclass Trainer:\n'
+                '    def __init__(self, model):\n        self.model = model\n\n'
+                '    def train(self, batches):\n'
+                '        optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)\n'
+                '        for x, y in batches:\n'
+                '            loss = self.model.calculate_loss(self.model.forward(x), y)\n'
+                '            optimizer.zero_grad()\n            loss.backward()\n'
+                '            optimizer.step()\n\n    def evaluate(self, batches):\n        eval_loss = 0\n'
+                '        for x, y in batches:\n'
+                '            loss = self.model.calculate_loss(self.model.forward(x), y)\n'
+                '            eval_loss += loss\n        return eval_loss / len(batches)\n\n\n'
+                'data = [(torch.randn(4, 3), torch.randint(0, 2, (4,))) for _ in range(3)]\n'
+                'trainer = Trainer(Classifier())\ntrainer.train(data)\nval = trainer.evaluate(data)\n',
+                line=33, runtime="silent: val.grad_fn is not None"),
+        # A meter fed the loss in an evaluation loop without `no_grad`: the object keeps every batch's graph.
+        Invalid('import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\nclass Meter:\n    def __init__(self):\n        self.total = 0\n        self.n = 0\n\n    def update(self, val, n=1):\n        self.total += val * n\n        self.n += n\n\n\ndef evaluate(model, batches):\n    model.eval()\n    meter = Meter()\n    for x, y in batches:\n        loss = F.mse_loss(model(x), y)\n        meter.update(loss, len(x))\n    return meter\n\n\nmeter = evaluate(nn.Linear(3, 1), [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)])\n',
+                line=21, runtime="silent: meter.total.grad_fn is not None"),
+        # A history whose last item is backwarded (tntorch's loss history): the list keeps every step's graph.
+        Invalid('import torch\n\n\ndef fit(loss_function, params, steps):\n'
+                '    optimizer = torch.optim.SGD(params, lr=0.1)\n    losses = []\n'
+                '    for _ in range(steps):\n        optimizer.zero_grad()\n'
+                '        terms = loss_function(*params)\n        losses.append(sum(terms))\n'
+                '        losses[-1].backward(retain_graph=True)\n        optimizer.step()\n'
+                '    return losses\n\n\nw = torch.randn(3, requires_grad=True)\n'
+                'losses = fit(lambda p: [p.pow(2).sum(), p.abs().sum()], [w], 3)\n',
+                line=10, runtime="silent: all(l.grad_fn is not None for l in losses)"),
         # An evaluation function (the model put in eval mode) that keeps outputs in grad mode: nothing backwards
         # them, so every batch's graph is kept for nothing (OpenNMT's and ParlAI's fixes). The model is the
         # function's parameter: that `.eval()` was called on it is the evidence that it is a module.
@@ -354,7 +495,31 @@ class LossAccumulatesGraph(Rule):
                     or _backwarded(report.tree, name, anywhere=True) \
                     or _backwarded_after_loop(report.tree, event.node, name):
                 return
-            if event.eval_at is not None and event.how in ("append", "+="):
+            if event.dropped:
+                # The function never backwards and every graph it builds dies with its locals: what the loop keeps
+                # grows with every iteration, and nothing can ever use it.
+                if event.how == "carry":
+                    text = (f"`{event.target_expr}` feeds its graph into the next step for nothing: memory grows "
+                            f"every step. Nothing backwards it; run the loop under `torch.no_grad()`.")
+                else:
+                    text = (f"`{event.target_expr}` keeps every iteration's graph for nothing: memory grows every "
+                            f"step. Nothing backwards it; run the loop under `torch.no_grad()`.")
+                origin = event.value.origin
+                report.add(self, event.node, text,
+                           related=[origin] if origin is not None
+                           and origin.line != report.source.span(event.node)[0] else [])
+            elif event.eval_at is not None and event.eval_at.kind == "evaluation-function":
+                if event.how not in ("append", "+=", "keeps") \
+                        or _result_backwarded(report.tree, event.eval_at.arg("name")):
+                    return
+                # An evaluation function (by its name) that keeps every batch's graph: nothing backwards them.
+                report.add(self, event.node,
+                           f"`{event.target_expr}` keeps every batch's graph for nothing: memory grows every step. "
+                           f"`{event.eval_at.arg('name')}` evaluates and never backwards it; run the loop under "
+                           f"`torch.no_grad()`.",
+                           related=[event.value.origin] if event.value.origin is not None
+                           and event.value.origin.line != report.source.span(event.node)[0] else [])
+            elif event.eval_at is not None and event.how in ("append", "+=", "keeps"):
                 # The model was put in eval mode: an evaluation loop without `torch.no_grad()` that keeps every
                 # batch's graph (OpenNMT's and ParlAI's fixes add the no_grad).
                 report.add(self, event.node,
@@ -370,7 +535,8 @@ class LossAccumulatesGraph(Rule):
                            related=[event.value.origin] if event.value.origin is not None
                            and event.value.origin.line != report.source.span(event.node)[0] else [])
             return
-        if _backwarded(report.tree, name) or _backwarded_after_loop(report.tree, event.node, name):
+        if _backwarded(report.tree, name, items=event.how == "append") \
+                or _backwarded_after_loop(report.tree, event.node, name):
             return
         if _detached_where_backwarded(report.tree, event) or (
                 event.how == "append" and _within_one_step(report.tree, event.node, name)):
