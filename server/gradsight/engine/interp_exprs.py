@@ -14,7 +14,7 @@ from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, FuncVal, ModuleR
 
 
 # Constants evaluate to one of three shared values (they are compared and hashed often).
-_NONE = PyVal(is_none=True)
+_NONE = PyVal(is_none=True, truth=False)  # `None` is falsy: `if optimizer:` with `optimizer=None` passed
 _NUMBER = PyVal(scalar=True)
 _PLAIN = PyVal()
 _TRUE = PyVal(truth=True)
@@ -141,6 +141,14 @@ class ExpressionsMixin:
             self.record(node, val)
             return val
         base = self.eval(node.value, state)
+        if isinstance(base, PyVal) and base.is_none and isinstance(node.ctx, ast.Load):
+            # An attribute of what is surely None (`autoencoder.encoder` with `autoencoder=None`) raises: where
+            # the code goes on, the caller passed an object, whatever it is.
+            base_key = key_of(node.value)
+            if base_key is not None:
+                state.set(base_key, UNKNOWN)
+            self.record(node, UNKNOWN)
+            return UNKNOWN
         val = self.attribute(base, node, state)
         self.record(node, val)
         return val

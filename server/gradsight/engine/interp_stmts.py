@@ -223,7 +223,9 @@ class StatementsMixin:
             return UNKNOWN
         origin = self.fact(name, "library-class", expr=self.seg(name), qualname=lib.qualname)
         if getattr(lib, "is_module", False):
-            return ModuleVal(lib.qualname, has_params=Tri.YES, evidence=True, origin=origin)
+            # A module class whose code creates no parameter (`param_free`) hands its inputs' grad state on.
+            return ModuleVal(lib.qualname, has_params=Tri.NO if getattr(lib, "param_free", False) else Tri.YES,
+                             evidence=True, origin=origin)
         if getattr(lib, "is_optimizer", False):
             return OptimizerVal(origin=origin)
         return UNKNOWN
