@@ -349,6 +349,19 @@ class MissingZeroGrad(Rule):
               "        self.w = self.w - 0.1 * g\n\n\n@contextlib.contextmanager\ndef inner(w):\n    yield Inner(w)\n\n\n"
               "w = torch.ones(2, requires_grad=True)\nfor task in range(3):\n    with inner(w) as opt:\n"
               "        opt.step((opt.w * 2).sum())\n        (opt.w ** 2).sum().backward()\n"),
+        # The loop's loss comes from a method of a base class gradsight cannot read (built at run time here; in another
+        # file of the project in adversarial_robustness_pytorch's trainer), which zeroes the optimizer it holds.
+        Valid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+              "def zeroing_loss(self, x, y):\n    self.optimizer.zero_grad()\n"
+              "    return F.mse_loss(self.model(x), y)\n\n\n"
+              "Base = type(\"Base\", (), {\"standard_loss\": zeroing_loss})\n\n\nclass WATrainer(Base):\n"
+              "    def __init__(self):\n        self.model = nn.Linear(3, 1)\n"
+              "        nn.init.zeros_(self.model.weight)\n        nn.init.zeros_(self.model.bias)\n"
+              "        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)\n\n"
+              "    def train(self, loader):\n        for x, y in loader:\n"
+              "            loss = self.standard_loss(x, y)\n            loss.backward()\n"
+              "            self.optimizer.step()\n\n\ntrainer = WATrainer()\n"
+              "trainer.train([(torch.ones(4, 3), torch.ones(4, 1))] * 3)\n"),
     )
     invalid = (
         # Two optimizers, only one zeroed (idinvert's real bug): the other's gradients pile up.
@@ -360,6 +373,19 @@ class MissingZeroGrad(Rule):
         Invalid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
                 "for i in range(3):\n    loss = m(torch.ones(3, 2)).sum()\n    loss.backward()\n    opt.step()\n",
                 line=7, runtime="silent: bool((m.bias.grad == 9).all())"),
+        # The look-alike: the same trainer whose loop computes its loss from the model it stores itself, never
+        # calling code it cannot see.
+        Invalid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+                "def plain_loss(self, x, y):\n    return F.mse_loss(self.model(x), y)\n\n\n"
+                "Base = type(\"Base\", (), {\"standard_loss\": plain_loss})\n\n\nclass WATrainer(Base):\n"
+                "    def __init__(self):\n        self.model = nn.Linear(3, 1)\n"
+                "        nn.init.zeros_(self.model.weight)\n        nn.init.zeros_(self.model.bias)\n"
+                "        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.0)\n\n"
+                "    def train(self, loader):\n        for x, y in loader:\n"
+                "            loss = F.mse_loss(self.model(x), y)\n            loss.backward()\n"
+                "            self.optimizer.step()\n\n\ntrainer = WATrainer()\n"
+                "trainer.train([(torch.ones(4, 3), torch.ones(4, 1))] * 3)\n",
+                line=23, runtime="silent: bool((trainer.model.bias.grad == -6).all())"),
     )
 
     def __init__(self) -> None:
