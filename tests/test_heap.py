@@ -5,6 +5,8 @@ programs raise (or misbehave) under torch 2.13 as the comment says, the clean on
 import textwrap
 from types import SimpleNamespace
 
+import pytest
+
 from gradsight import analysis
 from gradsight.analysis import analyze_source
 from gradsight.engine.interp import Interpreter, ModuleScope
@@ -271,6 +273,32 @@ def test_library_inference_hook_classifies_unresolved_results():
     assert asked == [(3, 0)]
     numpy = [e for e in events if type(e).__name__ == "NumpyEvent"]
     assert len(numpy) == 1 and numpy[0].target.evidence
+
+
+@pytest.mark.parametrize("free, flagged", [(False, 1), (True, 0)])
+def test_library_module_without_parameters_keeps_its_inputs_grad_state(free, flagged):
+    # A library module class whose code creates no parameter (`LibClass.param_free`, ColBERT's `Maxsim`) called on
+    # a tensor that does not require grad gives one that does not either: `.numpy()` on it is fine.
+    text = "import torch\nimport lib\nsim = lib.Maxsim()\nprint(sim(torch.ones(2)).numpy())\n"
+    import ast
+
+    tree = ast.parse(text)
+    scope = ModuleScope("/heap/lib_free.py", tree, Source(text))
+    scope.imports = {"torch": "torch", "lib": "lib"}
+    events = []
+    interp = Interpreter(scope, events.append)
+    interp.root_path = scope.path
+
+    class Infer:
+        def classify(self, text, path, line, column):
+            return SimpleNamespace(qualname="lib.Maxsim", is_module=True, is_optimizer=False, param_free=free)
+
+    interp.libinfer = Infer()
+    from gradsight.engine.state import State
+
+    interp.exec_block(tree.body, State())
+    numpy = [e for e in events if type(e).__name__ == "NumpyEvent" and e.target.rg.name == "YES"]
+    assert len(numpy) == flagged
 
 
 def test_output_of_an_optimized_unknown_model_has_a_graph_as_evidence():

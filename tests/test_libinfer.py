@@ -103,3 +103,88 @@ def test_library_code_is_never_run(lib, tmp_path):
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True []"
     assert not (tmp_path / "ran-marker").exists()
+
+
+PARAMLESS = textwrap.dedent('''\
+    import torch
+    import torch.nn as nn
+
+
+    class Maxsim(nn.Module):
+        def __init__(self, args):
+            super().__init__()
+            self.batch_size = args.bs
+            self.dim = args.dim
+
+        def forward(self, Q, D):
+            return self.score(Q, D[:self.batch_size])
+
+        def score(self, Q, D):
+            return (Q @ D.t()).max(1).values
+
+
+    class Scaled(nn.Module):
+        def __init__(self, dim: int, eps=1e-6):
+            super().__init__()
+            self.scale = dim ** -0.5
+            self.eps = eps
+
+        def forward(self, x):
+            return x * self.scale + self.eps
+
+
+    class Head(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.proj = nn.Linear(dim, dim)
+
+        def forward(self, x):
+            return self.proj(x)
+
+
+    class Wrapper(nn.Module):
+        def __init__(self, encoder):
+            super().__init__()
+            self.encoder = encoder
+
+        def forward(self, x):
+            return self.encoder(x)
+
+
+    class Weighted(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.w = nn.Parameter(torch.ones(dim))
+
+        def forward(self, x):
+            return x * self.w
+
+
+    class Lazy(nn.Module):
+        def __init__(self, cfg):
+            super().__init__()
+            self.layers = []
+            self.width = cfg.width
+
+        def build(self):
+            self.layers.append(nn.Linear(self.width, self.width))
+
+
+    class Derived(Maxsim):
+        pass
+''')
+
+
+@pytest.mark.parametrize("name, free", [("Maxsim", True), ("Scaled", True), ("Head", False), ("Wrapper", False),
+                                        ("Weighted", False), ("Lazy", False), ("Derived", False)])
+def test_module_classes_that_create_no_parameters(tmp_path, name, free):
+    # A module class deriving from `nn.Module` itself whose code stores only plain data on `self` is parameter
+    # free: its outputs have its inputs' grad state. Layers, parameters, modules handed in, stores into stored
+    # attributes and library bases (which may register anything) all answer "not free".
+    site = tmp_path / "site"
+    (site / "paramlib").mkdir(parents=True)
+    (site / "paramlib" / "__init__.py").write_text(PARAMLESS)
+    script = f"from paramlib import {name}\nm = {name}(1)\n"
+    (tmp_path / "use.py").write_text(script)
+    got = LibraryInference(str(tmp_path), sys_path=[str(site)]).classify(script, str(tmp_path / "use.py"), 2, 0)
+    assert got is not None and got.is_module and got.param_free is free

@@ -357,3 +357,66 @@ def test_folder_without_init_is_a_package_of_the_project(tmp_path):
     proc = subprocess.run([sys.executable, "scripts/run.py"], cwd=tmp_path, capture_output=True, text=True,
                           timeout=300, env={**os.environ, "PYTHONPATH": str(tmp_path)})
     assert "Can't call numpy() on Tensor that requires grad" in proc.stderr
+
+
+TRAINER_BASE = ("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\nclass Trainer(object):\n"
+                "    def __init__(self):\n        self.model = nn.Linear(3, 1)\n"
+                "        nn.init.zeros_(self.model.weight)\n        nn.init.zeros_(self.model.bias)\n"
+                "        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.0)\n\n"
+                "    def standard_loss(self, x, y):\n        self.optimizer.zero_grad()\n"
+                "        return F.mse_loss(self.model(x), y)\n\n"
+                "    def plain_loss(self, x, y):\n        return F.mse_loss(self.model(x), y)\n")
+TRAINER_SUB = ("import torch\nfrom trainers.base import Trainer\n\n\nclass WATrainer(Trainer):\n"
+               "    def train(self, loader):\n        for x, y in loader:\n            loss = self.standard_loss(x, y)\n"
+               "            loss.backward()\n            self.optimizer.step()\n\n\nclass Buggy(Trainer):\n"
+               "    def train(self, loader):\n        for x, y in loader:\n            loss = self.plain_loss(x, y)\n"
+               "            loss.backward()\n            self.optimizer.step()\n\n\nclass Buggy2(Trainer):\n"
+               "    def train(self, loader):\n        for x, y in loader:\n"
+               "            loss = ((self.model(x) - y) ** 2).mean()\n            loss.backward()\n"
+               "            self.optimizer.step()\n\n\nif __name__ == \"__main__\":\n"
+               "    loader = [(torch.ones(4, 3), torch.ones(4, 1))] * 3\n    for cls in (WATrainer, Buggy, Buggy2):\n"
+               "        t = cls()\n        t.train(loader)\n        print(cls.__name__, t.model.bias.grad.item())\n")
+
+
+def test_zero_grad_in_base_class_methods_of_another_file(tmp_path):
+    # adversarial_robustness_pytorch's trainer: the loop's loss comes from methods of a base class in another file,
+    # each zeroing the optimizer first (GS503 quiet), also where the package re-exports the base
+    # (`from .base import Trainer` in its `__init__.py`); a base method that does not zero, or the model the base
+    # stored, still leaves the gradients piling up. Under torch (lr 0, each batch adds -2 to the bias's gradient):
+    # -2 once zeroed, -6 after three batches otherwise.
+    (tmp_path / "trainers").mkdir()
+    (tmp_path / "trainers" / "base.py").write_text(TRAINER_BASE)
+    (tmp_path / "trainers" / "__init__.py").write_text("from .base import Trainer\n")
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
+    for name, text in (("direct.py", TRAINER_SUB),
+                       ("reexport.py", TRAINER_SUB.replace("from trainers.base import", "from trainers import"))):
+        (tmp_path / name).write_text(text)
+        found = [(f.code, f.line) for f in analyze_source(text, str(tmp_path / name),
+                                                          workspace=Workspace(tmp_path)).findings]
+        assert found == [("GS503", 17), ("GS503", 25)], name
+    proc = subprocess.run([sys.executable, "direct.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.stdout.split() == ["WATrainer", "-2.0", "Buggy", "-6.0", "Buggy2", "-6.0"]
+
+
+def test_unseen_code_handed_the_optimizer_may_zero(tmp_path):
+    # A loop whose loss comes from a function of another package, handed the optimizer (`trades_loss(model, x, y,
+    # optimizer)`, which zeroes it first): GS503 cannot tell, so it stays quiet. A learning-rate helper handed it
+    # zeroes nothing, by its name.
+    helper = ("import torch.nn.functional as F\n\n\ndef trades_loss(model, x, y, optimizer):\n"
+              "    optimizer.zero_grad()\n    return F.mse_loss(model(x), y)\n\n\n"
+              "def adjust_learning_rate(optimizer, epoch):\n    for g in optimizer.param_groups:\n"
+              "        g[\"lr\"] = 0.1 / (1 + epoch)\n")
+    main = ("import torch\nimport torch.nn as nn\nfrom helpers import trades_loss, adjust_learning_rate\n\n"
+            "model = nn.Linear(3, 1)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "for epoch in range(3):\n    loss = trades_loss(model, torch.ones(4, 3), torch.ones(4, 1), optimizer)\n"
+            "    loss.backward()\n    optimizer.step()\n")
+    buggy = main.replace("    loss = trades_loss(model, torch.ones(4, 3), torch.ones(4, 1), optimizer)\n",
+                         "    adjust_learning_rate(optimizer, epoch)\n"
+                         "    loss = ((model(torch.ones(4, 3)) - 1) ** 2).mean()\n")
+    (tmp_path / "helpers.py").write_text(helper)
+    (tmp_path / "main.py").write_text(main)
+    (tmp_path / "buggy.py").write_text(buggy)
+    assert analyze_source(main, str(tmp_path / "main.py")).findings == []
+    assert [(f.code, f.line) for f in analyze_source(buggy, str(tmp_path / "buggy.py")).findings] == [("GS503", 10)]
+    for name in ("main.py", "buggy.py"):
+        subprocess.run([sys.executable, name], cwd=tmp_path, check=True, timeout=300)

@@ -155,9 +155,13 @@ class OutArgEvent(Event):
 
 @dataclass(frozen=True)
 class LoopEvent(Event):
-    """A loop, once, on the reporting pass (training-loop checks)."""
+    """A loop, once, on the reporting pass (training-loop checks). `receivers`: the names the loop calls methods on
+    that are bound to an object of a known class, as (name, the attribute names stored on it, (method name, `def`
+    node) of its class and bases, also bases in other files found through the workspace, whether the class has a
+    base gradsight cannot see): `self.model(x)` calls a stored value, `self.mart_loss(x, y)` a base class's method."""
 
     in_function: Optional[ast.AST] = None
+    receivers: tuple = ()
 
 
 @dataclass(frozen=True)

@@ -149,6 +149,15 @@ class CallsMixin:
                     return PyVal()
                 if added is not None:
                     return PyVal()
+            if isinstance(recv, PyVal) and recv.is_none:
+                # A method of what is surely None (a parameter left to `autoencoder=None`, analysed on its own):
+                # on None the call raises, so the path that goes on had the caller pass an object, whatever it is.
+                # The result and the name are unknown there, never data.
+                self.eval_args(node, state)
+                key = key_of(func.value)
+                if key is not None:
+                    state.set(key, UNKNOWN)
+                return UNKNOWN
             if isinstance(recv, PyVal):
                 vals = [self.eval(a, state) for a in node.args]
                 return PyVal(cut=recv.cut, pcut=_pcut_of([recv] + vals))

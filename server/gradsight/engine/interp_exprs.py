@@ -15,7 +15,7 @@ from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, FuncVal, ModuleR
 
 
 # Constants evaluate to one of three shared values (they are compared and hashed often).
-_NONE = PyVal(is_none=True)
+_NONE = PyVal(is_none=True, truth=False)  # `None` is falsy: `if optimizer:` with `optimizer=None` passed
 _NUMBER = PyVal(scalar=True)
 _PLAIN = PyVal()
 _TRUE = PyVal(truth=True)
@@ -183,6 +183,14 @@ class ExpressionsMixin:
             self.record(node, val)
             return val
         base = self.eval(node.value, state)
+        if isinstance(base, PyVal) and base.is_none and isinstance(node.ctx, ast.Load):
+            # An attribute of what is surely None (`autoencoder.encoder` with `autoencoder=None`) raises: where
+            # the code goes on, the caller passed an object, whatever it is.
+            base_key = key_of(node.value)
+            if base_key is not None:
+                state.set(base_key, UNKNOWN)
+            self.record(node, UNKNOWN)
+            return UNKNOWN
         val = self.attribute(base, node, state)
         self.record(node, val)
         return val
@@ -291,6 +299,18 @@ class ExpressionsMixin:
                     # it from `models/base.py`).
                     val = self.exported(other, name)
                     cls = val.info if isinstance(val, ClassVal) else None
+                hops = 0
+                while cls is None and other is not None and name in other.imports and hops < 3:
+                    # A class the package re-exports (`from .train import Trainer` in `core/utils/__init__.py`, the
+                    # base imported as `from core.utils import Trainer`): followed to the file that defines it.
+                    mod, _, name = other.imports[name].rpartition(".")
+                    level = len(mod) - len(mod.lstrip("."))
+                    if not (mod.strip(".") or level) or mod.lstrip(".").startswith(("torch", "numpy")):
+                        break
+                    nxt = self.resolve_module(mod.lstrip("."), level, other)
+                    other = nxt if nxt is not other else None
+                    cls = other.classes.get(name) if other is not None else None
+                    hops += 1
                 out.append(cls if cls is not None else b)
             else:
                 out.append(b)

@@ -16,10 +16,10 @@ from .interp_util import (LoopCtx, _const_key, MAX_LOOP_ITERS, MAX_LOOP_NESTING,
                           _backward_names, _grad_read_keys, _has_backward, _holds_tensor, _is_static, _loop_effects,
                           _loop_store_counts, _msite, _params_accumulated_into_self, _pcut_of, _remade_before, _root_name,
                           _stmt_method, _use_kind, const_bool, key_of, self_view, widen, _guarded_binds, _invariant_test,
-                          _loop_changes, _module_mutations)
+                          _loop_changes, _module_mutations, _class_methods)
 from .state import State
-from .values import (UNKNOWN, BoundMethod, ClassVal, Fact, FuncVal, GradModeCtx, ModuleVal, ObjectVal, OptimizerVal,
-                     ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value, join_all, summarise)
+from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, Fact, FuncVal, GradModeCtx, ModuleVal, ObjectVal,
+                     OptimizerVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value, join_all, summarise)
 
 
 _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ()))  # never library models
@@ -229,7 +229,9 @@ class StatementsMixin:
             return UNKNOWN
         origin = self.fact(name, "library-class", expr=self.seg(name), qualname=lib.qualname)
         if getattr(lib, "is_module", False):
-            return ModuleVal(lib.qualname, has_params=Tri.YES, evidence=True, origin=origin)
+            # A module class whose code creates no parameter (`param_free`) hands its inputs' grad state on.
+            return ModuleVal(lib.qualname, has_params=Tri.NO if getattr(lib, "param_free", False) else Tri.YES,
+                             evidence=True, origin=origin)
         if getattr(lib, "is_optimizer", False):
             return OptimizerVal(origin=origin)
         return UNKNOWN
@@ -684,6 +686,32 @@ class StatementsMixin:
             if isinstance(mod, ModuleVal) and mod.has_params is Tri.NO:
                 state.env[prefix] = replace(mod, has_params=Tri.MAYBE)
 
+    def loop_receivers(self, loop: ast.AST, state: State) -> tuple:
+        """`LoopEvent.receivers`: the objects of known classes whose methods the loop calls (`self.mart_loss(x, y)` of
+        a trainer whose base class is in another file)."""
+        out = []
+        for recv in self.syntax("receiver_names", loop, _receiver_names):
+            val = state.get(recv)
+            cls = getattr(val, "cls", None) if isinstance(val, (ObjectVal, ModuleVal)) else None
+            if not isinstance(cls, ClassInfo):
+                continue
+            attrs = {k for k, _ in val.attrs} | {k[len(recv) + 1:].split(".", 1)[0].split(":", 1)[0]
+                                                 for k in state.env if k.startswith(recv + ".")}
+            methods = self.syntax("methods", cls.node, lambda _n, c=cls: _class_methods(c, self.class_bases))
+            out.append((recv, frozenset(attrs), tuple((name, f.node) for name, f in methods.items()),
+                        self.unseen_base(cls)))
+        return tuple(out)
+
+    def unseen_base(self, info: ClassInfo, depth: int = 0) -> bool:
+        """Whether the class has, up its bases, one gradsight cannot see (not torch's, not `object`)."""
+        for b in self.class_bases(info):
+            if isinstance(b, ClassInfo):
+                if depth < 8 and self.unseen_base(b, depth + 1):
+                    return True
+            elif isinstance(b, str) and b not in ("object", "builtins.object") and not b.startswith("torch."):
+                return True
+        return False
+
     def loop_once(self, node, state: State, bind, body, orelse) -> State:
         """A loop whose body runs exactly once, from the entry state: like a block, with the loop context that
         `break`/`continue`, accumulation checks and the loop rules read."""
@@ -691,7 +719,8 @@ class StatementsMixin:
         self.loops.append(ctx)
         try:
             if self.reporting:
-                self.emit(LoopEvent(node, self.stack[-1] if self.stack else None))
+                self.emit(LoopEvent(node, self.stack[-1] if self.stack else None,
+                                    self.loop_receivers(node, state)))
             s = state.copy()
             bind(s)
             self.iteration_start(node, s)
@@ -795,7 +824,8 @@ class StatementsMixin:
     def loop_pass(self, node, head: State, bind, body) -> None:
         """The reporting pass over a loop body, from its fixpoint `head` (nothing to do off the reporting pass)."""
         if self.reporting:
-            self.emit(LoopEvent(node, self.stack[-1] if self.stack else None))
+            self.emit(LoopEvent(node, self.stack[-1] if self.stack else None,
+                                self.loop_receivers(node, head)))
             s = head.copy()
             bind(s)
             self.iteration_start(node, s)
@@ -1285,3 +1315,9 @@ def _may_thaw(target: ast.AST, value: Value, stmt: ast.AST) -> bool:
     if isinstance(value, ModuleVal):
         return value.has_params is not Tri.NO
     return isinstance(value, TensorVal) and value.param and value.rg is not Tri.NO
+
+
+def _receiver_names(loop: ast.AST) -> tuple:
+    """The plain names the loop calls methods on (`self` in `self.mart_loss(x, y)`), in the order of a walk."""
+    return tuple(dict.fromkeys(n.func.value.id for n in walk(loop) if isinstance(n, ast.Call)
+                               and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)))

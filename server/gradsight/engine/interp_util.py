@@ -121,14 +121,15 @@ def param_defaults(args: ast.arguments) -> dict:
 
 def _constant_default(node: Optional[ast.AST], called: bool = False) -> Value:
     """The value of a parameter left to its default: a constant's is known (`smooth=1.0`, `cache=None`). A bool
-    default's truth only when a real call left it (`called`): a function analysed on its own has callers that may
-    pass anything, and both sides of `if ret_np:` must be analysed."""
+    default's truth (and a None default's falsity) only when a real call left it (`called`): a function analysed on
+    its own has callers that may pass anything, and both sides of `if ret_np:` / `if optimizer:` must be analysed."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         node = node.operand
     if isinstance(node, ast.Constant):
         return PyVal(scalar=isinstance(node.value, (int, float)) and not isinstance(node.value, bool),
                      is_none=node.value is None,
-                     truth=node.value if called and isinstance(node.value, bool) else None)
+                     truth=(node.value if isinstance(node.value, bool) else False if node.value is None else None)
+                     if called else None)
     return UNKNOWN
 
 

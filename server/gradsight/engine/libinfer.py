@@ -33,6 +33,9 @@ class LibClass:
     qualname: str
     is_module: bool
     is_optimizer: bool
+    # An `nn.Module` subclass of `torch.nn.Module` itself whose code creates no parameter and no sub-module
+    # (`_param_free`): its outputs have its inputs' grad state (ColBERT's `Maxsim`, a matmul and a max).
+    param_free: bool = False
 
 
 class LibraryInference:
@@ -108,7 +111,8 @@ class LibraryInference:
             if name.type != "instance" or not name.full_name:
                 continue
             is_module, is_optimizer = self._kind(name.full_name, name.module_path, name.line, 0)
-            return LibClass(name.full_name, is_module, is_optimizer)
+            free = is_module and self._bases.get((str(name.module_path), name.line, "free"), False)
+            return LibClass(name.full_name, is_module, is_optimizer, free)
         return None
 
     def _kind(self, full_name: str, module_path, line: Optional[int], depth: int) -> tuple[bool, bool]:
@@ -131,14 +135,111 @@ class LibraryInference:
                         and n.end_lineno and line <= n.end_lineno and n.name == full_name.rsplit(".", 1)[-1]), None)
             if cls is not None:
                 script = self._jedi.Script(source, path=str(module_path), project=self._get_project())
+                direct = bool(cls.bases) and not cls.keywords  # every base is `torch.nn.Module` itself
                 for base in cls.bases:
-                    for target in script.infer(base.end_lineno, base.end_col_offset):
-                        if target.type == "class" and target.full_name:
-                            kind = self._kind(target.full_name, target.module_path, target.line, depth + 1)
-                            result = (result[0] or kind[0], result[1] or kind[1])
+                    targets = [t for t in script.infer(base.end_lineno, base.end_col_offset)
+                               if t.type == "class" and t.full_name]
+                    direct = direct and len(targets) == 1 and targets[0].full_name == MODULE_BASE
+                    for target in targets:
+                        kind = self._kind(target.full_name, target.module_path, target.line, depth + 1)
+                        result = (result[0] or kind[0], result[1] or kind[1])
+                self._bases[(key[0], key[1], "free")] = direct and _param_free(cls)
         except (OSError, SyntaxError, ValueError, UnicodeDecodeError, RecursionError):
             pass
         except Exception:  # noqa: BLE001 - jedi internals on unusual code: "not known"
             pass
         self._bases[key] = result
         return result
+
+
+# Calls whose result stored on `self` is plain data, never a parameter or a module.
+_PLAIN_CALLS = frozenset({"int", "float", "bool", "str", "len", "max", "min", "abs", "round", "tuple"})
+# `self.<name>(...)` calls of `nn.Module` that register nothing that requires grad.
+_HARMLESS_SELF_CALLS = frozenset({"register_buffer", "train", "eval", "to", "cuda", "cpu", "float", "half",
+                                  "double", "extra_repr", "__init__"})
+
+
+def _param_free(cls: ast.ClassDef) -> bool:
+    """Whether a module class's own code (every method, `__init__` included) surely creates no parameter and no
+    sub-module, syntactically: nothing but plain data is stored on `self` (constants, builtins of them, and
+    configuration read from an argument: `self.batch_size = args.bs`, `self.dim = dim` with `dim: int` or
+    `dim=128`), no `nn.Parameter`, `setattr`, `add_module` or `register_parameter`, no call of a stored attribute
+    (`self.encoder(x)` of a module handed in), no store into a stored attribute (`self.layers.append(...)`).
+    Anything else answers False: the module is then taken to have parameters, as before."""
+    methods = {n.name for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    if methods & {"__getattr__", "__setattr__", "__call__"}:
+        return False
+    for fn in cls.body:
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        a = fn.args
+        params = a.posonlyargs + a.args + a.kwonlyargs
+        if not params:
+            continue
+        me = params[0].arg
+        defaults = dict(zip([p.arg for p in (a.posonlyargs + a.args)[len(a.posonlyargs + a.args) - len(a.defaults):]],
+                            a.defaults))
+        defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+        plain_names = {p.arg for p in params[1:]
+                       if (isinstance(defaults.get(p.arg), ast.Constant) and defaults[p.arg].value is not None)
+                       or (isinstance(p.annotation, ast.Name) and p.annotation.id in ("int", "float", "bool", "str"))}
+        rooted = {p.arg for p in params[1:]}
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Call):
+                f = n.func
+                last = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+                if last in ("Parameter", "ParameterList", "ParameterDict", "setattr", "add_module",
+                            "register_parameter", "register_module"):
+                    return False
+                if isinstance(f, ast.Attribute) and _is_self(f.value, me) and f.attr not in methods \
+                        and f.attr not in _HARMLESS_SELF_CALLS:
+                    return False  # `self.encoder(x)`, `self.register_parameter(...)`, an inherited helper
+                if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Attribute) and _is_self(f.value.value, me):
+                    return False  # `self.layers.append(...)`, `self.encoder.forward(x)`
+            elif isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                for t in targets:
+                    for sub in ast.walk(t):
+                        if not (isinstance(sub, (ast.Attribute, ast.Subscript)) and isinstance(sub.ctx, ast.Store)):
+                            continue
+                        if isinstance(sub, ast.Subscript) and _reaches_self(sub.value, me):
+                            return False  # `self.cache[k] = v`
+                        if isinstance(sub, ast.Attribute) and _reaches_self(sub.value, me) and not _is_self(sub.value, me):
+                            return False  # `self.head.weight = ...`
+                        if isinstance(sub, ast.Attribute) and _is_self(sub.value, me) and (
+                                n.value is None or not _plain_value(n.value, plain_names, rooted)):
+                            return False
+    return True
+
+
+def _is_self(node: ast.AST, me: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == me
+
+
+def _reaches_self(node: ast.AST, me: str) -> bool:
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return _is_self(node, me)
+
+
+def _plain_value(node: ast.AST, plain_names: set, rooted: set) -> bool:
+    """Plain data: a constant, a name or attribute chain of configuration (`args.bs`; a bare name only when its
+    default or annotation says it is a number, a bool or a string), builtins and arithmetic of such."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.Name):
+        return node.id in plain_names
+    if isinstance(node, ast.Attribute):
+        base = node.value
+        while isinstance(base, ast.Attribute):
+            base = base.value
+        return isinstance(base, ast.Name) and base.id in rooted
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(_plain_value(e, plain_names, rooted) for e in node.elts)
+    if isinstance(node, ast.BinOp):
+        return _plain_value(node.left, plain_names, rooted) and _plain_value(node.right, plain_names, rooted)
+    if isinstance(node, ast.UnaryOp):
+        return _plain_value(node.operand, plain_names, rooted)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _PLAIN_CALLS:
+        return not node.keywords and all(_plain_value(a, plain_names, rooted) for a in node.args)
+    return False

@@ -47,6 +47,24 @@ class BackwardWithoutGrad(Rule):
         Valid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 1)\nfor p in model.parameters():\n"
               "    p.requires_grad = False\nmodel.weight.requires_grad_()\nloss = model(torch.randn(2, 4)).sum()\n"
               "loss.backward()\n"),
+        # A module argument that defaults to None but is used as an object: calling its attribute would raise on
+        # None, so where the code goes on the caller passed a model (the function analysed on its own).
+        Valid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+              "def train_discriminator(x, autoencoder=None):\n    out = autoencoder.discriminator(x)\n"
+              "    loss = F.binary_cross_entropy_with_logits(out, torch.ones_like(out))\n"
+              "    loss.backward()\n\n\nclass AE(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.discriminator = nn.Linear(3, 1)\n\n\n"
+              "train_discriminator(torch.randn(4, 3), AE())\n"),
+        # The no_grad call passes `optimizer=None`: `if optimizer:` is false there, its backward never runs.
+        Valid("import torch\nimport torch.nn as nn\n\n\n"
+              "def run_epoch(model, loader, loss_fn, optimizer):\n    total = 0.0\n"
+              "    for x, y in loader:\n        loss = loss_fn(model(x), y)\n        if optimizer:\n"
+              "            optimizer.zero_grad()\n            loss.backward()\n"
+              "            optimizer.step()\n        total += loss.item()\n    return total\n\n\n"
+              "model = nn.Linear(4, 2)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+              "loader = [(torch.randn(3, 4), torch.tensor([0, 1, 0]))]\n"
+              "run_epoch(model, loader, nn.CrossEntropyLoss(), optimizer)\nwith torch.no_grad():\n"
+              "    run_epoch(model, loader, nn.CrossEntropyLoss(), None)\n"),
     )
     invalid = (
         # The model is a parameter (nothing known about it), but a torch op run under `no_grad` has no history.
@@ -69,6 +87,26 @@ class BackwardWithoutGrad(Rule):
         Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 1)\nfor p in model.parameters():\n"
                 "    p.requires_grad = False\nloss = model(torch.randn(2, 4)).sum()\nloss.backward()\n", line=7,
                 runtime="raises: element 0 of tensors does not require grad"),
+        # The look-alikes: the model argument that defaults to None is run under no_grad; the no_grad call
+        # passes the optimizer, so `if optimizer:` runs the backward there.
+        Invalid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+                "def train_discriminator(x, autoencoder=None):\n    with torch.no_grad():\n"
+                "        out = autoencoder.discriminator(x)\n"
+                "    loss = F.binary_cross_entropy_with_logits(out, torch.ones_like(out))\n"
+                "    loss.backward()\n\n\nclass AE(nn.Module):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.discriminator = nn.Linear(3, 1)\n\n\n"
+                "train_discriminator(torch.randn(4, 3), AE())\n",
+                line=8, runtime="raises: element 0 of tensors does not require grad"),
+        Invalid("import torch\nimport torch.nn as nn\n\n\n"
+                "def run_epoch(model, loader, loss_fn, optimizer):\n    total = 0.0\n"
+                "    for x, y in loader:\n        loss = loss_fn(model(x), y)\n        if optimizer:\n"
+                "            optimizer.zero_grad()\n            loss.backward()\n"
+                "            optimizer.step()\n        total += loss.item()\n    return total\n\n\n"
+                "model = nn.Linear(4, 2)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                "loader = [(torch.randn(3, 4), torch.tensor([0, 1, 0]))]\n"
+                "run_epoch(model, loader, nn.CrossEntropyLoss(), optimizer)\nwith torch.no_grad():\n"
+                "    run_epoch(model, loader, nn.CrossEntropyLoss(), optimizer)\n",
+                line=8, runtime="raises: element 0 of tensors does not require grad"),
     )
 
     def check(self, event: BackwardEvent, report) -> None:

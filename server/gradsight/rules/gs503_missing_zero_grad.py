@@ -64,20 +64,158 @@ def _call_name(n: ast.Call) -> str:
     return f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
 
 
-def _zeroes(scan: "_LoopScan", defs: dict, scans, depth: int = 0) -> bool | None:
-    """True if the code zeroes gradients, None if it calls something gradsight cannot see into. `scans(node)`
-    gives a node's `_LoopScan` (kept per analysis)."""
+class _FileDefs:
+    """The file's functions, collected in one walk per tree: every `def` by name (`funcs`, the first of a name),
+    those not defined directly in a class body (`plain`: what a bare-name call can mean), the class each method is
+    defined in (`owner`), and the attribute names the file stores on objects (`stored`: `self.model = ...` makes
+    `self.model(x)` a call of a stored value, never an inherited method)."""
+
+    __slots__ = ("funcs", "plain", "owner", "stored", "classes")
+
+    def __init__(self, tree) -> None:
+        self.funcs: dict = {}
+        self.plain: dict = {}
+        self.owner: dict = {}
+        self.stored: set = set()
+        self.classes: list = []
+        if tree is None:
+            return
+        in_class = set()
+        for n in walk(tree):
+            t = type(n)
+            if t is ast.ClassDef:
+                self.classes.append(n)
+                for f in n.body:
+                    if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        in_class.add(id(f))
+                        self.owner[id(f)] = n
+            elif t is ast.FunctionDef or t is ast.AsyncFunctionDef:
+                self.funcs.setdefault(n.name, n)
+                if id(n) not in in_class:
+                    self.plain.setdefault(n.name, n)
+            elif t is ast.Attribute and type(n.ctx) is ast.Store:
+                self.stored.add(n.attr)
+
+    def resolve(self, call: ast.Call):
+        """The file's function a call runs, by name: a bare name only a function outside class bodies (an imported
+        `trades_loss(...)` is not the method `trades_loss` of a class), `x.name(...)` any `def` of that name."""
+        f = call.func
+        if isinstance(f, ast.Name):
+            return self.plain.get(f.id)
+        return self.funcs.get(f.attr) if isinstance(f, ast.Attribute) else None
+
+    def enclosing_class(self, node: ast.AST):
+        """The class whose body holds `node` (by line span), innermost; None outside classes."""
+        best = None
+        for c in self.classes:
+            if c.lineno <= node.lineno <= (c.end_lineno or c.lineno) and (best is None or c.lineno > best.lineno):
+                best = c
+        return best
+
+
+# Parts of a callee's name that say it does not zero gradients although it is handed the optimizer
+# (`adjust_learning_rate(optimizer, epoch)`, `save_checkpoint(model, optimizer)`, `scaler.step(optimizer)`).
+_NOT_ZEROING_PARTS = frozenset({"lr", "learning", "schedule", "scheduler", "warmup", "log", "logger", "print",
+                                "save", "checkpoint", "summary", "writer", "unscale", "clip", "step", "scale",
+                                "update", "state", "dict", "load"})
+# Methods every `nn.Module` has, none of which zeroes an optimizer's gradients.
+_MODULE_METHODS = frozenset({"train", "eval", "parameters", "named_parameters", "modules", "named_modules",
+                             "children", "state_dict", "load_state_dict", "to", "cuda", "cpu", "forward", "float",
+                             "half", "double", "apply", "requires_grad_", "register_buffer", "log", "log_dict"})
+_PLAIN_BASES = frozenset({"object", "Module", "nn.Module", "torch.nn.Module"})
+
+
+def _name_parts(name: str) -> set:
+    return set(re.split(r"[^a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower())) - {""}
+
+
+def _optimizer_like(node: ast.AST, opts: frozenset) -> bool:
+    """An argument that is the optimizer: a spelling the loop steps (`self.optimizer`), or a name that says so."""
+    if not isinstance(node, (ast.Name, ast.Attribute)):
+        return False
+    text = ast.unparse(node)
+    if text in opts:
+        return True
+    last = text.rsplit(".", 1)[-1].lower()
+    return "optim" in last or last == "opt" or last.startswith("opt_") or last.endswith("_opt")
+
+
+def _may_zero_unseen(call: ast.Call, defs: "_FileDefs", opts: frozenset, owner, kind=None) -> bool:
+    """A call gradsight cannot see into that may zero the optimizer's gradients: it is handed the optimizer
+    (`trades_loss(self.model, x, y, self.optimizer)`, imported), or it is a method of the object that holds the
+    stepped optimizer and defined nowhere in this file (`self.mart_loss(x, y)` inherited from a trainer base class in
+    another file, with `self.optimizer.step()` in the loop). Names that say otherwise (`adjust_learning_rate`,
+    `scaler.step`) and `nn.Module`'s own methods do not count. `kind`: what the engine found the call to be
+    (`_classify`: "attribute", "known", "unseen"), None where the engine does not know the receiver."""
+    name = _call_name(call)
+    if not name or _name_parts(name) & _NOT_ZEROING_PARTS:
+        return False
+    if any(_optimizer_like(a, opts) for a in call.args) or any(_optimizer_like(k.value, opts) for k in call.keywords):
+        return True
+    f = call.func
+    if kind in ("attribute", "known") or not isinstance(f, ast.Attribute) or name in _MODULE_METHODS:
+        return False
+    recv = ast.unparse(f.value)
+    if not any(o.startswith(recv + ".") for o in opts):
+        return False
+    if kind == "unseen":
+        return True  # the engine knows the object's class: `m` is neither stored on it nor defined in code it sees
+    if recv != "self" or name in defs.stored:
+        return False
+    # Without the engine's word: only an inherited method, the class having a base not seen here (a trainer base).
+    return owner is not None and any(ast.unparse(b) not in _PLAIN_BASES for b in owner.bases)
+
+
+def _classify(call: ast.Call, objects: dict) -> tuple:
+    """(kind, method node) of `r.m(...)` where the engine knows `r`'s object (`LoopEvent.receivers`): "attribute"
+    (a value stored on it: `self.model(x)`), "method" (of its class or a base, also in another file), "unseen" (neither,
+    and the class has a base gradsight cannot see), "known" (neither otherwise); (None, None) where it does not."""
+    f = call.func
+    if not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in objects):
+        return None, None
+    attrs, methods, unseen = objects[f.value.id]
+    if f.attr in attrs:
+        return "attribute", None
+    if f.attr in methods:
+        return "method", methods[f.attr]
+    return ("unseen" if unseen else "known"), None
+
+
+def _same_object(call: ast.Call, target: ast.AST, objects: dict) -> dict:
+    """What is known inside a method run on `r` (`r.m(...)`): its first parameter is that object."""
+    params = target.args.posonlyargs + target.args.args
+    return {params[0].arg: objects[call.func.value.id]} if params else {}
+
+
+def _zeroes(scan: "_LoopScan", defs: "_FileDefs", scans, depth: int = 0, opts: frozenset = frozenset(),
+            owner=None, objects: dict | None = None) -> bool | None:
+    """True if the code zeroes gradients, None if it calls something gradsight cannot see into that may
+    (`_may_zero_unseen`), else False. `scans(node)` gives a node's `_LoopScan` (kept per analysis); `opts` are the
+    spellings of the optimizers the loop steps, `owner` the class the code stands in, `objects` what the engine knows
+    of the objects it calls methods on (`LoopEvent.receivers`: name -> (stored attributes, methods by name, whether a
+    base is unseen); a base class's method in another file is then read like one of this file)."""
     if scan.sets_grad:
         return True
+    objects = objects or {}
+    unseen = False
     for n in scan.calls:
         name = _call_name(n)
         if any(w in name for w in _ZEROING_WORDS):
             return True
-        if name in defs and depth < 3:
-            inner = _zeroes(scans(defs[name]), defs, scans, depth + 1)
-            if inner is not False:
-                return inner
-    return False
+        kind, target = _classify(n, objects)
+        inner_objects = _same_object(n, target, objects) if kind == "method" else {}
+        if kind is None:
+            target = defs.resolve(n)
+        if target is not None:
+            if depth < 3:
+                inner = _zeroes(scans(target), defs, scans, depth + 1, opts, defs.owner.get(id(target), owner),
+                                inner_objects)
+                if inner is True:
+                    return True
+                unseen = unseen or inner is None
+        elif not unseen and _may_zero_unseen(n, defs, opts, owner, kind):
+            unseen = True
+    return None if unseen else False
 
 
 def _distributed_names(tree: ast.AST) -> frozenset:
@@ -117,7 +255,8 @@ def _optimizer_step(call: ast.Call, tree) -> bool:
     return False
 
 
-def _unzeroed_optimizer(scan: _LoopScan, steps: list, backwards: list, defs: dict, scans):
+def _unzeroed_optimizer(scan: _LoopScan, steps: list, backwards: list, defs: _FileDefs, scans, opts: frozenset,
+                        owner, objects: dict):
     """(name, backward) when the loop steps several optimizers and zeroes only some, and nothing else in it
     zeroes gradients (no module `zero_grad()`, no `.grad = None`, no helper of the file that does): the first
     optimizer never zeroed, and the last backward before its step. None otherwise."""
@@ -133,8 +272,15 @@ def _unzeroed_optimizer(scan: _LoopScan, steps: list, backwards: list, defs: dic
         return None
     for n in scan.calls:
         name, f = _call_name(n), n.func
-        if name in defs and _zeroes(scans(defs[name]), defs, scans, 1) is not False:
+        kind, target = _classify(n, objects)
+        inner_objects = _same_object(n, target, objects) if kind == "method" else {}
+        if kind is None:
+            target = defs.resolve(n)
+        if target is not None and _zeroes(scans(target), defs, scans, 1, opts, defs.owner.get(id(target), owner),
+                                          inner_objects) is not False:
             return None  # a helper that zeroes something: which optimizer it covers is not known here
+        if target is None and _may_zero_unseen(n, defs, opts, owner, kind):
+            return None  # code gradsight cannot see, handed the optimizer (or holding it): it may zero any
         if not any(w in name for w in _ZEROING_WORDS):
             continue
         if name != "zero_grad" or not isinstance(f, ast.Attribute) or ast.unparse(f.value) not in stepped:
@@ -209,6 +355,19 @@ class MissingZeroGrad(Rule):
               "        self.w = self.w - 0.1 * g\n\n\n@contextlib.contextmanager\ndef inner(w):\n    yield Inner(w)\n\n\n"
               "w = torch.ones(2, requires_grad=True)\nfor task in range(3):\n    with inner(w) as opt:\n"
               "        opt.step((opt.w * 2).sum())\n        (opt.w ** 2).sum().backward()\n"),
+        # The loop's loss comes from a method of a base class gradsight cannot read (built at run time here; in another
+        # file of the project in adversarial_robustness_pytorch's trainer), which zeroes the optimizer it holds.
+        Valid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+              "def zeroing_loss(self, x, y):\n    self.optimizer.zero_grad()\n"
+              "    return F.mse_loss(self.model(x), y)\n\n\n"
+              "Base = type(\"Base\", (), {\"standard_loss\": zeroing_loss})\n\n\nclass WATrainer(Base):\n"
+              "    def __init__(self):\n        self.model = nn.Linear(3, 1)\n"
+              "        nn.init.zeros_(self.model.weight)\n        nn.init.zeros_(self.model.bias)\n"
+              "        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)\n\n"
+              "    def train(self, loader):\n        for x, y in loader:\n"
+              "            loss = self.standard_loss(x, y)\n            loss.backward()\n"
+              "            self.optimizer.step()\n\n\ntrainer = WATrainer()\n"
+              "trainer.train([(torch.ones(4, 3), torch.ones(4, 1))] * 3)\n"),
     )
     invalid = (
         # Two optimizers, only one zeroed (idinvert's real bug): the other's gradients pile up.
@@ -226,6 +385,19 @@ class MissingZeroGrad(Rule):
                 "for i in range(3):\n    for k in range(2):\n        loss = m(torch.ones(3, 2)).sum() / 2\n"
                 "        loss.backward()\n    opt.step()\n",
                 line=6, runtime="silent: bool((m.bias.grad == 9).all())"),
+        # The look-alike: the same trainer whose loop computes its loss from the model it stores itself, never
+        # calling code it cannot see.
+        Invalid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+                "def plain_loss(self, x, y):\n    return F.mse_loss(self.model(x), y)\n\n\n"
+                "Base = type(\"Base\", (), {\"standard_loss\": plain_loss})\n\n\nclass WATrainer(Base):\n"
+                "    def __init__(self):\n        self.model = nn.Linear(3, 1)\n"
+                "        nn.init.zeros_(self.model.weight)\n        nn.init.zeros_(self.model.bias)\n"
+                "        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.0)\n\n"
+                "    def train(self, loader):\n        for x, y in loader:\n"
+                "            loss = F.mse_loss(self.model(x), y)\n            loss.backward()\n"
+                "            self.optimizer.step()\n\n\ntrainer = WATrainer()\n"
+                "trainer.train([(torch.ones(4, 3), torch.ones(4, 1))] * 3)\n",
+                line=23, runtime="silent: bool((trainer.model.bias.grad == -6).all())"),
     )
 
     def __init__(self) -> None:
@@ -235,7 +407,7 @@ class MissingZeroGrad(Rule):
         # never matches. A reused verdict reads the tree again where it did, so the driver's record of which
         # units depend on the whole tree stays exact.
         self._seen: dict = {}
-        self._defs: dict = {}  # id(tree) -> (tree, {function name: node})
+        self._defs: dict = {}  # id(tree) -> (tree, _FileDefs)
         self._scans: dict = {}  # id(node) -> (node, _LoopScan) of loops and helper functions
 
     def _scan(self, node: ast.AST) -> _LoopScan:
@@ -246,15 +418,19 @@ class MissingZeroGrad(Rule):
 
     def check(self, event: LoopEvent, report) -> None:
         loop = event.node
+        # What the engine knows of the objects whose methods the loop calls is part of the verdict's input.
+        seen_calls = tuple((r, attrs, tuple((m, id(n)) for m, n in methods), unseen)
+                           for r, attrs, methods, unseen in event.receivers)
         hit = self._seen.get(id(loop))
-        if hit is not None and hit[0] is loop:
-            verdict, read = hit[1], hit[2]
+        if hit is not None and hit[0] is loop and hit[1] == seen_calls:
+            verdict, read = hit[2], hit[3]
             if read:
                 _ = report.tree
         else:
             before = report.tree_reads
-            verdict = self._verdict(loop, report)
-            self._seen[id(loop)] = (loop, verdict, report.tree_reads != before)
+            verdict = self._verdict(loop, report, {r: (attrs, dict(methods), unseen)
+                                                   for r, attrs, methods, unseen in event.receivers})
+            self._seen[id(loop)] = (loop, seen_calls, verdict, report.tree_reads != before)
         if verdict is None:
             return
         name, backward = verdict
@@ -301,7 +477,7 @@ class MissingZeroGrad(Rule):
             block = next((b for b in blocks if any(n is backward for s in b for n in walk(s))), None)
         return None
 
-    def _verdict(self, loop: ast.AST, report):
+    def _verdict(self, loop: ast.AST, report, objects: dict):
         """(None, the first backward): nothing in the loop zeroes gradients; (optimizer name, the backward before
         its step): that optimizer is never zeroed while others are; None: nothing to report."""
         # `dist_autograd.backward(ctx, ...)` writes gradients into a per-iteration context, never into `.grad`.
@@ -323,17 +499,17 @@ class MissingZeroGrad(Rule):
         if not steps:
             return None
         tree = report.tree
-        defs = {}
-        if tree is not None:
-            # The file's functions by name, collected once per tree (one walk, not one per loop).
-            hit = self._defs.get(id(tree))
-            if hit is None or hit[0] is not tree:
-                found: dict = {}
-                for n in walk(tree):
-                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        found.setdefault(n.name, n)
-                hit = self._defs[id(tree)] = (tree, found)
-            defs = hit[1]
-        if _zeroes(scan, defs, self._scan) is False:
+        # The file's functions, collected once per tree (one walk, not one per loop).
+        hit = self._defs.get(id(tree))
+        if hit is None or hit[0] is not tree:
+            hit = self._defs[id(tree)] = (tree, _FileDefs(tree))
+        defs = hit[1]
+        opts = frozenset(ast.unparse(c.func.value) for c in steps) | frozenset(
+            ast.unparse(a) for c in steps for a in c.args if isinstance(a, (ast.Name, ast.Attribute)))
+        owner = defs.enclosing_class(loop)
+        zeroes = _zeroes(scan, defs, self._scan, 0, opts, owner, objects)
+        if zeroes is False:
             return None, min(backwards, key=lambda c: (c.lineno, c.col_offset))
-        return _unzeroed_optimizer(scan, steps, backwards, defs, self._scan)
+        if zeroes is None:
+            return None  # code it cannot see may zero the gradients
+        return _unzeroed_optimizer(scan, steps, backwards, defs, self._scan, opts, owner, objects)
