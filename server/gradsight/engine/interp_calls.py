@@ -158,6 +158,12 @@ class CallsMixin:
                 # practice). Evidence of use: findings built on it are warnings. Whether it is a leaf is not known.
                 return TensorVal(rg=Tri.YES, leaf=Tri.MAYBE, evidence=True,
                                  origin=self.expr_fact(node, "made-require-grad"), storage=self.site(node))
+            if recv is UNKNOWN and func.attr == "detach" and not node.args and not node.keywords:
+                # `t.detach()` on a value gradsight cannot see (a tensor from `ctx.saved_tensors`, a function's
+                # argument): what answers `detach()` is a tensor in practice, and the result is a leaf without
+                # grad that shares the receiver's storage. Evidence of use: findings built on it are warnings.
+                return TensorVal(rg=Tri.NO, leaf=Tri.YES, evidence=True, nograd=self.expr_fact(node, "detached-by"),
+                                 storage=self.site(node))
             if recv is UNKNOWN and func.attr == "backward":
                 args, kwargs = self.eval_args(node, state)
                 if args and not (isinstance(args[0][1], TensorVal) and args[0][1].rg is Tri.NO):
