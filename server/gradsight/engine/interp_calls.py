@@ -9,7 +9,8 @@ from typing import Optional
 
 from . import torchdb as db
 from .astwalk import walk
-from .events import (CheckpointEvent, FactoryEvent, FuncGradEvent, GraphCutEvent, ModuleCallEvent, NumpyEvent,
+from .events import (CheckpointEvent, FactoryEvent, FuncGradEvent, GraphCutEvent, ModuleCallEvent,
+                     ModuleMethodOnTensorEvent, NumpyEvent,
                      OptimizerEvent)
 from .interp_util import (FUNC_GRAD_TRANSFORMS, REQUIRES_GRAD_SPELLINGS, _fsite, _is_static, _is_tensor_function,
                           _literal_dtype, _literal_shape, _pcut_of, const_bool, flat_tensors, key_of, kwarg,
@@ -91,6 +92,8 @@ class CallsMixin:
                     v = self.eval(kw.value, state)
                     if kw.arg:
                         kwvals[kw.arg] = (kw.value, v)
+                if func.attr in db.MODULE_ONLY_METHODS:
+                    self.emit(ModuleMethodOnTensorEvent(node, func.attr, recv, self.seg(func.value)))
                 val = self.tensor_method(func.attr, func.value, recv, args, node, state, kwvals)
                 self.record(node, val)
                 self.last_method = (node, recv)  # for `stmt_Expr`: a statement that discards a new tensor
