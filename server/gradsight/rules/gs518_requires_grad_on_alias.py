@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from ..engine.events import FactoryEvent, GradReadEvent
 from ..engine.report import Note
@@ -21,6 +22,19 @@ def _made_to_require(event: FactoryEvent):
     if event.api == "requires_grad_" and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         return node.func.value
     return None
+
+
+def _derived_by(t) -> str:
+    """The expression `t` was made by as a view or a detach (`x.reshape(-1, dim)`, `x.detach()`), or ''."""
+    for fact in (t.view, t.nograd):
+        if fact is not None and fact.kind in ("view", "detached-by"):
+            return fact.arg("expr") or ""
+    return ""
+
+
+def _names(expr: str, name: str) -> bool:
+    """Whether `expr` reads `name` (a name or dotted attribute) as a whole, not as part of a longer name."""
+    return re.search(r"(?<![\w.])" + re.escape(name) + r"(?![\w])", expr) is not None
 
 
 class RequiresGradOnAlias(Rule):
@@ -57,6 +71,12 @@ class RequiresGradOnAlias(Rule):
         Valid("import torch\n\n\nclass Probe:\n    def __init__(self, t):\n        self.t = t.detach()\n\n"
               "    def run(self):\n        t = self.t\n        t.requires_grad = True\n        (t * 3).sum().backward()\n"
               "        return self.t.grad\n\n\nassert Probe(torch.randn(2)).run() is not None\n"),
+        # gpytorch's chunked derivative: each detached chunk is made to require grad through the loop variable, and
+        # the chunks' own `.grad` are read.
+        Valid("import torch\n\n\ndef chunked(x1):\n    x1 = x1.detach().requires_grad_(True)\n"
+              "    subs = [s.detach() for s in torch.split(x1, 2, dim=0)]\n    for s in subs:\n"
+              "        s.requires_grad_(True)\n        (s ** 2).sum().backward()\n"
+              "    return torch.cat([s.grad for s in subs], dim=0)\n\n\nassert chunked(torch.randn(4, 3)).shape == (4, 3)\n"),
     )
     invalid = (
         # icefall's CorrelationLimiterFunction.backward: the flag set on the reshape of the detached input.
@@ -97,6 +117,10 @@ class RequiresGradOnAlias(Rule):
         if hit is None:
             return
         flagged, expr = hit
+        # Only a tensor the flagged one was visibly made from (`X = x.reshape(...)`, `x_in = x.detach()`): storage
+        # alone also joins list elements with the loop variable that iterates them (gpytorch's `sub_x1s`).
+        if not _names(_derived_by(flagged.target), event.expr):
+            return
         if flagged.target == t:
             # The very value read here was made to require grad under another name (`X = x`, `t = self.t`): one
             # tensor with two names, and `x.grad` is filled. gradsight has no object identity beyond the storage,

@@ -32,6 +32,13 @@ class ModuleMethodOnTensor(Rule):
         # A module and an optimizer under names that say nothing.
         Valid("import torch\nimport torch.nn as nn\nx = nn.Linear(3, 2)\nt = torch.optim.SGD(x.parameters(), lr=0.1)\n"
               "x.eval()\nt.zero_grad()\nx.train()\n"),
+        # DomainBed: a `@staticmethod` of a module called through `self` gets no `self`: `model` is the module.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Algo(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.clf = nn.Linear(3, 2)\n\n    @staticmethod\n"
+              "    def neum(v, model, batch):\n        model.eval()\n        out = model(batch)\n        model.train()\n"
+              "        return v + out.sum()\n\n    def update(self, x):\n"
+              "        g = (self.clf(x) ** 2).sum().detach()\n        return self.neum(g, self.clf, x)\n\n\n"
+              "Algo().update(torch.randn(4, 3))\n"),
     )
     invalid = (
         # DeepRobust's DeepFool: the input's gradient cleared between per-class backwards with a module method.
