@@ -140,7 +140,9 @@ class OpsMixin:
                 new = recv.with_(rg=rg, nograd=None if rg is not Tri.NO else self.fact(node, "requires-grad-false-call"),
                                  sources=recv.sources | ({site} if rg is Tri.YES and not recv.param else set()),
                                  origin=self.expr_fact(node, MADE_LEAF_REQUIRE_GRAD, recv.origin))
-                if rg is Tri.YES and not recv.param:
+                if rg is Tri.YES and not recv.param and not recv.evidence:
+                    # A tensor known only from use (`v.detach()` of an unseen `v`) feeds code gradsight cannot see
+                    # (`self.get_logits(adv)`): whether its gradient is ever read is not known (GS202 stays quiet).
                     self.grad_leaves.setdefault(site, ("requires_grad_()", new.origin))
                 if key:
                     state.set(key, new)
