@@ -622,6 +622,11 @@ class OpsMixin:
     def backward(self, target: Value, target_node: ast.AST, call: ast.Call, state: State, api: str,
                  kwargs: dict, positional: int = 0, inputs: list | None = None,
                  gradient: Optional[tuple] = None, grad_inputs: Optional[Value] = None) -> None:
+        for _, v in inputs or ():
+            if isinstance(v, TensorVal):
+                # `torch.autograd.grad(cost, adv)` differentiates with respect to `adv`: its flag is what makes that
+                # work, whatever gradsight knows of `cost` (a loss from a model it cannot see). Not dead (GS202).
+                self.reached_sources |= v.sources
         key = key_of(target_node)
         if key is not None and state.grad is not Tri.NO and (
                 target is UNKNOWN or isinstance(target, TensorVal) and target.rg is Tri.MAYBE):

@@ -39,6 +39,12 @@ class ModuleMethodOnTensor(Rule):
               "        return v + out.sum()\n\n    def update(self, x):\n"
               "        g = (self.clf(x) ** 2).sum().detach()\n        return self.neum(g, self.clf, x)\n\n\n"
               "Algo().update(torch.randn(4, 3))\n"),
+        # Conv-TasNet: a classmethod's `cls(...)` builds the module; it does not run `forward`.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self, n):\n"
+              "        super().__init__()\n        self.fc = nn.Linear(n, n)\n\n    def forward(self, x):\n"
+              "        return self.fc(x)\n\n    @classmethod\n    def from_package(cls, package):\n"
+              "        model = cls(package['n'])\n        model.load_state_dict(package['state_dict'])\n"
+              "        return model\n\n\nNet.from_package({'n': 3, 'state_dict': Net(3).state_dict()})\n"),
     )
     invalid = (
         # DeepRobust's DeepFool: the input's gradient cleared between per-class backwards with a module method.
