@@ -282,3 +282,13 @@ class SelfStoreEvent(Event):
 
     key: str
     value: TensorVal
+
+
+@dataclass(frozen=True)
+class ModuleMethodOnTensorEvent(Event):
+    """A method that only `nn.Module`s or optimizers have (`zero_grad`, `parameters`, `eval`, ...) called on a value
+    gradsight knows to be a tensor (`x.zero_grad()`): `torch.Tensor` has no such attribute. `node` is the call."""
+
+    method: str
+    receiver: TensorVal
+    expr: str  # the receiver as written

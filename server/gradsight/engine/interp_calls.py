@@ -9,7 +9,8 @@ from typing import Optional
 
 from . import torchdb as db
 from .astwalk import walk
-from .events import (CheckpointEvent, FactoryEvent, FuncGradEvent, GraphCutEvent, ModuleCallEvent, NumpyEvent,
+from .events import (CheckpointEvent, FactoryEvent, FuncGradEvent, GraphCutEvent, ModuleCallEvent,
+                     ModuleMethodOnTensorEvent, NumpyEvent,
                      OptimizerEvent)
 from .interp_util import (FUNC_GRAD_TRANSFORMS, REQUIRES_GRAD_SPELLINGS, _backward_names, _fsite, _is_static, _is_tensor_function,
                           _literal_dtype, _literal_shape, _pcut_of, const_bool, flat_tensors, key_of, kwarg,
@@ -115,6 +116,8 @@ class CallsMixin:
                     v = self.eval(kw.value, state)
                     if kw.arg:
                         kwvals[kw.arg] = (kw.value, v)
+                if func.attr in db.MODULE_ONLY_METHODS:
+                    self.emit(ModuleMethodOnTensorEvent(node, func.attr, recv, self.seg(func.value)))
                 val = self.tensor_method(func.attr, func.value, recv, args, node, state, kwvals)
                 self.record(node, val)
                 self.last_method = (node, recv)  # for `stmt_Expr`: a statement that discards a new tensor
@@ -191,6 +194,12 @@ class CallsMixin:
                 # practice). Evidence of use: findings built on it are warnings. Whether it is a leaf is not known.
                 return TensorVal(rg=Tri.YES, leaf=Tri.MAYBE, evidence=True,
                                  origin=self.expr_fact(node, "made-require-grad"), storage=self.site(node))
+            if recv is UNKNOWN and func.attr == "detach" and not node.args and not node.keywords:
+                # `t.detach()` on a value gradsight cannot see (a tensor from `ctx.saved_tensors`, a function's
+                # argument): what answers `detach()` is a tensor in practice, and the result is a leaf without
+                # grad that shares the receiver's storage. Evidence of use: findings built on it are warnings.
+                return TensorVal(rg=Tri.NO, leaf=Tri.YES, evidence=True, nograd=self.expr_fact(node, "detached-by"),
+                                 storage=self.site(node))
             if recv is UNKNOWN and func.attr == "backward":
                 args, kwargs = self.eval_args(node, state)
                 if args and not (isinstance(args[0][1], TensorVal) and args[0][1].rg is Tri.NO):

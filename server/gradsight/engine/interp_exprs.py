@@ -8,7 +8,7 @@ from typing import Optional
 
 from . import torchdb as db
 from .events import GradReadEvent
-from .interp_util import BUILTINS, MODULE_METHODS, _int_index, _is_static, _msite, _pcut_of, key_of
+from .interp_util import BUILTINS, MODULE_METHODS, _int_index, _is_static, _is_staticmethod, _msite, _pcut_of, key_of
 from .state import State
 from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, FuncVal, ModuleRef, ModuleVal, ObjectVal, OptimizerVal,
                      ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value)
@@ -239,6 +239,10 @@ class ExpressionsMixin:
                 meth = self.find_method(base.cls, attr)
                 if meth is not None and _is_property(meth.node):
                     return self.call_function(meth, base, [], {}, node, state)
+                if meth is not None and _is_static(meth.node):
+                    # `self.neum(v, model, batch)` on a `@staticmethod`: no `self` is bound (a classmethod's `cls`
+                    # is not modelled: unknown, as for other objects).
+                    return meth if _is_staticmethod(meth.node) else UNKNOWN
                 if meth is not None:
                     return BoundMethod(meth, base)
             return ModuleRef(f"<module-attr>.{attr}") if attr in MODULE_METHODS else UNKNOWN

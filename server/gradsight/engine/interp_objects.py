@@ -10,8 +10,8 @@ from . import torchdb as db
 from .astwalk import walk
 from .events import InferenceSaveEvent
 from .interp_util import (BUILTINS, MAX_CALL_DEPTH, _class_methods, _constant_default, _has_backward, _is_static,
-                          _msite, _own_mutations, _pcut_of, _plain_class, const_bool, flat_tensors, key_of, layers_have_params,
-                          map_tensors, param_defaults, with_carried)
+                          _is_staticmethod, _msite, _own_mutations, _pcut_of, _plain_class, const_bool, flat_tensors,
+                          key_of, layers_have_params, map_tensors, param_defaults, with_carried)
 from .state import State
 from .values import (GRAD_MODE_OFF, ONLY_FROM_NO_GRAD, UNKNOWN, USE, ClassInfo, FuncVal, ModuleVal, ObjectVal,
                      OptimizerVal, ParamsVal, NameOf, PyVal, SeqVal, TensorVal, Tri, Value, graph_free, join_values)
@@ -74,6 +74,10 @@ class ObjectsMixin:
             meth = self.find_method(recv.cls, name)
             if meth is not None:
                 args, kwargs = self.eval_args(node, state)
+                if _is_static(meth.node):
+                    # A `@staticmethod` gets its arguments as given (no `self`); a classmethod's `cls` is not modelled.
+                    return self.call_function(meth, None, args, kwargs, node, state) if _is_staticmethod(meth.node) \
+                        else UNKNOWN
                 return self.call_function(meth, recv, args, kwargs, node, state)
             sub = recv.attr(name)
             if isinstance(sub, ModuleVal):

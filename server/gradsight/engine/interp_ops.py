@@ -140,7 +140,9 @@ class OpsMixin:
                 new = recv.with_(rg=rg, nograd=None if rg is not Tri.NO else self.fact(node, "requires-grad-false-call"),
                                  sources=recv.sources | ({site} if rg is Tri.YES and not recv.param else set()),
                                  origin=self.expr_fact(node, MADE_LEAF_REQUIRE_GRAD, recv.origin))
-                if rg is Tri.YES and not recv.param:
+                if rg is Tri.YES and not recv.param and not recv.evidence:
+                    # A tensor known only from use (`v.detach()` of an unseen `v`) feeds code gradsight cannot see
+                    # (`self.get_logits(adv)`): whether its gradient is ever read is not known (GS202 stays quiet).
                     self.grad_leaves.setdefault(site, ("requires_grad_()", new.origin))
                 if key:
                     state.set(key, new)
@@ -625,6 +627,11 @@ class OpsMixin:
     def backward(self, target: Value, target_node: ast.AST, call: ast.Call, state: State, api: str,
                  kwargs: dict, positional: int = 0, inputs: list | None = None,
                  gradient: Optional[tuple] = None, grad_inputs: Optional[Value] = None) -> None:
+        for _, v in inputs or ():
+            if isinstance(v, TensorVal):
+                # `torch.autograd.grad(cost, adv)` differentiates with respect to `adv`: its flag is what makes that
+                # work, whatever gradsight knows of `cost` (a loss from a model it cannot see). Not dead (GS202).
+                self.reached_sources |= v.sources
         key = key_of(target_node)
         if key is not None and state.grad is not Tri.NO and (
                 target is UNKNOWN or isinstance(target, TensorVal) and target.rg is Tri.MAYBE):

@@ -1076,7 +1076,7 @@ class StatementsMixin:
         site = self.site(stmt)
         new = base.with_(rg=flag_t, nograd=None if flag_t is not Tri.NO else self.fact(stmt, "requires-grad-attribute", flag="False"),
                          sources=base.sources | ({site} if flag_t is Tri.YES and not base.param else set()))
-        if flag_t is Tri.YES and not base.param:
+        if flag_t is Tri.YES and not base.param and not base.evidence:  # as for `requires_grad_()` (interp_ops)
             self.grad_leaves.setdefault(site, ("requires_grad = True", self.fact(stmt, "requires-grad-attribute", flag="True")))
         state.set(key, new)
 

@@ -319,6 +319,10 @@ def _is_static(fn: ast.AST) -> bool:
     return any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in fn.decorator_list)
 
 
+def _is_staticmethod(fn: ast.AST) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list)
+
+
 # Calls on an attribute (`self.x.m(...)`) that leave what gradsight knows about `x` as it was; any other method
 # may change it. (`train`/`eval` change only a module's mode: recorded as "x:mode".)
 _KEEPING_METHODS = {"parameters", "named_parameters", "state_dict", "load_state_dict", "children", "modules", "named_modules",

@@ -27,6 +27,15 @@ FLOAT_DTYPES = {"float", "float32", "float64", "double", "half", "float16", "bfl
                 "complex128"}
 
 # Tensor methods that take data out of autograd, and what they return.
+# Methods of `nn.Module` or `torch.optim.Optimizer` that `torch.Tensor` does not have (checked under the pinned
+# torch by tests/test_rules_torch.py through GS519's examples and `hasattr(torch.Tensor, name)` in its test):
+# calling one on a tensor raises AttributeError.
+MODULE_ONLY_METHODS = frozenset({
+    "zero_grad", "parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children",
+    "modules", "named_modules", "eval", "train", "state_dict", "load_state_dict", "step", "add_param_group",
+    "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook", "register_backward_hook",
+})
+
 CUT_METHODS = {"item": "a Python number", "tolist": "Python lists", "numpy": "a NumPy array"}
 # Methods whose result never requires grad (integer/bool results or index results).
 NO_GRAD_METHODS = {

@@ -796,8 +796,13 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
                 is_static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in meth.node.decorator_list)
                 extra: set = set()
                 extra_read = False
+                is_class = any(isinstance(d, ast.Name) and d.id == "classmethod" for d in meth.node.decorator_list)
                 self_val = None
-                if not is_static:
+                if is_class:
+                    # `cls` is the class, not an instance: `cls(...)` builds one (Conv-TasNet's
+                    # `load_model_from_package`), it does not run `forward`. Unknown.
+                    self_val = UNKNOWN
+                elif not is_static:
                     if instance is None:
                         if info.is_module:
                             value, _, inst_touched, inst_read = isolated(

@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+from ..engine.events import ModuleMethodOnTensorEvent
+from ..findings import Severity
+from .base import Invalid, Rule, Valid
+
+
+class ModuleMethodOnTensor(Rule):
+    code = "GS519"
+    name = "module-method-on-tensor"
+    severity = Severity.ERROR
+    summary = ("A method only modules or optimizers have (`zero_grad`, `parameters`, `eval`, ...) is called on a "
+               "tensor: AttributeError.")
+    events = (ModuleMethodOnTensorEvent,)
+    what_it_does = ("Flags `t.zero_grad()`, `t.parameters()`, `t.eval()`, `t.train()`, `t.state_dict()`, `t.step()` "
+                    "and the other methods of `nn.Module` / `torch.optim.Optimizer` that `torch.Tensor` lacks, where "
+                    "`t` is a tensor (made by torch, or a value made to require grad). Typical: clearing an input's "
+                    "gradient between backwards with `x.zero_grad()` after `torch.autograd.gradcheck.zero_gradients` "
+                    "was removed.")
+    why_bad = ("PyTorch raises `AttributeError: 'Tensor' object has no attribute 'zero_grad'` when the line runs. To "
+               "clear a tensor's gradient, set `x.grad = None` (or `x.grad.zero_()` when it exists).")
+    example = ("x = image.clone().requires_grad_(True)\nfor k in range(num_classes):\n    x.zero_grad()\n"
+               "    logits[0, k].backward(retain_graph=True)")
+    use_instead = ("x = image.clone().requires_grad_(True)\nfor k in range(num_classes):\n    x.grad = None\n"
+                   "    logits[0, k].backward(retain_graph=True)")
+    fix_safety = "There is no automatic fix: what the call meant (a module's, an optimizer's, the tensor's `.grad`) is the user's."
+    references = ("https://pytorch.org/docs/stable/generated/torch.Tensor.grad.html",)
+    valid = (
+        Valid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(3, 2)\nx = torch.randn(1, 3, requires_grad=True)\n"
+              "out = model(x)\nfor k in range(2):\n    model.zero_grad()\n    x.grad = None\n"
+              "    out[0, k].backward(retain_graph=True)\n"),
+        # A module and an optimizer under names that say nothing.
+        Valid("import torch\nimport torch.nn as nn\nx = nn.Linear(3, 2)\nt = torch.optim.SGD(x.parameters(), lr=0.1)\n"
+              "x.eval()\nt.zero_grad()\nx.train()\n"),
+        # DomainBed: a `@staticmethod` of a module called through `self` gets no `self`: `model` is the module.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Algo(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.clf = nn.Linear(3, 2)\n\n    @staticmethod\n"
+              "    def neum(v, model, batch):\n        model.eval()\n        out = model(batch)\n        model.train()\n"
+              "        return v + out.sum()\n\n    def update(self, x):\n"
+              "        g = (self.clf(x) ** 2).sum().detach()\n        return self.neum(g, self.clf, x)\n\n\n"
+              "Algo().update(torch.randn(4, 3))\n"),
+        # Conv-TasNet: a classmethod's `cls(...)` builds the module; it does not run `forward`.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self, n):\n"
+              "        super().__init__()\n        self.fc = nn.Linear(n, n)\n\n    def forward(self, x):\n"
+              "        return self.fc(x)\n\n    @classmethod\n    def from_package(cls, package):\n"
+              "        model = cls(package['n'])\n        model.load_state_dict(package['state_dict'])\n"
+              "        return model\n\n\nNet.from_package({'n': 3, 'state_dict': Net(3).state_dict()})\n"),
+    )
+    invalid = (
+        # DeepRobust's DeepFool: the input's gradient cleared between per-class backwards with a module method.
+        Invalid("import copy\nimport torch\nimport torch.nn as nn\n\n\ndef deepfool(model, image, num_classes):\n"
+                "    x = copy.deepcopy(image).requires_grad_(True)\n    fs = model.forward(x)\n"
+                "    fs[0, 0].backward(retain_graph=True)\n    for k in range(1, num_classes):\n        x.zero_grad()\n"
+                "        fs[0, k].backward(retain_graph=True)\n\n\n"
+                "deepfool(nn.Linear(3, 4), torch.randn(1, 3), 4)\n",
+                line=11, runtime="raises: 'Tensor' object has no attribute 'zero_grad'",
+                severity=Severity.WARNING),
+        Invalid("import torch\nw = torch.randn(3, requires_grad=True)\nw.eval()\n", line=3,
+                runtime="raises: 'Tensor' object has no attribute 'eval'", severity=Severity.ERROR),
+    )
+
+    def check(self, event: ModuleMethodOnTensorEvent, report) -> None:
+        t = event.receiver
+        if event.method == "zero_grad":
+            advice = f"To clear its gradient, set `{event.expr}.grad = None`."
+        else:
+            advice = f"Call `{event.method}()` on the module or optimizer instead."
+        # A tensor known only from use (`f(...).requires_grad_(True)` on a call gradsight cannot see) gives a warning.
+        report.add(self, event.node,
+                   f"`{event.expr}` is a tensor, and tensors have no `{event.method}()`: this raises AttributeError. "
+                   + advice, severity=Severity.WARNING if t.evidence else None)
