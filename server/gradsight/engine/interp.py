@@ -46,6 +46,7 @@ from .api import StateFact
 from .events import Event, InplaceEvent
 from .interp_calls import CallsMixin
 from .interp_exprs import ExpressionsMixin
+from .interp_loops import LoopsMixin
 from .interp_objects import ObjectsMixin
 from .interp_ops import OpsMixin
 from .interp_stmts import StatementsMixin
@@ -84,7 +85,7 @@ def _unit_field(name: str) -> property:
                     doc=f"`self.unit.{name}` (see `UnitState`)")
 
 
-class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin, OpsMixin, ObjectsMixin):
+class Interpreter(StatementsMixin, LoopsMixin, ExpressionsMixin, CallsMixin, OpsMixin, ObjectsMixin):
     facts = _unit_field("facts")
     grad_leaves = _unit_field("grad_leaves")
     cut_sources = _unit_field("cut_sources")

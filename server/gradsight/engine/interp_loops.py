@@ -1,0 +1,360 @@
+"""Loops: `for`/`while` iterated to a fixpoint (memoised per unit, widened past a bound, run once from a widened
+state when nested too deep), the reporting pass over the body, `break`/`continue`, freeze loops, and the names a
+loop-invariant test binds (`iteration_start`). Part of `Interpreter` (see interp.py)."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from typing import Optional
+
+from .astwalk import children, walk
+from .events import LoopEvent
+from .interp_util import (LoopCtx, MAX_LOOP_ITERS, MAX_LOOP_NESTING, _has_backward, _holds_tensor, _loop_effects,
+                          const_bool, key_of, widen, _guarded_binds, _invariant_test, _loop_changes, _module_mutations)
+from .state import State
+from .values import UNKNOWN, ModuleVal, PyVal, SeqVal, Tri, join_all
+
+
+class LoopsMixin:
+    """Part of `Interpreter` (see interp.py)."""
+
+    def iteration_start(self, node, s: State) -> None:
+        """At the top of an iteration of `node`: forget the names whose value from an earlier iteration no run can
+        observe. Such a name is bound in this loop only in branches of tests no statement of the loop can change
+        (`if self.objective == "H":`, `if loss_fn == "cw":`, nothing storing them outside `__init__`), each reached
+        from the body's top level through such tests only, and read only in later top-level statements; and it was
+        unbound when this loop, or an enclosing one over which the tests are invariant too and which binds it only
+        there, began. Every iteration then takes the branches the first one took: where none binds it, the read
+        raises NameError in the first iteration already, never reading an old value (Beta-VAE's `if/elif` without
+        `else` binding the loss, a PGD attack's two `if`s: no second backward of an earlier loss)."""
+        mutations = self.syntax("module_mutations", self.scope.tree, _module_mutations)
+        changes = self.syntax("loop_changes", node, _loop_changes)
+        names = self.syntax("guarded_binds", node, lambda n: _guarded_binds(n, changes, mutations))
+        if not names:
+            return
+        for name in names:
+            if s.get(name) is None:
+                continue
+            for ctx in self.loops:
+                if name in ctx.entry_keys:
+                    continue
+                if ctx.node is not node:
+                    outer = self.syntax("loop_changes", ctx.node, _loop_changes)
+                    if outer[0].get(name) != changes[0].get(name) or not all(
+                            self.syntax(("invariant", id(ctx.node)), t, lambda t: _invariant_test(t, outer, mutations))
+                            for t in names[name]):
+                        continue
+                s.forget(name)
+                break
+
+    def stmt_For(self, stmt: ast.For, state: State) -> State:
+        it = self.eval(stmt.iter, state)
+        elem = self.element_of(it)
+        view = stmt.iter.func.attr if isinstance(stmt.iter, ast.Call) and isinstance(stmt.iter.func, ast.Attribute) \
+            and stmt.iter.func.attr in ("values", "items") and not stmt.iter.args and not stmt.iter.keywords else None
+        dict_key = key_of(stmt.iter.func.value) if view is not None else None
+        entries = self.dict_entries(dict_key, state) if dict_key is not None and it is UNKNOWN else []
+        if entries:
+            # `for loss in losses.values()` over a dict whose entries are tracked: the element is re-read from the
+            # state each round (a backward in the body frees the graphs the entries hold), and a dict with one
+            # entry runs the body once.
+            def bind_entry(s: State) -> None:
+                now = self.dict_entries(dict_key, s) or entries
+                cur = join_all(now)
+                self.assign(stmt.target, SeqVal((PyVal(), cur)) if view == "items" else cur, s, stmt)
+
+            if len(entries) == 1:
+                return self.loop_once(stmt, state, bind_entry, stmt.body, stmt.orelse)
+            return self.loop(stmt, state, bind_entry, stmt.body, stmt.orelse)
+        # `for loss in [loss_a, loss_b]:` iterates over references whose values the body changes (a backward
+        # frees their graphs): read them again on each round instead of once before the loop.
+        reread = isinstance(stmt.iter, (ast.List, ast.Tuple)) and isinstance(it, SeqVal) \
+            and len(it.items) == len(stmt.iter.elts) and all(key_of(e) is not None for e in stmt.iter.elts)
+
+        def bind(s: State) -> None:
+            cur = elem
+            if reread:
+                cur = self.element_of(SeqVal(tuple(s.env.get(key_of(e), v) for e, v in zip(stmt.iter.elts, it.items))))
+            self.assign(stmt.target, cur, s, stmt)
+
+        if isinstance(stmt.iter, (ast.List, ast.Tuple)) and len(stmt.iter.elts) == 1 \
+                and not isinstance(stmt.iter.elts[0], ast.Starred):
+            # `for loss in [loss_a]:` runs its body exactly once: no fixpoint (a second round would see what the
+            # first left, e.g. the graph its backward freed, and claim a second backward that never happens).
+            return self.loop_once(stmt, state, bind, stmt.body, stmt.orelse)
+        out = self.loop(stmt, state, bind, stmt.body, stmt.orelse)
+        self.freeze_after_loop(stmt, out)
+        return out
+
+    stmt_AsyncFor = stmt_For
+
+    def freeze_after_loop(self, stmt: ast.For, state: State) -> None:
+        """After `for p in m.parameters(): p.requires_grad = False`, `m` is frozen as by `m.requires_grad_(False)`:
+        its `.weight` is no parameter that requires grad (solo-learn's DeepClusterV2 copies normalised prototypes
+        into it in `__init__`: a GS302 error before) and its output has the input's grad state. A write under a
+        condition, or of a value that is not a constant, leaves whether it still requires grad open. Unfreezing
+        this way, or freezing part of it, opens its parents (`thaw_above`)."""
+        found = self.syntax("freeze_loop", stmt, _freeze_loop)
+        if found is None:
+            return
+        owner, flag, certain = found
+        if flag is not False:
+            self.thaw_above(owner, state)
+        mod = state.get(owner)
+        if not isinstance(mod, ModuleVal) or mod.alts:
+            return
+        has = Tri.of(flag) if certain else mod.has_params.join(Tri.of(flag))
+        if has is not mod.has_params:
+            # Not `state.set`: what is known of its attributes (`m.fc`, `self.encoder`) stays.
+            state.env[owner] = replace(mod, has_params=has)
+
+    def thaw_above(self, key: str, state: State) -> None:
+        """Something below `key`'s modules may require grad again (`model.fc.requires_grad_(True)`, a new
+        `model.fc = nn.Linear(...)`, `model.weight.requires_grad = True`): a frozen module above it is frozen no
+        more, or no longer surely (a frozen backbone with a trainable head gives outputs that require grad)."""
+        cuts = [i for i, c in enumerate(key) if c in ".["]
+        for i in cuts:
+            prefix = key[:i]
+            mod = state.env.get(prefix)
+            if isinstance(mod, ModuleVal) and mod.has_params is Tri.NO:
+                state.env[prefix] = replace(mod, has_params=Tri.MAYBE)
+
+    def loop_once(self, node, state: State, bind, body, orelse) -> State:
+        """A loop whose body runs exactly once, from the entry state: like a block, with the loop context that
+        `break`/`continue`, accumulation checks and the loop rules read."""
+        ctx = LoopCtx(node, frozenset(state.env), self.syntax("has_backward", node, _has_backward))
+        self.loops.append(ctx)
+        try:
+            if self.reporting:
+                self.emit(LoopEvent(node, self.stack[-1] if self.stack else None,
+                                    self.loop_receivers(node, state)))
+            s = state.copy()
+            bind(s)
+            self.iteration_start(node, s)
+            s = self.exec_block(body, s)
+            for c in ctx.continues:
+                s = s.join(c)
+        finally:
+            self.loops.pop()
+        if orelse and not s.dead:
+            s = self.exec_block(orelse, s)
+        for b in ctx.breaks:
+            s = s.join(b)
+        return s
+
+    def stmt_While(self, stmt: ast.While, state: State) -> State:
+        self.eval(stmt.test, state)
+        return self.loop(stmt, state, lambda s: self.eval(stmt.test, s), stmt.body, stmt.orelse)
+
+    def loop(self, node, state: State, bind, body, orelse) -> State:
+        entry = state.copy()
+        ctx = LoopCtx(node, frozenset(state.env), self.syntax("has_backward", node, _has_backward))
+        if len(self.loops) >= MAX_LOOP_NESTING:
+            return self.deep_loop(node, ctx, entry, bind, body, orelse)
+        was_reporting = self.reporting
+        self.reporting = False
+        head = entry
+        self.loops.append(ctx)
+        key = self._loop_key(node, entry)
+        hit = self.memo.get(key) if key is not None else None
+        try:
+            reuse = None
+            if hit is not None and hit[0] is node:
+                # The same loop entered again with the same state (an outer loop's next round, or its reporting
+                # pass): its fixpoint is a function of that state, so it is not iterated again.
+                reuse = hit[1]
+            elif key is not None:
+                reuse = self._enclosing_fixpoint(node, key, entry)
+            if reuse is not None:
+                head = reuse.copy()
+            else:
+                converged = False
+                for _ in range(MAX_LOOP_ITERS):
+                    ctx.breaks.clear()
+                    ctx.continues.clear()
+                    s = head.copy()
+                    bind(s)
+                    self.iteration_start(node, s)
+                    s = self.exec_block(body, s)
+                    for c in ctx.continues:
+                        s = s.join(c)
+                    new_head = entry.join(s)
+                    if new_head.same(head):
+                        converged = True
+                        break
+                    head = new_head
+                else:
+                    head = widen(entry, head)
+                if key is not None:
+                    self.memo[key] = (node, head.copy())
+                    if converged:
+                        family = self.memo.setdefault(key[:4], [])
+                        if len(family) < 4:
+                            family.append((entry, head.copy()))
+            self.reporting = was_reporting
+            ctx.breaks.clear()
+            ctx.continues.clear()
+            self.loop_pass(node, head, bind, body)
+        finally:
+            self.reporting = was_reporting
+            self.loops.pop()
+        return self.loop_exit(head, ctx, orelse)
+
+    def _enclosing_fixpoint(self, node, key: tuple, entry: State) -> Optional[State]:
+        """A fixpoint this loop reached before (same loop, function and depth: `key[:4]`) that is exactly the
+        fixpoint for `entry`: one computed from an entry `old` with old ⊑ entry ⊑ its head. The head `h` is then a
+        fixpoint for `entry` too (entry ⊔ body(h) lies between old ⊔ body(h) = h and h), and for a monotone body
+        the one iterating from `entry` would reach (it is the least above `old`). This is the common case of an
+        outer loop's second round, whose entry to the inner loop adds what the inner loop itself left at the end
+        of the first round. Only converged (not widened) fixpoints are kept for this."""
+        for old, head in self.memo.get(key[:4], ()):
+            if old.inference != entry.inference or old.dead or entry.dead:
+                continue
+            if old.join(entry).same(entry) and entry.join(head).same(head):
+                return head
+        return None
+
+    def _loop_key(self, node, entry: State) -> Optional[tuple]:
+        """The key under which a loop's fixpoint is kept in the unit's memo (`self.memo`, emptied per unit), or
+        None where it must be recomputed: a body that returns or yields adds to the running call's results as it
+        iterates, which a reused fixpoint would skip. The key holds everything the fixpoint reads: the loop, the
+        function it runs in, how deep it is nested, and the whole entry state (values are hashable and compared
+        by value)."""
+        if self.syntax("loop_returns", node, _returns_inside):
+            return None
+        try:
+            return ("\0loop", id(node), id(self.stack[-1]) if self.stack else None, len(self.loops), entry.grad,
+                    entry.inference, entry.dead, frozenset(entry.env.items()))
+        except TypeError:  # a value that cannot be hashed: no reuse
+            return None
+
+    def loop_pass(self, node, head: State, bind, body) -> None:
+        """The reporting pass over a loop body, from its fixpoint `head` (nothing to do off the reporting pass)."""
+        if self.reporting:
+            self.emit(LoopEvent(node, self.stack[-1] if self.stack else None,
+                                self.loop_receivers(node, head)))
+            s = head.copy()
+            bind(s)
+            self.iteration_start(node, s)
+            self.exec_block(body, s)
+
+    def loop_exit(self, head: State, ctx: LoopCtx, orelse) -> State:
+        """The state after a loop: its head (the test failed) joined with every `break`, then the `else` block."""
+        out = head.copy()
+        out.dead = False
+        for b in ctx.breaks:
+            out = out.join(b)
+        if orelse:
+            out = self.exec_block(orelse, out)
+        return out
+
+    def deep_loop(self, node, ctx: LoopCtx, entry: State, bind, body, orelse) -> State:
+        """A loop nested more than `MAX_LOOP_NESTING` deep: no fixpoint iteration (each round would re-run every
+        loop inside it, so the cost would grow with a power of the depth). The body runs once, in the current
+        mode, from a state where everything an iteration could change is UNKNOWN: every name the loop mentions
+        that has a value or is bound in it, every key the loop stores to, every value holding a tensor (a backward
+        or `step()` anywhere changes those), and the grad mode if the loop sets it. That state is already a
+        fixpoint, so one pass is sound, and the cost is linear in the nesting."""
+        names, stores, sets_mode = self.syntax("loop_effects", node, _loop_effects)
+        head = entry.copy()
+        for key, val in entry.env.items():
+            root = key.split(".", 1)[0].split("[", 1)[0]
+            if root in names or _holds_tensor(val):
+                head.env[key] = UNKNOWN
+        for key in stores:
+            head.set(key, UNKNOWN)
+        if sets_mode:
+            head.grad = head.grad.join(Tri.MAYBE) if head.grad is not Tri.MAYBE else head.grad
+        self.deep_loops += 1
+        self.loops.append(ctx)
+        try:
+            if self.reporting:
+                self.loop_pass(node, head, bind, body)
+            else:
+                s = head.copy()
+                bind(s)
+                self.iteration_start(node, s)
+                self.exec_block(body, s)
+        finally:
+            self.loops.pop()
+        return self.loop_exit(head, ctx, orelse)
+
+    def stmt_Break(self, stmt, state: State) -> State:
+        if self.loops:
+            self.loops[-1].breaks.append(state.copy())
+        state.dead = True
+        return state
+
+    def stmt_Continue(self, stmt, state: State) -> State:
+        if self.loops:
+            self.loops[-1].continues.append(state.copy())
+        state.dead = True
+        return state
+
+
+def _returns_inside(loop: ast.AST) -> bool:
+    """Whether a `return`, `yield` or `yield from` of the enclosing function is inside `loop` (nested function
+    and class bodies are their own)."""
+    todo = children(loop)
+    while todo:
+        n = todo.pop()
+        t = type(n)
+        if t is ast.Return or t is ast.Yield or t is ast.YieldFrom:
+            return True
+        if not (t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.Lambda or t is ast.ClassDef):
+            todo.extend(children(n))
+    return False
+
+
+def _freeze_loop(loop: ast.AST):
+    """`for p in m.parameters(): p.requires_grad = False` (or `p.requires_grad_(False)`, or `for name, p in
+    m.named_parameters():`): (owner key, flag, certain) where `flag` is the constant every write sets (None when the
+    writes disagree or set no constant) and `certain` says every parameter surely gets it (a write directly in the
+    body, no `break`/`continue`/`return`/`raise`, the loop variable never rebound). None for any other loop."""
+    it = getattr(loop, "iter", None)
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute)
+            and it.func.attr in ("parameters", "named_parameters") and not it.args
+            and not any(kw.arg == "recurse" for kw in it.keywords)):
+        return None
+    owner = key_of(it.func.value)
+    target = loop.target
+    if it.func.attr == "named_parameters" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+        target = target.elts[1]
+    if owner is None or not isinstance(target, ast.Name):
+        return None
+    var = target.id
+
+    def write(s: ast.AST):
+        """The flag `s` writes into the loop variable's `requires_grad`: True/False, "?" (not a constant), or None
+        when `s` is no such write."""
+        if isinstance(s, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "requires_grad"
+                                             and isinstance(t.value, ast.Name) and t.value.id == var
+                                             for t in s.targets):
+            flag = const_bool(s.value)
+            return "?" if flag is None else flag
+        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Attribute) \
+                and s.value.func.attr == "requires_grad_" and isinstance(s.value.func.value, ast.Name) \
+                and s.value.func.value.id == var:
+            flag = const_bool(s.value.args[0]) if s.value.args else True
+            return "?" if flag is None else flag
+        return None
+
+    direct = [w for w in (write(s) for s in loop.body) if w is not None]
+    flags = set()
+    exits = rebound = False
+    for n in walk(loop):
+        if n is loop:
+            continue
+        if isinstance(n, ast.stmt):
+            w = write(n)
+            if w is not None:
+                flags.add(w)
+        if isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Raise)):
+            exits = True
+        elif isinstance(n, ast.Name) and n.id == var and isinstance(n.ctx, ast.Store) and n is not target:
+            rebound = True
+    if not flags:
+        return None
+    flag = next(iter(flags)) if len(flags) == 1 and "?" not in flags else None
+    return owner, flag, flag is not None and bool(direct) and not exits and not rebound
