@@ -476,10 +476,14 @@ def _graph_homes(fn: ast.AST) -> Optional[frozenset]:
                     root = root.value
                 if not (isinstance(root, ast.Name) and root.id in ("torch", "nn", "init", "F")):
                     return None
-        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(
-            n, (ast.AnnAssign, ast.For, ast.AsyncFor, ast.withitem, ast.NamedExpr)) else []
-        if isinstance(n, ast.withitem):
-            targets = [n.optional_vars] if n.optional_vars is not None else []
+        if isinstance(n, ast.Assign):
+            targets = n.targets
+        elif isinstance(n, (ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr, ast.comprehension)):
+            targets = [n.target]
+        elif isinstance(n, ast.withitem) and n.optional_vars is not None:
+            targets = [n.optional_vars]
+        else:
+            targets = []
         for t in targets:
             for x in walk(t):
                 if not isinstance(x, (ast.Attribute, ast.Subscript)) or not isinstance(getattr(x, "ctx", None), ast.Store):
