@@ -146,12 +146,12 @@ class OpsMixin:
                     state.set(key, new)
                 return new
             if recv.leaf is Tri.MAYBE and flag is True and recv.rg is not Tri.YES:
-                # A leaf or not, the tensor requires grad from here on (a tensor that is not a leaf already does).
-                # If it is a leaf, it is a gradient origin of its own: `autograd.grad(loss, [x_adv])` after
-                # `x_adv = x.detach() + noise; x_adv.requires_grad_()` reaches this site and nothing else of the
-                # value's unknown past (TRADES' attack loop, whose clean-branch graph that grad never runs).
-                new = recv.with_(rg=Tri.YES, nograd=None, sources=recv.sources | {self.site(node)},
-                                 origin=self.expr_fact(node, MADE_LEAF_REQUIRE_GRAD, recv.origin))
+                # If the tensor is a leaf, it is a gradient origin of its own from here on: `autograd.grad(loss,
+                # [x_adv])` after `x_adv = x.detach() + noise; x_adv.requires_grad_()` reaches this site and nothing
+                # else of the value's unknown past (TRADES' attack loop, whose clean-branch graph that grad never
+                # runs). Its grad state is left as it was: whether `x` already had a graph (a non-leaf, which
+                # `requires_grad_()` leaves as it is) stays open, and GS501 reads that as "may be a non-leaf".
+                new = recv.with_(sources=recv.sources | {self.site(node)})
                 if key:
                     state.set(key, new)
                 return new
