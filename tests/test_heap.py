@@ -401,3 +401,57 @@ def test_a_new_head_or_a_thawed_parameter_unfreezes_the_module_above():
     layer(torch.randn(2, 4)).sum().backward()
     """
     assert _codes(src, "thaw") == []
+
+
+def test_save_whose_graph_dies_with_the_call_is_dropped():
+    # `print(F.softplus(self.w))` builds a graph nothing keeps: the next `reset_parameters()` writes `w.data` before the
+    # line that saves it, and no backward reads the old save (runs cleanly, gradients right). The `with ... as` is
+    # there because reading its target once crashed the pruning (`_graph_homes`).
+    src = """\
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class Bayes(nn.Module):
+        def __init__(self, init_log_var):
+            super().__init__()
+            self.init_log_var = init_log_var
+            self.w = nn.Parameter(torch.empty(3))
+            self.reset_parameters()
+
+        def reset_parameters(self):
+            self.w.data.fill_(self.init_log_var)
+            with torch.no_grad() as _:
+                pass
+            print(F.softplus(self.w))
+
+
+    m = Bayes(-3.0)
+    m.reset_parameters()
+    F.softplus(m.w).sum().backward()
+    """
+    assert _codes(src, "dead_save") == []
+
+
+def test_save_whose_graph_the_call_keeps_stays():
+    # `__init__` keeps the graph that saved `w` in `self.std`: a later `.data` write changes what a backward through
+    # `m.std` reads (m.w.grad is sigmoid(2.0), not sigmoid(-3.0): silently wrong).
+    src = """\
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class Bayes(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.full((3,), -3.0))
+            self.std = F.softplus(self.w)
+
+
+    m = Bayes()
+    m.w.data.fill_(2.0)
+    m.std.sum().backward()
+    """
+    assert _codes(src, "kept_save") == [("GS204", 14)]

@@ -9,9 +9,9 @@ from typing import Optional
 from . import torchdb as db
 from .astwalk import walk
 from .events import InferenceSaveEvent
-from .interp_util import (BUILTINS, MAX_CALL_DEPTH, _class_methods, _constant_default, _has_backward, _is_static,
-                          _is_staticmethod, _msite, _own_mutations, _pcut_of, _plain_class, const_bool, flat_tensors,
-                          key_of, layers_have_params, map_tensors, param_defaults, with_carried)
+from .interp_util import (BUILTINS, MAX_CALL_DEPTH, _class_methods, _constant_default, _graph_homes, _has_backward,
+                          _is_static, _is_staticmethod, _msite, _own_mutations, _pcut_of, _plain_class, const_bool,
+                          flat_tensors, key_of, layers_have_params, map_tensors, param_defaults, with_carried)
 from .state import State
 from .values import (GRAD_MODE_OFF, ONLY_FROM_NO_GRAD, UNKNOWN, USE, ClassInfo, FuncVal, ModuleVal, ObjectVal,
                      OptimizerVal, ParamsVal, NameOf, PyVal, SeqVal, TensorVal, Tri, Value, graph_free, join_values)
@@ -632,6 +632,9 @@ class ObjectsMixin:
                 for k, v in env.items():
                     joined[k] = join_values(joined.get(k), v)
             exports = tuple(sorted((k[len(prefix):], v) for k, v in joined.items() if v is not None))
+        if node is not fn and not want_state:
+            result, exports, saves = self.prune_dead_saves(fn, other_scope.path, node, arg_vals, kw_vals, self_import,
+                                                           result, exports, saves, flags)
         if memo_key is not None:
             self.memo[memo_key] = result
             if self_import is not None:
@@ -741,6 +744,61 @@ class ObjectsMixin:
             d = param_defaults(a).get(flag)
             return d.value if isinstance(d, ast.Constant) and isinstance(d.value, bool) else None
         return val.truth if isinstance(val, PyVal) else None
+
+    def prune_dead_saves(self, fn: ast.AST, path: str, node: ast.AST, arg_vals, kw_vals, self_import, result,
+                         exports, saves, flags: dict):
+        """Saves whose graph died with the call's locals are saves no longer. A tensor an op saved counts as saved
+        (for the in-place rules, GS204's `.data` writes included) only while a backward could still run through
+        the op's graph; when a call returns, that graph lives on only in what the call hands back (its results, the
+        attributes it leaves on `self`). `print(F.softplus(self.w))` at the end of a `reset_parameters` that
+        `__init__` calls builds a graph that nothing keeps: the method's next call, writing `self.w.data.fill_(v)`
+        before that line, changes nothing any backward reads. Pruned only where the text says no graph can go
+        elsewhere (`_graph_homes`) and nothing was handed to code gradsight cannot see; a graph's segments
+        (`segs`) held by a result or an attribute keep its saves."""
+        if flags.get("escape"):
+            return result, exports, saves
+        homes = self.syntax("graph_homes", fn, _graph_homes)
+        if homes is None:
+            return result, exports, saves
+        first, last = fn.lineno, getattr(fn, "end_lineno", None) or fn.lineno
+        handed: set = set()
+        for v in list(arg_vals) + list(kw_vals.values()) + [v for _, v in (self_import or ())]:
+            for _, t in flat_tensors([(node, v)]):
+                handed |= t.segs
+                if t.saved_seg is not None:
+                    handed.add(t.saved_seg)
+
+        def inner(seg) -> bool:
+            return type(seg) is tuple and len(seg) >= 3 and seg[0] == path and first <= seg[1] <= last \
+                and seg not in handed
+
+        def may_hide(v) -> bool:
+            if isinstance(v, SeqVal):
+                return any(may_hide(i) for i in v.items)
+            return not (graph_free(v) or isinstance(v, (TensorVal, ParamsVal)))
+
+        entry = dict(self_import or ())
+        # An unknown attribute is what the caller handed in when it is unchanged, or the body only copies a
+        # parameter into it; anything else unknown may hold a graph the call built.
+        if may_hide(result) or any(may_hide(v) and not (v is UNKNOWN and k in homes) and entry.get(k) != v
+                                   for k, v in exports):
+            return result, exports, saves
+        live: set = set()
+        for v in [result] + [v for _, v in exports]:
+            for _, t in flat_tensors([(node, v)]):
+                live |= t.segs
+        dead = {seg for _, _, seg in saves if inner(seg) and seg not in live}
+
+        def prune(v: TensorVal) -> TensorVal:
+            if v.saved_seg is not None and inner(v.saved_seg) and v.saved_seg not in live:
+                dead.add(v.saved_seg)
+                return v.with_(saved=None, saved_seg=None)
+            return v
+
+        result = map_tensors(result, prune) if isinstance(result, Value) else result
+        exports = tuple((k, map_tensors(v, prune)) for k, v in exports)
+        saves = tuple(e for e in saves if e[2] not in dead)
+        return result, exports, saves
 
     def localize_segs(self, fn: ast.AST, path: str, node: ast.AST, arg_vals, kw_vals, self_import, result, exports,
                       saves, want_state: bool):

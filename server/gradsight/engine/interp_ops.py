@@ -147,6 +147,16 @@ class OpsMixin:
                 if key:
                     state.set(key, new)
                 return new
+            if recv.leaf is Tri.MAYBE and flag is True and recv.rg is not Tri.YES:
+                # If the tensor is a leaf, it is a gradient origin of its own from here on: `autograd.grad(loss,
+                # [x_adv])` after `x_adv = x.detach() + noise; x_adv.requires_grad_()` reaches this site and nothing
+                # else of the value's unknown past (TRADES' attack loop, whose clean-branch graph that grad never
+                # runs). Its grad state is left as it was: whether `x` already had a graph (a non-leaf, which
+                # `requires_grad_()` leaves as it is) stays open, and GS501 reads that as "may be a non-leaf".
+                new = recv.with_(sources=recv.sources | {self.site(node)})
+                if key:
+                    state.set(key, new)
+                return new
             return recv
         if name == "retain_grad":
             key = key_of(recv_node)
@@ -176,6 +186,11 @@ class OpsMixin:
         result = self.tensor_op(f"torch.Tensor.{name}", [(recv_node, recv)], node, state)
         if not isinstance(result, TensorVal):
             return result
+        if name in ("to", "type") and any(self.int_dtype(d) for d in [kwarg(node, "dtype")] + list(node.args)):
+            # A cast to an integer or bool dtype (`.to(torch.uint8)`, `.type(torch.LongTensor)`) has no gradient:
+            # torch gives a tensor that does not require grad, whatever the input.
+            return TensorVal(rg=Tri.NO, leaf=Tri.YES, is_int=Tri.YES, origin=self.expr_fact(node),
+                             nograd=self.expr_fact(node, "int-cast"))
         if recv.rg is Tri.NO:
             return result.with_(leaf=Tri.YES)
         always = name in db.ALWAYS_COPY
@@ -193,6 +208,23 @@ class OpsMixin:
             return result.with_(leaf=Tri.MAYBE, rg=recv.rg,
                                 origin=self.fact(node, MAYBE_SAME_LEAF, recv.origin, expr=self.seg(node), op=name))
         return result.with_(leaf=Tri.MAYBE, rg=recv.rg) if recv.leaf is not Tri.NO else result
+
+    def int_dtype(self, node: Optional[ast.AST]) -> bool:
+        """Whether a dtype argument surely names an integer or bool dtype: `torch.long`, `torch.uint8`, the builtins
+        `int` and `bool`, a legacy integer tensor type (`torch.LongTensor`, `torch.cuda.ByteTensor`) or its name as a
+        string (`"torch.LongTensor"`)."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            qual = node.value
+        elif isinstance(node, (ast.Name, ast.Attribute)):
+            qual = self.static_qual(node) or ""
+        else:
+            return False
+        if qual in ("builtins.int", "builtins.bool"):
+            return True
+        head, _, last = qual.rpartition(".")
+        if head == "torch":
+            return last in db.INT_DTYPES or last in db.INT_TENSOR_TYPES
+        return head == "torch.cuda" and last in db.INT_TENSOR_TYPES
 
     def check_loss_target(self, op: str, pred, target, node: ast.AST, state: State) -> None:
         """A loss comparing a prediction with a target, both with graphs, where the target's graph runs through a
@@ -235,7 +267,7 @@ class OpsMixin:
         tensors = [(n, v) for n, v in args if isinstance(v, TensorVal)]
         unknown_inputs = any(v is UNKNOWN for _, v in args)
         nd = db.nondifferentiable(qual)
-        if nd == "no_grad" or short in ("long", "int", "bool", "byte", "short"):
+        if nd == "no_grad" or short in ("long", "int", "bool", "byte", "short", "char"):
             return TensorVal(rg=Tri.NO, leaf=Tri.YES, is_int=Tri.YES, origin=self.expr_fact(node), nograd=self.fact(node, "not-differentiable", op=short))
         if not tensors:
             if state.inference and unknown_inputs:

@@ -451,6 +451,56 @@ def _loop_effects(loop: ast.AST) -> tuple:
     return frozenset(names), frozenset(stores), sets_mode
 
 
+def _graph_homes(fn: ast.AST) -> Optional[frozenset]:
+    """Where a graph `fn` builds can outlive it, read from its text, for `Interpreter.prune_dead_saves`: None when
+    it may go somewhere the abstract exit state does not show (a `yield`; a store into an attribute or item of
+    anything but its first parameter, `self`; `setattr`; an augmented store into an attribute or item, or an
+    in-place method on anything but a `.data` alias or a `torch.*` function, which may graft a graph into a
+    tensor without its segments). Otherwise the attributes of `self` the body only ever sets to a parameter
+    (`self.init_log_var = init_log_var`): an unknown value there is what the caller handed in, not a graph."""
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+    me = params[0] if params else None
+    copies: dict = {}
+    for n in walk(fn):
+        if isinstance(n, (ast.Yield, ast.YieldFrom)):
+            return None
+        if isinstance(n, ast.AugAssign) and not isinstance(n.target, ast.Name):
+            return None
+        if isinstance(n, ast.Call):
+            f = n.func
+            if isinstance(f, ast.Name) and f.id == "setattr":
+                return None
+            if isinstance(f, ast.Attribute) and f.attr.endswith("_") and not f.attr.endswith("__") \
+                    and f.attr not in ("requires_grad_", "retain_grad", "register_hook") \
+                    and not (isinstance(f.value, ast.Attribute) and f.value.attr == "data"):
+                root = f.value
+                while isinstance(root, ast.Attribute):
+                    root = root.value
+                if not (isinstance(root, ast.Name) and root.id in ("torch", "nn", "init", "F")):
+                    return None
+        if isinstance(n, ast.Assign):
+            targets = n.targets
+        elif isinstance(n, (ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr, ast.comprehension)):
+            targets = [n.target]
+        elif isinstance(n, ast.withitem) and n.optional_vars is not None:
+            targets = [n.optional_vars]
+        else:
+            targets = []
+        for t in targets:
+            for x in walk(t):
+                if not isinstance(x, (ast.Attribute, ast.Subscript)) or not isinstance(getattr(x, "ctx", None), ast.Store):
+                    continue
+                if not (isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name) and x.value.id == me):
+                    return None
+                plain = isinstance(n, ast.Assign) and len(n.targets) == 1 and n.targets[0] is x \
+                    and isinstance(n.value, ast.Name) and n.value.id in params[1:]
+                copies[x.attr] = copies.get(x.attr, True) and plain
+    rebound = {x.id for x in walk(fn) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store)}
+    if rebound & set(params[1:]):
+        return frozenset()
+    return frozenset(k for k, v in copies.items() if v)
+
+
 def _holds_tensor(val: Value) -> bool:
     if isinstance(val, TensorVal):
         return True

@@ -22,7 +22,10 @@ FACTORIES = {
     "DoubleTensor", "IntTensor", "BoolTensor", "empty_strided", "asarray", "scalar_tensor", "frombuffer",
 }
 INT_FACTORIES = {"randint", "randperm", "LongTensor", "IntTensor", "BoolTensor", "randint_like"}
-INT_DTYPES = {"long", "int", "int64", "int32", "int16", "int8", "uint8", "bool", "short"}
+INT_DTYPES = {"long", "int", "int64", "int32", "int16", "int8", "uint8", "uint16", "uint32", "uint64", "bool",
+              "short"}
+# Legacy tensor types whose elements are integers or bools: `x.type(torch.LongTensor)` casts to one.
+INT_TENSOR_TYPES = {"LongTensor", "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"}
 FLOAT_DTYPES = {"float", "float32", "float64", "double", "half", "float16", "bfloat16", "cfloat", "complex64",
                 "complex128"}
 

@@ -61,6 +61,7 @@ FACT_WORDS: dict[str, str] = {
     "requires-grad-false-call": "requires_grad_(False)",
     "requires-grad-attribute": "`requires_grad = {flag}`",
     "not-differentiable": "`{op}` is not differentiable: its result has no gradient",
+    "int-cast": "`{expr}` casts to an integer or bool dtype, which has no gradient",
     "inference-mode-op": "`{op}` ran under `torch.inference_mode()`: its result is an inference tensor, with no gradient",
     "zero-gradient": "`{op}` has a zero gradient everywhere",
     "grad-without-create-graph": "`torch.autograd.grad` without create_graph=True returns gradients with no history",

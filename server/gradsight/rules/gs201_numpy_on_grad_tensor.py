@@ -35,6 +35,12 @@ class NumpyOnGradTensor(Rule):
               "        self.head = nn.Linear(4, 1)\n\n    def forward(self, x):\n"
               "        return self.head(self.backbone(x))\n\n\nnet = Net()\nnet(torch.randn(2, 4)).sum().backward()\n"
               "features = net.backbone(torch.randn(2, 4)).numpy()\n"),
+        # A cast to an integer or bool dtype has no gradient: the result does not require grad.
+        Valid("import torch\nimport torch.nn as nn\nG = nn.Linear(4, 4)\nimg = G(torch.randn(2, 4))\n"
+              "img = (img * 127.5 + 128).clamp(0, 255).to(torch.uint8)\narr = img[0].cpu().numpy()\n"
+              "ids = G(torch.randn(2, 4)).to(dtype=torch.long).numpy()\n"
+              "legacy = G(torch.randn(2, 4)).type(torch.LongTensor).numpy()\n"
+              "flags = G(torch.randn(2, 4)).to(bool).numpy()\n"),
     )
     invalid = (
         Invalid("import torch\nimport torch.nn as nn\nnet = nn.Linear(3, 1)\npred = net(torch.randn(4, 3))\n"
@@ -47,6 +53,12 @@ class NumpyOnGradTensor(Rule):
                 line=5, runtime="raises: Can't call numpy() on Tensor that requires grad",
                 fixed="import numpy as np\nimport torch\nw = torch.ones(2, requires_grad=True)\ny = w * 3\n"
                       "m = np.exp(y.detach())\n"),
+        # A cast to a floating dtype keeps the gradient.
+        Invalid("import torch\nimport torch.nn as nn\nG = nn.Linear(4, 4)\n"
+                "arr = G(torch.randn(2, 4)).to(torch.float16).numpy()\n",
+                line=4, runtime="raises: Can't call numpy() on Tensor that requires grad",
+                fixed="import torch\nimport torch.nn as nn\nG = nn.Linear(4, 4)\n"
+                      "arr = G(torch.randn(2, 4)).to(torch.float16).detach().numpy()\n"),
     )
 
     def check(self, event: NumpyEvent, report) -> None:

@@ -76,6 +76,17 @@ class BackwardThroughFreedGraph(Rule):
               "                loss_adv = -output.gather(1, target[:, None]).sum()\n        loss_adv.backward()\n"
               "        x_adv = x_adv.detach() + step_size * x_adv.grad.sign()\n    return x_adv\n\n\n"
               "pgd(nn.Linear(4, 3), torch.randn(2, 4), torch.tensor([0, 2]), 0.01, 3, \"cw\")\n"),
+        # `torch.autograd.grad(loss, [x_adv])` runs only the nodes on paths to `x_adv`: the clean branch `p_natural`,
+        # built before the loop from the model and data, is not on one, so its graph is never freed (TRADES' attack;
+        # `x_adv` is made a leaf by `requires_grad_()`, whatever `x_natural` was).
+        Valid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+              "def attack(model, x_natural, steps):\n    model.eval()\n    kl = nn.KLDivLoss(reduction='sum')\n"
+              "    x_adv = x_natural.detach() + 0.001 * torch.randn(x_natural.shape)\n"
+              "    p_natural = F.softmax(model(x_natural), dim=1)\n    for _ in range(steps):\n"
+              "        x_adv.requires_grad_()\n        loss_kl = kl(F.log_softmax(model(x_adv), dim=1), p_natural)\n"
+              "        grad = torch.autograd.grad(loss_kl, [x_adv])[0]\n"
+              "        x_adv = x_adv.detach() + 0.01 * torch.sign(grad)\n"
+              "    return x_adv\n\n\nattack(nn.Linear(4, 3), torch.randn(5, 4), 3)\n"),
     )
     invalid = (
         # Recurrent state kept in a dict attribute of the module (`self.state["h"] = h`): the statement to change
@@ -111,6 +122,15 @@ class BackwardThroughFreedGraph(Rule):
                 fixed="import torch\nimport torch.nn as nn\nG = nn.Linear(2, 2)\nD = nn.Linear(2, 1)\n"
                       "fake = G(torch.randn(8, 2))\nd_loss = D(fake.detach()).mean()\nd_loss.backward()\n"
                       "g_loss = -D(fake).mean()\ng_loss.backward()\n"),
+        # The look-alike: `p_natural` is built from `x_adv` itself, so each `autograd.grad` runs (and frees) its graph.
+        Invalid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+                "def attack(model, x_natural, steps):\n    kl = nn.KLDivLoss(reduction='sum')\n"
+                "    x_adv = x_natural.detach() + 0.001 * torch.randn(x_natural.shape)\n"
+                "    x_adv.requires_grad_()\n    p_natural = F.softmax(model(x_adv), dim=1)\n"
+                "    for _ in range(steps):\n        loss_kl = kl(F.log_softmax(model(x_adv * 2), dim=1), p_natural)\n"
+                "        grad = torch.autograd.grad(loss_kl, [x_adv])[0]\n    return grad\n\n\n"
+                "attack(nn.Linear(4, 3), torch.randn(5, 4), 3)\n",
+                line=12, runtime="raises: backward through the graph a second time"),
     )
 
     def check(self, event, report) -> None:

@@ -12,6 +12,13 @@ def _method(cls: ast.ClassDef, name: str) -> Optional[ast.FunctionDef]:
     return next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == name), None)
 
 
+def _receivers(fn: ast.FunctionDef) -> int:
+    """How many leading parameters of a `forward` / `backward` are not inputs or gradients: `ctx` of a
+    `@staticmethod`, and `cls` then `ctx` of a `@classmethod` (torch calls both the same way)."""
+    classmethod_ = any(isinstance(d, ast.Name) and d.id == "classmethod" for d in fn.decorator_list)
+    return 2 if classmethod_ else 1
+
+
 def _input_count(cls: ast.ClassDef) -> Optional[tuple]:
     """How many inputs `apply` takes, as (fewest, most): `forward`'s parameters after `ctx` (none to skip with
     `setup_context`); parameters with defaults may be left out, and torch then expects one gradient per input
@@ -20,7 +27,7 @@ def _input_count(cls: ast.ClassDef) -> Optional[tuple]:
     if forward is None or forward.args.vararg or forward.args.kwonlyargs or forward.args.kwarg:
         return None
     params = forward.args.posonlyargs + forward.args.args
-    skip = 0 if _method(cls, "setup_context") is not None else 1
+    skip = _receivers(forward) - (1 if _method(cls, "setup_context") is not None else 0)
     most = max(0, len(params) - skip)
     return max(0, most - len(forward.args.defaults)), most
 
@@ -72,9 +79,9 @@ def _outputs_never_differentiable(q, forward: ast.FunctionDef) -> bool:
     and never calls `backward`, whatever it returns. A mark under a condition may happen, so it counts too: the rule
     claims that backward raises, and stays quiet where backward may never run."""
     params = forward.args.posonlyargs + forward.args.args
-    if not params:
+    if len(params) < _receivers(forward):
         return False
-    ctx = params[0].arg
+    ctx = params[_receivers(forward) - 1].arg
     marked: dict = {}  # name -> line of its last mark
     stored: dict = {}  # name -> line of its last binding
     returns = []
@@ -130,6 +137,12 @@ class FunctionBackwardArity(Rule):
         # A tuple built by concatenation (open_clip's NeighbourExchange): three Nones and one gradient.
         Valid(_head + "        return (grad_out,) + (None,)" + _tail),
         Valid(_head + "        return grad_out, None, None" + _tail),
+        # `@classmethod` forward and backward take `cls` before `ctx` (mean-teacher's shake-shake Function).
+        Valid("import torch\nfrom torch.autograd import Function\n\n\nclass Shake(Function):\n    @classmethod\n"
+              "    def forward(cls, ctx, a, b, training):\n        return a * 0.5 + b * 0.5\n\n    @classmethod\n"
+              "    def backward(cls, ctx, g):\n        return g * 0.5, g * 0.5, None\n\n\n"
+              "a = torch.randn(3, requires_grad=True)\nb = torch.randn(3, requires_grad=True)\n"
+              "Shake.apply(a, b, True).sum().backward()\n"),
         Valid("import torch\n\n\nclass Sq(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
               "        ctx.save_for_backward(x)\n        return x * x\n\n    @staticmethod\n"
               "    def backward(ctx, grad_out):\n        x, = ctx.saved_tensors\n        return 2 * x * grad_out\n\n\n"
@@ -162,6 +175,13 @@ class FunctionBackwardArity(Rule):
               "torch.gather(xyz, 1, idx[..., :1].long().expand(2, 4, 3)).sum().backward()\n"),
     )
     invalid = (
+        # A `@classmethod` backward one gradient short: `cls` and `ctx` are not inputs.
+        Invalid("import torch\nfrom torch.autograd import Function\n\n\nclass Shake(Function):\n    @classmethod\n"
+                "    def forward(cls, ctx, a, b, training):\n        return a * 0.5 + b * 0.5\n\n    @classmethod\n"
+                "    def backward(cls, ctx, g):\n        return g * 0.5, g * 0.5\n\n\n"
+                "a = torch.randn(3, requires_grad=True)\nb = torch.randn(3, requires_grad=True)\n"
+                "Shake.apply(a, b, True).sum().backward()\n",
+                line=12, runtime="raises: returned an incorrect number of gradients (expected 3, got 2)"),
         Invalid(_head + "        return grad_out" + _tail, line=11,
                 runtime="raises: returned an incorrect number of gradients (expected 2, got 1)"),
         Invalid(_head + "        return grad_out, None, grad_out" + _tail, line=11,
@@ -186,13 +206,14 @@ class FunctionBackwardArity(Rule):
         for cls in q.subclasses("torch.autograd.Function"):
             counts = _input_count(cls)
             backward = _method(cls, "backward")
-            if counts is None or backward is None or len(backward.args.args) < 2 or backward.args.vararg:
+            if counts is None or backward is None or backward.args.vararg \
+                    or len(backward.args.args) <= _receivers(backward):
                 continue
             forward = _method(cls, "forward")
             if _method(cls, "setup_context") is None and _outputs_never_differentiable(q, forward):
                 continue
             fewest, expected = counts
-            grad_params = {a.arg for a in backward.args.args[1:]}
+            grad_params = {a.arg for a in backward.args.args[_receivers(backward):]}
             for ret in ast.walk(backward):
                 if not isinstance(ret, ast.Return) or q.enclosing_function(ret) is not backward:
                     continue

@@ -64,6 +64,18 @@ class SavedTensorsNotUnpacked(Rule):
                 "        g = torch.zeros(5).index_add(0, idx.view(-1), grad_out)\n        return g, None\n\n\n"
                 "x = torch.randn(5, requires_grad=True)\nPick.apply(x, torch.tensor([1, 3])).sum().backward()\n",
                 line=12, runtime="raises: 'tuple' object has no attribute 'view'"),
+        # A `@classmethod` backward: `ctx` is its second parameter.
+        Invalid("import torch\n\n\nclass Scale(torch.autograd.Function):\n    @classmethod\n"
+                "    def forward(cls, ctx, x, w):\n        ctx.save_for_backward(w)\n        return x * w\n\n"
+                "    @classmethod\n    def backward(cls, ctx, grad_out):\n        w = ctx.saved_tensors\n"
+                "        return grad_out * w, None\n\n\n"
+                "x = torch.randn(3, requires_grad=True)\nScale.apply(x, torch.randn(3)).sum().backward()\n",
+                line=12, runtime="raises: only integer tensors of a single element",
+                fixed="import torch\n\n\nclass Scale(torch.autograd.Function):\n    @classmethod\n"
+                      "    def forward(cls, ctx, x, w):\n        ctx.save_for_backward(w)\n        return x * w\n\n"
+                      "    @classmethod\n    def backward(cls, ctx, grad_out):\n        w, = ctx.saved_tensors\n"
+                      "        return grad_out * w, None\n\n\n"
+                      "x = torch.randn(3, requires_grad=True)\nScale.apply(x, torch.randn(3)).sum().backward()\n"),
     )
 
     def check(self, event: FileEvent, report) -> None:
@@ -75,9 +87,13 @@ class SavedTensorsNotUnpacked(Rule):
                 continue
             methods = {m.name: m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
             fn = methods.get("backward")
-            if fn is None or not fn.args.args:
+            if fn is None:
                 continue
-            ctx = fn.args.args[0].arg
+            # `ctx` comes first in a `@staticmethod` backward, after `cls` in a `@classmethod` one.
+            first = 1 if any(isinstance(d, ast.Name) and d.id == "classmethod" for d in fn.decorator_list) else 0
+            if len(fn.args.args) <= first:
+                continue
+            ctx = fn.args.args[first].arg
             for stmt in ast.walk(fn):
                 if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
                         and isinstance(stmt.value, ast.Attribute) and stmt.value.attr in _SAVED
