@@ -86,9 +86,8 @@ class RequiresGradOnAlias(Rule):
                 "            x = x.to(torch.float).detach()\n            X = x.reshape(-1, x.shape[-1])\n"
                 "            X.requires_grad = True\n            loss = (X.t() @ X).pow(2).mean()\n"
                 "            loss.backward()\n        return x.grad\n\n\n"
-                "w = torch.randn(4, 3, requires_grad=True)\nLimiter.apply(w).sum().backward()\n"
-                "extra = w.grad - torch.ones(4, 3)\n",
-                line=16, runtime="silent: bool((extra == 0).all())"),
+                "w = torch.randn(4, 3, requires_grad=True)\nLimiter.apply(w).sum().backward()\ng = w.grad\n",
+                line=16, runtime="silent: g is None"),
         Invalid("import torch\nx = torch.randn(4, 3)\nX = x.view(-1)\nX.requires_grad_()\n(X ** 2).sum().backward()\n"
                 "g = x.grad\n", line=4, runtime="silent: g is None"),
         Invalid("import torch\n\n\ndef input_grad(model, x):\n    x_in = x.detach()\n    x_in.requires_grad_(True)\n"
