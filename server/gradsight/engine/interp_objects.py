@@ -761,12 +761,7 @@ class ObjectsMixin:
         if homes is None:
             return result, exports, saves
         first, last = fn.lineno, getattr(fn, "end_lineno", None) or fn.lineno
-        handed: set = set()
-        for v in list(arg_vals) + list(kw_vals.values()) + [v for _, v in (self_import or ())]:
-            for _, t in flat_tensors([(node, v)]):
-                handed |= t.segs
-                if t.saved_seg is not None:
-                    handed.add(t.saved_seg)
+        handed = _handed_segs(node, arg_vals, kw_vals, self_import)
 
         def inner(seg) -> bool:
             return type(seg) is tuple and len(seg) >= 3 and seg[0] == path and first <= seg[1] <= last \
@@ -816,12 +811,7 @@ class ObjectsMixin:
         if node is fn or want_state:
             return result, exports, saves
         first, last = fn.lineno, getattr(fn, "end_lineno", None) or fn.lineno
-        handed: set = set()
-        for v in list(arg_vals) + list(kw_vals.values()) + [v for _, v in (self_import or ())]:
-            for _, t in flat_tensors([(node, v)]):
-                handed |= t.segs
-                if t.saved_seg is not None:
-                    handed.add(t.saved_seg)
+        handed = _handed_segs(node, arg_vals, kw_vals, self_import)
         site = self.site(node)
 
         def inner(seg) -> bool:
@@ -1044,3 +1034,14 @@ def _stores_outside(fn: ast.AST) -> bool:
                 and isinstance(n.func.value, (ast.Name, ast.Attribute, ast.Subscript)):
             return True
     return False
+
+
+def _handed_segs(node: ast.AST, arg_vals, kw_vals, self_import) -> set:
+    """The graph segments (and saved segments) a call was handed: its arguments' and `self`'s attributes'."""
+    handed: set = set()
+    for v in list(arg_vals) + list(kw_vals.values()) + [v for _, v in (self_import or ())]:
+        for _, t in flat_tensors([(node, v)]):
+            handed |= t.segs
+            if t.saved_seg is not None:
+                handed.add(t.saved_seg)
+    return handed
