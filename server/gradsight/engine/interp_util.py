@@ -901,18 +901,34 @@ def _loop_changes(loop: ast.AST) -> tuple:
 
 def _module_mutations(tree: ast.AST) -> tuple:
     """Attributes the file stores outside `__init__` (any object's: a method called in a loop may run them), and
-    whether it calls `setattr` (then any attribute may change)."""
-    in_init = set()
-    for n in walk(tree):
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "__init__":
-            in_init.update(id(s) for s in walk(n))
+    whether it calls `setattr`/`delattr` as a statement (then any attribute may change). Only statements and
+    their targets are read, never whole expressions: a 2,000-line `default_cfgs` dict costs nothing here."""
     attrs = set()
     has_setattr = False
-    for n in walk(tree):
-        if isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)) and id(n) not in in_init:
-            attrs.add(n.attr)
-        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("setattr", "delattr"):
+    stack = [(s, False) for s in getattr(tree, "body", ())]
+    while stack:
+        stmt, in_init = stack.pop()
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            in_init = in_init or stmt.name == "__init__"
+        targets: list = []
+        if isinstance(stmt, (ast.Assign, ast.Delete)):
+            targets = stmt.targets
+        elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+            targets = [stmt.target]
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            targets = [i.optional_vars for i in stmt.items if i.optional_vars is not None]
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+                and isinstance(stmt.value.func, ast.Name) and stmt.value.func.id in ("setattr", "delattr"):
             has_setattr = True
+        if not in_init:
+            for t in targets:
+                for n in walk(t):
+                    if isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)):
+                        attrs.add(n.attr)
+        blocks = [getattr(stmt, f, None) or [] for f in ("body", "orelse", "finalbody")]
+        blocks += [h.body for h in getattr(stmt, "handlers", ())] + [c.body for c in getattr(stmt, "cases", ())]
+        for block in blocks:
+            stack.extend((c, in_init) for c in block if isinstance(c, ast.stmt))
     return frozenset(attrs), has_setattr
 
 
