@@ -33,12 +33,12 @@ class LossOfTensorWithItself(Rule):
     valid = (
         # Two calls of one feature extractor (mmagic's LightCNN feature loss): the results are allocated by the same
         # statement inside its `forward`, but they are two tensors.
-        Valid("import torch\nimport torch.nn as nn\n\n\ndef make_backbone():\n    return nn.Sequential(nn.Linear(4, 4), nn.ReLU())\n\n\nclass Feat(nn.Module):\n    def __init__(self):\n        super().__init__()\n        model = make_backbone()\n        self.features = nn.Sequential(*list(model.children()))\n        self.features.requires_grad_(False)\n\n    def forward(self, x):\n        return self.features(x)\n\n\nclass PerceptualLoss(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.model = Feat()\n        self.criterion = nn.L1Loss()\n\n    def forward(self, pred, gt):\n        pred_feature = self.model(pred)\n        gt_feature = self.model(gt).detach()\n        return self.criterion(pred_feature, gt_feature)\n\n\nw = torch.randn(2, 4, requires_grad=True)\nloss = PerceptualLoss()(w * 2, torch.randn(2, 4))\nloss.backward()\nassert loss.item() > 0 and w.grad.abs().sum() > 0\n"),
-        Valid("import torch\nimport torch.nn as nn\nnet = nn.Linear(3, 2)\npred = net(torch.randn(4, 3))\n"
+        Valid("import torch\ntorch.manual_seed(0)\nimport torch.nn as nn\n\n\ndef make_backbone():\n    return nn.Sequential(nn.Linear(4, 4), nn.ReLU())\n\n\nclass Feat(nn.Module):\n    def __init__(self):\n        super().__init__()\n        model = make_backbone()\n        self.features = nn.Sequential(*list(model.children()))\n        self.features.requires_grad_(False)\n\n    def forward(self, x):\n        return self.features(x)\n\n\nclass PerceptualLoss(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.model = Feat()\n        self.criterion = nn.L1Loss()\n\n    def forward(self, pred, gt):\n        pred_feature = self.model(pred)\n        gt_feature = self.model(gt).detach()\n        return self.criterion(pred_feature, gt_feature)\n\n\nw = torch.randn(2, 4, requires_grad=True)\nloss = PerceptualLoss()(w * 2, torch.randn(2, 4))\nloss.backward()\nassert loss.item() > 0 and w.grad.abs().sum() > 0\n"),
+        Valid("import torch\ntorch.manual_seed(0)\nimport torch.nn as nn\nnet = nn.Linear(3, 2)\npred = net(torch.randn(4, 3))\n"
               "target = pred.detach().clone()\ntarget[torch.arange(4), 0] = torch.randn(4)\n"
               "loss = nn.MSELoss()(pred, target)\nloss.backward()\nassert net.weight.grad.abs().sum() > 0\n"),
         # Two different slices of one tensor are different values.
-        Valid("import torch\nimport torch.nn.functional as F\nx = torch.randn(4, 3, requires_grad=True)\n"
+        Valid("import torch\ntorch.manual_seed(0)\nimport torch.nn.functional as F\nx = torch.randn(4, 3, requires_grad=True)\n"
               "y = x * 2\nloss = F.mse_loss(y[0], y[1])\nloss.backward()\nassert x.grad.abs().sum() > 0\n"),
     )
     invalid = (
