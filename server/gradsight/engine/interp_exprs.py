@@ -300,21 +300,10 @@ class ExpressionsMixin:
                 cls = other.classes.get(name) if other is not None else None
                 if cls is None and other is not None:
                     # A base re-exported by a package (`from models import BaseModel`, its `__init__.py` importing
-                    # it from `models/base.py`).
+                    # it from `models/base.py`; `from .train import Trainer` in `core/utils/__init__.py`), followed
+                    # a few imports deep.
                     val = self.exported(other, name)
                     cls = val.info if isinstance(val, ClassVal) else None
-                hops = 0
-                while cls is None and other is not None and name in other.imports and hops < 3:
-                    # A class the package re-exports (`from .train import Trainer` in `core/utils/__init__.py`, the
-                    # base imported as `from core.utils import Trainer`): followed to the file that defines it.
-                    mod, _, name = other.imports[name].rpartition(".")
-                    level = len(mod) - len(mod.lstrip("."))
-                    if not (mod.strip(".") or level) or mod.lstrip(".").startswith(("torch", "numpy")):
-                        break
-                    nxt = self.resolve_module(mod.lstrip("."), level, other)
-                    other = nxt if nxt is not other else None
-                    cls = other.classes.get(name) if other is not None else None
-                    hops += 1
                 out.append(cls if cls is not None else b)
             else:
                 out.append(b)
