@@ -19,6 +19,14 @@ from .values import UNKNOWN, ModuleVal, PyVal, SeqVal, Tri, join_all
 class LoopsMixin:
     """Part of `Interpreter` (see interp.py)."""
 
+    def new_iteration(self, node, head: State, bind) -> State:
+        """The state at the top of one iteration of `node`: a copy of `head` with the loop target bound
+        (`bind`) and the names no iteration can carry forgotten (`iteration_start`)."""
+        s = head.copy()
+        bind(s)
+        self.iteration_start(node, s)
+        return s
+
     def iteration_start(self, node, s: State) -> None:
         """At the top of an iteration of `node`: forget the names whose value from an earlier iteration no run can
         observe. Such a name is bound in this loop only in branches of tests no statement of the loop can change
@@ -129,9 +137,7 @@ class LoopsMixin:
             if self.reporting:
                 self.emit(LoopEvent(node, self.stack[-1] if self.stack else None,
                                     self.loop_receivers(node, state)))
-            s = state.copy()
-            bind(s)
-            self.iteration_start(node, s)
+            s = self.new_iteration(node, state, bind)
             s = self.exec_block(body, s)
             for c in ctx.continues:
                 s = s.join(c)
@@ -173,9 +179,7 @@ class LoopsMixin:
                 for _ in range(MAX_LOOP_ITERS):
                     ctx.breaks.clear()
                     ctx.continues.clear()
-                    s = head.copy()
-                    bind(s)
-                    self.iteration_start(node, s)
+                    s = self.new_iteration(node, head, bind)
                     s = self.exec_block(body, s)
                     for c in ctx.continues:
                         s = s.join(c)
@@ -234,9 +238,7 @@ class LoopsMixin:
         if self.reporting:
             self.emit(LoopEvent(node, self.stack[-1] if self.stack else None,
                                 self.loop_receivers(node, head)))
-            s = head.copy()
-            bind(s)
-            self.iteration_start(node, s)
+            s = self.new_iteration(node, head, bind)
             self.exec_block(body, s)
 
     def loop_exit(self, head: State, ctx: LoopCtx, orelse) -> State:
@@ -272,9 +274,7 @@ class LoopsMixin:
             if self.reporting:
                 self.loop_pass(node, head, bind, body)
             else:
-                s = head.copy()
-                bind(s)
-                self.iteration_start(node, s)
+                s = self.new_iteration(node, head, bind)
                 self.exec_block(body, s)
         finally:
             self.loops.pop()
