@@ -153,6 +153,8 @@ class Interpreter(StatementsMixin, LoopsMixin, ExpressionsMixin, CallsMixin, Ops
         # id(ast.Return) -> the join of the states in which that `return` ran (None: not yet), for the returns the
         # driver asks about: what a factory leaves to the nested function it returns (`units.run_closures`).
         self.capture: Optional[dict] = None
+        # (id of the function frame or 0, `_test_key`) -> the truth `split_tail` assumes for that `if` test.
+        self.assumed: dict = {}
 
     # ------------------------------------------------------------------ utilities
     def syntax(self, kind: str, node: ast.AST, compute: Callable[[ast.AST], object]):

@@ -229,7 +229,7 @@ class LoopsMixin:
             return None
         try:
             return ("\0loop", id(node), id(self.stack[-1]) if self.stack else None, len(self.loops), entry.grad,
-                    entry.inference, entry.dead, frozenset(entry.env.items()))
+                    entry.inference, entry.dead, frozenset(entry.env.items()), frozenset(self.assumed.items()))
         except TypeError:  # a value that cannot be hashed: no reuse
             return None
 

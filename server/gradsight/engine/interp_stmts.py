@@ -15,7 +15,7 @@ from .events import (AccumulateEvent, DiscardEvent, FactoryEvent, GradModeEvent,
 from .interp_util import (_const_key, REQUIRES_GRAD_SPELLINGS, _accumulated_operand, _backward_names, _grad_read_keys,
                           _has_backward, _is_static, _loop_store_counts, _msite, _params_accumulated_into_self,
                           _pcut_of, _remade_before, _root_name, _stmt_method, _use_kind, const_bool, key_of,
-                          self_view, _class_methods)
+                          self_view, _class_methods, _invariant_test, _loop_changes, _module_mutations, _test_key, _block_tests)
 from .state import State
 from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, Fact, FuncVal, GradModeCtx, ModuleVal, ObjectVal,
                      OptimizerVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value, join_all, summarise)
@@ -37,6 +37,12 @@ class StatementsMixin:
         for i, stmt in enumerate(stmts):
             if state.dead:
                 break
+            if isinstance(stmt, ast.If):
+                key = self.correlated_test(stmts, i)
+                if key is not None and (self.frame_id(), key) not in self.assumed \
+                        and self.static_truth(stmt.test, state) is None:
+                    state = self.split_tail(stmts, i, key, state)
+                    break
             self.block_ctx = (stmts, i)  # for `graded_since_zero`: the statements before this one in its block
             state = self.exec_stmt(stmt, state)
         self.block_ctx = outer
@@ -45,6 +51,46 @@ class StatementsMixin:
             if self.clears_stepped_grads(zero.value, step.value, state):
                 self.emit(ZeroGradEvent(zero.value, self.expr_fact(backward.value), self.expr_fact(step.value)))
         return state
+
+    def frame_id(self) -> int:
+        return id(self.stack[-1]) if self.stack else 0
+
+    def correlated_test(self, stmts: list[ast.stmt], i: int) -> Optional[str]:
+        """`if self.mode == "auto": loss.backward(retain_graph=True) else: loss.backward()`, then later in the block
+        `if self.mode == "auto": (-lagrange_loss).backward()`: two tests of one value that nothing between them can
+        change (`_invariant_test`, the loop-invariance check, over the statements from the first `if` on). The key
+        of the test (its syntax, a leading `not` dropped) when it recurs later in the block (nested statements
+        included), else None."""
+        stmt = stmts[i]
+
+        def compute(_):
+            key = _test_key(stmt.test)
+            if key is None or self.syntax("block_tests", stmts[0], lambda _: _block_tests(stmts)).get(key[0], -1) <= i:
+                return None
+            mutations = self.syntax("module_mutations", self.scope.tree, _module_mutations)
+            changes = _loop_changes(ast.Module(body=stmts[i:], type_ignores=[]))
+            return key[0] if _invariant_test(stmt.test, changes, mutations) else None
+        return self.syntax("correlated_test", stmt, compute)
+
+    def split_tail(self, stmts: list[ast.stmt], i: int, key: str, state: State) -> State:
+        """Runs the statements from `stmts[i]` (an `if` whose test recurs later, `correlated_test`) to the block's
+        end twice: once with the test assumed true, once false, and joins the two ends. Every `if` on that test in
+        the frame takes the branch the assumption says (`static_truth`), so paths that take the first `if`'s true
+        branch and a later one's false branch, which cannot run, add nothing (a `backward(retain_graph=True)` in
+        one branch, the second backward under the same test)."""
+        ends = []
+        slot = (self.frame_id(), key)
+        for truth in (True, False):
+            self.assumed[slot] = truth
+            run = state.copy()
+            for j in range(i, len(stmts)):
+                if run.dead:
+                    break
+                self.block_ctx = (stmts, j)
+                run = self.exec_stmt(stmts[j], run)
+            ends.append(run)
+        del self.assumed[slot]
+        return ends[0].join(ends[1])
 
     def check_step_order(self, stmts: list[ast.stmt]) -> list:
         """`loss.backward()`, then `x.zero_grad()`, then `opt.step()` in one block, with no backward between the
@@ -524,7 +570,13 @@ class StatementsMixin:
     def static_truth(self, test: ast.AST, state: State) -> Optional[bool]:
         """`x is None` / `x is not None` where `x` is surely None or surely an object (a tensor, a module): the
         branch taken is known (a cache filled on the first call: `if self.cached is None:`); `flag` / `not flag`
-        where `flag` is surely True or False (a bool default the call left, `ret_np=False`). Else None."""
+        where `flag` is surely True or False (a bool default the call left, `ret_np=False`); a test assumed by
+        `split_tail`. Else None."""
+        if self.assumed:
+            key = _test_key(test)
+            hit = self.assumed.get((self.frame_id(), key[0])) if key is not None else None
+            if hit is not None:
+                return hit != key[1]
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             inner = self.static_truth(test.operand, state)
             return None if inner is None else not inner

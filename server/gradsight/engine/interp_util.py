@@ -964,3 +964,38 @@ def _invariant_test(test: ast.AST, changes: tuple, mutations: tuple) -> bool:
         return isinstance(n, (ast.Name, ast.Attribute)) and ref(n)
 
     return ok(test)
+
+
+def _test_key(test: ast.AST) -> Optional[tuple]:
+    """An `if` test's syntax without a leading `not`, and whether there was one: the key under which
+    `split_tail` assumes it. Only tests made of names, attribute chains, constants, comparisons and boolean
+    operators (what `_invariant_test` can judge); None for anything else."""
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    inner = test.operand if negated else test
+    for n in walk(inner):
+        if not isinstance(n, (ast.Name, ast.Attribute, ast.Constant, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Tuple,
+                              ast.List, ast.Set, ast.Load, ast.cmpop, ast.boolop, ast.unaryop)):
+            return None
+    return ast.dump(inner), negated
+
+
+def _block_tests(stmts: list) -> dict:
+    """Key of each `if` test under a block's statements (`_test_key`; statements only, never expressions, so a
+    2,000-line dict literal costs nothing) -> the index of the last statement of the block that holds one."""
+    last: dict = {}
+    for i, top in enumerate(stmts):
+        stack = [top]
+        while stack:
+            stmt = stack.pop()
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            if isinstance(stmt, ast.If):
+                key = _test_key(stmt.test)
+                if key is not None:
+                    last[key[0]] = i
+            blocks = [getattr(stmt, f, None) or [] for f in ("body", "orelse", "finalbody")]
+            blocks += [h.body for h in getattr(stmt, "handlers", ())] + [c.body for c in getattr(stmt, "cases", ())]
+            for block in blocks:
+                stack.extend(c for c in block if isinstance(c, ast.stmt))
+    return last
+

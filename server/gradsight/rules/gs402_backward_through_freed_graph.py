@@ -67,6 +67,9 @@ class BackwardThroughFreedGraph(Rule):
               "            elif self.objective == \"B\":\n                loss = out * 3\n"
               "            self.optim.zero_grad()\n            loss.backward()\n            self.optim.step()\n\n\n"
               "Solver(\"B\").train([torch.randn(2, 3)] * 3)\n"),
+        # Two `if`s on one value nothing between them changes (an offline-RL agent's `self.mode`): the second
+        # backward runs only where the first kept the graph (`split_tail`).
+        Valid('import torch\nimport torch.nn as nn\n\n\nclass Agent:\n    def __init__(self, mode):\n        self.mode = mode\n        self.actor = nn.Linear(3, 1)\n        self.lam = torch.zeros(1, requires_grad=True)\n\n    def train(self, x):\n        mmd = (self.actor(x) ** 2).mean()\n        loss = self.lam.exp() * mmd\n        if self.mode == "auto":\n            loss.backward(retain_graph=True)\n        else:\n            loss.backward()\n        if self.mode == "auto":\n            (-(self.lam.exp() * mmd)).backward()\n\n\nfor mode in ("auto", "fixed"):\n    Agent(mode).train(torch.randn(4, 3))\n'),
         # A PGD attack's two `if`s on the loss name (never changed in the loop): the same one binds every step.
         Valid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
               "def pgd(model, data, target, step_size, num_steps, loss_fn):\n    x_adv = data.detach()\n"
@@ -131,6 +134,9 @@ class BackwardThroughFreedGraph(Rule):
                 "        grad = torch.autograd.grad(loss_kl, [x_adv])[0]\n    return grad\n\n\n"
                 "attack(nn.Linear(4, 3), torch.randn(5, 4), 3)\n",
                 line=12, runtime="raises: backward through the graph a second time"),
+        # The look-alike: the branch that keeps the graph is the one where the second backward does not run.
+        Invalid('import torch\nimport torch.nn as nn\n\n\nclass Agent:\n    def __init__(self, mode):\n        self.mode = mode\n        self.actor = nn.Linear(3, 1)\n        self.lam = torch.zeros(1, requires_grad=True)\n\n    def train(self, x):\n        mmd = (self.actor(x) ** 2).mean()\n        loss = self.lam.exp() * mmd\n        if self.mode == "auto":\n            loss.backward()\n        else:\n            loss.backward(retain_graph=True)\n        if self.mode == "auto":\n            (-(self.lam.exp() * mmd)).backward()\n\n\nfor mode in ("auto", "fixed"):\n    Agent(mode).train(torch.randn(4, 3))\n',
+                line=19, runtime="raises: backward through the graph a second time"),
     )
 
     def check(self, event, report) -> None:
