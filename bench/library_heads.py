@@ -11,6 +11,7 @@ Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-p
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh   # the 93 fresh repositories
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh2  # 46 more (--fresh3: 38, --fresh4: 97, --fresh5: 94)
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh6  # 83 more, the eighth session's round
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh7  # 80 more, the ninth session's round
 """
 
 from __future__ import annotations
@@ -187,6 +188,33 @@ FRESH6 = ("CuriousAI/mean-teacher", "HarryVolek/PyTorch_Speaker_Verification", "
           "HRNet/HRNet-Semantic-Segmentation", "Tianxiaomo/pytorch-YOLOv4", "gordicaleksa/pytorch-GAT",
           "gordicaleksa/pytorch-original-transformer", "adambielski/siamese-triplet")
 
+# 80 more, chosen in the ninth session (2026-11-26) by name and description only, all fetched for it, and read
+# only to measure (bench/fresh7-notes.md; docs/precision.md "Ninth session"). `--fresh7`.
+FRESH7 = ("higgsfield/RL-Adventure-2", "uvipen/Flappy-bird-deep-Q-learning-pytorch",
+          "philtabor/Actor-Critic-Methods-Paper-To-Code", "jurgisp/pydreamer", "openai/phasic-policy-gradient",
+          "Kaixhin/imitation-learning", "hungtuchen/pytorch-dqn", "CarperAI/trlx", "NVlabs/stylegan3",
+          "w86763777/pytorch-gan-collections", "kwotsin/mimicry", "mit-han-lab/gan-compression",
+          "akanimax/pro_gan_pytorch", "lucidrains/video-diffusion-pytorch", "ermongroup/SDEdit",
+          "TeaPearce/Conditional_Diffusion_MNIST", "zoubohao/DenoisingDiffusionProbabilityModel-ddpm-",
+          "lucidrains/rectified-flow-pytorch", "explainingai-code/DDPM-Pytorch", "facebookresearch/deepcluster",
+          "facebookresearch/suncet", "yukimasano/self-label", "wvangansbeke/Unsupervised-Classification",
+          "mboudiaf/pytorch-meta-dataset", "Lightning-AI/lit-llama", "huggingface/alignment-handbook",
+          "nlpyang/PreSumm", "yxuansu/SimCTG", "karpathy/nanochat", "rasbt/LLMs-from-scratch", "xingyizhou/CenterNet",
+          "IDEA-Research/DINO", "CoinCheung/BiSeNet", "LikeLy-Journey/SegmenTron",
+          "Tramac/awesome-semantic-segmentation-pytorch", "ruotianluo/pytorch-faster-rcnn", "longcw/yolo2-pytorch",
+          "kuangliu/torchcv", "JingyunLiang/SwinIR", "xinntao/Real-ESRGAN", "zhanghang1989/PyTorch-Encoding",
+          "descriptinc/descript-audio-codec", "facebookresearch/denoiser", "r9y9/deepvoice3_pytorch",
+          "kaituoxu/Speech-Transformer", "yl4579/StyleTTS2", "NVIDIA/BigVGAN", "tugstugi/pytorch-speech-commands",
+          "chennnM/GCNII", "muhanzhang/SEAL", "DropEdge/DropEdge", "THUDM/GCC", "xue-pai/FuxiCTR", "drimpossible/GDumb",
+          "hshustc/CVPR19_Incremental_Learning", "joansj/hat", "GT-RIPL/Continual-Learning-Benchmark",
+          "JH-LEE-KR/l2p-pytorch", "optimass/Maximally_Interfered_Retrieval", "cassidylaidlaw/perceptual-advex",
+          "huanzhang12/CROWN-IBP", "tml-epfl/understanding-fast-adv-training", "max-andr/square-attack",
+          "Hadisalman/smoothing-adversarial", "DefangChen/SimKD", "irfanICMLL/structure_knowledge_distillation",
+          "bestfitting/kaggle", "neptune-ai/open-solution-mapping-challenge", "ternaus/TernausNet",
+          "vinhkhuc/PyTorch-Mini-Tutorials", "mrdbourke/pytorch-deep-learning", "facebookresearch/pycls",
+          "bamos/densenet.pytorch", "mit-han-lab/once-for-all", "timgaripov/swa", "wjmaddox/swa_gaussian",
+          "TimDettmers/sparse_learning", "facebookresearch/open_lth", "thuml/iTransformer", "MAZiqing/FEDformer")
+
 def _skipped(rel: str) -> bool:
     parts = rel.split("/")
     return any(p in ("test", "tests", "docs") for p in parts[:-1]) or parts[-1].startswith("test_")
@@ -253,10 +281,11 @@ def main() -> int:
     ap.add_argument("--fresh4", action="store_true", help="check the 97 repositories of FRESH4 instead")
     ap.add_argument("--fresh5", action="store_true", help="check the 94 repositories of FRESH5 instead")
     ap.add_argument("--fresh6", action="store_true", help="check the 83 repositories of FRESH6 instead")
+    ap.add_argument("--fresh7", action="store_true", help="check the 80 repositories of FRESH7 instead")
     args = ap.parse_args()
     repos = tuple(r.strip() for r in args.repos.split(",") if r.strip()) if args.repos else (
         FRESH if args.fresh else FRESH2 if args.fresh2 else FRESH3 if args.fresh3 else FRESH4 if args.fresh4 else
-        FRESH5 if args.fresh5 else FRESH6 if args.fresh6 else REPOS)
+        FRESH5 if args.fresh5 else FRESH6 if args.fresh6 else FRESH7 if args.fresh7 else REPOS)
     found: list[dict] = []
     lines = 0
     start = time.monotonic()
