@@ -409,14 +409,14 @@ def doc_section(rows: list[dict], meta: dict, first: dict | None, cases: list[di
                    f"`{fm['commit']}`, {fm['date']}: **{first['found_at_fixed_line']}/{first['cases']} found at "
                    f"the fixed line**; {first['cases_with_new_on_fixed']} cases with a warning/error on the fixed "
                    "version.")
-    for batch in (2, 3, 4, 5):
+    for batch in (2, 3, 4, 5, 6):
         path = CACHE / f"realbugs-batch{batch}-first-try.json"
         if not path.is_file():
             continue
         bn = json.loads(path.read_text(encoding="utf-8"))
         ids = {c["id"] for c in cases if c.get("batch") == batch}
         brows = [r for r in bn["rows"] if r["id"] in ids]
-        session = "fifth" if batch <= 3 else "sixth"
+        session = "fifth" if batch <= 3 else "sixth" if batch <= 5 else "ninth"
         out.append(f"* **First try, batch {batch}** (the {len(brows)} cases mined blind in the {session} session): engine at "
                    f"commit `{bn['meta']['commit']}`, {bn['meta']['date']}: **{sum(1 for r in brows if r['hit'])}/{len(brows)} "
                    f"found at the fixed line**; {sum(1 for r in brows if r['new_on_fixed'])} cases with a "
@@ -473,6 +473,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--label", default="current", help="a name for this run (first-try, after, ...)")
     ap.add_argument("--commit", help="the gradsight commit the engine comes from (default: this tree's HEAD)")
     ap.add_argument("-k", help="only cases whose id contains this")
+    ap.add_argument("--batch", type=int, help="only the cases of this blind batch (manifest `batch`)")
     ap.add_argument("--repros", action="store_true", help="run the torch reproductions instead of scoring")
     ap.add_argument("--per-case-timeout", type=float,
                     help="run gradsight once per case with this time limit (seconds); a case that does not finish "
@@ -489,6 +490,8 @@ def main(argv: list[str] | None = None) -> int:
     cases = load_manifest()
     if args.k:
         cases = [c for c in cases if args.k in c["id"]]
+    if args.batch is not None:
+        cases = [c for c in cases if c.get("batch") == args.batch]
     if args.repros:
         return run_repros(cases)
     if args.whole_repo:
