@@ -69,6 +69,13 @@ class InplaceOnSavedTensor(Rule):
         Valid("import torch\nmask = torch.rand(3, requires_grad=True)\nimg = torch.rand(3)\nadvs = []\n"
               "for _ in range(3):\n    rand_start = torch.FloatTensor(*img.size()).uniform_(0.0, 0.1).to(img.device)\n"
               "    adv = (img + mask * rand_start).detach()\n    advs.append(adv)\n"),
+        # The same patched `forward` with the layer frozen: nothing saves `x`.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Adapter(nn.Module):\n    def __init__(self, org):\n"
+              "        super().__init__()\n        self.down = nn.Linear(4, 4)\n"
+              "        self.down.requires_grad_(False)\n        self.org_forward = org.forward\n"
+              "        org.forward = self.forward\n\n    def forward(self, x):\n        x += self.down(x)\n"
+              "        return self.org_forward(x)\n\n\norg = nn.Linear(4, 4)\nadapter = Adapter(org)\n"
+              "org(torch.randn(2, 4)).sum().backward()\n"),
         # `x.abs()` saves `x`, but its result only feeds the comparison: that graph is freed at once.
         Valid("import torch\nw = torch.randn(3, requires_grad=True)\nx = w * 1\nmask = x.abs() < 0.5\n"
               "x[mask] = 0.0\nx.sum().backward()\n"),
@@ -126,6 +133,14 @@ class InplaceOnSavedTensor(Rule):
         # A decomposition saves its outputs; the diagonal is a view of `R` (gpytorch's fantasy-strategy fix).
         Invalid("import torch\na = torch.randn(4, 3, requires_grad=True)\nQ, R = torch.linalg.qr(a)\n"
                 "d = torch.diagonal(R)\nd[0] = 1.0\n(Q.sum() + R.sum()).backward()\n", line=5,
+                runtime="raises: modified by an inplace operation"),
+        # A `forward` patched into another module's place (an adapter): nothing shows what `x` is, but the trainable
+        # `Linear` saved it for its weight's gradient, whatever `x`'s own grad state.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Adapter(nn.Module):\n    def __init__(self, org):\n"
+                "        super().__init__()\n        self.down = nn.Linear(4, 4)\n"
+                "        self.org_forward = org.forward\n        org.forward = self.forward\n\n"
+                "    def forward(self, x):\n        x += self.down(x)\n        return self.org_forward(x)\n\n\n"
+                "org = nn.Linear(4, 4)\nadapter = Adapter(org)\norg(torch.randn(2, 4)).sum().backward()\n", line=13,
                 runtime="raises: modified by an inplace operation"),
     )
 
