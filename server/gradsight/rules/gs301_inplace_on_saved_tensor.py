@@ -126,6 +126,9 @@ class InplaceOnSavedTensor(Rule):
                 runtime="raises: modified by an inplace operation",
                 fixed="import torch\nimport torch.nn.functional as F\nw = torch.randn(4, requires_grad=True)\n"
                       "t = torch.sigmoid(w)\nt = F.relu(t)\nt.sum().backward()\n"),
+        # No rewrite is offered for an indexed target: `g[0] = g[0] * 2.0` would still write into `g`.
+        Invalid("import torch\nw = torch.randn(3, requires_grad=True)\ng = torch.sigmoid(w)\ng[0] *= 2.0\n"
+                "g.sum().backward()\n", line=4, runtime="raises: modified by an inplace operation"),
         Invalid("import torch\nw = torch.randn(3, requires_grad=True)\nx = torch.randn(3)\ny = x * w\nx[0] = 5.0\n"
                 "y.sum().backward()\n", line=5, runtime="raises: modified by an inplace operation"),
         Invalid("import torch\nw = torch.randn(3, requires_grad=True)\nx = torch.randn(2, 3)\nx[0] = x[0] * w\n"
@@ -178,8 +181,10 @@ class InplaceOnSavedTensor(Rule):
                     edit = _fixes.keyword_value(src, node, "inplace", "False")
                     if edit is not None:
                         fix = make_fix("Use `inplace=False`", Applicability.UNSAFE, edit)
-            elif isinstance(stmt, (ast.AugAssign, ast.Expr)) and event.target.leaf is not Tri.YES:
-                # Never rewrite a leaf out of place: `w = w - lr * w.grad` would stop being a leaf.
+            elif isinstance(stmt, (ast.AugAssign, ast.Expr)) and event.target.leaf is not Tri.YES \
+                    and not (isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Subscript)):
+                # Never rewrite a leaf out of place: `w = w - lr * w.grad` would stop being a leaf. Nor an indexed
+                # target: `x[0] = x[0] + y` still writes into `x`.
                 edit = _fixes.out_of_place(src, stmt, event.expr)
                 if edit is not None:
                     fix = make_fix("Rewrite as an out-of-place operation", Applicability.SAFE, edit)
