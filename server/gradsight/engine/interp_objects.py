@@ -247,6 +247,14 @@ class ObjectsMixin:
                     if key and isinstance(a_val, TensorVal) and state.get(key) == a_val:
                         state.env[key] = a_val.with_(saved=self.fact(node, "saved-by", op=short),
                                                      saved_seg=self.site(node))
+                    elif a_val is UNKNOWN and isinstance(a_node, ast.Name) and params is Tri.YES \
+                            and (not triggers or any(isinstance(t, str) for t in triggers)) \
+                            and state.get(a_node.id) is UNKNOWN:
+                        # A name of unknown value (a `forward` parameter) handed to a layer whose trainable weights
+                        # save their input: it is a tensor (the layer takes nothing else), and this call saved it
+                        # whatever its own grad state, so a later in-place write on it makes backward raise.
+                        state.env[a_node.id] = TensorVal(saved=self.fact(node, "saved-by", op=short),
+                                                         saved_seg=self.site(node))
         shape = None
         if mod.reduction is not None:
             shape = ("?",) if mod.reduction == "none" else (() if mod.reduction in ("mean", "sum") else None)

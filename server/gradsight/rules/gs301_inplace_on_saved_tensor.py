@@ -69,6 +69,13 @@ class InplaceOnSavedTensor(Rule):
         Valid("import torch\nmask = torch.rand(3, requires_grad=True)\nimg = torch.rand(3)\nadvs = []\n"
               "for _ in range(3):\n    rand_start = torch.FloatTensor(*img.size()).uniform_(0.0, 0.1).to(img.device)\n"
               "    adv = (img + mask * rand_start).detach()\n    advs.append(adv)\n"),
+        # The same patched `forward` with the layer frozen: nothing saves `x`.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Adapter(nn.Module):\n    def __init__(self, org):\n"
+              "        super().__init__()\n        self.down = nn.Linear(4, 4)\n"
+              "        self.down.requires_grad_(False)\n        self.org_forward = org.forward\n"
+              "        org.forward = self.forward\n\n    def forward(self, x):\n        x += self.down(x)\n"
+              "        return self.org_forward(x)\n\n\norg = nn.Linear(4, 4)\nadapter = Adapter(org)\n"
+              "org(torch.randn(2, 4)).sum().backward()\n"),
         # `x.abs()` saves `x`, but its result only feeds the comparison: that graph is freed at once.
         Valid("import torch\nw = torch.randn(3, requires_grad=True)\nx = w * 1\nmask = x.abs() < 0.5\n"
               "x[mask] = 0.0\nx.sum().backward()\n"),
@@ -119,6 +126,9 @@ class InplaceOnSavedTensor(Rule):
                 runtime="raises: modified by an inplace operation",
                 fixed="import torch\nimport torch.nn.functional as F\nw = torch.randn(4, requires_grad=True)\n"
                       "t = torch.sigmoid(w)\nt = F.relu(t)\nt.sum().backward()\n"),
+        # No rewrite is offered for an indexed target: `g[0] = g[0] * 2.0` would still write into `g`.
+        Invalid("import torch\nw = torch.randn(3, requires_grad=True)\ng = torch.sigmoid(w)\ng[0] *= 2.0\n"
+                "g.sum().backward()\n", line=4, runtime="raises: modified by an inplace operation"),
         Invalid("import torch\nw = torch.randn(3, requires_grad=True)\nx = torch.randn(3)\ny = x * w\nx[0] = 5.0\n"
                 "y.sum().backward()\n", line=5, runtime="raises: modified by an inplace operation"),
         Invalid("import torch\nw = torch.randn(3, requires_grad=True)\nx = torch.randn(2, 3)\nx[0] = x[0] * w\n"
@@ -126,6 +136,14 @@ class InplaceOnSavedTensor(Rule):
         # A decomposition saves its outputs; the diagonal is a view of `R` (gpytorch's fantasy-strategy fix).
         Invalid("import torch\na = torch.randn(4, 3, requires_grad=True)\nQ, R = torch.linalg.qr(a)\n"
                 "d = torch.diagonal(R)\nd[0] = 1.0\n(Q.sum() + R.sum()).backward()\n", line=5,
+                runtime="raises: modified by an inplace operation"),
+        # A `forward` patched into another module's place (an adapter): nothing shows what `x` is, but the trainable
+        # `Linear` saved it for its weight's gradient, whatever `x`'s own grad state.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Adapter(nn.Module):\n    def __init__(self, org):\n"
+                "        super().__init__()\n        self.down = nn.Linear(4, 4)\n"
+                "        self.org_forward = org.forward\n        org.forward = self.forward\n\n"
+                "    def forward(self, x):\n        x += self.down(x)\n        return self.org_forward(x)\n\n\n"
+                "org = nn.Linear(4, 4)\nadapter = Adapter(org)\norg(torch.randn(2, 4)).sum().backward()\n", line=13,
                 runtime="raises: modified by an inplace operation"),
     )
 
@@ -163,8 +181,10 @@ class InplaceOnSavedTensor(Rule):
                     edit = _fixes.keyword_value(src, node, "inplace", "False")
                     if edit is not None:
                         fix = make_fix("Use `inplace=False`", Applicability.UNSAFE, edit)
-            elif isinstance(stmt, (ast.AugAssign, ast.Expr)) and event.target.leaf is not Tri.YES:
-                # Never rewrite a leaf out of place: `w = w - lr * w.grad` would stop being a leaf.
+            elif isinstance(stmt, (ast.AugAssign, ast.Expr)) and event.target.leaf is not Tri.YES \
+                    and not (isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Subscript)):
+                # Never rewrite a leaf out of place: `w = w - lr * w.grad` would stop being a leaf. Nor an indexed
+                # target: `x[0] = x[0] + y` still writes into `x`.
                 edit = _fixes.out_of_place(src, stmt, event.expr)
                 if edit is not None:
                     fix = make_fix("Rewrite as an out-of-place operation", Applicability.SAFE, edit)
