@@ -148,6 +148,9 @@ class Interpreter(StatementsMixin, LoopsMixin, ExpressionsMixin, CallsMixin, Ops
         # gradsight cannot see: calling it in grad mode gives an output with a graph (evidence from use).
         self.evidence_models: dict = {}
         self.libinfer = None  # optional library inference the driver may install (see `library_value`)
+        # Answers about unchanged top-level statements kept across analyses (`interp_util._module_mutations`): an
+        # engine-owned bounded `OrderedDict` the driver may install (`units.UnitCache.stmt_memo`).
+        self.stmt_memo = None
         # id(ast.Starred) -> (node, value of the starred sequence), for callees that unpack it.
         self.starred_values: dict = {}
         # id(ast.Return) -> the join of the states in which that `return` ran (None: not yet), for the returns the

@@ -36,7 +36,8 @@ class LoopsMixin:
         there, began. Every iteration then takes the branches the first one took: where none binds it, the read
         raises NameError in the first iteration already, never reading an old value (Beta-VAE's `if/elif` without
         `else` binding the loss, a PGD attack's two `if`s: no second backward of an earlier loss)."""
-        mutations = self.syntax("module_mutations", self.scope.tree, _module_mutations)
+        mutations = self.syntax("module_mutations", self.scope.tree,
+                                lambda tree: _module_mutations(tree, self.stmt_memo))
         changes = self.syntax("loop_changes", node, _loop_changes)
         names = self.syntax("guarded_binds", node, lambda n: _guarded_binds(n, changes, mutations))
         if not names:

@@ -899,13 +899,45 @@ def _loop_changes(loop: ast.AST) -> tuple:
     return _name_binds(loop), frozenset(receivers)
 
 
-def _module_mutations(tree: ast.AST) -> tuple:
+def _module_mutations(tree: ast.AST, memo=None) -> tuple:
     """Attributes the file stores outside `__init__` (any object's: a method called in a loop may run them), and
     whether it calls `setattr`/`delattr` as a statement (then any attribute may change). Only statements and
-    their targets are read, never whole expressions: a 2,000-line `default_cfgs` dict costs nothing here."""
+    their targets are read, never whole expressions: a 2,000-line `default_cfgs` dict costs nothing here.
+
+    The answer is the union of each top-level statement's (`_stmt_mutations`); `memo` (an engine-owned
+    `OrderedDict`, see `units.UnitCache.stmt_memo`) keeps each statement's answer across analyses: an edit
+    re-parses only the statements it touches, and the others are the same objects in the next version."""
+    attrs: set = set()
+    has_setattr = False
+    for stmt in getattr(tree, "body", ()):
+        hit = memo.get(("mutations", id(stmt))) if memo is not None else None
+        if hit is not None and hit[0] is stmt:
+            found = hit[1]
+        else:
+            found = _stmt_mutations(stmt)
+            if memo is not None:
+                remember(memo, ("mutations", id(stmt)), (stmt, found))
+        attrs |= found[0]
+        has_setattr = has_setattr or found[1]
+    return frozenset(attrs), has_setattr
+
+
+def remember(memo, key, value, limit: int = 8192) -> None:
+    """`memo[key] = value` in a bounded engine-owned `OrderedDict` shared by threads (each step atomic; an entry
+    another thread evicted meanwhile is not an error)."""
+    memo[key] = value
+    while len(memo) > limit:
+        try:
+            memo.popitem(last=False)
+        except KeyError:
+            break
+
+
+def _stmt_mutations(top: ast.stmt) -> tuple:
+    """`_module_mutations` of one top-level statement: (attributes stored outside `__init__`, `setattr` seen)."""
     attrs = set()
     has_setattr = False
-    stack = [(s, False) for s in getattr(tree, "body", ())]
+    stack = [(top, False)]
     while stack:
         stmt, in_init = stack.pop()
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
