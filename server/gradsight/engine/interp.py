@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from .api import StateFact
+from .astwalk import walk
 from .events import Event, InplaceEvent
 from .interp_calls import CallsMixin
 from .interp_exprs import ExpressionsMixin
@@ -151,6 +152,7 @@ class Interpreter(StatementsMixin, LoopsMixin, ExpressionsMixin, CallsMixin, Ops
         # Answers about unchanged top-level statements kept across analyses (`interp_util._module_mutations`): an
         # engine-owned bounded `OrderedDict` the driver may install (`units.UnitCache.stmt_memo`).
         self.stmt_memo = None
+        self.stmt_digest = None  # the digest of a top-level statement's text in the analysed file (`Digests.node`)
         # id(ast.Starred) -> (node, value of the starred sequence), for callees that unpack it.
         self.starred_values: dict = {}
         # id(ast.Return) -> the join of the states in which that `return` ran (None: not yet), for the returns the
@@ -167,6 +169,11 @@ class Interpreter(StatementsMixin, LoopsMixin, ExpressionsMixin, CallsMixin, Ops
         value = compute(node)
         self.syntax_memo[key] = (node, value)
         return value
+
+    def nodes(self, node: ast.AST) -> list:
+        """`astwalk.walk(node)` memoised per analysis, for the syntax questions asked of one loop (what it binds,
+        mutates, backwards, samples): one walk instead of one each. Callers only read the list."""
+        return self.syntax("walk", node, walk)
 
     def sets_grads(self, stmt: ast.AST) -> bool:
         """Whether `_sets_grads` holds anywhere under `stmt`; nested statements' answers are memoised and reused,

@@ -413,7 +413,8 @@ def _files_current(spec: tuple, delta: tuple, scope_of) -> bool:
 
 
 def run_module(interp: Interpreter, scope: ModuleScope, reporter: Reporter, digests: "Digests", shape_key: str,
-                used: "RecordingDict", cache: "UnitCache", shift: bool = True, scope_of=None) -> tuple:
+                used: "RecordingDict", cache: "UnitCache", shift: bool = True, scope_of=None,
+                stats: Optional[dict] = None) -> tuple:
     """Interpret module-level code, or reuse its results: they depend on the file's shape (module-level code,
     class skeletons, the names of definitions: `shape_key`) and the functions it ran, and are moved to the
     current positions (`Relocation`) where the values it leaves hold no line numbers. Returns the dependencies
@@ -438,6 +439,8 @@ def run_module(interp: Interpreter, scope: ModuleScope, reporter: Reporter, dige
                         cache.put(key, dataclasses.replace(entry, delta=delta, frame=digests.frame()))
             if env is not None:
                 cache.touch(key)
+                if stats is not None:
+                    stats["module_reused"] = stats.get("module_reused", 0) + 1
                 _merge(interp, reporter, used, delta)
                 scope.env = env
                 interp.optimized_modules = dict(optimized)
