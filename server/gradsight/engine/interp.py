@@ -52,7 +52,7 @@ from .interp_objects import ObjectsMixin
 from .interp_ops import OpsMixin
 from .interp_stmts import StatementsMixin
 from .interp_util import (MAX_CALL_DEPTH, MAX_FACTS, MAX_LOOP_ITERS, MAX_LOOP_NESTING, MAX_PCUT, LoopCtx, ModuleScope,
-                          _cap, _sets_grads, const_bool, describe, key_of, kwarg)
+                          _cap, _sets_grads, const_bool, describe, key_of, kwarg, remember)
 from .state import State
 from .values import CREATED_WITHOUT_GRAD, ONLY_FROM_NO_GRAD, Fact, NameOf, ParentOf, TensorVal, Trained, Tri, Value
 
@@ -168,6 +168,21 @@ class Interpreter(StatementsMixin, LoopsMixin, ExpressionsMixin, CallsMixin, Ops
             return hit[1]
         value = compute(node)
         self.syntax_memo[key] = (node, value)
+        return value
+
+    def durable(self, kind: str, node: ast.AST, compute: Callable[[ast.AST], object]):
+        """`syntax(kind, node, compute)`, also kept across analyses in the engine's `stmt_memo` for the same node
+        object: nodes of top-level statements an edit did not touch are shared by the next version, so a callee's
+        answer is not recomputed on every keystroke."""
+        memo = self.stmt_memo
+        if memo is None:
+            return self.syntax(kind, node, compute)
+        key = (kind, id(node))
+        hit = memo.get(key)
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        value = self.syntax(kind, node, compute)
+        remember(memo, key, (node, value))
         return value
 
     def nodes(self, node: ast.AST) -> list:

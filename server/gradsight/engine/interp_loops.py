@@ -239,7 +239,7 @@ class LoopsMixin:
         iterates, which a reused fixpoint would skip. The key holds everything the fixpoint reads: the loop, the
         function it runs in, how deep it is nested, and the whole entry state (values are hashable and compared
         by value)."""
-        if self.syntax("loop_returns", node, _returns_inside):
+        if self.syntax("loop_returns", node, lambda n: _returns_inside(n, self.nodes(n))):
             return None
         try:
             return ("\0loop", id(node), id(self.stack[-1]) if self.stack else None, len(self.loops), entry.grad,
@@ -307,9 +307,12 @@ class LoopsMixin:
         return state
 
 
-def _returns_inside(loop: ast.AST) -> bool:
+def _returns_inside(loop: ast.AST, nodes: Optional[list] = None) -> bool:
     """Whether a `return`, `yield` or `yield from` of the enclosing function is inside `loop` (nested function
-    and class bodies are their own)."""
+    and class bodies are their own). `nodes`: `walk(loop)`, where the caller has it: without any such node in it,
+    the answer is no without the scope-aware walk."""
+    if nodes is not None and not any(type(n) in _EXITS for n in nodes):
+        return False
     todo = children(loop)
     while todo:
         n = todo.pop()
@@ -319,6 +322,9 @@ def _returns_inside(loop: ast.AST) -> bool:
         if not (t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.Lambda or t is ast.ClassDef):
             todo.extend(children(n))
     return False
+
+
+_EXITS = (ast.Return, ast.Yield, ast.YieldFrom)
 
 
 def _freeze_loop(loop: ast.AST):

@@ -462,7 +462,8 @@ def _graph_homes(fn: ast.AST) -> Optional[frozenset]:
     params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
     me = params[0] if params else None
     copies: dict = {}
-    for n in walk(fn):
+    nodes = walk(fn)
+    for n in nodes:
         if isinstance(n, (ast.Yield, ast.YieldFrom)):
             return None
         if isinstance(n, ast.AugAssign) and not isinstance(n.target, ast.Name):
@@ -496,7 +497,7 @@ def _graph_homes(fn: ast.AST) -> Optional[frozenset]:
                 plain = isinstance(n, ast.Assign) and len(n.targets) == 1 and n.targets[0] is x \
                     and isinstance(n.value, ast.Name) and n.value.id in params[1:]
                 copies[x.attr] = copies.get(x.attr, True) and plain
-    rebound = {x.id for x in walk(fn) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store)}
+    rebound = {x.id for x in nodes if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store)}
     if rebound & set(params[1:]):
         return frozenset()
     return frozenset(k for k, v in copies.items() if v)
