@@ -88,3 +88,15 @@ def test_attribute_stores_are_seen_after_an_edit_elsewhere():
         warm = e.analyze(edited, "/speed/mut.py", rules=analysis.RULES)
         cold = Engine().analyze(edited, "/speed/mut.py", rules=analysis.RULES)
         assert [f.to_json() for f in warm.findings] == [f.to_json() for f in cold.findings]
+
+
+def test_attribute_stores_on_a_shared_line():
+    """Two top-level statements on one line share the digest of their lines: each keeps its own answer."""
+    src = ("import torch\n\n\nclass Box:\n    def __init__(self):\n        self.mode = 'a'\n\n\nbox = Box(); box.mode = 'b'\n"
+           "\n\ndef train(model, xs):\n    for x in xs:\n        if box.mode == 'a':\n            loss = model(x).sum()\n"
+           "        loss.backward()\n\n\ndef other():\n    return 1\n")
+    e = Engine()
+    for edited in (src, "\n" + src, src.replace("return 1", "return 2"), src.replace("box.mode = 'b'", "pass")):
+        warm = e.analyze(edited, "/speed/shared_line.py", rules=analysis.RULES)
+        cold = Engine().analyze(edited, "/speed/shared_line.py", rules=analysis.RULES)
+        assert [f.to_json() for f in warm.findings] == [f.to_json() for f in cold.findings]

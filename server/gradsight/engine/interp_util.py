@@ -932,7 +932,9 @@ def _module_mutations(tree: ast.AST, memo=None, digest=None) -> tuple:
     attrs: set = set()
     has_setattr = False
     for stmt in getattr(tree, "body", ()):
-        key = ("mutations", digest(stmt) if digest is not None else id(stmt))
+        # A digest covers the statement's whole lines: with the columns it names one statement (`x = 1; y.a = 2`).
+        key = ("mutations", digest(stmt), stmt.col_offset, stmt.end_col_offset) if digest is not None \
+            else ("mutations", id(stmt))
         hit = memo.get(key) if memo is not None else None
         if hit is not None and (digest is not None or hit[0] is stmt):
             found = hit[1]
