@@ -693,13 +693,14 @@ MAX_CLOSURE_DEPTH = 2
 
 
 def _may_nest_def(fn: ast.AST, lines: list) -> bool:
-    """Whether `fn` may hold a nested `def` (`closures_of` finds none otherwise): the keyword is ASCII and a nested
-    definition starts on a line after `fn`'s own `def`, so a function whose later lines never spell it skips the
-    walks (most functions: this runs for every unit analysed)."""
+    """Whether `fn` may hold a nested `def` (`closures_of` finds none otherwise): a nested definition is a compound
+    statement, so its `def` (or `async def`) begins a physical line after `fn`'s own `def`, after indentation only;
+    a function with no later line starting so skips the walks (most functions: this runs for every unit analysed).
+    Lines that merely start with the letters (`default = ...`) make it answer yes, which is only slower."""
     end = getattr(fn, "end_lineno", None)
     if end is None or end > len(lines):
         return True
-    return any("def" in lines[i] for i in range(fn.lineno, end))
+    return any(lines[i].lstrip().startswith(("def", "async")) for i in range(fn.lineno, end))
 
 
 def run_unit(interp: Interpreter, scope: ModuleScope, func: FuncVal, self_val, entry: State, grad_for,
