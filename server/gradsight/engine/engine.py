@@ -62,8 +62,8 @@ class Engine:
         self.plain_of: dict = {}
         self.node_memo = NodeMemo()  # walks of unchanged top-level statements for whole-file rules (engine/query.py)
         # Parses spliced, full or by chunks (`recover_chunks`: text that does not parse), cached definition results
-        # moved or not movable.
-        self.stats = {"spliced": 0, "parsed": 0, "chunked": 0, "moved": 0, "not_moved": 0}
+        # moved or not movable, module-level results reused (`units.run_module`).
+        self.stats = {"spliced": 0, "parsed": 0, "chunked": 0, "moved": 0, "not_moved": 0, "module_reused": 0}
 
     def clear(self) -> None:
         """Forget every cached version and result (the next analysis of any file is cold). The containers are
@@ -190,6 +190,7 @@ class Engine:
         interp.home = scope
         # Names the interpreter cannot resolve may be asked of jedi (`libinfer`); the workspace owns its cache.
         interp.libinfer = workspace.libinfer if workspace is not None else None
+        interp.stmt_memo = self.units.stmt_memo
         old_limit = sys.getrecursionlimit()
         try:
             sys.setrecursionlimit(max(old_limit, 10000))
@@ -197,8 +198,15 @@ class Engine:
             if workspace is not None:
                 salt += "\0" + import_digests(workspace, scope, path)
             digests = Digests(scope, lines, text, memo)
+            interp.stmt_digest = digests.node
             shape_key = hashlib.sha1(f"{salt}\0{digests.shape()}".encode("utf-8", "surrogatepass")).hexdigest()
-            module_deps, free = run_module(interp, scope, reporter, digests, shape_key, used, self.units, self.shift)
+            scope_of = None
+            if workspace is not None:
+                def scope_of(other: str) -> tuple:
+                    found = workspace.scope_for(pathlib.Path(other))
+                    return (found, workspace.cached_digest(pathlib.Path(other))) if found is not None else (None, None)
+            module_deps, free = run_module(interp, scope, reporter, digests, shape_key, used, self.units, self.shift,
+                                           scope_of, self.stats)
             # Module-level values with line numbers in them: definitions' results may hold them too, so they are
             # then keyed by where everything is (reused only while no line moves).
             where = "" if free else repr([(s, e) for s, e, _ in digests.frame()])

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from .api import StateFact
+from .astwalk import walk
 from .events import Event, InplaceEvent
 from .interp_calls import CallsMixin
 from .interp_exprs import ExpressionsMixin
@@ -51,7 +52,7 @@ from .interp_objects import ObjectsMixin
 from .interp_ops import OpsMixin
 from .interp_stmts import StatementsMixin
 from .interp_util import (MAX_CALL_DEPTH, MAX_FACTS, MAX_LOOP_ITERS, MAX_LOOP_NESTING, MAX_PCUT, LoopCtx, ModuleScope,
-                          _cap, _sets_grads, const_bool, describe, key_of, kwarg)
+                          _cap, _sets_grads, const_bool, describe, key_of, kwarg, remember)
 from .state import State
 from .values import CREATED_WITHOUT_GRAD, ONLY_FROM_NO_GRAD, Fact, NameOf, ParentOf, TensorVal, Trained, Tri, Value
 
@@ -148,6 +149,10 @@ class Interpreter(StatementsMixin, LoopsMixin, ExpressionsMixin, CallsMixin, Ops
         # gradsight cannot see: calling it in grad mode gives an output with a graph (evidence from use).
         self.evidence_models: dict = {}
         self.libinfer = None  # optional library inference the driver may install (see `library_value`)
+        # Answers about unchanged top-level statements kept across analyses (`interp_util._module_mutations`): an
+        # engine-owned bounded `OrderedDict` the driver may install (`units.UnitCache.stmt_memo`).
+        self.stmt_memo = None
+        self.stmt_digest = None  # the digest of a top-level statement's text in the analysed file (`Digests.node`)
         # id(ast.Starred) -> (node, value of the starred sequence), for callees that unpack it.
         self.starred_values: dict = {}
         # id(ast.Return) -> the join of the states in which that `return` ran (None: not yet), for the returns the
@@ -166,6 +171,26 @@ class Interpreter(StatementsMixin, LoopsMixin, ExpressionsMixin, CallsMixin, Ops
         value = compute(node)
         self.syntax_memo[key] = (node, value)
         return value
+
+    def durable(self, kind: str, node: ast.AST, compute: Callable[[ast.AST], object]):
+        """`syntax(kind, node, compute)`, also kept across analyses in the engine's `stmt_memo` for the same node
+        object: nodes of top-level statements an edit did not touch are shared by the next version, so a callee's
+        answer is not recomputed on every keystroke."""
+        memo = self.stmt_memo
+        if memo is None:
+            return self.syntax(kind, node, compute)
+        key = (kind, id(node))
+        hit = memo.get(key)
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        value = self.syntax(kind, node, compute)
+        remember(memo, key, (node, value))
+        return value
+
+    def nodes(self, node: ast.AST) -> list:
+        """`astwalk.walk(node)` memoised per analysis, for the syntax questions asked of one loop (what it binds,
+        mutates, backwards, samples): one walk instead of one each. Callers only read the list."""
+        return self.syntax("walk", node, walk)
 
     def sets_grads(self, stmt: ast.AST) -> bool:
         """Whether `_sets_grads` holds anywhere under `stmt`; nested statements' answers are memoised and reused,

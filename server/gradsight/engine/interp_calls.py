@@ -57,7 +57,8 @@ class CallsMixin:
         cls = next((info.node for info in list(self.scope.classes.values()) if id(info.node) == owner), None)
         if cls is None:
             return UNKNOWN
-        calls = self.syntax("backwarded_calls", cls, _backwarded_calls)
+        lines = self.scope.source.lines
+        calls = self.syntax("backwarded_calls", cls, lambda c: _backwarded_calls(c, lines))
         if self.track is not None and getattr(self, "home", None) is self.scope:
             # The answer reads those methods' text: a cached result of this unit holds only while it is unchanged.
             self.track.update(set(calls.values()))
@@ -767,12 +768,27 @@ class CallsMixin:
                 self.emit(OptimizerEvent(node, params, qual))
 
 
-def _backwarded_calls(cls: ast.ClassDef) -> dict:
+def _may_spell(node: ast.AST, lines: list, word: str) -> bool:
+    """Whether the source lines of `node` may hold the identifier `word` (ASCII): they contain it, or they are not all
+    ASCII (an identifier is NFKC-normalised: a full-width spelling is the same name). A text search that lets the
+    walks for a name skip code that never spells it."""
+    end = getattr(node, "end_lineno", None)
+    if end is None or end > len(lines):
+        return True
+    start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
+    text = "\n".join(lines[start - 1:end])
+    return word in text or not text.isascii()
+
+
+def _backwarded_calls(cls: ast.ClassDef, lines: Optional[list] = None) -> dict:
     """`self.<attr>.<method>` (spelled with `self`) -> the method of `cls` that binds that call's result to a name
-    and backwards the name (`loss = self.model.calculate_loss(scores, batch)`, then `loss.backward()`)."""
+    and backwards the name (`loss = self.model.calculate_loss(scores, batch)`, then `loss.backward()`). `lines`, the
+    source of the file, lets methods that never spell `backward` be skipped without a walk."""
     out: dict = {}
     for fn in cls.body:
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not fn.args.args:
+            continue
+        if lines is not None and not _may_spell(fn, lines, "backward"):
             continue
         me = fn.args.args[0].arg
         names = _backward_names(fn)

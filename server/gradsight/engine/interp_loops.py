@@ -11,7 +11,8 @@ from typing import Optional
 from .astwalk import children, walk
 from .events import LoopEvent
 from .interp_util import (LoopCtx, MAX_LOOP_ITERS, MAX_LOOP_NESTING, _has_backward, _holds_tensor, _loop_effects,
-                          const_bool, key_of, widen, _guarded_binds, _invariant_test, _loop_changes, _module_mutations)
+                          const_bool, key_of, widen, _guarded_binds, _invariant_test, _loop_changes, _may_guard,
+                          _module_mutations)
 from .state import State
 from .values import UNKNOWN, ModuleVal, PyVal, SeqVal, Tri, join_all
 
@@ -36,11 +37,17 @@ class LoopsMixin:
         there, began. Every iteration then takes the branches the first one took: where none binds it, the read
         raises NameError in the first iteration already, never reading an old value (Beta-VAE's `if/elif` without
         `else` binding the loss, a PGD attack's two `if`s: no second backward of an earlier loss)."""
-        mutations = self.syntax("module_mutations", self.scope.tree, _module_mutations)
-        changes = self.syntax("loop_changes", node, _loop_changes)
-        names = self.syntax("guarded_binds", node, lambda n: _guarded_binds(n, changes, mutations))
+        def guarded(n) -> dict:
+            if not _may_guard(n):
+                return {}
+            return _guarded_binds(n, self.syntax("loop_changes", n, lambda m: _loop_changes(m, self.nodes(m))),
+                                  self.module_mutations())
+
+        names = self.syntax("guarded_binds", node, guarded)
         if not names:
             return
+        mutations = self.module_mutations()
+        changes = self.syntax("loop_changes", node, lambda n: _loop_changes(n, self.nodes(n)))
         for name in names:
             if s.get(name) is None:
                 continue
@@ -48,13 +55,20 @@ class LoopsMixin:
                 if name in ctx.entry_keys:
                     continue
                 if ctx.node is not node:
-                    outer = self.syntax("loop_changes", ctx.node, _loop_changes)
+                    outer = self.syntax("loop_changes", ctx.node, lambda n: _loop_changes(n, self.nodes(n)))
                     if outer[0].get(name) != changes[0].get(name) or not all(
                             self.syntax(("invariant", id(ctx.node)), t, lambda t: _invariant_test(t, outer, mutations))
                             for t in names[name]):
                         continue
                 s.forget(name)
                 break
+
+    def module_mutations(self) -> tuple:
+        """`_module_mutations` of the file the running code is in, memoised per analysis and, per top-level
+        statement, across analyses (`stmt_memo`; keyed by the statement's text in the analysed file)."""
+        return self.syntax("module_mutations", self.scope.tree,
+                           lambda tree: _module_mutations(tree, self.stmt_memo, self.stmt_digest
+                                                          if self.scope is getattr(self, "home", None) else None))
 
     def stmt_For(self, stmt: ast.For, state: State) -> State:
         it = self.eval(stmt.iter, state)
@@ -131,7 +145,7 @@ class LoopsMixin:
     def loop_once(self, node, state: State, bind, body, orelse) -> State:
         """A loop whose body runs exactly once, from the entry state: like a block, with the loop context that
         `break`/`continue`, accumulation checks and the loop rules read."""
-        ctx = LoopCtx(node, frozenset(state.env), self.syntax("has_backward", node, _has_backward))
+        ctx = LoopCtx(node, frozenset(state.env), self.syntax("has_backward", node, lambda n: _has_backward(n, self.nodes(n))))
         self.loops.append(ctx)
         try:
             if self.reporting:
@@ -155,7 +169,7 @@ class LoopsMixin:
 
     def loop(self, node, state: State, bind, body, orelse) -> State:
         entry = state.copy()
-        ctx = LoopCtx(node, frozenset(state.env), self.syntax("has_backward", node, _has_backward))
+        ctx = LoopCtx(node, frozenset(state.env), self.syntax("has_backward", node, lambda n: _has_backward(n, self.nodes(n))))
         if len(self.loops) >= MAX_LOOP_NESTING:
             return self.deep_loop(node, ctx, entry, bind, body, orelse)
         was_reporting = self.reporting
@@ -225,7 +239,7 @@ class LoopsMixin:
         iterates, which a reused fixpoint would skip. The key holds everything the fixpoint reads: the loop, the
         function it runs in, how deep it is nested, and the whole entry state (values are hashable and compared
         by value)."""
-        if self.syntax("loop_returns", node, _returns_inside):
+        if self.syntax("loop_returns", node, lambda n: _returns_inside(n, self.nodes(n))):
             return None
         try:
             return ("\0loop", id(node), id(self.stack[-1]) if self.stack else None, len(self.loops), entry.grad,
@@ -293,9 +307,12 @@ class LoopsMixin:
         return state
 
 
-def _returns_inside(loop: ast.AST) -> bool:
+def _returns_inside(loop: ast.AST, nodes: Optional[list] = None) -> bool:
     """Whether a `return`, `yield` or `yield from` of the enclosing function is inside `loop` (nested function
-    and class bodies are their own)."""
+    and class bodies are their own). `nodes`: `walk(loop)`, where the caller has it: without any such node in it,
+    the answer is no without the scope-aware walk."""
+    if nodes is not None and not any(type(n) in _EXITS for n in nodes):
+        return False
     todo = children(loop)
     while todo:
         n = todo.pop()
@@ -305,6 +322,9 @@ def _returns_inside(loop: ast.AST) -> bool:
         if not (t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.Lambda or t is ast.ClassDef):
             todo.extend(children(n))
     return False
+
+
+_EXITS = (ast.Return, ast.Yield, ast.YieldFrom)
 
 
 def _freeze_loop(loop: ast.AST):

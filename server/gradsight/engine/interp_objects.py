@@ -765,7 +765,7 @@ class ObjectsMixin:
         (`segs`) held by a result or an attribute keep its saves."""
         if flags.get("escape"):
             return result, exports, saves
-        homes = self.syntax("graph_homes", fn, _graph_homes)
+        homes = self.durable("graph_homes", fn, _graph_homes)
         if homes is None:
             return result, exports, saves
         first, last = fn.lineno, getattr(fn, "end_lineno", None) or fn.lineno

@@ -356,7 +356,8 @@ class StatementsMixin:
             return
         loop = self.loops[-1]
         if how == "append" and (value is UNKNOWN or isinstance(value, PyVal)) \
-                and _last_item_backwarded(loop.node, key_of(target)):
+                and key_of(target) in self.syntax("last_items_backwarded", loop.node,
+                                                  lambda n: _last_items_backwarded(n, self.nodes(n))):
             # `losses.append(reduce(add, terms))` then `losses[-1].backward()`: what was appended is backwarded, so
             # it has a graph (tntorch's loss history).
             value = TensorVal(rg=Tri.YES, leaf=Tri.NO, evidence=True,
@@ -417,7 +418,7 @@ class StatementsMixin:
         if len(stmt.targets) != 1 or not isinstance(loop.node, (ast.For, ast.AsyncFor, ast.While)):
             return
         fn = self.stack[-1] if self.stack else None
-        if not self.syntax("samples", loop.node, _samples) and not _generation_name(getattr(fn, "name", "")):
+        if not self.syntax("samples", loop.node, lambda n: _samples(n, self.nodes(n))) and not _generation_name(getattr(fn, "name", "")):
             # Only a loop that generates: it samples or decodes each step's output (`torch.multinomial`,
             # `argmax`, fresh noise), or its function says so (`generate`, `sample`, `translate`, ...). A demo that
             # unrolls a few teacher-forced steps and prints their shapes keeps a graph too, but nothing grows there.
@@ -642,7 +643,7 @@ class StatementsMixin:
         """`LoopEvent.receivers`: the objects of known classes whose methods the loop calls (`self.mart_loss(x, y)` of
         a trainer whose base class is in another file)."""
         out = []
-        for recv in self.syntax("receiver_names", loop, _receiver_names):
+        for recv in self.syntax("receiver_names", loop, lambda n: _receiver_names(n, self.nodes(n))):
             val = state.get(recv)
             cls = getattr(val, "cls", None) if isinstance(val, (ObjectVal, ModuleVal)) else None
             if not isinstance(cls, ClassInfo):
@@ -954,10 +955,10 @@ def _generation_name(name: str) -> bool:
     return any(w in GENERATION_WORDS for w in words)
 
 
-def _samples(loop: ast.AST) -> bool:
+def _samples(loop: ast.AST, nodes: Optional[list] = None) -> bool:
     """Whether the loop body samples or decodes: a call of `multinomial`, `argmax`, `topk`, `.sample()`, fresh
-    noise (`torch.randn_like`), ... (by the called name)."""
-    for n in walk(loop):
+    noise (`torch.randn_like`), ... (by the called name). `nodes`: `walk(loop)`, where the caller has it."""
+    for n in (walk(loop) if nodes is None else nodes):
         if isinstance(n, ast.Call):
             f = n.func
             name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
@@ -966,18 +967,19 @@ def _samples(loop: ast.AST) -> bool:
     return False
 
 
-def _last_item_backwarded(loop: ast.AST, key) -> bool:
-    """Whether the loop runs a backward on the last item of the list `key` (`losses[-1].backward()`)."""
-    if key is None:
-        return False
-    for n in walk(loop):
+def _last_items_backwarded(loop: ast.AST, nodes: Optional[list] = None) -> frozenset:
+    """The lists whose last item the loop runs a backward on (`losses[-1].backward()`), as reference keys.
+    `nodes`: `walk(loop)`, where the caller has it."""
+    out = set()
+    for n in (walk(loop) if nodes is None else nodes):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward" \
-                and isinstance(n.func.value, ast.Subscript) and key_of(n.func.value.value) == key:
+                and isinstance(n.func.value, ast.Subscript):
             index = n.func.value.slice
-            if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub) \
+            key = key_of(n.func.value.value)
+            if key is not None and isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub) \
                     and isinstance(index.operand, ast.Constant) and index.operand.value == 1:
-                return True
-    return False
+                out.add(key)
+    return frozenset(out)
 
 
 def _counts_up(loop: ast.AST, name: str) -> bool:
@@ -1030,7 +1032,8 @@ def _may_thaw(target: ast.AST, value: Value, stmt: ast.AST) -> bool:
     return isinstance(value, TensorVal) and value.param and value.rg is not Tri.NO
 
 
-def _receiver_names(loop: ast.AST) -> tuple:
-    """The plain names the loop calls methods on (`self` in `self.mart_loss(x, y)`), in the order of a walk."""
-    return tuple(dict.fromkeys(n.func.value.id for n in walk(loop) if isinstance(n, ast.Call)
+def _receiver_names(loop: ast.AST, nodes: Optional[list] = None) -> tuple:
+    """The plain names the loop calls methods on (`self` in `self.mart_loss(x, y)`), in the order of a walk.
+    `nodes`: `walk(loop)`, where the caller has it."""
+    return tuple(dict.fromkeys(n.func.value.id for n in (walk(loop) if nodes is None else nodes) if isinstance(n, ast.Call)
                                and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)))

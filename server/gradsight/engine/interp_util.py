@@ -46,11 +46,12 @@ class ModuleScope:
     star_imports: tuple = ()  # `from pkg.mod import *`: the module names (with leading dots when relative)
 
 
-def _has_backward(node: ast.AST) -> Optional[int]:
+def _has_backward(node: ast.AST, nodes: Optional[list] = None) -> Optional[int]:
     """The line of the first backward under `node`. A call with `create_graph=True` does not count: it keeps the
     graph (retain_graph defaults to create_graph) and builds one to be differentiated later, the unrolled inner loop
-    of meta-learning or of an equilibrium layer, whose per-step graphs are kept on purpose."""
-    for sub in walk(node):
+    of meta-learning or of an equilibrium layer, whose per-step graphs are kept on purpose. `nodes`: `walk(node)`,
+    where the caller has it (`Interpreter.nodes`)."""
+    for sub in (walk(node) if nodes is None else nodes):
         if isinstance(sub, ast.Call):
             if any(kw.arg == "create_graph" and isinstance(kw.value, ast.Constant) and kw.value.value is True
                    for kw in sub.keywords):
@@ -461,7 +462,8 @@ def _graph_homes(fn: ast.AST) -> Optional[frozenset]:
     params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
     me = params[0] if params else None
     copies: dict = {}
-    for n in walk(fn):
+    nodes = walk(fn)
+    for n in nodes:
         if isinstance(n, (ast.Yield, ast.YieldFrom)):
             return None
         if isinstance(n, ast.AugAssign) and not isinstance(n.target, ast.Name):
@@ -495,7 +497,7 @@ def _graph_homes(fn: ast.AST) -> Optional[frozenset]:
                 plain = isinstance(n, ast.Assign) and len(n.targets) == 1 and n.targets[0] is x \
                     and isinstance(n.value, ast.Name) and n.value.id in params[1:]
                 copies[x.attr] = copies.get(x.attr, True) and plain
-    rebound = {x.id for x in walk(fn) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store)}
+    rebound = {x.id for x in nodes if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store)}
     if rebound & set(params[1:]):
         return frozenset()
     return frozenset(k for k, v in copies.items() if v)
@@ -805,11 +807,12 @@ _CHANGED_BY_LIBRARY = frozenset({"training", "requires_grad", "grad", "data", "s
                                  "dtype"})
 
 
-def _name_binds(node: ast.AST) -> dict:
+def _name_binds(node: ast.AST, nodes: Optional[list] = None) -> dict:
     """How often each plain name is bound under `node` (assignment, loop and `with` targets, walrus, `del`,
-    `except ... as`, imports, nested `def`/`class`); a `global`/`nonlocal` declaration counts as unbounded."""
+    `except ... as`, imports, nested `def`/`class`); a `global`/`nonlocal` declaration counts as unbounded.
+    `nodes`: `walk(node)`, where the caller has it."""
     out: dict = {}
-    for n in walk(node):
+    for n in (walk(node) if nodes is None else nodes):
         names = ()
         if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
             names = (n.id,)
@@ -846,27 +849,29 @@ def _guarded_binds(loop: ast.AST, changes: tuple, mutations: tuple) -> dict:
                 collect(sub, i, tests + (stmt.test,))
             return
         if isinstance(stmt, (ast.With, ast.AsyncWith)):
-            for item in stmt.items:
-                bad.update(_name_binds(item))
+            unguarded.extend(stmt.items)
             for sub in stmt.body:
                 collect(sub, i, tests)
             return
-        names = _name_binds(stmt)
         if not tests or isinstance(stmt, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.FunctionDef,
                                           ast.AsyncFunctionDef, ast.ClassDef)) \
                 or (hasattr(ast, "Match") and isinstance(stmt, ast.Match)):
-            bad.update(names)
+            unguarded.append(stmt)  # what it binds is `bad`: read only where some name is guarded
             return
+        names = _name_binds(stmt)
         for name, n in names.items():
             guarded.setdefault(name, []).extend(tests)
             count[name] = count.get(name, 0) + n
             last[name] = i
 
+    unguarded: list = []
     body = getattr(loop, "body", None) or []
     for i, stmt in enumerate(body):
         collect(stmt, i, ())
     if not guarded:
         return {}
+    for node in unguarded:
+        bad.update(_name_binds(node))
     header = [getattr(loop, f, None) for f in ("test", "iter", "target")]
     for node in header:
         if node is not None:
@@ -883,11 +888,26 @@ def _guarded_binds(loop: ast.AST, changes: tuple, mutations: tuple) -> dict:
     return out
 
 
-def _loop_changes(loop: ast.AST) -> tuple:
+def _may_guard(loop: ast.AST) -> bool:
+    """Whether `_guarded_binds` can find anything in `loop`: an `if` reached from the body's top level through `if`
+    and `with` blocks only (without one, every binding is unguarded), found without walking expressions."""
+    todo = list(getattr(loop, "body", None) or [])
+    while todo:
+        stmt = todo.pop()
+        if isinstance(stmt, ast.If):
+            return True
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            todo.extend(stmt.body)
+    return False
+
+
+def _loop_changes(loop: ast.AST, nodes: Optional[list] = None) -> tuple:
     """What a loop can change of the names a test reads: the names it binds (`_name_binds`) and the references of
-    the objects it mutates through method calls and item stores (`xs.append(...)`, `d[k] = v`, `sched.step()`)."""
+    the objects it mutates through method calls and item stores (`xs.append(...)`, `d[k] = v`, `sched.step()`).
+    `nodes`: `walk(loop)`, where the caller has it."""
+    nodes = walk(loop) if nodes is None else nodes
     receivers = set()
-    for n in walk(loop):
+    for n in nodes:
         target = None
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
             target = n.func.value
@@ -896,16 +916,53 @@ def _loop_changes(loop: ast.AST) -> tuple:
         key = key_of(target) if target is not None else None
         if key is not None:
             receivers.add(key)
-    return _name_binds(loop), frozenset(receivers)
+    return _name_binds(loop, nodes), frozenset(receivers)
 
 
-def _module_mutations(tree: ast.AST) -> tuple:
+def _module_mutations(tree: ast.AST, memo=None, digest=None) -> tuple:
     """Attributes the file stores outside `__init__` (any object's: a method called in a loop may run them), and
     whether it calls `setattr`/`delattr` as a statement (then any attribute may change). Only statements and
-    their targets are read, never whole expressions: a 2,000-line `default_cfgs` dict costs nothing here."""
+    their targets are read, never whole expressions: a 2,000-line `default_cfgs` dict costs nothing here.
+
+    The answer is the union of each top-level statement's (`_stmt_mutations`); `memo` (an engine-owned
+    `OrderedDict`, see `units.UnitCache.stmt_memo`) keeps each statement's answer across analyses, keyed by the
+    statement object or, where `digest` gives the digest of a statement's text (`units.Digests.node`, for the
+    analysed file), by that text: the answer depends on the text alone, and statements an edit shifted are copies
+    with the same text."""
+    attrs: set = set()
+    has_setattr = False
+    for stmt in getattr(tree, "body", ()):
+        # A digest covers the statement's whole lines: with the columns it names one statement (`x = 1; y.a = 2`).
+        key = ("mutations", digest(stmt), stmt.col_offset, stmt.end_col_offset) if digest is not None \
+            else ("mutations", id(stmt))
+        hit = memo.get(key) if memo is not None else None
+        if hit is not None and (digest is not None or hit[0] is stmt):
+            found = hit[1]
+        else:
+            found = _stmt_mutations(stmt)
+            if memo is not None:
+                remember(memo, key, (None if digest is not None else stmt, found))
+        attrs |= found[0]
+        has_setattr = has_setattr or found[1]
+    return frozenset(attrs), has_setattr
+
+
+def remember(memo, key, value, limit: int = 8192) -> None:
+    """`memo[key] = value` in a bounded engine-owned `OrderedDict` shared by threads (each step atomic; an entry
+    another thread evicted meanwhile is not an error)."""
+    memo[key] = value
+    while len(memo) > limit:
+        try:
+            memo.popitem(last=False)
+        except KeyError:
+            break
+
+
+def _stmt_mutations(top: ast.stmt) -> tuple:
+    """`_module_mutations` of one top-level statement: (attributes stored outside `__init__`, `setattr` seen)."""
     attrs = set()
     has_setattr = False
-    stack = [(s, False) for s in getattr(tree, "body", ())]
+    stack = [(top, False)]
     while stack:
         stmt, in_init = stack.pop()
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):

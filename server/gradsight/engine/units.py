@@ -61,6 +61,9 @@ class UnitCache:
         # id(top-level statement) -> (statement, imports, names it calls where grad mode may be off): see
         # `called_without_grad`; unchanged statements are shared between versions while typing.
         self.no_grad_calls: OrderedDict = OrderedDict()
+        # (kind, id(top-level statement)) -> (statement, answer): pure functions of a statement's syntax kept across
+        # analyses (`Interpreter.stmt_memo`, `interp_util._module_mutations`).
+        self.stmt_memo: OrderedDict = OrderedDict()
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -86,6 +89,7 @@ class UnitCache:
     def clear(self) -> None:
         self.entries.clear()
         self.relocations.clear()
+        self.stmt_memo.clear()
 
 
 class Digests:
@@ -324,14 +328,24 @@ def _env_spec(env: dict, scope: ModuleScope) -> Optional[tuple]:
             return True
         return type(v) is SeqVal and all(plain(x) for x in v.items)
 
+    def foreign(module) -> bool:
+        return type(module) is ModuleScope and module is not scope and module.path != scope.path
+
     out = []
     for name, v in env.items():
         if type(v) is FuncVal:
+            if v.owner is None and foreign(v.module) and getattr(v.module.functions.get(v.key), "node", None) is v.node:
+                out.append((name, "x", v, v.module))  # a function of another workspace file: see `_rebind`
+                continue
             reg = scope.functions.get(v.key)
             if v.owner is not None or v.module is not scope or reg is None or reg.node is not v.node:
                 return None
             out.append((name, "f", v.key, v.node.lineno, v.node.col_offset))
         elif type(v) is ClassVal:
+            module = getattr(v.info, "module", None)
+            if foreign(module) and module.classes.get(v.info.name) is v.info:
+                out.append((name, "x", v, module))  # a class of another workspace file (`ATTN_LAYERS = {"": Attention}`)
+                continue
             info = scope.classes.get(getattr(v.info, "name", None))
             if info is None or info is not v.info:
                 return None
@@ -343,13 +357,20 @@ def _env_spec(env: dict, scope: ModuleScope) -> Optional[tuple]:
     return tuple(out)
 
 
-def _rebind(spec: tuple, scope: ModuleScope, move=None) -> Optional[dict]:
+def _rebind(spec: tuple, scope: ModuleScope, move=None, scope_of=None) -> Optional[dict]:
     """`spec` (see `_env_spec`) as values of this version's scope; `move` maps the line numbers of the version
-    it was made in to this one's (`Relocation.line`)."""
+    it was made in to this one's (`Relocation.line`). A function or class of another workspace file is kept while
+    the workspace still holds that file's scope object (`scope_of(path)`, see `_files_current`): then it is the
+    very object a fresh run would resolve."""
     env = {}
     for item in spec:
         name, kind = item[0], item[1]
         if kind == "v":
+            env[name] = item[2]
+            continue
+        if kind == "x":
+            if scope_of is None or scope_of(item[3].path)[0] is not item[3]:
+                return None
             env[name] = item[2]
             continue
         found = (scope.functions if kind == "f" else scope.classes).get(item[2])
@@ -380,31 +401,46 @@ def _position_free(spec: tuple, optimized: dict) -> bool:
     return all(item[1] != "v" or free(item[2]) for item in spec)
 
 
+def _files_current(spec: tuple, delta: tuple, scope_of) -> bool:
+    """Whether module-level values that hold another workspace file's functions or classes (`_env_spec`'s "x"
+    items) may be reused: every workspace file the run read (the delta's files: path -> digest) still has that text
+    (`scope_of(path)` gives the workspace's scope and digest now), so names resolve through them as they did."""
+    if not any(item[1] == "x" for item in spec):
+        return True
+    if scope_of is None:
+        return False
+    return all(scope_of(path)[1] == digest for path, digest in delta[6])
+
+
 def run_module(interp: Interpreter, scope: ModuleScope, reporter: Reporter, digests: "Digests", shape_key: str,
-                used: "RecordingDict", cache: "UnitCache", shift: bool = True) -> tuple:
+                used: "RecordingDict", cache: "UnitCache", shift: bool = True, scope_of=None,
+                stats: Optional[dict] = None) -> tuple:
     """Interpret module-level code, or reuse its results: they depend on the file's shape (module-level code,
     class skeletons, the names of definitions: `shape_key`) and the functions it ran, and are moved to the
     current positions (`Relocation`) where the values it leaves hold no line numbers. Returns the dependencies
-    and whether the values are position-free (both for the definitions' cache keys)."""
+    and whether the values are position-free (both for the definitions' cache keys). `scope_of(path)` gives a
+    workspace file's scope and digest now ((None, None) where unreadable), for values of other files (`_rebind`)."""
     key = "module\0" + shape_key
     entry = cache.get(key)
     if entry is not None:
         deps, whole, delta, frame = entry.deps, entry.whole, entry.delta, entry.frame
         spec, optimized, free = entry.spec, entry.optimized, entry.free
-        if (whole is None or whole == digests.whole()) and digests.valid(deps):
+        if (whole is None or whole == digests.whole()) and digests.valid(deps) and _files_current(spec, delta, scope_of):
             env = None
             if frame is digests.frame() or frame == digests.frame():
-                env = _rebind(spec, scope)
+                env = _rebind(spec, scope, None, scope_of)
             elif free and shift:
                 move = Relocation.between(frame, digests.frame(), scope.path, cache.relocations)
                 moved = move.delta(delta)
                 if moved is not None:
-                    env = _rebind(spec, scope, move.line)
+                    env = _rebind(spec, scope, move.line, scope_of)
                     if env is not None:
                         delta = moved
                         cache.put(key, dataclasses.replace(entry, delta=delta, frame=digests.frame()))
             if env is not None:
                 cache.touch(key)
+                if stats is not None:
+                    stats["module_reused"] = stats.get("module_reused", 0) + 1
                 _merge(interp, reporter, used, delta)
                 scope.env = env
                 interp.optimized_modules = dict(optimized)
@@ -656,6 +692,17 @@ def _closure_env(closure: Closure, captured: Optional[State], scope: ModuleScope
 MAX_CLOSURE_DEPTH = 2
 
 
+def _may_nest_def(fn: ast.AST, lines: list) -> bool:
+    """Whether `fn` may hold a nested `def` (`closures_of` finds none otherwise): a nested definition is a compound
+    statement, so its `def` (or `async def`) begins a physical line after `fn`'s own `def`, after indentation only;
+    a function with no later line starting so skips the walks (most functions: this runs for every unit analysed).
+    Lines that merely start with the letters (`default = ...`) make it answer yes, which is only slower."""
+    end = getattr(fn, "end_lineno", None)
+    if end is None or end > len(lines):
+        return True
+    return any(lines[i].lstrip().startswith(("def", "async")) for i in range(fn.lineno, end))
+
+
 def run_unit(interp: Interpreter, scope: ModuleScope, func: FuncVal, self_val, entry: State, grad_for,
              closure: Optional[tuple] = None, depth: int = 0) -> None:
     """Run one definition analysed on its own (`analyse_definitions`), then the closures it hands back or hands on
@@ -663,7 +710,8 @@ def run_unit(interp: Interpreter, scope: ModuleScope, func: FuncVal, self_val, e
     factory (`def make_train(G, D): def train(x, y): ...; return train`) is only ever called by the factory's
     caller. A closure handed back starts in the grad mode `grad_for(name)` gives (as a top-level function would); one
     handed on to other code (a hook, an optimizer's step) with grad mode unknown: that code decides."""
-    closures = interp.syntax("closures", func.node, closures_of) if depth <= MAX_CLOSURE_DEPTH else ()
+    closures = interp.syntax("closures", func.node, closures_of) \
+        if depth <= MAX_CLOSURE_DEPTH and _may_nest_def(func.node, scope.source.lines) else ()
     if not closures:
         interp.run_function(func, self_val, [], {}, func.node, entry, closure=closure)
         return
