@@ -619,6 +619,9 @@ class StatementsMixin:
                 if isinstance(val, TensorVal) and quals and all(q in _NOT_TENSOR_CLASSES for q in quals):
                     return False
             return None
+        bool_test = self.bool_compare_truth(test, state)
+        if bool_test is not None:
+            return bool_test
         if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot))
                 and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None):
             return None
@@ -637,6 +640,34 @@ class StatementsMixin:
             return None
         return is_none if isinstance(test.ops[0], ast.Is) else not is_none
 
+
+    def bool_compare_truth(self, test: ast.AST, state: State) -> Optional[bool]:
+        """`flag is False` / `flag == True` / `flag is not False` where `flag` is surely truthy or surely falsy:
+        `if is_validation is False:` under a call that passed `is_validation=True` is not taken. Decided only
+        where the truth of `flag` settles it whatever its exact value: a truthy value is never `False`, a falsy
+        one never `True` (a falsy value may be `None` or `0`, so `flag is False` with `flag` falsy stays unknown,
+        except that a value surely `True` is `True`)."""
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+                and isinstance(test.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq))
+                and isinstance(test.comparators[0], ast.Constant) and isinstance(test.comparators[0].value, bool)):
+            return None
+        key = key_of(test.left)
+        val = state.get(key) if key is not None else None
+        if val is None and isinstance(test.left, ast.Attribute):
+            base_key = key_of(test.left.value)
+            base = state.get(base_key) if base_key is not None else None
+            if isinstance(base, (ModuleVal, ObjectVal)):
+                val = base.attr(test.left.attr)
+        if not isinstance(val, PyVal) or val.truth is None:
+            return None
+        wanted = test.comparators[0].value
+        if val.truth != wanted:
+            equal = False
+        elif wanted is True:
+            equal = True  # only the constant `True` (or a flag a call set to it) is surely truthy here
+        else:
+            return None
+        return equal if isinstance(test.ops[0], (ast.Is, ast.Eq)) else not equal
 
     def loop_receivers(self, loop: ast.AST, state: State) -> tuple:
         """`LoopEvent.receivers`: the objects of known classes whose methods the loop calls (`self.mart_loss(x, y)` of
