@@ -643,7 +643,7 @@ class StatementsMixin:
 
     def bool_compare_truth(self, test: ast.AST, state: State) -> Optional[bool]:
         """`flag is False` / `flag == True` / `flag is not False` where `flag` is surely truthy or surely falsy:
-        `if is_validation is False:` under a call that passed `is_validation=True` is not taken. Decided only
+        `if evaluate is False:` under a call that passed `evaluate=True` is not taken. Decided only
         where the truth of `flag` settles it whatever its exact value: a truthy value is never `False`, a falsy
         one never `True` (a falsy value may be `None` or `0`, so `flag is False` with `flag` falsy stays unknown,
         except that a value surely `True` is `True`)."""

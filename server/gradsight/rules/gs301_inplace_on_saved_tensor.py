@@ -72,6 +72,16 @@ class InplaceOnSavedTensor(Rule):
         # `x.abs()` saves `x`, but its result only feeds the comparison: that graph is freed at once.
         Valid("import torch\nw = torch.randn(3, requires_grad=True)\nx = w * 1\nmask = x.abs() < 0.5\n"
               "x[mask] = 0.0\nx.sum().backward()\n"),
+        # A conditional expression: BatchNorm saves its input, and `bn` is that input only in the arm where
+        # BatchNorm did not run, so the in-place ReLU on `bn` overwrites nothing saved.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Block(nn.Module):\n"
+              "    def __init__(self, inp_dim, out_dim, use_norm=True):\n        super().__init__()\n"
+              "        self.use_norm = use_norm\n        self.linear = nn.Linear(inp_dim, out_dim)\n"
+              "        if self.use_norm:\n            self.bn = nn.BatchNorm1d(out_dim)\n"
+              "        self.relu = nn.ReLU(inplace=True)\n\n    def forward(self, x):\n"
+              "        linear = self.linear(x)\n        bn = self.bn(linear) if self.use_norm else linear\n"
+              "        return self.relu(bn)\n\n\nfor use_norm in (True, False):\n"
+              "    Block(4, 3, use_norm=use_norm)(torch.randn(8, 4)).sum().backward()\n"),
     )
     invalid = (
         # Two in-place ReLU modules on one tensor (weiaicunzai/pytorch-cifar100's NASNet cell): the first returns
@@ -126,6 +136,16 @@ class InplaceOnSavedTensor(Rule):
         # A decomposition saves its outputs; the diagonal is a view of `R` (gpytorch's fantasy-strategy fix).
         Invalid("import torch\na = torch.randn(4, 3, requires_grad=True)\nQ, R = torch.linalg.qr(a)\n"
                 "d = torch.diagonal(R)\nd[0] = 1.0\n(Q.sum() + R.sum()).backward()\n", line=5,
+                runtime="raises: modified by an inplace operation"),
+        # The look-alike: the in-place ReLU on BatchNorm's input itself, saved where BatchNorm ran.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Block(nn.Module):\n"
+                "    def __init__(self, inp_dim, out_dim, use_norm=True):\n        super().__init__()\n"
+                "        self.use_norm = use_norm\n        self.linear = nn.Linear(inp_dim, out_dim)\n"
+                "        if self.use_norm:\n            self.bn = nn.BatchNorm1d(out_dim)\n"
+                "        self.relu = nn.ReLU(inplace=True)\n\n    def forward(self, x):\n"
+                "        linear = self.linear(x)\n        bn = self.bn(linear) if self.use_norm else linear\n"
+                "        self.relu(linear)\n        return bn\n\n\n"
+                "Block(4, 3)(torch.randn(8, 4)).sum().backward()\n", line=12,
                 runtime="raises: modified by an inplace operation"),
     )
 
