@@ -15,7 +15,8 @@ from .events import (AccumulateEvent, DiscardEvent, FactoryEvent, GradModeEvent,
 from .interp_util import (_const_key, REQUIRES_GRAD_SPELLINGS, _accumulated_operand, _backward_names, _grad_read_keys,
                           _has_backward, _is_static, _loop_store_counts, _msite, _params_accumulated_into_self,
                           _pcut_of, _remade_before, _root_name, _stmt_method, _use_kind, const_bool, key_of,
-                          self_view, _class_methods, _invariant_test, _loop_changes, _module_mutations, _test_key, _block_tests)
+                          self_view, _class_methods, _invariant_test, _loop_changes, _module_mutations, _test_key, _block_tests,
+                          _block_path, _mentions, _rebuilt_before_use)
 from .state import State
 from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, Fact, FuncVal, GradModeCtx, ModuleVal, ObjectVal,
                      OptimizerVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value, join_all, summarise)
@@ -902,9 +903,39 @@ class StatementsMixin:
             owner = next((k for k in self.optimized_modules if type(k) is str and key.startswith((k + ".", k + "["))),
                          None)
             where = self.optimized_modules.get(owner) if owner is not None else None
+        if where is not None and isinstance(new, ModuleVal) and self.reporting and self.optimizer_rebuilt(stmt, where):
+            where = None
         if reads_grad or (owner is not None and isinstance(new, ModuleVal)):
             next_use = self.next_use_after(key, stmt) if reads_grad and self.reporting else None
             self.emit(ReassignEvent(stmt, key, old, new, reads_grad, where, next_use, state.grad))
+
+    def optimizer_rebuilt(self, stmt: ast.stmt, where: Fact) -> bool:
+        """Whether the optimizer built at `where` (`name = optim.SGD(...)`) is bound anew after the layer swap `stmt`,
+        on every path, before anything reads it: an incremental-learning loop swaps the classifier, then builds this
+        iteration's optimizer over the new parameters; the stale one is never stepped again."""
+        if where.path is not None:
+            return False
+        func = self.stack[-1] if self.stack else None
+        body = func.body if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) else self.scope.tree.body
+        built = next((n for n in walk(func if func is not None else self.scope.tree)
+                      if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.value, ast.Call)
+                      and n.value.lineno == where.line), None)
+        name = key_of(built.targets[0]) if built is not None else None
+        path = _block_path(body, stmt) if name is not None else None
+        if path is None:
+            return False
+
+        def rebuilds(s: ast.stmt) -> bool:
+            if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and key_of(s.targets[0]) == name
+                    and isinstance(s.value, ast.Call)):
+                return False
+            qual = self.static_qual(s.value.func) or ""
+            return qual.startswith("torch.optim.") and not qual.startswith("torch.optim.lr_scheduler.") \
+                and not _mentions(s.value, name)
+
+        declared = func is not None and any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names
+                                            for n in walk(func))
+        return _rebuilt_before_use(path, name, rebuilds, local="." not in name and "[" not in name and not declared)
 
     def next_use_after(self, key: str, stmt: ast.AST) -> Optional[tuple]:
         """What happens next to `key` after the rebinding `stmt`, in execution order: the rest of the

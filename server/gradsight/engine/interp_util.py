@@ -999,3 +999,104 @@ def _block_tests(stmts: list) -> dict:
                 stack.extend(c for c in block if isinstance(c, ast.stmt))
     return last
 
+
+
+def _block_path(body: list, target: ast.stmt) -> Optional[list]:
+    """The blocks from `body` down to the one holding `target`: [(block, index, owner)], outermost first, where
+    `block[index]` is or holds `target` and `owner` is the statement whose block it is (None for `body`)."""
+    for i, stmt in enumerate(body):
+        if stmt is target:
+            return [(body, i, None)]
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        blocks = [getattr(stmt, f, None) or [] for f in ("body", "orelse", "finalbody")]
+        blocks += [h.body for h in getattr(stmt, "handlers", ())] + [c.body for c in getattr(stmt, "cases", ())]
+        for block in blocks:
+            inner = _block_path(block, target)
+            if inner is not None:
+                return [(body, i, None)] + [(b, j, owner if owner is not None else stmt) for b, j, owner in inner]
+    return None
+
+
+def _mentions(node: ast.AST, key: str) -> bool:
+    """Whether `node` may read or rebind the object `key` names: the name itself (`opt`), or for an attribute
+    (`self.opt`) the attribute or any call that is handed or called on its base object (`self.train_epoch()`)."""
+    base = key.split(".", 1)[0].split("[", 1)[0]
+    for n in walk(node):
+        if isinstance(n, ast.Name) and n.id == (key if base == key else base) and (
+                base == key or isinstance(n.ctx, ast.Store)):
+            return True
+        if base != key and isinstance(n, (ast.Attribute, ast.Subscript)):
+            k = key_of(n)
+            if k is not None and (k == key or k.startswith((key + ".", key + "["))):
+                return True
+        if base != key and isinstance(n, ast.Call) and any(isinstance(m, ast.Name) and m.id == base for m in walk(n)):
+            return True
+    return False
+
+
+def _escapes(stmt: ast.stmt, in_loop: bool) -> bool:
+    """Whether `stmt` may leave the statements around it other than by falling through: a `return`, or a
+    `break` / `continue` that is not inside a loop of its own."""
+    stack = [(stmt, in_loop)]
+    while stack:
+        node, looped = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Return) or (isinstance(node, (ast.Break, ast.Continue)) and not looped):
+            return True
+        inner = looped or isinstance(node, (ast.For, ast.AsyncFor, ast.While))
+        stack.extend((c, inner) for c in ast.iter_child_nodes(node))
+    return False
+
+
+def _first_touch(stmts: list, key: str, rebuilds, in_loop: bool = False) -> set:
+    """How the paths through `stmts` first meet the object `key` names: "rebuilt" (a statement `rebuilds` accepts
+    binds it anew without reading it), "used" (anything else that reads or rebinds it, or a jump out that is not
+    followed), "through" (the end is reached without meeting it)."""
+    out = {"through"}
+    for stmt in stmts:
+        if "through" not in out:
+            break
+        out.discard("through")
+        out |= _stmt_touch(stmt, key, rebuilds, in_loop)
+    return out
+
+
+def _stmt_touch(stmt: ast.stmt, key: str, rebuilds, in_loop: bool) -> set:
+    if rebuilds(stmt):
+        return {"rebuilt"}
+    if not _mentions(stmt, key):
+        return {"used"} if _escapes(stmt, in_loop) else {"through"}
+    if isinstance(stmt, ast.If) and not _mentions(stmt.test, key):
+        return _first_touch(stmt.body, key, rebuilds, in_loop) | _first_touch(stmt.orelse, key, rebuilds, in_loop)
+    if isinstance(stmt, (ast.With, ast.AsyncWith)) and not any(_mentions(i, key) for i in stmt.items):
+        return _first_touch(stmt.body, key, rebuilds, in_loop)
+    if isinstance(stmt, (ast.For, ast.AsyncFor)) and not _mentions(stmt.iter, key) and not _mentions(stmt.target, key) \
+            and not stmt.orelse:
+        return _first_touch(stmt.body, key, rebuilds, True) | {"through"}
+    return {"used"}
+
+
+def _rebuilt_before_use(path: list, key: str, rebuilds, local: bool) -> bool:
+    """Whether, after the statement at the end of `path` (`_block_path`), every path meets a statement that binds
+    `key` anew (`rebuilds`) before anything reads it: the rest of each enclosing block, innermost first; at the end
+    of a loop body, the next iteration's whole body too; at the end of the function, nothing more where `key` is a
+    local (`local`) and some path did rebind it (with no rebinding at all, the code as shown is unfinished, and the
+    object is what a later use will find). An optimizer rebuilt after the layer swap in the same iteration is not
+    the stale one."""
+    rebuilt = False
+    for depth in range(len(path) - 1, -1, -1):
+        block, index, owner = path[depth]
+        in_loop = any(isinstance(o, (ast.For, ast.AsyncFor, ast.While)) for _, _, o in path[1:depth + 1])
+        out = _first_touch(block[index + 1:], key, rebuilds, in_loop)
+        if isinstance(owner, (ast.For, ast.AsyncFor, ast.While)) and block is owner.body and "through" in out:
+            out |= _first_touch(owner.body, key, rebuilds, True)
+        if "used" in out:
+            return False
+        if "through" not in out:
+            return True
+        rebuilt = rebuilt or "rebuilt" in out
+        if owner is not None and isinstance(owner, ast.Try) and block is not owner.finalbody:
+            return False  # a handler or `finally` may still read it
+    return local and rebuilt
