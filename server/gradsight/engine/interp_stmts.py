@@ -16,7 +16,7 @@ from .interp_util import (_const_key, REQUIRES_GRAD_SPELLINGS, _accumulated_oper
                           _has_backward, _is_static, _loop_store_counts, _msite, _params_accumulated_into_self,
                           _pcut_of, _remade_before, _root_name, _stmt_method, _use_kind, const_bool, key_of,
                           self_view, _class_methods, _invariant_test, _loop_changes, _module_mutations, _test_key, _block_tests,
-                          _block_path, _mentions, _rebuilt_before_use)
+                          _block_path, _mentions, _rebuilt_before_use, _last_iteration_test, _assumed_key)
 from .state import State
 from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, Fact, FuncVal, GradModeCtx, ModuleVal, ObjectVal,
                      OptimizerVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value, join_all, summarise)
@@ -38,6 +38,12 @@ class StatementsMixin:
         for i, stmt in enumerate(stmts):
             if state.dead:
                 break
+            if isinstance(stmt, ast.If) and self.loops and stmts is getattr(self.loops[-1].node, "body", None):
+                last = self.syntax("last_iteration", stmt, lambda s: _last_iteration_test(self.loops[-1].node, s.test))
+                key = _assumed_key(stmt.test)[0] if last is not None else None
+                if key is not None and (self.frame_id(), key) not in self.assumed:
+                    state = self.split_last(stmts, i, key, last, state)
+                    break
             if isinstance(stmt, ast.If):
                 key = self.correlated_test(stmts, i)
                 if key is not None and (self.frame_id(), key) not in self.assumed \
@@ -92,6 +98,28 @@ class StatementsMixin:
             ends.append(run)
         del self.assumed[slot]
         return ends[0].join(ends[1])
+
+    def split_last(self, stmts: list[ast.stmt], i: int, key: str, last: bool, state: State) -> State:
+        """Runs the rest of a loop body from `stmts[i]` (an `if` telling the last iteration from the others,
+        `_last_iteration_test`) twice: once as the last iteration, whose end state leaves the loop
+        (`LoopCtx.lasts`), and once as any other, whose end state is returned and reaches the next iteration.
+        `backward(retain_graph=True)` on every iteration but the last, which frees the graph, frees nothing a later
+        iteration reads."""
+        slot = (self.frame_id(), key)
+        ends = []
+        for truth in (last, not last):
+            self.assumed[slot] = truth
+            run = state.copy()
+            for j in range(i, len(stmts)):
+                if run.dead:
+                    break
+                self.block_ctx = (stmts, j)
+                run = self.exec_stmt(stmts[j], run)
+            ends.append(run)
+        del self.assumed[slot]
+        if not ends[0].dead:
+            self.loops[-1].lasts.append(ends[0])
+        return ends[1]
 
     def check_step_order(self, stmts: list[ast.stmt]) -> list:
         """`loss.backward()`, then `x.zero_grad()`, then `opt.step()` in one block, with no backward between the
@@ -574,8 +602,8 @@ class StatementsMixin:
         where `flag` is surely True or False (a bool default the call left, `ret_np=False`); a test assumed by
         `split_tail`. Else None."""
         if self.assumed:
-            key = _test_key(test)
-            hit = self.assumed.get((self.frame_id(), key[0])) if key is not None else None
+            key = _assumed_key(test)
+            hit = self.assumed.get((self.frame_id(), key[0]))
             if hit is not None:
                 return hit != key[1]
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):

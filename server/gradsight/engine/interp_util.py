@@ -28,6 +28,9 @@ class LoopCtx:
     has_backward: Optional[int]
     breaks: list = field(default_factory=list)
     continues: list = field(default_factory=list)
+    # The states at the end of the last iteration (`StatementsMixin.split_last`): they leave the loop, never reach
+    # the next iteration.
+    lasts: list = field(default_factory=list)
 
 
 @dataclass
@@ -979,6 +982,13 @@ def _test_key(test: ast.AST) -> Optional[tuple]:
     return ast.dump(inner), negated
 
 
+def _assumed_key(test: ast.AST) -> tuple:
+    """The key under which a test's truth is assumed (`split_tail`, `split_last`): its syntax without a leading
+    `not`, and whether there was one; `_test_key`'s for the tests that one accepts."""
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    return ast.dump(test.operand if negated else test), negated
+
+
 def _block_tests(stmts: list) -> dict:
     """Key of each `if` test under a block's statements (`_test_key`; statements only, never expressions, so a
     2,000-line dict literal costs nothing) -> the index of the last statement of the block that holds one."""
@@ -1100,3 +1110,61 @@ def _rebuilt_before_use(path: list, key: str, rebuilds, local: bool) -> bool:
         if owner is not None and isinstance(owner, ast.Try) and block is not owner.finalbody:
             return False  # a handler or `finally` may still read it
     return local and rebuilt
+
+
+def _last_iteration_test(loop: ast.AST, test: ast.AST) -> Optional[bool]:
+    """`if i < n - 1:` / `if i == len(xs) - 1:` / `if i + 1 == n:` in the body of `for i in range(n)` (or `range(a, n)`,
+    or `for i, x in enumerate(xs)` with `len(xs)`): a test that tells the loop's last iteration from the others. The
+    truth of the test (a leading `not` dropped, as `_test_key`) on the last iteration, or None for any other test.
+    Only where the body never rebinds `i`, nor binds or mutates through a method call any name the bound reads."""
+    if not isinstance(loop, (ast.For, ast.AsyncFor)) or loop.orelse or not isinstance(loop.iter, ast.Call) \
+            or not isinstance(loop.iter.func, ast.Name) or loop.iter.keywords:
+        return None
+    it, target = loop.iter, loop.target
+    if it.func.id == "range" and len(it.args) in (1, 2) and isinstance(target, ast.Name):
+        var, bound = target.id, it.args[-1]
+        if len(it.args) == 2 and not isinstance(it.args[0], ast.Constant):
+            return None
+    elif it.func.id == "enumerate" and len(it.args) == 1 and isinstance(target, ast.Tuple) and len(target.elts) == 2 \
+            and isinstance(target.elts[0], ast.Name):
+        var = target.elts[0].id
+        bound = ast.Call(func=ast.Name(id="len", ctx=ast.Load()), args=[it.args[0]], keywords=[])
+    else:
+        return None
+    inner = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
+    if not (isinstance(inner, ast.Compare) and len(inner.ops) == 1):
+        return None
+    left, op, right = inner.left, inner.ops[0], inner.comparators[0]
+
+    def minus_one(n: ast.AST, base: ast.AST) -> bool:
+        return isinstance(n, ast.BinOp) and isinstance(n.op, ast.Sub) and isinstance(n.right, ast.Constant) \
+            and n.right.value == 1 and ast.dump(n.left) == ast.dump(base)
+
+    def plus_one(n: ast.AST) -> bool:
+        return isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add) and isinstance(n.left, ast.Name) \
+            and n.left.id == var and isinstance(n.right, ast.Constant) and n.right.value == 1
+
+    if not ((isinstance(left, ast.Name) and left.id == var and minus_one(right, bound))
+            or (plus_one(left) and ast.dump(right) == ast.dump(bound))):
+        return None
+    # `i == last`, `i >= last`: true on the last iteration only; `i != last`, `i < last`: on every other one.
+    last = {ast.Eq: True, ast.GtE: True, ast.NotEq: False, ast.Lt: False}.get(type(op))
+    if last is None:
+        return None
+    body = ast.Module(body=loop.body, type_ignores=[])
+    binds = _name_binds(body)
+    # The objects the body mutates through method calls and item stores (`xs.append(...)`), reading the size
+    # (`y.size(1)`, the bound itself) aside.
+    reads = {ast.dump(n) for n in walk(bound) if isinstance(n, ast.Call)}
+    receivers = set()
+    for n in walk(body):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr not in ("size", "dim", "numel") \
+                and ast.dump(n) not in reads:
+            receivers.add(key_of(n.func.value))
+        elif isinstance(n, ast.Subscript) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            receivers.add(key_of(n.value))
+    names = {n.id for n in walk(bound) if isinstance(n, ast.Name)} - {"len"}
+    keys = {key_of(n) for n in walk(bound) if isinstance(n, (ast.Name, ast.Attribute, ast.Subscript))} - {None}
+    if var in binds or names & set(binds) or keys & receivers:
+        return None
+    return last
