@@ -14,7 +14,9 @@ class ParametersReplacedAfterOptimizer(Rule):
     summary = "A submodule replaced after the optimizer took `model.parameters()` is never optimized."
     events = (ReassignEvent,)
     what_it_does = ("Flags `model.head = nn.Linear(...)` (a new submodule with parameters) after "
-                    "`torch.optim.X(model.parameters())` was built.")
+                    "`torch.optim.X(model.parameters())` was built, unless every path after the replacement binds "
+                    "the optimizer's name to a new `torch.optim` optimizer before anything reads it (a loop that swaps "
+                    "the classifier, then builds that step's optimizer).")
     why_bad = ("The optimizer holds the old parameter tensors. The new layer gets gradients, but `step()` never "
                "updates it, silently.")
     example = "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel.fc = nn.Linear(512, 10)"
