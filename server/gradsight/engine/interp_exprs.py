@@ -428,8 +428,11 @@ class ExpressionsMixin:
         else_val = self.eval(node.orelse, other)
         if state.env != other.env or state.grad != other.grad:
             joined = state.join(other)
-            state.env, state.compound, state.grad = joined.env, joined.compound, joined.grad
-            state.grad_why, state.inference = joined.grad_why, joined.inference
+            state.env.clear()
+            state.env.update(joined.env)
+            state.compound.clear()
+            state.compound.update(joined.compound)
+            state.grad, state.grad_why, state.inference = joined.grad, joined.grad_why, joined.inference
         return then_val.join(else_val)
 
     def expr_NamedExpr(self, node, state) -> Value:
