@@ -196,7 +196,7 @@ class InplaceOnSavedTensor(Rule):
             when = " when dropout is active (training mode, p > 0)"
         elif not event.target.saved_sure:
             # Saved on one path only (`std = exp(...)`, replaced by a fresh tensor in the other branch).
-            when = f" on the path where `{event.expr}` is the saved tensor"
+            when = " on the paths that save it"
         report.add(self, event.node,
                    msg(f"This in-place write overwrites a tensor saved for backward, so backward raises{when}. ", what,
                        f" modifies `{event.expr}`, {saved.text} at line ", saved.line, f"; PyTorch says {_MSG}."),
