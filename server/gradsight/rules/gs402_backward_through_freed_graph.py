@@ -146,14 +146,15 @@ class BackwardThroughFreedGraph(Rule):
         # The look-alike: the branch that keeps the graph is the one where the second backward does not run.
         Invalid('import torch\nimport torch.nn as nn\n\n\nclass Agent:\n    def __init__(self, mode):\n        self.mode = mode\n        self.actor = nn.Linear(3, 1)\n        self.lam = torch.zeros(1, requires_grad=True)\n\n    def train(self, x):\n        mmd = (self.actor(x) ** 2).mean()\n        loss = self.lam.exp() * mmd\n        if self.mode == "auto":\n            loss.backward()\n        else:\n            loss.backward(retain_graph=True)\n        if self.mode == "auto":\n            (-(self.lam.exp() * mmd)).backward()\n\n\nfor mode in ("auto", "fixed"):\n    Agent(mode).train(torch.randn(4, 3))\n',
                 line=19, runtime="raises: backward through the graph a second time"),
-        # The look-alike: the graph is kept on the last iteration only, so the first one frees it.
+        # The look-alike: the last iteration frees the graph, and a backward after the loop goes through it again.
         Invalid("import torch\nimport torch.nn as nn\n\n\ndef input_gradients(model, x0):\n"
                 "    x = x0.clone().requires_grad_(True)\n    y = model(x).view(-1)\n    grads = []\n"
                 "    for i in range(y.size(0)):\n        x.grad = None\n        goal = torch.abs(y[i])\n"
-                "        if i == y.size(0) - 1:\n"
+                "        if i < y.size(0) - 1:\n"
                 "            goal.backward(retain_graph=True)\n        else:\n            goal.backward()\n"
-                "        grads.append(x.grad.clone())\n    return grads\n\n\n"
-                "input_gradients(nn.Linear(4, 5), torch.randn(1, 4))\n", line=11, runtime="raises: backward through the graph a second time"),
+                "        grads.append(x.grad.clone())\n    y.sum().backward()\n    return grads\n\n\n"
+                "input_gradients(nn.Linear(4, 5), torch.randn(1, 4))\n",
+                line=17, runtime="raises: backward through the graph a second time"),
     )
 
     def check(self, event, report) -> None:
