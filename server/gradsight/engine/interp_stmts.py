@@ -87,7 +87,16 @@ class StatementsMixin:
         one branch, the second backward under the same test)."""
         ends = []
         slot = (self.frame_id(), key)
+        # Optimizers are recorded outside the state (`optimized_modules`): one built on the first path is not there
+        # on the second (`net.head = ...` under one `elif`, the optimizer built further down: GS504).
+        books = [self.optimized_modules] + self.frame_optimized[-1:]
+        before = [dict(b) for b in books]
         for truth in (True, False):
+            if not truth:
+                first = [dict(b) for b in books]
+                for book, old in zip(books, before):
+                    book.clear()
+                    book.update(old)
             self.assumed[slot] = truth
             run = state.copy()
             for j in range(i, len(stmts)):
@@ -97,6 +106,9 @@ class StatementsMixin:
                 run = self.exec_stmt(stmts[j], run)
             ends.append(run)
         del self.assumed[slot]
+        for book, seen in zip(books, first):
+            for k, v in seen.items():
+                book.setdefault(k, v)
         return ends[0].join(ends[1])
 
     def split_last(self, stmts: list[ast.stmt], i: int, key: str, last: bool, state: State) -> State:
