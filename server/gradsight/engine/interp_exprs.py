@@ -421,7 +421,19 @@ class ExpressionsMixin:
         known = self.static_truth(node.test, state)
         if known is not None:
             return self.eval(node.body if known else node.orelse, state)
-        return self.eval(node.body, state).join(self.eval(node.orelse, state))
+        # Each arm runs from the state before the test, as an `if` statement's branches do: what one arm does (an op
+        # that saves its input in `self.norm(x) if cond else x`) is not seen by the other, where that op never ran.
+        other = state.copy()
+        then_val = self.eval(node.body, state)
+        else_val = self.eval(node.orelse, other)
+        if state.env != other.env or state.grad != other.grad:
+            joined = state.join(other)
+            state.env.clear()
+            state.env.update(joined.env)
+            state.compound.clear()
+            state.compound.update(joined.compound)
+            state.grad, state.grad_why, state.inference = joined.grad, joined.grad_why, joined.inference
+        return then_val.join(else_val)
 
     def expr_NamedExpr(self, node, state) -> Value:
         val = self.eval(node.value, state)

@@ -155,6 +155,8 @@ class LoopsMixin:
             s = self.exec_block(body, s)
             for c in ctx.continues:
                 s = s.join(c)
+            for last in ctx.lasts:
+                s = s.join(last)
         finally:
             self.loops.pop()
         if orelse and not s.dead:
@@ -180,12 +182,13 @@ class LoopsMixin:
         hit = self.memo.get(key) if key is not None else None
         try:
             reuse = None
+            lasts: tuple = ()
             if hit is not None and hit[0] is node:
                 # The same loop entered again with the same state (an outer loop's next round, or its reporting
                 # pass): its fixpoint is a function of that state, so it is not iterated again.
-                reuse = hit[1]
+                reuse, lasts = hit[1], hit[2]
             elif key is not None:
-                reuse = self._enclosing_fixpoint(node, key, entry)
+                reuse, lasts = self._enclosing_fixpoint(node, key, entry)
             if reuse is not None:
                 head = reuse.copy()
             else:
@@ -193,6 +196,7 @@ class LoopsMixin:
                 for _ in range(MAX_LOOP_ITERS):
                     ctx.breaks.clear()
                     ctx.continues.clear()
+                    ctx.lasts.clear()
                     s = self.new_iteration(node, head, bind)
                     s = self.exec_block(body, s)
                     for c in ctx.continues:
@@ -204,34 +208,40 @@ class LoopsMixin:
                     head = new_head
                 else:
                     head = widen(entry, head)
+                # The last iteration's end states of the round that reached the fixpoint (`split_last`).
+                lasts = tuple(ctx.lasts)
                 if key is not None:
-                    self.memo[key] = (node, head.copy())
+                    self.memo[key] = (node, head.copy(), lasts)
                     if converged:
                         family = self.memo.setdefault(key[:4], [])
                         if len(family) < 4:
-                            family.append((entry, head.copy()))
+                            family.append((entry, head.copy(), lasts))
             self.reporting = was_reporting
             ctx.breaks.clear()
             ctx.continues.clear()
+            ctx.lasts.clear()
             self.loop_pass(node, head, bind, body)
+            if not self.reporting:
+                ctx.lasts.extend(lasts)
         finally:
             self.reporting = was_reporting
             self.loops.pop()
         return self.loop_exit(head, ctx, orelse)
 
-    def _enclosing_fixpoint(self, node, key: tuple, entry: State) -> Optional[State]:
+    def _enclosing_fixpoint(self, node, key: tuple, entry: State) -> tuple:
         """A fixpoint this loop reached before (same loop, function and depth: `key[:4]`) that is exactly the
         fixpoint for `entry`: one computed from an entry `old` with old ⊑ entry ⊑ its head. The head `h` is then a
         fixpoint for `entry` too (entry ⊔ body(h) lies between old ⊔ body(h) = h and h), and for a monotone body
         the one iterating from `entry` would reach (it is the least above `old`). This is the common case of an
         outer loop's second round, whose entry to the inner loop adds what the inner loop itself left at the end
-        of the first round. Only converged (not widened) fixpoints are kept for this."""
-        for old, head in self.memo.get(key[:4], ()):
+        of the first round. Only converged (not widened) fixpoints are kept for this. Returns that head and the
+        last iteration's end states kept with it (`LoopCtx.lasts`), or (None, ())."""
+        for old, head, lasts in self.memo.get(key[:4], ()):
             if old.inference != entry.inference or old.dead or entry.dead:
                 continue
             if old.join(entry).same(entry) and entry.join(head).same(head):
-                return head
-        return None
+                return head, lasts
+        return None, ()
 
     def _loop_key(self, node, entry: State) -> Optional[tuple]:
         """The key under which a loop's fixpoint is kept in the unit's memo (`self.memo`, emptied per unit), or
@@ -256,10 +266,11 @@ class LoopsMixin:
             self.exec_block(body, s)
 
     def loop_exit(self, head: State, ctx: LoopCtx, orelse) -> State:
-        """The state after a loop: its head (the test failed) joined with every `break`, then the `else` block."""
+        """The state after a loop: its head (the test failed) joined with every `break` and the last iteration's end
+        states (`LoopCtx.lasts`), then the `else` block."""
         out = head.copy()
         out.dead = False
-        for b in ctx.breaks:
+        for b in ctx.breaks + ctx.lasts:
             out = out.join(b)
         if orelse:
             out = self.exec_block(orelse, out)

@@ -15,7 +15,8 @@ from .events import (AccumulateEvent, DiscardEvent, FactoryEvent, GradModeEvent,
 from .interp_util import (_const_key, REQUIRES_GRAD_SPELLINGS, _accumulated_operand, _backward_names, _grad_read_keys,
                           _has_backward, _is_static, _loop_store_counts, _msite, _params_accumulated_into_self,
                           _pcut_of, _remade_before, _root_name, _stmt_method, _use_kind, const_bool, key_of,
-                          self_view, _class_methods, _invariant_test, _loop_changes, _module_mutations, _test_key, _block_tests)
+                          self_view, _class_methods, _invariant_test, _loop_changes, _module_mutations, _test_key, _block_tests,
+                          _block_path, _mentions, _rebuilt_before_use, _last_iteration_test, _assumed_key)
 from .state import State
 from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, Fact, FuncVal, GradModeCtx, ModuleVal, ObjectVal,
                      OptimizerVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value, join_all, summarise)
@@ -37,6 +38,12 @@ class StatementsMixin:
         for i, stmt in enumerate(stmts):
             if state.dead:
                 break
+            if isinstance(stmt, ast.If) and self.loops and stmts is getattr(self.loops[-1].node, "body", None):
+                last = self.syntax("last_iteration", stmt, lambda s: _last_iteration_test(self.loops[-1].node, s.test))
+                key = _assumed_key(stmt.test)[0] if last is not None else None
+                if key is not None and (self.frame_id(), key) not in self.assumed:
+                    state = self.split_last(stmts, i, key, last, state)
+                    break
             if isinstance(stmt, ast.If):
                 key = self.correlated_test(stmts, i)
                 if key is not None and (self.frame_id(), key) not in self.assumed \
@@ -80,7 +87,16 @@ class StatementsMixin:
         one branch, the second backward under the same test)."""
         ends = []
         slot = (self.frame_id(), key)
+        # Optimizers are recorded outside the state (`optimized_modules`): one built on the first path is not there
+        # on the second (`net.head = ...` under one `elif`, the optimizer built further down: GS504).
+        books = [self.optimized_modules] + self.frame_optimized[-1:]
+        before = [dict(b) for b in books]
         for truth in (True, False):
+            if not truth:
+                first = [dict(b) for b in books]
+                for book, old in zip(books, before):
+                    book.clear()
+                    book.update(old)
             self.assumed[slot] = truth
             run = state.copy()
             for j in range(i, len(stmts)):
@@ -90,7 +106,32 @@ class StatementsMixin:
                 run = self.exec_stmt(stmts[j], run)
             ends.append(run)
         del self.assumed[slot]
+        for book, seen in zip(books, first):
+            for k, v in seen.items():
+                book.setdefault(k, v)
         return ends[0].join(ends[1])
+
+    def split_last(self, stmts: list[ast.stmt], i: int, key: str, last: bool, state: State) -> State:
+        """Runs the rest of a loop body from `stmts[i]` (an `if` telling the last iteration from the others,
+        `_last_iteration_test`) twice: once as the last iteration, whose end state leaves the loop
+        (`LoopCtx.lasts`), and once as any other, whose end state is returned and reaches the next iteration.
+        `backward(retain_graph=True)` on every iteration but the last, which frees the graph, frees nothing a later
+        iteration reads."""
+        slot = (self.frame_id(), key)
+        ends = []
+        for truth in (last, not last):
+            self.assumed[slot] = truth
+            run = state.copy()
+            for j in range(i, len(stmts)):
+                if run.dead:
+                    break
+                self.block_ctx = (stmts, j)
+                run = self.exec_stmt(stmts[j], run)
+            ends.append(run)
+        del self.assumed[slot]
+        if not ends[0].dead:
+            self.loops[-1].lasts.append(ends[0])
+        return ends[1]
 
     def check_step_order(self, stmts: list[ast.stmt]) -> list:
         """`loss.backward()`, then `x.zero_grad()`, then `opt.step()` in one block, with no backward between the
@@ -574,8 +615,8 @@ class StatementsMixin:
         where `flag` is surely True or False (a bool default the call left, `ret_np=False`); a test assumed by
         `split_tail`. Else None."""
         if self.assumed:
-            key = _test_key(test)
-            hit = self.assumed.get((self.frame_id(), key[0])) if key is not None else None
+            key = _assumed_key(test)
+            hit = self.assumed.get((self.frame_id(), key[0]))
             if hit is not None:
                 return hit != key[1]
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -620,6 +661,9 @@ class StatementsMixin:
                 if isinstance(val, TensorVal) and quals and all(q in _NOT_TENSOR_CLASSES for q in quals):
                     return False
             return None
+        bool_test = self.bool_compare_truth(test, state)
+        if bool_test is not None:
+            return bool_test
         if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot))
                 and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None):
             return None
@@ -638,6 +682,34 @@ class StatementsMixin:
             return None
         return is_none if isinstance(test.ops[0], ast.Is) else not is_none
 
+
+    def bool_compare_truth(self, test: ast.AST, state: State) -> Optional[bool]:
+        """`flag is False` / `flag == True` / `flag is not False` where `flag` is surely truthy or surely falsy:
+        `if evaluate is False:` under a call that passed `evaluate=True` is not taken. Decided only
+        where the truth of `flag` settles it whatever its exact value: a truthy value is never `False`, a falsy
+        one never `True` (a falsy value may be `None` or `0`, so `flag is False` with `flag` falsy stays unknown,
+        except that a value surely `True` is `True`)."""
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+                and isinstance(test.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq))
+                and isinstance(test.comparators[0], ast.Constant) and isinstance(test.comparators[0].value, bool)):
+            return None
+        key = key_of(test.left)
+        val = state.get(key) if key is not None else None
+        if val is None and isinstance(test.left, ast.Attribute):
+            base_key = key_of(test.left.value)
+            base = state.get(base_key) if base_key is not None else None
+            if isinstance(base, (ModuleVal, ObjectVal)):
+                val = base.attr(test.left.attr)
+        if not isinstance(val, PyVal) or val.truth is None:
+            return None
+        wanted = test.comparators[0].value
+        if val.truth != wanted:
+            equal = False
+        elif wanted is True:
+            equal = True  # only the constant `True` (or a flag a call set to it) is surely truthy here
+        else:
+            return None
+        return equal if isinstance(test.ops[0], (ast.Is, ast.Eq)) else not equal
 
     def loop_receivers(self, loop: ast.AST, state: State) -> tuple:
         """`LoopEvent.receivers`: the objects of known classes whose methods the loop calls (`self.mart_loss(x, y)` of
@@ -872,9 +944,39 @@ class StatementsMixin:
             owner = next((k for k in self.optimized_modules if type(k) is str and key.startswith((k + ".", k + "["))),
                          None)
             where = self.optimized_modules.get(owner) if owner is not None else None
+        if where is not None and isinstance(new, ModuleVal) and self.reporting and self.optimizer_rebuilt(stmt, where):
+            where = None
         if reads_grad or (owner is not None and isinstance(new, ModuleVal)):
             next_use = self.next_use_after(key, stmt) if reads_grad and self.reporting else None
             self.emit(ReassignEvent(stmt, key, old, new, reads_grad, where, next_use, state.grad))
+
+    def optimizer_rebuilt(self, stmt: ast.stmt, where: Fact) -> bool:
+        """Whether the optimizer built at `where` (`name = optim.SGD(...)`) is bound anew after the layer swap `stmt`,
+        on every path, before anything reads it: an incremental-learning loop swaps the classifier, then builds this
+        iteration's optimizer over the new parameters; the stale one is never stepped again."""
+        if where.path is not None:
+            return False
+        func = self.stack[-1] if self.stack else None
+        body = func.body if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) else self.scope.tree.body
+        built = next((n for n in walk(func if func is not None else self.scope.tree)
+                      if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.value, ast.Call)
+                      and n.value.lineno == where.line), None)
+        name = key_of(built.targets[0]) if built is not None else None
+        path = _block_path(body, stmt) if name is not None else None
+        if path is None:
+            return False
+
+        def rebuilds(s: ast.stmt) -> bool:
+            if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and key_of(s.targets[0]) == name
+                    and isinstance(s.value, ast.Call)):
+                return False
+            qual = self.static_qual(s.value.func) or ""
+            return qual.startswith("torch.optim.") and not qual.startswith("torch.optim.lr_scheduler.") \
+                and not _mentions(s.value, name)
+
+        declared = func is not None and any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names
+                                            for n in walk(func))
+        return _rebuilt_before_use(path, name, rebuilds, local="." not in name and "[" not in name and not declared)
 
     def next_use_after(self, key: str, stmt: ast.AST) -> Optional[tuple]:
         """What happens next to `key` after the rebinding `stmt`, in execution order: the rest of the

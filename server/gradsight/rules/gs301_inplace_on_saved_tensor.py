@@ -79,6 +79,16 @@ class InplaceOnSavedTensor(Rule):
         # `x.abs()` saves `x`, but its result only feeds the comparison: that graph is freed at once.
         Valid("import torch\nw = torch.randn(3, requires_grad=True)\nx = w * 1\nmask = x.abs() < 0.5\n"
               "x[mask] = 0.0\nx.sum().backward()\n"),
+        # A conditional expression: BatchNorm saves its input, and `bn` is that input only in the arm where
+        # BatchNorm did not run, so the in-place ReLU on `bn` overwrites nothing saved.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Block(nn.Module):\n"
+              "    def __init__(self, inp_dim, out_dim, use_norm=True):\n        super().__init__()\n"
+              "        self.use_norm = use_norm\n        self.linear = nn.Linear(inp_dim, out_dim)\n"
+              "        if self.use_norm:\n            self.bn = nn.BatchNorm1d(out_dim)\n"
+              "        self.relu = nn.ReLU(inplace=True)\n\n    def forward(self, x):\n"
+              "        linear = self.linear(x)\n        bn = self.bn(linear) if self.use_norm else linear\n"
+              "        return self.relu(bn)\n\n\nfor use_norm in (True, False):\n"
+              "    Block(4, 3, use_norm=use_norm)(torch.randn(8, 4)).sum().backward()\n"),
     )
     invalid = (
         # Two in-place ReLU modules on one tensor (weiaicunzai/pytorch-cifar100's NASNet cell): the first returns
@@ -144,6 +154,16 @@ class InplaceOnSavedTensor(Rule):
                 "        self.org_forward = org.forward\n        org.forward = self.forward\n\n"
                 "    def forward(self, x):\n        x += self.down(x)\n        return self.org_forward(x)\n\n\n"
                 "org = nn.Linear(4, 4)\nadapter = Adapter(org)\norg(torch.randn(2, 4)).sum().backward()\n", line=13,
+                 runtime="raises: modified by an inplace operation"),
+        # The look-alike: the in-place ReLU on BatchNorm's input itself, saved where BatchNorm ran.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Block(nn.Module):\n"
+                "    def __init__(self, inp_dim, out_dim, use_norm=True):\n        super().__init__()\n"
+                "        self.use_norm = use_norm\n        self.linear = nn.Linear(inp_dim, out_dim)\n"
+                "        if self.use_norm:\n            self.bn = nn.BatchNorm1d(out_dim)\n"
+                "        self.relu = nn.ReLU(inplace=True)\n\n    def forward(self, x):\n"
+                "        linear = self.linear(x)\n        bn = self.bn(linear) if self.use_norm else linear\n"
+                "        self.relu(linear)\n        return bn\n\n\n"
+                "Block(4, 3)(torch.randn(8, 4)).sum().backward()\n", line=12,
                 runtime="raises: modified by an inplace operation"),
     )
 
@@ -196,7 +216,7 @@ class InplaceOnSavedTensor(Rule):
             when = " when dropout is active (training mode, p > 0)"
         elif not event.target.saved_sure:
             # Saved on one path only (`std = exp(...)`, replaced by a fresh tensor in the other branch).
-            when = f" on the path where `{event.expr}` is the saved tensor"
+            when = " on the paths that save it"
         report.add(self, event.node,
                    msg(f"This in-place write overwrites a tensor saved for backward, so backward raises{when}. ", what,
                        f" modifies `{event.expr}`, {saved.text} at line ", saved.line, f"; PyTorch says {_MSG}."),

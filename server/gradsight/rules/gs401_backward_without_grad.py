@@ -65,6 +65,15 @@ class BackwardWithoutGrad(Rule):
               "loader = [(torch.randn(3, 4), torch.tensor([0, 1, 0]))]\n"
               "run_epoch(model, loader, nn.CrossEntropyLoss(), optimizer)\nwith torch.no_grad():\n"
               "    run_epoch(model, loader, nn.CrossEntropyLoss(), None)\n"),
+        # The guard written `is False`: the no_grad call passes `evaluate=True`, so its backward never runs.
+        Valid("import torch\nimport torch.nn as nn\n\n\n"
+              "def run_epoch(model, loader, loss_fn, optimizer, evaluate=False):\n"
+              "    for x, y in loader:\n        loss = loss_fn(model(x), y)\n        if evaluate is False:\n"
+              "            optimizer.zero_grad()\n            loss.backward()\n            optimizer.step()\n\n\n"
+              "model = nn.Linear(4, 2)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+              "loader = [(torch.randn(3, 4), torch.tensor([0, 1, 0]))]\n"
+              "run_epoch(model, loader, nn.CrossEntropyLoss(), optimizer, evaluate=False)\nwith torch.no_grad():\n"
+              "    run_epoch(model, loader, nn.CrossEntropyLoss(), optimizer, evaluate=True)\n"),
     )
     invalid = (
         # The model is a parameter (nothing known about it), but a torch op run under `no_grad` has no history.
@@ -107,6 +116,16 @@ class BackwardWithoutGrad(Rule):
                 "run_epoch(model, loader, nn.CrossEntropyLoss(), optimizer)\nwith torch.no_grad():\n"
                 "    run_epoch(model, loader, nn.CrossEntropyLoss(), optimizer)\n",
                 line=8, runtime="raises: element 0 of tensors does not require grad"),
+        # The look-alike of the `is False` guard: the no_grad call passes `evaluate=False` too.
+        Invalid("import torch\nimport torch.nn as nn\n\n\n"
+                "def run_epoch(model, loader, loss_fn, optimizer, evaluate=False):\n"
+                "    for x, y in loader:\n        loss = loss_fn(model(x), y)\n        if evaluate is False:\n"
+                "            optimizer.zero_grad()\n            loss.backward()\n            optimizer.step()\n\n\n"
+                "model = nn.Linear(4, 2)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                "loader = [(torch.randn(3, 4), torch.tensor([0, 1, 0]))]\n"
+                "run_epoch(model, loader, nn.CrossEntropyLoss(), optimizer, evaluate=False)\nwith torch.no_grad():\n"
+                "    run_epoch(model, loader, nn.CrossEntropyLoss(), optimizer, evaluate=False)\n",
+                line=7, runtime="raises: element 0 of tensors does not require grad"),
     )
 
     def check(self, event: BackwardEvent, report) -> None:

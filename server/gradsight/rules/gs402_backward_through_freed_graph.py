@@ -90,6 +90,15 @@ class BackwardThroughFreedGraph(Rule):
               "        grad = torch.autograd.grad(loss_kl, [x_adv])[0]\n"
               "        x_adv = x_adv.detach() + 0.01 * torch.sign(grad)\n"
               "    return x_adv\n\n\nattack(nn.Linear(4, 3), torch.randn(5, 4), 3)\n"),
+        # One backward per output through one graph, kept while `i < n - 1` and freed on the last iteration only:
+        # no iteration follows the one that frees it.
+        Valid("import torch\nimport torch.nn as nn\n\n\ndef input_gradients(model, x0):\n"
+              "    x = x0.clone().requires_grad_(True)\n    y = model(x).view(-1)\n    grads = []\n"
+              "    for i in range(y.size(0)):\n        x.grad = None\n        goal = torch.abs(y[i])\n"
+              "        if i < y.size(0) - 1:\n"
+              "            goal.backward(retain_graph=True)\n        else:\n            goal.backward()\n"
+              "        grads.append(x.grad.clone())\n    return grads\n\n\n"
+              "input_gradients(nn.Linear(4, 5), torch.randn(1, 4))\n"),
     )
     invalid = (
         # Recurrent state kept in a dict attribute of the module (`self.state["h"] = h`): the statement to change
@@ -137,6 +146,15 @@ class BackwardThroughFreedGraph(Rule):
         # The look-alike: the branch that keeps the graph is the one where the second backward does not run.
         Invalid('import torch\nimport torch.nn as nn\n\n\nclass Agent:\n    def __init__(self, mode):\n        self.mode = mode\n        self.actor = nn.Linear(3, 1)\n        self.lam = torch.zeros(1, requires_grad=True)\n\n    def train(self, x):\n        mmd = (self.actor(x) ** 2).mean()\n        loss = self.lam.exp() * mmd\n        if self.mode == "auto":\n            loss.backward()\n        else:\n            loss.backward(retain_graph=True)\n        if self.mode == "auto":\n            (-(self.lam.exp() * mmd)).backward()\n\n\nfor mode in ("auto", "fixed"):\n    Agent(mode).train(torch.randn(4, 3))\n',
                 line=19, runtime="raises: backward through the graph a second time"),
+        # The look-alike: the last iteration frees the graph, and a backward after the loop goes through it again.
+        Invalid("import torch\nimport torch.nn as nn\n\n\ndef input_gradients(model, x0):\n"
+                "    x = x0.clone().requires_grad_(True)\n    y = model(x).view(-1)\n    grads = []\n"
+                "    for i in range(y.size(0)):\n        x.grad = None\n        goal = torch.abs(y[i])\n"
+                "        if i < y.size(0) - 1:\n"
+                "            goal.backward(retain_graph=True)\n        else:\n            goal.backward()\n"
+                "        grads.append(x.grad.clone())\n    y.sum().backward()\n    return grads\n\n\n"
+                "input_gradients(nn.Linear(4, 5), torch.randn(1, 4))\n",
+                line=17, runtime="raises: backward through the graph a second time"),
     )
 
     def check(self, event, report) -> None:
