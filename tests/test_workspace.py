@@ -420,3 +420,111 @@ def test_unseen_code_handed_the_optimizer_may_zero(tmp_path):
     assert [(f.code, f.line) for f in analyze_source(buggy, str(tmp_path / "buggy.py")).findings] == [("GS503", 10)]
     for name in ("main.py", "buggy.py"):
         subprocess.run([sys.executable, name], cwd=tmp_path, check=True, timeout=300)
+
+
+# The reverse direction (DeepCTR-Torch's DIEN): the base model's method adds what it is given into a tensor kept on
+# the model, in place; the base file alone cannot know what it is given. The subclass in another file hands it a loss
+# with a graph every forward, so the next backward runs into the freed graph of the step before.
+RV_BASE = """\
+import torch
+import torch.nn as nn
+
+
+class BaseModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.aux_loss = torch.zeros(1)
+
+    def add_auxiliary_loss(self, aux_loss, alpha):
+        if aux_loss is not None:
+            self.aux_loss += aux_loss * alpha
+"""
+
+RV_SUB = """\
+import torch.nn as nn
+from .base import BaseModel
+
+
+class DIEN(BaseModel):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 1)
+
+    def forward(self, x):
+        out = self.fc(x)
+        self.add_auxiliary_loss(out.pow(2).mean(), 0.5)
+        return out
+"""
+
+RV_TRAIN = """\
+import torch
+from models.dien import DIEN
+
+model = DIEN()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(2):
+    loss = model(torch.randn(8, 4)).mean() + model.aux_loss.sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def _reverse_project(tmp_path, base=RV_BASE, sub=RV_SUB):
+    (tmp_path / "models").mkdir(exist_ok=True)
+    (tmp_path / "models" / "__init__.py").write_text("")
+    (tmp_path / "models" / "base.py").write_text(base)
+    (tmp_path / "models" / "dien.py").write_text(sub)
+    (tmp_path / "train.py").write_text(RV_TRAIN)
+    return str(tmp_path / "models" / "base.py")
+
+
+def _codes(analysis):
+    return [(f.code, f.line, f.severity.value) for f in analysis.findings]
+
+
+def test_caller_in_another_file_runs_the_method_with_its_values(tmp_path):
+    from gradsight.engine.engine import Engine
+    from gradsight.analysis import RULES
+    from gradsight.config import Config
+
+    base = _reverse_project(tmp_path)
+    assert "Trying to backward through the graph a second time" in _raises(tmp_path, "train")
+    a = analyze_source(RV_BASE, base, workspace=Workspace(tmp_path))
+    assert _codes(a) == [("GS420", 12, "warning")]
+    sub = str((tmp_path / "models" / "dien.py").resolve())
+    assert [(r.path, r.line) for r in a.findings[0].related if r.path == sub] == [(sub, 12)]
+    assert sub in a.dependencies
+    # Alone, the method's argument is unknown: nothing is claimed.
+    assert analyze_source(RV_BASE, base).findings == []
+    # The fix (the tensor replaced, not added into) runs cleanly and is quiet.
+    fixed = RV_BASE.replace("self.aux_loss += aux_loss * alpha", "self.aux_loss = aux_loss * alpha")
+    (tmp_path / "models" / "base.py").write_text(fixed)
+    assert "Error" not in _raises(tmp_path, "train")
+    assert analyze_source(fixed, base, workspace=Workspace(tmp_path)).findings == []
+    (tmp_path / "models" / "base.py").write_text(RV_BASE)
+    # A caller that hands it a detached value (an editor buffer, seen at once): quiet, and torch agrees.
+    detached = RV_SUB.replace("out.pow(2).mean(), 0.5", "out.pow(2).mean().detach(), 0.5")
+    ws = Workspace(tmp_path)
+    engine = Engine()
+    assert _codes(engine.analyze(RV_BASE, base, Config(), ws, rules=RULES)) == [("GS420", 12, "warning")]
+    ws.set_overlay(sub, detached)
+    assert engine.analyze(RV_BASE, base, Config(), ws, rules=RULES).findings == []
+    (tmp_path / "models" / "dien.py").write_text(detached)
+    assert "Error" not in _raises(tmp_path, "train")
+    ws.set_overlay(sub, None)
+    (tmp_path / "models" / "dien.py").write_text(RV_SUB)
+    # Incremental == cold: edits of the analysed file above and inside the method, warm and fresh.
+    ws = Workspace(tmp_path)
+    for text in (RV_BASE, "# a comment\n\n" + RV_BASE, RV_BASE.replace("alpha\n", "alpha * 2\n"), fixed, RV_BASE):
+        warm = _codes(engine.analyze(text, base, Config(), ws, rules=RULES))
+        cold = _codes(Engine().analyze(text, base, Config(), Workspace(tmp_path), rules=RULES))
+        assert warm == cold, text
+
+
+def test_a_caller_that_does_not_call_the_sensitive_method_is_not_run(tmp_path):
+    sub = RV_SUB.replace("        self.add_auxiliary_loss(out.pow(2).mean(), 0.5)\n", "")
+    base = _reverse_project(tmp_path, sub=sub)
+    assert "Error" not in _raises(tmp_path, "train")
+    a = analyze_source(RV_BASE, base, workspace=Workspace(tmp_path))
+    assert a.findings == []
