@@ -60,20 +60,21 @@ def _sensitive_body(fn: ast.AST) -> bool:
     return False
 
 
-def sensitive_names(tree: ast.Module) -> frozenset:
-    """The names under which other files reach this file's sensitive definitions: a function's name, a method's
-    name and its class's name (a module's `forward` is reached by calling the instance)."""
-    out = set()
+def sensitive_names(tree: ast.Module) -> tuple:
+    """The names under which other files reach this file's sensitive definitions (a function's name, a method's
+    name and its class's name: a module's `forward` is reached by calling the instance), and per class the names of
+    its sensitive methods other than `__init__`."""
+    out, methods = set(), {}
     for stmt in tree.body:
         if type(stmt) in (ast.FunctionDef, ast.AsyncFunctionDef) and _sensitive_body(stmt):
             out.add(stmt.name)
         elif type(stmt) is ast.ClassDef:
             for m in stmt.body:
-                if type(m) in (ast.FunctionDef, ast.AsyncFunctionDef) and _sensitive_body(m):
+                if type(m) in (ast.FunctionDef, ast.AsyncFunctionDef) and m.name != "__init__" and _sensitive_body(m):
                     out.add(m.name)
                     out.add(stmt.name)
-    out.discard("__init__")
-    return frozenset(out)
+                    methods.setdefault(stmt.name, []).append(m.name)
+    return frozenset(out), {k: tuple(v) for k, v in methods.items()}
 
 
 def _names(node: ast.AST) -> frozenset:
@@ -98,6 +99,8 @@ def caller_units(tree: ast.Module) -> tuple:
         if type(stmt) in (ast.FunctionDef, ast.AsyncFunctionDef):
             out.append((("f", stmt.name), _names(stmt)))
         elif type(stmt) is ast.ClassDef:
+            # A subclass: the sensitive methods it inherits run on its instances (`("sub", class, base name)`).
+            out.append((("sub", stmt.name), frozenset().union(*(_names(b) for b in stmt.bases))))
             for m in stmt.body:
                 if type(m) in (ast.FunctionDef, ast.AsyncFunctionDef):
                     out.append((("m", stmt.name, m.name), _names(m)))
@@ -111,37 +114,43 @@ def run_callers(interp: Interpreter, scope: ModuleScope, reporter: Reporter, wor
     importers = workspace.importers(scope.path)
     if not importers:
         return
-    wanted = interp.syntax("reverse-sensitive", scope.tree, sensitive_names)
+    wanted, methods = interp.syntax("reverse-sensitive", scope.tree, sensitive_names)
     if not wanted:
         return
-    budget = MAX_UNITS
+    # Direct callers first (a call names the definition), then inherited methods run on subclasses' instances.
+    direct, inherited, salts = [], [], {}
     for other, other_scope, digest in importers[:MAX_FILES]:
         units = memo.get((other, digest))
         if units is None:
             units = memo[(other, digest)] = caller_units(other_scope.tree)
             while len(memo) > 256:
-                memo.pop(next(iter(memo)))
-        chosen = [q for q, names in units if names & wanted]
-        if not chosen:
-            continue
-        dict.__setitem__(used, other, digest)
-        salt = f"{module_key}\0reverse\0{other}\0{digest}\0{import_digests(workspace, other_scope, other, 1)}"
-        for qual in chosen:
-            if budget <= 0:
-                return
-            budget -= 1
-            key = hashlib.sha1(f"{salt}\0{qual!r}".encode("utf-8", "surrogatepass")).hexdigest()
-            delta = _lookup(cache, key, digests, scope.path, shift)
-            if delta is None:
-                _, delta, touched, tree_read = _run_caller(interp, scope, reporter, workspace, used, other_scope, qual)
-                cache.put(key, UnitResult(digests.deps(touched), digests.whole() if tree_read else None, delta,
-                                          digests.frame()))
-            for k, f in delta[0]:
-                prev = reporter.findings.get(k)
-                if prev is None or prev.severity.rank < f.severity.rank:
-                    reporter.findings[k] = f
-            for k, v in delta[6]:
-                dict.__setitem__(used, k, v)
+                memo.pop(next(iter(memo)), None)
+        for q, names in units:
+            if q[0] != "sub":
+                if names & wanted:
+                    direct.append((other, other_scope, digest, q))
+                continue
+            own = {u[2] for u, _ in units if u[0] == "m" and u[1] == q[1]}
+            inherited.extend((other, other_scope, digest, ("sub", q[1], m))
+                             for c in sorted(names & methods.keys()) for m in methods[c] if m not in own)
+    for other, other_scope, digest, qual in (direct + inherited)[:MAX_UNITS]:
+        salt = salts.get(other)
+        if salt is None:
+            dict.__setitem__(used, other, digest)
+            salt = salts[other] = (f"{module_key}\0reverse\0{other}\0{digest}\0"
+                                   f"{import_digests(workspace, other_scope, other, 1)}")
+        key = hashlib.sha1(f"{salt}\0{qual!r}".encode("utf-8", "surrogatepass")).hexdigest()
+        delta = _lookup(cache, key, digests, scope.path, shift)
+        if delta is None:
+            _, delta, touched, tree_read = _run_caller(interp, scope, reporter, workspace, used, other_scope, qual)
+            cache.put(key, UnitResult(digests.deps(touched), digests.whole() if tree_read else None, delta,
+                                      digests.frame()))
+        for k, f in delta[0]:
+            prev = reporter.findings.get(k)
+            if prev is None or prev.severity.rank < f.severity.rank:
+                reporter.findings[k] = f
+        for k, v in delta[6]:
+            dict.__setitem__(used, k, v)
 
 
 def _lookup(cache: UnitCache, key: str, digests: Digests, path: str, shift: bool) -> Optional[tuple]:
@@ -174,6 +183,9 @@ def _run_caller(interp: Interpreter, scope: ModuleScope, reporter: Reporter, wor
         if not entries:
             return None
         where, node = entries[-1]
+        if type(node) is ast.ClassDef:
+            line, col = where.source.span(node)[:2]
+            return Note(line, col, f"run on an instance of the subclass `{node.name}`", where.path)
         seg = where.source.segment(node) if node is not None else ""
         seg = seg if len(seg) <= 60 else seg[:57] + "..."
         line, col = where.source.span(node)[:2] if node is not None else (1, 1)
@@ -193,6 +205,8 @@ def _run_caller(interp: Interpreter, scope: ModuleScope, reporter: Reporter, wor
                 interp.run_function(func, None, [], {}, func.node, State())
             return None
         info = other.classes.get(qual[1])
+        if qual[0] == "sub":
+            return _run_inherited(interp, scope, other, info, qual[2], entries)
         meth = info.methods.get(qual[2]) if info is not None else None
         if meth is None or any(type(d) is ast.Name and d.id in ("staticmethod", "classmethod")
                                for d in meth.node.decorator_list):
@@ -205,3 +219,27 @@ def _run_caller(interp: Interpreter, scope: ModuleScope, reporter: Reporter, wor
         return _isolated(interp, reporter, used, {}, body)
     finally:
         interp.scope, interp.src, interp.resolve_module, interp.entries, reporter.via = saved
+
+
+def _run_inherited(interp: Interpreter, scope: ModuleScope, other: ModuleScope, info, name: str, entries: list) -> None:
+    """A sensitive method of this file's class run on an instance of a subclass in `other` (what the subclass
+    sets in its `__init__`, or the methods it overrides, are what the base method then uses). The subclass's class
+    line is the related place."""
+    if info is None:
+        return None
+    meth = interp.find_method(info, name)
+    if meth is None or meth.module is not scope or any(type(d) is ast.Name and d.id in ("staticmethod", "classmethod")
+                                                      for d in meth.node.decorator_list):
+        return None
+    if interp.is_module_class(info):
+        self_val = interp.instantiate(info, [], {}, info.node, State())
+    else:
+        init = interp.find_method(info, "__init__")
+        n_args = max(len(init.node.args.args) - 1, 0) if init is not None else 0
+        self_val = interp.new_object(info, [(info.node, UNKNOWN)] * n_args, {}, info.node, State(), fresh=False)
+    if self_val is UNKNOWN:
+        return None
+    entries.append((other, info.node))
+    interp.scope, interp.src = scope, scope.source
+    interp.run_function(meth, self_val, [], {}, meth.node, State())
+    return None
