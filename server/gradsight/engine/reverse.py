@@ -88,6 +88,12 @@ def _names(node: ast.AST) -> frozenset:
     return frozenset(out)
 
 
+def _opaque(fn: ast.AST) -> bool:
+    """A definition under a bare-name decorator (`@register_model`): the interpreter does not run it on its own
+    (the wrapper decides), so it is no caller to run."""
+    return any(type(d) is ast.Name and d.id not in ("staticmethod", "property") for d in fn.decorator_list)
+
+
 def caller_units(tree: ast.Module) -> tuple:
     """The units of another file, with the identifiers each reads: ("module",) for its module-level statements,
     ("f", name) for a function, ("m", class, method) for a method."""
@@ -97,12 +103,13 @@ def caller_units(tree: ast.Module) -> tuple:
         out.append((("module",), frozenset().union(*(_names(s) for s in top))))
     for stmt in tree.body:
         if type(stmt) in (ast.FunctionDef, ast.AsyncFunctionDef):
-            out.append((("f", stmt.name), _names(stmt)))
+            if not _opaque(stmt):
+                out.append((("f", stmt.name), _names(stmt)))
         elif type(stmt) is ast.ClassDef:
             # A subclass: the sensitive methods it inherits run on its instances (`("sub", class, base name)`).
             out.append((("sub", stmt.name), frozenset().union(*(_names(b) for b in stmt.bases))))
             for m in stmt.body:
-                if type(m) in (ast.FunctionDef, ast.AsyncFunctionDef):
+                if type(m) in (ast.FunctionDef, ast.AsyncFunctionDef) and not _opaque(m):
                     out.append((("m", stmt.name, m.name), _names(m)))
     return tuple(out)
 
