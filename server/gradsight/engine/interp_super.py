@@ -1,8 +1,7 @@
 """`super().method(...)` in a method: the base class's method, run on the same instance.
 
-Without it a subclass's `super().__init__()` left the attributes its base sets unknown: DIEN (dien.py) keeps the
-`self.aux_loss` tensor its base model (basemodel.py) makes in `__init__`, and the base's `add_auxiliary_loss`, which
-DIEN's `forward` calls, adds into it in place. The method is looked for in the bases of the class that defines the
+Without it a subclass's `super().__init__()` left the attributes its base sets unknown: a tensor the base model makes
+in `__init__` (`self.aux_loss = torch.zeros(1)`) that a base method the subclass's `forward` calls adds into in place. The method is looked for in the bases of the class that defines the
 running method (the next class in its bases' order that has it, through bases in other workspace files as
 `class_bases` resolves them); `self.*` goes in and comes back as for any method call on the instance. A base that
 does not resolve (`nn.Module` itself, a library class) leaves the call to the caller's usual handling (unknown).

@@ -1,13 +1,16 @@
 """The reverse direction: this file's code run by its callers in other workspace files.
 
 A definition analysed on its own gets unknown arguments, so what it does wrong only with the values its callers
-really pass stays unseen: DIEN's `forward` (dien.py) hands `add_auxiliary_loss` of its base class (basemodel.py) a
-loss with a graph, which the base method adds in place into a tensor kept on the model. When another workspace file
-imports the analysed one, the definitions of that file that name one of this file's *sensitive* definitions (a body
-holding an operation a rule reads: an in-place write, a `requires_grad` change, a backward, a conversion to NumPy)
-are run as units of their own (`run_callers`), with this file's module resolving to the analysed scope. Events are
-emitted only inside this file's code (`Interpreter.emit`), so a rule sees exactly what this file's code does with
-that caller's values, nothing of the caller's own code (that file's analysis reports it).
+really pass stays unseen: a subclass's `forward` in another file hands a base method a loss with a graph, and the
+base method adds it in place into a tensor kept on the model. When another workspace file imports the analysed one,
+the units of that file that name one of this file's *sensitive* definitions (a body holding an operation a rule reads:
+an in-place write, a `requires_grad` change, a backward, `autograd.grad`, a conversion to NumPy) are run as units of
+their own (`run_callers`), with this file's module resolving to the analysed scope: its module-level code, a
+function, a method (on an instance of its class). Then the sensitive methods a class of that file inherits from this
+file's classes run on an instance of it (what the subclass sets up in `__init__` and the methods it overrides are what
+the base method uses). Events are emitted only inside this file's code (`Interpreter.emit`), so a rule sees exactly
+what this file's code does with that caller's values, nothing of the caller's own code (that file's analysis reports
+it).
 
 Evidence level: what a caller passes is evidence from use. A finding made so is a warning at most and names the call
 that entered this file in `related` (`Reporter.via`); one the definition's own analysis makes on the same statement
@@ -131,7 +134,10 @@ def run_callers(interp: Interpreter, scope: ModuleScope, reporter: Reporter, wor
         if units is None:
             units = memo[(other, digest)] = caller_units(other_scope.tree)
             while len(memo) > 256:
-                memo.pop(next(iter(memo)), None)
+                try:
+                    memo.pop(next(iter(memo)), None)  # the oldest (another thread may be evicting too)
+                except (RuntimeError, StopIteration):
+                    break
         for q, names in units:
             if q[0] != "sub":
                 if names & wanted:

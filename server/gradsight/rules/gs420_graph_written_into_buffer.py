@@ -112,8 +112,8 @@ class GraphWrittenIntoBuffer(Rule):
                 "        return x @ (self.weight / sv)\n\n\nm = SN()\nfor _ in range(2):\n"
                 "    m(torch.randn(2, 4)).sum().backward()\n", line=13,
                 runtime="silent: m.sv.grad_fn is not None"),
-        # DeepCTR-Torch's DIEN: the base model makes the tensor in `__init__` (run by the subclass's
-        # `super().__init__()`) and adds every forward's auxiliary loss into it in place.
+        # A recommender's base model makes the tensor in `__init__` (run by the subclass's `super().__init__()`) and
+        # adds every forward's auxiliary loss into it in place.
         Invalid(_BASE + "        self.aux_loss += aux_loss * alpha\n" + _SUB, line=11,
                 runtime="raises: Trying to backward through the graph a second time"),
     )
