@@ -528,3 +528,60 @@ def test_a_caller_that_does_not_call_the_sensitive_method_is_not_run(tmp_path):
     assert "Error" not in _raises(tmp_path, "train")
     a = analyze_source(RV_BASE, base, workspace=Workspace(tmp_path))
     assert a.findings == []
+
+
+# A base class's method using what a subclass in another file provides: `act` clamps in place what the abstract
+# `compute` returns; the subclass's `compute` ends in `tanh`, which saved its output, so backward raises.
+SUB_BASE = """\
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def compute(self, states):
+        raise NotImplementedError
+
+    def act(self, states):
+        actions = self.compute(states)
+        actions.clamp_(-0.5, 0.5)
+        return actions
+"""
+
+SUB_ACTOR = """\
+import torch
+import torch.nn as nn
+from models.base import Model
+
+
+class Actor(Model):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+
+    def compute(self, states):
+        return torch.{last}(self.fc(states))
+"""
+
+SUB_RUN = "import torch\nfrom actor import Actor\n\nActor().act(torch.randn(4, 3)).sum().backward()\n"
+
+
+def test_inherited_method_runs_on_a_subclass_in_another_file(tmp_path):
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "__init__.py").write_text("")
+    (tmp_path / "models" / "base.py").write_text(SUB_BASE)
+    (tmp_path / "actor.py").write_text(SUB_ACTOR.format(last="tanh"))
+    (tmp_path / "run.py").write_text(SUB_RUN)
+    assert "modified by an inplace operation" in _raises(tmp_path, "run")
+    base = str(tmp_path / "models" / "base.py")
+    (tmp_path / "run.py").unlink()  # no caller of `act`: only the subclass is evidence
+    a = analyze_source(SUB_BASE, base, workspace=Workspace(tmp_path))
+    assert _codes(a) == [("GS301", 10, "warning")]
+    actor = str((tmp_path / "actor.py").resolve())
+    assert [(r.line, r.message) for r in a.findings[0].related if r.path == actor] == [
+        (12, "saved for backward by `torch.tanh`"), (6, "run on an instance of the subclass `Actor`")]
+    assert analyze_source(SUB_BASE, base).findings == []
+    # A subclass whose last op saves nothing of its output (`torch.relu` saves it too; a linear map does not).
+    plain = SUB_ACTOR.format(last="nn.functional.linear").replace("self.fc(states))", "states, self.fc.weight)")
+    (tmp_path / "actor.py").write_text(plain)
+    (tmp_path / "run.py").write_text(SUB_RUN)
+    assert "Error" not in _raises(tmp_path, "run")
+    assert analyze_source(SUB_BASE, base, workspace=Workspace(tmp_path)).findings == []

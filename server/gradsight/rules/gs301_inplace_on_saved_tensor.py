@@ -8,7 +8,7 @@ from ..engine.report import make_fix
 from ..engine.values import Tri
 from ..findings import Applicability, Edit, Severity
 from . import _fixes
-from .base import Invalid, Rule, Valid
+from .base import Invalid, Rule, Valid, at
 
 _MSG = "\"one of the variables needed for gradient computation has been modified by an inplace operation\""
 
@@ -138,7 +138,8 @@ class InplaceOnSavedTensor(Rule):
         fix = None
         span = None
         src = report.source
-        if event.module is not None and event.module.origin is not None:
+        if event.module is not None and event.module.origin is not None and event.module.origin.path is None:
+            # (An in-place module built in another file, a caller's: the write is reported where it runs.)
             origin = event.module.origin
             text = src.line_text(origin.line)
             idx = text.find("inplace=True", max(0, origin.column - 1))
@@ -179,5 +180,5 @@ class InplaceOnSavedTensor(Rule):
             when = f" on the path where `{event.expr}` is the saved tensor"
         report.add(self, event.node,
                    msg(f"This in-place write overwrites a tensor saved for backward, so backward raises{when}. ", what,
-                       f" modifies `{event.expr}`, {saved.text} at line ", saved.line, f"; PyTorch says {_MSG}."),
+                       f" modifies `{event.expr}`, {saved.text} at ", at(saved), f"; PyTorch says {_MSG}."),
                    related=[saved], fix=fix, span=span)
