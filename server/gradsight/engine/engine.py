@@ -277,6 +277,8 @@ class TrackingInterpreter(Interpreter):
     home: Optional[ModuleScope] = None  # the analysed file's scope (functions of imported files are not tracked)
     # While a caller in another file runs (`reverse.py`): the calls from other files into this one, innermost last.
     entries: Optional[list] = None
+    # While a caller runs: class node id -> (attribute, truth) of a flag its objects keep for life (`reverse.py`).
+    pinned_flags: Optional[dict] = None
 
     def run_function(self, func, *args, **kwargs):
         if self.track is not None and func.module is self.home:

@@ -80,6 +80,35 @@ def sensitive_names(tree: ast.Module) -> tuple:
     return frozenset(out), {k: tuple(v) for k, v in methods.items()}
 
 
+def constant_flags(tree: ast.Module) -> dict:
+    """Per class of this file, an attribute only its `__init__` assigns and another method tests as `if self.x:` /
+    `if not self.x:` (`self.automatic_entropy_tuning`): one object keeps one value for its whole life, so a caller's
+    run is made once per value (a path-insensitive run would mix a call that took one branch with the next call's
+    other branch). Class name -> (class node, attribute)."""
+    out = {}
+    for cls in tree.body:
+        if type(cls) is not ast.ClassDef:
+            continue
+        assigned_elsewhere, in_init, tested = set(), set(), set()
+        for m in cls.body:
+            if type(m) not in (ast.FunctionDef, ast.AsyncFunctionDef):
+                continue
+            for n in walk(m):
+                targets = n.targets if type(n) is ast.Assign else [n.target] if type(n) is ast.AugAssign else []
+                for t in targets:
+                    for a in walk(t):
+                        if type(a) is ast.Attribute and type(a.value) is ast.Name and a.value.id == "self":
+                            (in_init if m.name == "__init__" else assigned_elsewhere).add(a.attr)
+                if m.name != "__init__" and type(n) is ast.If:
+                    test = n.test.operand if type(n.test) is ast.UnaryOp and type(n.test.op) is ast.Not else n.test
+                    if type(test) is ast.Attribute and type(test.value) is ast.Name and test.value.id == "self":
+                        tested.add(test.attr)
+        flags = sorted((in_init - assigned_elsewhere) & tested)
+        if flags:
+            out[cls.name] = (cls, flags[0])
+    return out
+
+
 def _names(node: ast.AST) -> frozenset:
     """The identifiers a piece of code reads: names and attribute names."""
     out = set()
@@ -141,29 +170,47 @@ def run_callers(interp: Interpreter, scope: ModuleScope, reporter: Reporter, wor
         for q, names in units:
             if q[0] != "sub":
                 if names & wanted:
-                    direct.append((other, other_scope, digest, q))
+                    direct.append((other, other_scope, digest, q, names))
                 continue
             own = {u[2] for u, _ in units if u[0] == "m" and u[1] == q[1]}
-            inherited.extend((other, other_scope, digest, ("sub", q[1], m))
+            inherited.extend((other, other_scope, digest, ("sub", q[1], m), frozenset())
                              for c in sorted(names & methods.keys()) for m in methods[c] if m not in own)
-    for other, other_scope, digest, qual in (direct + inherited)[:MAX_UNITS]:
-        salt = salts.get(other)
-        if salt is None:
-            dict.__setitem__(used, other, digest)
-            salt = salts[other] = (f"{module_key}\0reverse\0{other}\0{digest}\0"
-                                   f"{import_digests(workspace, other_scope, other, 1)}")
-        key = hashlib.sha1(f"{salt}\0{qual!r}".encode("utf-8", "surrogatepass")).hexdigest()
-        delta = _lookup(cache, key, digests, scope.path, shift)
-        if delta is None:
+    flags = interp.syntax("reverse-flags", scope.tree, constant_flags)
+    for other, other_scope, digest, qual, names in (direct + inherited)[:MAX_UNITS]:
+        # A caller that names a class of this file with a constant flag runs once per value of it.
+        pin = next(((cls, attr) for name, (cls, attr) in sorted(flags.items()) if name in names), None)
+        for truth in ((None,) if pin is None else (True, False)):
+            _run_one(interp, scope, reporter, workspace, used, cache, digests, shift, module_key, salts,
+                     (other, other_scope, digest, qual), None if pin is None else {id(pin[0]): (pin[1], truth)})
+
+
+def _run_one(interp: Interpreter, scope: ModuleScope, reporter: Reporter, workspace, used: RecordingDict,
+             cache: UnitCache, digests: Digests, shift: bool, module_key: str, salts: dict, unit: tuple,
+             pins: Optional[dict]) -> None:
+    """One caller unit (with its pinned flag, if any): reused from the unit cache or run; its findings merged."""
+    other, other_scope, digest, qual = unit
+    salt = salts.get(other)
+    if salt is None:
+        dict.__setitem__(used, other, digest)
+        salt = salts[other] = (f"{module_key}\0reverse\0{other}\0{digest}\0"
+                               f"{import_digests(workspace, other_scope, other, 1)}")
+    pin = sorted(pins.values()) if pins else None
+    key = hashlib.sha1(f"{salt}\0{qual!r}\0{pin!r}".encode("utf-8", "surrogatepass")).hexdigest()
+    delta = _lookup(cache, key, digests, scope.path, shift)
+    if delta is None:
+        interp.pinned_flags = pins
+        try:
             _, delta, touched, tree_read = _run_caller(interp, scope, reporter, workspace, used, other_scope, qual)
-            cache.put(key, UnitResult(digests.deps(touched), digests.whole() if tree_read else None, delta,
-                                      digests.frame()))
-        for k, f in delta[0]:
-            prev = reporter.findings.get(k)
-            if prev is None or prev.severity.rank < f.severity.rank:
-                reporter.findings[k] = f
-        for k, v in delta[6]:
-            dict.__setitem__(used, k, v)
+        finally:
+            interp.pinned_flags = None
+        cache.put(key, UnitResult(digests.deps(touched), digests.whole() if tree_read else None, delta,
+                                  digests.frame()))
+    for k, f in delta[0]:
+        prev = reporter.findings.get(k)
+        if prev is None or prev.severity.rank < f.severity.rank:
+            reporter.findings[k] = f
+    for k, v in delta[6]:
+        dict.__setitem__(used, k, v)
 
 
 def _lookup(cache: UnitCache, key: str, digests: Digests, path: str, shift: bool) -> Optional[tuple]:
