@@ -585,3 +585,60 @@ def test_inherited_method_runs_on_a_subclass_in_another_file(tmp_path):
     (tmp_path / "run.py").write_text(SUB_RUN)
     assert "Error" not in _raises(tmp_path, "run")
     assert analyze_source(SUB_BASE, base, workspace=Workspace(tmp_path)).findings == []
+
+
+
+# A caller's loop calling a method of an object whose flag is fixed for its life (an SAC agent's
+# `automatic_entropy_tuning`): with the flag unknown, one call's branch (`self.alpha = log_alpha.exp()`) mixed with the
+# next call's other branch made a freed graph and a `torch.tensor(tensor)` out of correct code. Each value is its own run.
+FLAG_AGENT = """\
+import torch
+import torch.nn as nn
+
+
+class Agent:
+    def __init__(self, tune):
+        self.policy = nn.Linear(3, 1)
+        self.opt = torch.optim.SGD(self.policy.parameters(), lr=0.1)
+        self.alpha = 0.2
+        self.tune = tune
+        if self.tune:
+            self.log_alpha = torch.zeros(1, requires_grad=True)
+            self.alpha_opt = torch.optim.SGD([self.log_alpha], lr=0.1)
+
+    def update(self, state):
+        loss = (self.alpha * self.policy(state)).mean()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        if self.tune:
+            alpha_loss = -self.log_alpha.mean()
+            self.alpha_opt.zero_grad()
+            alpha_loss.backward()
+            self.alpha_opt.step()
+            self.alpha = self.log_alpha.exp()
+            logs = self.alpha.clone()
+        else:
+            logs = torch.tensor(self.alpha)
+        return logs.item()
+"""
+
+FLAG_MAIN = """\
+import sys
+import torch
+from agent import Agent
+
+agent = Agent(len(sys.argv) > 1)
+for step in range(3):
+    agent.update(torch.randn(4, 3))
+"""
+
+
+def test_a_callers_object_keeps_one_value_of_its_flag(tmp_path):
+    (tmp_path / "agent.py").write_text(FLAG_AGENT)
+    (tmp_path / "main.py").write_text(FLAG_MAIN)
+    for args in ([], ["tune"]):
+        proc = subprocess.run([sys.executable, "main.py", *args], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    assert analyze_source(FLAG_AGENT, str(tmp_path / "agent.py"), workspace=Workspace(tmp_path)).findings == []
