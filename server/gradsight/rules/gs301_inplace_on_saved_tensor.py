@@ -74,6 +74,14 @@ class InplaceOnSavedTensor(Rule):
               "x[mask] = 0.0\nx.sum().backward()\n"),
     )
     invalid = (
+        # An L2-normalised embedding built on its base class's `forward` (through `super()`): `pow` saved the
+        # output that the in-place division then overwrites.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Embedding(nn.Module):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.fc = nn.Linear(4, 2)\n\n    def forward(self, x):\n"
+                "        return self.fc(x)\n\n\nclass EmbeddingL2(Embedding):\n    def forward(self, x):\n"
+                "        output = super().forward(x)\n        output /= output.pow(2).sum(1, keepdim=True).sqrt()\n"
+                "        return output\n\n\nEmbeddingL2()(torch.randn(3, 4)).sum().backward()\n", line=17,
+                runtime="raises: modified by an inplace operation"),
         # Two in-place ReLU modules on one tensor (weiaicunzai/pytorch-cifar100's NASNet cell): the first returns
         # its input, now saved as its output, and the second overwrites it. The fix goes on the second module.
         Invalid("import torch\nimport torch.nn as nn\nw = torch.randn(2, 2, requires_grad=True)\n"
