@@ -420,3 +420,225 @@ def test_unseen_code_handed_the_optimizer_may_zero(tmp_path):
     assert [(f.code, f.line) for f in analyze_source(buggy, str(tmp_path / "buggy.py")).findings] == [("GS503", 10)]
     for name in ("main.py", "buggy.py"):
         subprocess.run([sys.executable, name], cwd=tmp_path, check=True, timeout=300)
+
+
+# The reverse direction (DeepCTR-Torch's DIEN): the base model's method adds what it is given into a tensor kept on
+# the model, in place; the base file alone cannot know what it is given. The subclass in another file hands it a loss
+# with a graph every forward, so the next backward runs into the freed graph of the step before.
+RV_BASE = """\
+import torch
+import torch.nn as nn
+
+
+class BaseModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.aux_loss = torch.zeros(1)
+
+    def add_auxiliary_loss(self, aux_loss, alpha):
+        if aux_loss is not None:
+            self.aux_loss += aux_loss * alpha
+"""
+
+RV_SUB = """\
+import torch.nn as nn
+from .base import BaseModel
+
+
+class DIEN(BaseModel):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 1)
+
+    def forward(self, x):
+        out = self.fc(x)
+        self.add_auxiliary_loss(out.pow(2).mean(), 0.5)
+        return out
+"""
+
+RV_TRAIN = """\
+import torch
+from models.dien import DIEN
+
+model = DIEN()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(2):
+    loss = model(torch.randn(8, 4)).mean() + model.aux_loss.sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def _reverse_project(tmp_path, base=RV_BASE, sub=RV_SUB):
+    (tmp_path / "models").mkdir(exist_ok=True)
+    (tmp_path / "models" / "__init__.py").write_text("")
+    (tmp_path / "models" / "base.py").write_text(base)
+    (tmp_path / "models" / "dien.py").write_text(sub)
+    (tmp_path / "train.py").write_text(RV_TRAIN)
+    return str(tmp_path / "models" / "base.py")
+
+
+def _codes(analysis):
+    return [(f.code, f.line, f.severity.value) for f in analysis.findings]
+
+
+def test_caller_in_another_file_runs_the_method_with_its_values(tmp_path):
+    from gradsight.engine.engine import Engine
+    from gradsight.analysis import RULES
+    from gradsight.config import Config
+
+    base = _reverse_project(tmp_path)
+    assert "Trying to backward through the graph a second time" in _raises(tmp_path, "train")
+    a = analyze_source(RV_BASE, base, workspace=Workspace(tmp_path))
+    assert _codes(a) == [("GS420", 12, "warning")]
+    sub = str((tmp_path / "models" / "dien.py").resolve())
+    assert [(r.path, r.line) for r in a.findings[0].related if r.path == sub] == [(sub, 12)]
+    assert sub in a.dependencies
+    # Alone, the method's argument is unknown: nothing is claimed.
+    assert analyze_source(RV_BASE, base).findings == []
+    # The fix (the tensor replaced, not added into) runs cleanly and is quiet.
+    fixed = RV_BASE.replace("self.aux_loss += aux_loss * alpha", "self.aux_loss = aux_loss * alpha")
+    (tmp_path / "models" / "base.py").write_text(fixed)
+    assert "Error" not in _raises(tmp_path, "train")
+    assert analyze_source(fixed, base, workspace=Workspace(tmp_path)).findings == []
+    (tmp_path / "models" / "base.py").write_text(RV_BASE)
+    # A caller that hands it a detached value (an editor buffer, seen at once): quiet, and torch agrees.
+    detached = RV_SUB.replace("out.pow(2).mean(), 0.5", "out.pow(2).mean().detach(), 0.5")
+    ws = Workspace(tmp_path)
+    engine = Engine()
+    assert _codes(engine.analyze(RV_BASE, base, Config(), ws, rules=RULES)) == [("GS420", 12, "warning")]
+    ws.set_overlay(sub, detached)
+    assert engine.analyze(RV_BASE, base, Config(), ws, rules=RULES).findings == []
+    (tmp_path / "models" / "dien.py").write_text(detached)
+    assert "Error" not in _raises(tmp_path, "train")
+    ws.set_overlay(sub, None)
+    (tmp_path / "models" / "dien.py").write_text(RV_SUB)
+    # Incremental == cold: edits of the analysed file above and inside the method, warm and fresh.
+    ws = Workspace(tmp_path)
+    for text in (RV_BASE, "# a comment\n\n" + RV_BASE, RV_BASE.replace("alpha\n", "alpha * 2\n"), fixed, RV_BASE):
+        warm = _codes(engine.analyze(text, base, Config(), ws, rules=RULES))
+        cold = _codes(Engine().analyze(text, base, Config(), Workspace(tmp_path), rules=RULES))
+        assert warm == cold, text
+
+
+def test_a_caller_that_does_not_call_the_sensitive_method_is_not_run(tmp_path):
+    sub = RV_SUB.replace("        self.add_auxiliary_loss(out.pow(2).mean(), 0.5)\n", "")
+    base = _reverse_project(tmp_path, sub=sub)
+    assert "Error" not in _raises(tmp_path, "train")
+    a = analyze_source(RV_BASE, base, workspace=Workspace(tmp_path))
+    assert a.findings == []
+
+
+# A base class's method using what a subclass in another file provides: `act` clamps in place what the abstract
+# `compute` returns; the subclass's `compute` ends in `tanh`, which saved its output, so backward raises.
+SUB_BASE = """\
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def compute(self, states):
+        raise NotImplementedError
+
+    def act(self, states):
+        actions = self.compute(states)
+        actions.clamp_(-0.5, 0.5)
+        return actions
+"""
+
+SUB_ACTOR = """\
+import torch
+import torch.nn as nn
+from models.base import Model
+
+
+class Actor(Model):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+
+    def compute(self, states):
+        return torch.{last}(self.fc(states))
+"""
+
+SUB_RUN = "import torch\nfrom actor import Actor\n\nActor().act(torch.randn(4, 3)).sum().backward()\n"
+
+
+def test_inherited_method_runs_on_a_subclass_in_another_file(tmp_path):
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "__init__.py").write_text("")
+    (tmp_path / "models" / "base.py").write_text(SUB_BASE)
+    (tmp_path / "actor.py").write_text(SUB_ACTOR.format(last="tanh"))
+    (tmp_path / "run.py").write_text(SUB_RUN)
+    assert "modified by an inplace operation" in _raises(tmp_path, "run")
+    base = str(tmp_path / "models" / "base.py")
+    (tmp_path / "run.py").unlink()  # no caller of `act`: only the subclass is evidence
+    a = analyze_source(SUB_BASE, base, workspace=Workspace(tmp_path))
+    assert _codes(a) == [("GS301", 10, "warning")]
+    actor = str((tmp_path / "actor.py").resolve())
+    assert [(r.line, r.message) for r in a.findings[0].related if r.path == actor] == [
+        (12, "saved for backward by `torch.tanh`"), (6, "run on an instance of the subclass `Actor`")]
+    assert analyze_source(SUB_BASE, base).findings == []
+    # A subclass whose last op saves nothing of its output (`torch.relu` saves it too; a linear map does not).
+    plain = SUB_ACTOR.format(last="nn.functional.linear").replace("self.fc(states))", "states, self.fc.weight)")
+    (tmp_path / "actor.py").write_text(plain)
+    (tmp_path / "run.py").write_text(SUB_RUN)
+    assert "Error" not in _raises(tmp_path, "run")
+    assert analyze_source(SUB_BASE, base, workspace=Workspace(tmp_path)).findings == []
+
+
+
+# A caller's loop calling a method of an object whose flag is fixed for its life (an SAC agent's
+# `automatic_entropy_tuning`): with the flag unknown, one call's branch (`self.alpha = log_alpha.exp()`) mixed with the
+# next call's other branch made a freed graph and a `torch.tensor(tensor)` out of correct code. Each value is its own run.
+FLAG_AGENT = """\
+import torch
+import torch.nn as nn
+
+
+class Agent:
+    def __init__(self, tune):
+        self.policy = nn.Linear(3, 1)
+        self.opt = torch.optim.SGD(self.policy.parameters(), lr=0.1)
+        self.alpha = 0.2
+        self.tune = tune
+        if self.tune:
+            self.log_alpha = torch.zeros(1, requires_grad=True)
+            self.alpha_opt = torch.optim.SGD([self.log_alpha], lr=0.1)
+
+    def update(self, state):
+        loss = (self.alpha * self.policy(state)).mean()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        if self.tune:
+            alpha_loss = -self.log_alpha.mean()
+            self.alpha_opt.zero_grad()
+            alpha_loss.backward()
+            self.alpha_opt.step()
+            self.alpha = self.log_alpha.exp()
+            logs = self.alpha.clone()
+        else:
+            logs = torch.tensor(self.alpha)
+        return logs.item()
+"""
+
+FLAG_MAIN = """\
+import sys
+import torch
+from agent import Agent
+
+agent = Agent(len(sys.argv) > 1)
+for step in range(3):
+    agent.update(torch.randn(4, 3))
+"""
+
+
+def test_a_callers_object_keeps_one_value_of_its_flag(tmp_path):
+    (tmp_path / "agent.py").write_text(FLAG_AGENT)
+    (tmp_path / "main.py").write_text(FLAG_MAIN)
+    for args in ([], ["tune"]):
+        proc = subprocess.run([sys.executable, "main.py", *args], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    assert analyze_source(FLAG_AGENT, str(tmp_path / "agent.py"), workspace=Workspace(tmp_path)).findings == []

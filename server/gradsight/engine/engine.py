@@ -22,6 +22,7 @@ from .interp import Interpreter, ModuleScope
 from .query import FileEvent, NodeMemo, Query
 from .relocate import located, plain
 from .report import Reporter, Source, split_lines
+from .reverse import run_callers
 from .ruleset import RuleSet
 from .scope import MAX_BYTES, MAX_NESTING, build_scope, nesting_depth
 from .units import (Digests, RecordingDict, UnitCache, analyse_definitions, calls_without_grad_in, import_digests,
@@ -61,6 +62,7 @@ class Engine:
         self.units = UnitCache(unit_cache_max)
         self.plain_of: dict = {}
         self.node_memo = NodeMemo()  # walks of unchanged top-level statements for whole-file rules (engine/query.py)
+        self.caller_memo: dict = {}  # (path, digest) of another file -> its units and what they read (`reverse.py`)
         # Parses spliced, full or by chunks (`recover_chunks`: text that does not parse), cached definition results
         # moved or not movable, module-level results reused (`units.run_module`).
         self.stats = {"spliced": 0, "parsed": 0, "chunked": 0, "moved": 0, "not_moved": 0, "module_reused": 0}
@@ -73,6 +75,7 @@ class Engine:
         self.units.clear()
         self.plain_of.clear()
         self.node_memo.clear()
+        self.caller_memo.clear()
 
     def forget(self, path: str) -> None:
         """Forget the last analysed version of `path` (its next analysis parses it afresh)."""
@@ -221,6 +224,10 @@ class Engine:
                     used[other] = digest
             analyse_definitions(interp, scope, reporter, module_key, digests, used, self.units, self.shift, self.stats,
                                 elsewhere)
+            if workspace is not None and (scope.functions or scope.classes):
+                # The reverse direction: other files' code that runs this file's definitions with its own values.
+                run_callers(interp, scope, reporter, workspace, module_key, digests, used, self.units,
+                            self.caller_memo, self.shift)
             if interp.backward_seen:
                 for site, (label, created) in interp.grad_leaves.items():
                     if site in interp.reached_sources or site not in interp.cut_sources:
@@ -276,11 +283,22 @@ class TrackingInterpreter(Interpreter):
     stays valid while the text of every function it ran is unchanged (see `analyse_definitions`)."""
 
     home: Optional[ModuleScope] = None  # the analysed file's scope (functions of imported files are not tracked)
+    # While a caller in another file runs (`reverse.py`): the calls from other files into this one, innermost last.
+    entries: Optional[list] = None
+    # While a caller runs: class node id -> (attribute, truth) of a flag its objects keep for life (`reverse.py`).
+    pinned_flags: Optional[dict] = None
 
     def run_function(self, func, *args, **kwargs):
         if self.track is not None and func.module is self.home:
             self.track.add(func.node)
-        return super().run_function(func, *args, **kwargs)
+        if self.entries is None or func.module is not self.home or self.scope is self.home:
+            return super().run_function(func, *args, **kwargs)
+        node = args[3] if len(args) > 3 else kwargs.get("node")
+        self.entries.append((self.scope, node))
+        try:
+            return super().run_function(func, *args, **kwargs)
+        finally:
+            self.entries.pop()
 
 
 def _source_in(workspace, used: dict, path: str) -> Optional[Source]:

@@ -15,6 +15,7 @@ from .events import (CheckpointEvent, FactoryEvent, FuncGradEvent, GraphCutEvent
 from .interp_util import (FUNC_GRAD_TRANSFORMS, REQUIRES_GRAD_SPELLINGS, _backward_names, _fsite, _is_static, _is_tensor_function,
                           _literal_dtype, _literal_shape, _pcut_of, const_bool, flat_tensors, key_of, kwarg,
                           layers_have_params, map_tensors)
+from .interp_super import is_super_call, super_call
 from .state import State
 from .values import (CREATED_WITHOUT_GRAD, UNKNOWN, BoundMethod, ClassVal, FuncVal, GradModeCtx, ModuleRef, ModuleVal,
                      ObjectVal, OptimizerVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value, carries_graph,
@@ -104,6 +105,10 @@ class CallsMixin:
             return self.func_grad_call(node, state)
         # Method call on a value: evaluate the receiver once.
         if isinstance(func, ast.Attribute):
+            if is_super_call(func):
+                val = super_call(self, node, state)
+                if val is not None:
+                    return val
             recv = self.eval(func.value, state)
             if func.attr == "requires_grad_" and not (node.args and const_bool(node.args[0]) is False) \
                     and key_of(func.value) is not None:

@@ -280,6 +280,7 @@ class ExpressionsMixin:
         if info.is_module:
             return True
         return depth < 8 and any(isinstance(b, ClassInfo) and self.is_module_class(b, depth + 1)
+                                 or isinstance(b, str) and b.startswith("torch.nn.") and b.rsplit(".", 1)[-1][:1].isupper()
                                  for b in self.class_bases(info))
 
     def class_bases(self, info: ClassInfo) -> tuple:
@@ -292,6 +293,14 @@ class ExpressionsMixin:
             return hit[1]
         out = []
         for b in info.bases:
+            head, dot, rest = b.partition(".") if isinstance(b, str) else ("", "", "")
+            if dot and info.module is not None and head not in info.module.imports and info.module.star_imports \
+                    and head not in info.module.classes and head not in info.module.functions:
+                # `class Net(nn.Module)` where `nn` comes from `from .layers import *` (a module that does
+                # `import torch.nn as nn`: a star import without `__all__` exports it too).
+                val = self.star_value(info.module, head)
+                if isinstance(val, ModuleRef):
+                    b = f"{val.qual}.{rest}"
             if isinstance(b, str) and self.resolve_module is not None and "." in b \
                     and not b.startswith(("torch.", "builtins.", "typing.", "abc.", "numpy.")):
                 mod, _, name = b.rpartition(".")

@@ -359,6 +359,11 @@ class ObjectsMixin:
                 self.init_cache[ck] = ()
                 attrs = self.collect_init_attrs(init, base, args, kwargs, node, state)
                 self.init_cache[ck] = attrs
+        pins = getattr(self, "pinned_flags", None)
+        if pins and id(info.node) in pins:
+            # A caller's run with this class's constant flag fixed (`reverse.py`): one value for the object's life.
+            attr, truth = pins[id(info.node)]
+            attrs = tuple((k, PyVal(truth=truth) if k == attr else v) for k, v in attrs)
         return replace(base, attrs=attrs)
 
     def method_mutations(self, info: ClassInfo, method: Optional[str]) -> frozenset:

@@ -839,6 +839,13 @@ class StatementsMixin:
             n = len(target.elts)
             if isinstance(value, SeqVal) and not value.homog and len(value.items) == n and not any(isinstance(e, ast.Starred) for e in target.elts):
                 items = list(value.items)
+            elif n == 2 and isinstance(value, TensorVal) and _values_indices(stmt, target):
+                # `vals, idx = torch.topk(x, k)` (sort, kthvalue, mode, max/min/median along a dim, cummax, cummin):
+                # the values carry `x`'s history, the indices are integers without any.
+                call = stmt.value
+                idx = TensorVal(rg=Tri.NO, leaf=Tri.YES, is_int=Tri.YES, origin=self.expr_fact(call),
+                                nograd=self.fact(call, "not-differentiable", op=f"{call.func.attr} indices"))
+                items = [value, idx]
             else:
                 items = [self.element_of(value)] * n
             for elt, val in zip(target.elts, items):
@@ -1139,3 +1146,24 @@ def _receiver_names(loop: ast.AST, nodes: Optional[list] = None) -> tuple:
     `nodes`: `walk(loop)`, where the caller has it."""
     return tuple(dict.fromkeys(n.func.value.id for n in (walk(loop) if nodes is None else nodes) if isinstance(n, ast.Call)
                                and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)))
+
+
+_PAIR_OPS = frozenset({"topk", "sort", "kthvalue", "mode", "cummax", "cummin"})
+_PAIR_WITH_DIM = frozenset({"max", "min", "median", "nanmedian"})
+
+
+def _values_indices(stmt: ast.AST, target: ast.AST) -> bool:
+    """`stmt` is `a, b = <op>(...)` for an op that returns (values, indices): the pair ops always, `max`/`min`/
+    `median` along a dim (a second positional argument of `torch.max(x, 1)`, the first of `x.max(1)`, or `dim=`)."""
+    if type(stmt) is not ast.Assign or len(stmt.targets) != 1 or stmt.targets[0] is not target:
+        return False
+    call = stmt.value
+    if type(call) is not ast.Call or type(call.func) is not ast.Attribute:
+        return False
+    name = call.func.attr
+    if name in _PAIR_OPS:
+        return True
+    if name not in _PAIR_WITH_DIM:
+        return False
+    on_torch = type(call.func.value) is ast.Name and call.func.value.id in ("torch", "th")
+    return any(kw.arg == "dim" for kw in call.keywords) or len(call.args) >= (2 if on_torch else 1)

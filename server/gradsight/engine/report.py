@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 from ..config import Config
 from ..findings import Applicability, Edit, Finding, Fix, Related, Severity
@@ -205,6 +205,9 @@ class Reporter:
         # How often a rule read the whole tree: a finding that depends on the whole file cannot be cached with
         # one definition's results (the driver checks this counter around each definition it caches).
         self.tree_reads = 0
+        # While a caller in another workspace file runs this file's code (`reverse.py`): the call that entered this
+        # file, as a `Note`. Findings made then are evidence from use: a warning at most, the caller in `related`.
+        self.via: Optional[Callable[[], Optional[Note]]] = None
 
     @property
     def tree(self) -> Optional[ast.Module]:
@@ -236,6 +239,10 @@ class Reporter:
         if self.source.suppressed(line, code):
             return
         sev = self.config.severity_for(code, severity or rule.severity)
+        via = self.via() if self.via is not None else None
+        if via is not None:
+            sev = Severity.WARNING if sev.rank > Severity.WARNING.rank else sev
+            related = (*related, via)
         key = (code, line, col)
         previous = self.findings.get(key)
         if previous is not None and previous.severity.rank >= sev.rank:
@@ -252,6 +259,8 @@ class Reporter:
         `at`'s column; suppression comments of that file apply."""
         if at.path is None or at.path == self.path:
             return False
+        if self.via is not None and self.via() is not None:
+            return True  # a caller's run (`reverse.py`): that file's own analysis reports what its code does there
         source = self.source_of(at.path)
         if source is None or not isinstance(at.line, int) or not 1 <= at.line <= len(source.lines):
             return False

@@ -51,6 +51,7 @@ class Workspace:
         self._off_calls: dict[str, tuple[str, frozenset, tuple]] = {}
         self._names_stem: dict[tuple, tuple[str, bool]] = {}  # (file, module name) -> (text, imports that name?)
         self._callers: dict[str, tuple[float, frozenset, dict, str]] = {}
+        self._importers: dict[str, tuple[float, tuple]] = {}  # path -> (time, files importing it: `importers`)
         # Library inference is on unless the caller or GRADSIGHT_NO_LIBINFER=1 (for comparisons) turns it off.
         self._libinfer = None if libinfer and os.environ.get("GRADSIGHT_NO_LIBINFER", "") in ("", "0") else False
 
@@ -68,6 +69,8 @@ class Workspace:
         before = self._text(pathlib.Path(key)) if self._callers else None  # the buffer's, else the file's on disk
         with self._lock:
             self._forget_callers(key, before, text)
+            for target in [t for t in self._importers if t != key]:
+                self._importers.pop(target, None)  # this buffer may start or stop importing it
             if (key in self.overlays) != (text is not None):
                 self._found.clear()  # a buffer opened or closed may make an import resolvable (not an edit)
             if text is None:
@@ -206,9 +209,10 @@ class Workspace:
             self._cache[key] = (digest, scope)
         return scope
 
-    def resolver(self, from_path: str, used: Optional[dict] = None) -> Callable:
+    def resolver(self, from_path: str, used: Optional[dict] = None, home=None) -> Callable:
         """A resolve(module, level, from_scope) function; every file it reads is recorded in `used`
-        (path -> sha1 of the text), so caches can tell when an imported file changed."""
+        (path -> sha1 of the text), so caches can tell when an imported file changed. `home`: the analysed file's
+        scope, which its own path then resolves to (another file's code that imports it, run by `reverse.py`)."""
         # The analysed file never resolves to itself (computed once: `resolve()` stats every path component, and
         # resolution is asked for every imported name an analysis reads).
         me = str(pathlib.Path(from_path).resolve())
@@ -217,7 +221,7 @@ class Workspace:
             origin = getattr(from_scope, "path", from_path) or from_path
             found = self.find(module, level, origin)
             if found is None or str(found) == me:
-                return None
+                return home if found is not None else None
             scope = self.scope_for(found)
             if used is not None and scope is not None:
                 used[str(found)] = self._cache[str(found)][0]
@@ -301,6 +305,54 @@ class Workspace:
         out = frozenset(names)
         self._callers[key] = (now, out, read, stem)
         return out, read
+
+    def importers(self, path: str) -> tuple:
+        """The other workspace files that import the module at `path` (`reverse.py`'s callers): (path, scope,
+        digest) each, in path order. Lazy like `no_grad_callers`: a file is parsed only if its text holds the module's
+        name on a line that imports it; the per-file answers are kept per text version, the whole answer
+        `LIST_TTL` seconds (files added since are not seen until then, like imports)."""
+        try:
+            target = pathlib.Path(path).resolve()
+            target.relative_to(self.root)
+        except (OSError, ValueError, RuntimeError):
+            return ()
+        key = str(target)
+        now = time.monotonic()
+        hit = self._importers.get(key)
+        if hit is None or now - hit[0] >= LIST_TTL:
+            hit = self._importers[key] = (now, self._importing(key, target))
+        out = []
+        for other in hit[1]:
+            scope = self.scope_for(pathlib.Path(other))
+            digest = self.cached_digest(pathlib.Path(other))
+            if scope is not None and digest is not None:
+                out.append((other, scope, digest))
+        return tuple(out)
+
+    def _importing(self, key: str, target: pathlib.Path) -> tuple:
+        stem = target.parent.name if target.name == "__init__.py" else target.stem
+        names_it = re.compile(rf"^[ \t]*(?:from[ \t]+[\w.]*\b{re.escape(stem)}\b|(?:from[ \t]+[\w.]+[ \t]+)?import[ \t(]"
+                              rf"[^\n]*\b{re.escape(stem)}\b)", re.M)
+        out = []
+        for other in self.python_files():
+            if other == key:
+                continue
+            text = self._text(pathlib.Path(other))
+            if text is None or stem not in text:
+                continue
+            named = self._names_stem.get((other, stem))
+            if named is None or named[0] is not text:
+                named = self._names_stem[(other, stem)] = (text, names_it.search(text) is not None)
+            if not named[1]:
+                continue
+            scope = self.scope_for(pathlib.Path(other))
+            digest = self.cached_digest(pathlib.Path(other))
+            if scope is None or digest is None:
+                continue
+            if not self._imports(tuple(sorted(set(scope.imports.values()))), other, target, stem):
+                continue
+            out.append(other)
+        return tuple(out)
 
     def _imports(self, quals: tuple, origin: str, target: pathlib.Path, stem: str) -> bool:
         """Whether one of a file's imports (qualified names, `.`-prefixed when relative) names the module `target`

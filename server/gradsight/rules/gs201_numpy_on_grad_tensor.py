@@ -25,6 +25,11 @@ class NumpyOnGradTensor(Rule):
                   "`.cpu()`; gradsight does not add it because it cannot see the device.)")
     references = ("https://pytorch.org/docs/stable/generated/torch.Tensor.numpy.html",)
     valid = (
+        # The indices of `topk` (and of `sort`, `max(dim)`, ...) are integers without history: a recommender's
+        # hit-rate metric maps the top-k positions back to item ids.
+        Valid("import torch\n\nw = torch.randn(6, requires_grad=True)\nitems = torch.arange(6)\n"
+              "_, indices = torch.topk(w * 2, 3)\nrecommends = torch.take(items, indices).numpy().tolist()\n"
+              "best, where = (w * 3).max(0)\nprint(where.numpy(), best.item())\n"),
         Valid("import torch\nx = torch.randn(3, requires_grad=True)\ny = (x * 2).detach().numpy()\n"),
         Valid("import torch\nx = torch.randn(3)\ny = (x * 2).numpy()\n"),
         Valid("import torch\nx = torch.randn(3, requires_grad=True)\nwith torch.no_grad():\n    y = (x * 2).numpy()\n"),

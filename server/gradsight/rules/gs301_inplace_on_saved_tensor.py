@@ -8,7 +8,7 @@ from ..engine.report import make_fix
 from ..engine.values import Tri
 from ..findings import Applicability, Edit, Severity
 from . import _fixes
-from .base import Invalid, Rule, Valid
+from .base import Invalid, Rule, Valid, at
 
 _MSG = "\"one of the variables needed for gradient computation has been modified by an inplace operation\""
 
@@ -91,6 +91,14 @@ class InplaceOnSavedTensor(Rule):
               "    Block(4, 3, use_norm=use_norm)(torch.randn(8, 4)).sum().backward()\n"),
     )
     invalid = (
+        # An L2-normalised embedding built on its base class's `forward` (through `super()`): `pow` saved the
+        # output that the in-place division then overwrites.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Embedding(nn.Module):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.fc = nn.Linear(4, 2)\n\n    def forward(self, x):\n"
+                "        return self.fc(x)\n\n\nclass EmbeddingL2(Embedding):\n    def forward(self, x):\n"
+                "        output = super().forward(x)\n        output /= output.pow(2).sum(1, keepdim=True).sqrt()\n"
+                "        return output\n\n\nEmbeddingL2()(torch.randn(3, 4)).sum().backward()\n", line=17,
+                runtime="raises: modified by an inplace operation"),
         # Two in-place ReLU modules on one tensor (weiaicunzai/pytorch-cifar100's NASNet cell): the first returns
         # its input, now saved as its output, and the second overwrites it. The fix goes on the second module.
         Invalid("import torch\nimport torch.nn as nn\nw = torch.randn(2, 2, requires_grad=True)\n"
@@ -176,7 +184,8 @@ class InplaceOnSavedTensor(Rule):
         fix = None
         span = None
         src = report.source
-        if event.module is not None and event.module.origin is not None:
+        if event.module is not None and event.module.origin is not None and event.module.origin.path is None:
+            # (An in-place module built in another file, a caller's: the write is reported where it runs.)
             origin = event.module.origin
             text = src.line_text(origin.line)
             idx = text.find("inplace=True", max(0, origin.column - 1))
@@ -219,5 +228,5 @@ class InplaceOnSavedTensor(Rule):
             when = " on the paths that save it"
         report.add(self, event.node,
                    msg(f"This in-place write overwrites a tensor saved for backward, so backward raises{when}. ", what,
-                       f" modifies `{event.expr}`, {saved.text} at line ", saved.line, f"; PyTorch says {_MSG}."),
+                       f" modifies `{event.expr}`, {saved.text} at ", at(saved), f"; PyTorch says {_MSG}."),
                    related=[saved], fix=fix, span=span)

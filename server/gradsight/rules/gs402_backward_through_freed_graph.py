@@ -170,7 +170,8 @@ class BackwardThroughFreedGraph(Rule):
         fix = None
         through = ""
         name = via.arg("expr", "") if via is not None and via.kind == USE else ""
-        if name.isidentifier() and report.tree is not None and via.line > freed.line:
+        if name.isidentifier() and report.tree is not None and via.path is None and freed.path is None \
+                and via.line > freed.line:
             through = f" through `{name}`"
             use = _first_use(report.tree, name, 0, freed.line)
             if use is not None:

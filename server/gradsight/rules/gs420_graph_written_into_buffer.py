@@ -73,7 +73,16 @@ class GraphWrittenIntoBuffer(Rule):
              "        z = self.proj(x)\n        self.queue[:, 2:] = self.queue[:, :-2].clone()\n")
     _tail = ("        return z.pow(2).mean()\n\n\nm = Queue()\nfor _ in range(3):\n"
              "    m(torch.randn(2, 4)).backward()\n")
+    _BASE = ("import torch\nimport torch.nn as nn\n\n\nclass Base(nn.Module):\n    def __init__(self):\n"
+             "        super().__init__()\n        self.aux_loss = torch.zeros(1)\n\n"
+             "    def add_auxiliary_loss(self, aux_loss, alpha):\n")
+    _SUB = ("\n\nclass Net(Base):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 1)\n\n"
+            "    def forward(self, x):\n        out = self.fc(x)\n        self.add_auxiliary_loss(out.pow(2).mean(), 0.5)\n"
+            "        return out\n\n\nm = Net()\nfor _ in range(2):\n"
+            "    (m(torch.randn(2, 4)).mean() + m.aux_loss.sum()).backward()\n")
     valid = (
+        # The same base model replacing the tensor each forward (the fix): nothing is written in place.
+        Valid(_BASE + "        self.aux_loss = aux_loss * alpha\n" + _SUB),
         Valid(_head + "        self.queue[:, :2] = z.detach().t()\n" + _tail + "assert m.queue.grad_fn is None\n"),
         Valid(_head + "        with torch.no_grad():\n            self.queue[:, :2] = z.t()\n" + _tail
               + "assert m.queue.grad_fn is None\n"),
@@ -103,6 +112,10 @@ class GraphWrittenIntoBuffer(Rule):
                 "        return x @ (self.weight / sv)\n\n\nm = SN()\nfor _ in range(2):\n"
                 "    m(torch.randn(2, 4)).sum().backward()\n", line=13,
                 runtime="silent: m.sv.grad_fn is not None"),
+        # A recommender's base model makes the tensor in `__init__` (run by the subclass's `super().__init__()`) and
+        # adds every forward's auxiliary loss into it in place.
+        Invalid(_BASE + "        self.aux_loss += aux_loss * alpha\n" + _SUB, line=11,
+                runtime="raises: Trying to backward through the graph a second time"),
     )
 
     def check(self, event: StoreGraphEvent, report) -> None:

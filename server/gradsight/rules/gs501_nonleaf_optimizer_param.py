@@ -102,7 +102,7 @@ class NonLeafOptimizerParam(Rule):
                 # whether it is a leaf is simply unknown, which says nothing about a `.to()` copy.
                 continue
             fix = None
-            if t.origin is not None and report.tree is not None:
+            if t.origin is not None and t.origin.path is None and report.tree is not None:
                 edit = _creation_on_device(report.source, report.tree, t.origin.line)
                 if edit is not None:
                     fix = make_fix("Create the tensor on the device/dtype with requires_grad=True",
