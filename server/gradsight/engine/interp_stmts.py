@@ -15,8 +15,9 @@ from .events import (AccumulateEvent, DiscardEvent, FactoryEvent, GradModeEvent,
 from .interp_util import (_const_key, REQUIRES_GRAD_SPELLINGS, _accumulated_operand, _backward_names, _grad_read_keys,
                           _has_backward, _is_static, _loop_store_counts, _msite, _params_accumulated_into_self,
                           _pcut_of, _remade_before, _root_name, _stmt_method, _use_kind, const_bool, key_of,
-                          self_view, _class_methods, _invariant_test, _loop_changes, _module_mutations, _test_key, _block_tests,
-                          _block_path, _mentions, _rebuilt_before_use, _last_iteration_test, _assumed_key)
+                          self_view, _class_methods, _invariant_test, _loop_changes, _module_mutations)
+from .paths import (_test_key, _block_tests, _block_path, _mentions, _rebuilt_before_use, _last_iteration_test,
+                    _assumed_key)
 from .state import State
 from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, Fact, FuncVal, GradModeCtx, ModuleVal, ObjectVal,
                      OptimizerVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value, join_all, summarise)
