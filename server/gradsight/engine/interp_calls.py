@@ -421,6 +421,7 @@ class CallsMixin:
             target_node, target = args[0] if args else kwargs.get("outputs", kwargs.get("tensors", (None, UNKNOWN)))
             inputs: list = []
             in_val: Value = UNKNOWN
+            in_node = None
             if qual.endswith(".grad"):
                 in_node, in_val = args[1] if len(args) > 1 else kwargs.get("inputs", (None, UNKNOWN))
                 if isinstance(in_val, TensorVal):
@@ -436,8 +437,9 @@ class CallsMixin:
                               grad_inputs=in_val if qual.endswith(".grad") else None)
             if not qual.endswith(".grad"):
                 return PyVal()
-            if not inputs and isinstance(in_val, (SeqVal, ParamsVal)):
-                # `autograd.grad(loss, fast_weights)`: one gradient per element of a sequence bound to a name.
+            if not inputs and (isinstance(in_val, (SeqVal, ParamsVal)) or in_val is UNKNOWN and in_node is not None):
+                # `autograd.grad(loss, fast_weights)`: one gradient per element of a sequence bound to a name, or of
+                # inputs gradsight does not know (a parameter `params`): autograd.grad returns a tuple either way.
                 grads = self.grad_results(node, target, [(None, self.element_of(in_val))], kwargs, state)
                 return SeqVal(grads.items, homog=True) if isinstance(grads, SeqVal) else grads
             return self.grad_results(node, target, inputs, kwargs, state)
@@ -586,6 +588,14 @@ class CallsMixin:
                                                          and v.evidence else v) for _, v in args)),), homog=True)
         if name == "enumerate" and len(args) == 1 and not kwargs and isinstance(args[0][1], known):
             return SeqVal((SeqVal((PyVal(scalar=True), self.element_of(args[0][1]))),), homog=True)
+        if name in ("zip", "enumerate") and args and (name == "zip" or len(args) == 1) \
+                and any(v is UNKNOWN for _, v in args) \
+                and all(v is UNKNOWN or isinstance(v, (SeqVal, ParamsVal, PyVal)) for _, v in args):
+            # Over a sequence gradsight does not know (a function's parameter: `zip(grads, vec)`), each item is not
+            # known, as in a plain `for g in grads`; never data that left autograd (a gradient with history
+            # summed into `torch.zeros(1)` then backwarded: a Hessian-vector product).
+            items = tuple(self.element_of(v) for _, v in args)
+            return SeqVal((SeqVal((PyVal(scalar=True),) + items if name == "enumerate" else items),), homog=True)
         if name == "map" and len(args) == 2 and not kwargs and isinstance(args[0][0], ast.Lambda) \
                 and isinstance(args[1][1], known) and len(args[0][0].args.args) == 1 and not (
                     args[0][0].args.vararg or args[0][0].args.kwarg or args[0][0].args.kwonlyargs):
