@@ -148,7 +148,8 @@ class FunctionBackwardArity(Rule):
     what_it_does = ("Flags a `return` in the `backward` of a `torch.autograd.Function` subclass that returns fewer "
                     "values than `forward` takes inputs (after `ctx`), or more values where the extra ones are not "
                     "`None`. A `forward` whose every output is passed to `ctx.mark_non_differentiable` is left alone: "
-                    "its outputs never require grad, so `backward` never runs.")
+                    "its outputs never require grad, so `backward` never runs. A `return` after a `raise` in the same block "
+                    "never runs and is not counted.")
     why_bad = ("Autograd needs one gradient (or `None`) per input of `forward`. Otherwise the backward pass "
                "raises \"function <Name>Backward returned an incorrect number of gradients (expected N, got M)\". "
                "Non-tensor inputs (a limit, a flag) still need a `None` in their place.")
