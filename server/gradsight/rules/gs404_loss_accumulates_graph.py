@@ -357,7 +357,7 @@ class LossAccumulatesGraph(Rule):
                 "    def update(self, val, delta_n=1):\n        try:\n            import horovod.torch as hvd\n"
                 "        except ImportError:\n            import types\n"
                 "            hvd = types.SimpleNamespace(allreduce=lambda tensor, name=None: tensor.clone())\n"
-                "        self.sum += hvd.allreduce(val.cpu() * delta_n, name=self.name)\n"
+                "        self.sum += hvd.allreduce(torch.as_tensor(val) * delta_n, name=self.name)\n"
                 "        self.count += delta_n\n\n\nnet = nn.Linear(4, 1)\n"
                 "opt = torch.optim.SGD(net.parameters(), lr=0.1)\nlosses = DistributedMetric(\"train_loss\")\n"
                 "for step in range(3):\n    loss = net(torch.randn(8, 4)).pow(2).mean()\n    opt.zero_grad()\n"
