@@ -588,14 +588,6 @@ class CallsMixin:
                                                          and v.evidence else v) for _, v in args)),), homog=True)
         if name == "enumerate" and len(args) == 1 and not kwargs and isinstance(args[0][1], known):
             return SeqVal((SeqVal((PyVal(scalar=True), self.element_of(args[0][1]))),), homog=True)
-        if name in ("zip", "enumerate") and args and (name == "zip" or len(args) == 1) \
-                and any(v is UNKNOWN for _, v in args) \
-                and all(v is UNKNOWN or isinstance(v, (SeqVal, ParamsVal, PyVal)) for _, v in args):
-            # Over a sequence gradsight does not know (a function's parameter: `zip(grads, vec)`), each item is not
-            # known, as in a plain `for g in grads`; never data that left autograd (a gradient with history
-            # summed into `torch.zeros(1)` then backwarded: a Hessian-vector product).
-            items = tuple(self.element_of(v) for _, v in args)
-            return SeqVal((SeqVal((PyVal(scalar=True),) + items if name == "enumerate" else items),), homog=True)
         if name == "map" and len(args) == 2 and not kwargs and isinstance(args[0][0], ast.Lambda) \
                 and isinstance(args[1][1], known) and len(args[0][0].args.args) == 1 and not (
                     args[0][0].args.vararg or args[0][0].args.kwarg or args[0][0].args.kwonlyargs):

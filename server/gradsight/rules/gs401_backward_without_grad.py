@@ -36,8 +36,8 @@ class BackwardWithoutGrad(Rule):
     use_instead = "pred = model(x)\nloss = ((pred - y) ** 2).mean()\nloss.backward()"
     references = ("https://pytorch.org/docs/stable/notes/autograd.html#locally-disabling-gradient-computation",)
     valid = (
-        # A zeros accumulator plus `create_graph=True` gradients of parameters handed in, over `zip` with another
-        # handed-in list: it has history at the backward (a Hessian-vector product, swa_gaussian).
+        # A zeros accumulator plus the `create_graph=True` gradients of parameters handed in (a tuple of tensors
+        # with history), zipped with another list: it has history at the backward (a Hessian-vector product).
         Valid("import torch\nimport torch.nn as nn\n\n\n"
               "def hess_vec_prod(vec, params, net, criterion, inputs, targets):\n    net.zero_grad()\n"
               "    loss = criterion(net(inputs), targets)\n"
