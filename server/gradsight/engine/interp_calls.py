@@ -427,6 +427,7 @@ class CallsMixin:
             target_node, target = args[0] if args else kwargs.get("outputs", kwargs.get("tensors", (None, UNKNOWN)))
             inputs: list = []
             in_val: Value = UNKNOWN
+            in_node = None
             if qual.endswith(".grad"):
                 in_node, in_val = args[1] if len(args) > 1 else kwargs.get("inputs", (None, UNKNOWN))
                 if isinstance(in_val, TensorVal):
@@ -442,8 +443,9 @@ class CallsMixin:
                               grad_inputs=in_val if qual.endswith(".grad") else None)
             if not qual.endswith(".grad"):
                 return PyVal()
-            if not inputs and isinstance(in_val, (SeqVal, ParamsVal)):
-                # `autograd.grad(loss, fast_weights)`: one gradient per element of a sequence bound to a name.
+            if not inputs and (isinstance(in_val, (SeqVal, ParamsVal)) or in_val is UNKNOWN and in_node is not None):
+                # `autograd.grad(loss, fast_weights)`: one gradient per element of a sequence bound to a name, or of
+                # inputs gradsight does not know (a parameter `params`): autograd.grad returns a tuple either way.
                 grads = self.grad_results(node, target, [(None, self.element_of(in_val))], kwargs, state)
                 return SeqVal(grads.items, homog=True) if isinstance(grads, SeqVal) else grads
             return self.grad_results(node, target, inputs, kwargs, state)

@@ -302,9 +302,12 @@ def _params_accumulated_into_self(fn: ast.AST) -> dict:
     out: dict = {}
 
     def add(node: ast.AST, where: ast.AST) -> None:
-        for n in walk(node):
-            if isinstance(n, ast.Name) and n.id in rest:
-                out.setdefault(n.id, where)
+        if _cuts_graph(node):
+            return  # `val.detach()`, `val.item()`: what is added has no graph of `val`, whatever takes it next
+        if isinstance(node, ast.Name) and node.id in rest:
+            out.setdefault(node.id, where)
+        for child in ast.iter_child_nodes(node):
+            add(child, where)
 
     for n in walk(fn):
         if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add) and _self_attr(n.target, me):
@@ -317,6 +320,19 @@ def _params_accumulated_into_self(fn: ast.AST) -> dict:
                 and _self_attr(n.func.value, me) and n.args:
             add(n.args[0], n)
     return out
+
+
+def _cuts_graph(node: ast.AST) -> bool:
+    """An expression that has no graph of its operand, syntactically: `x.detach()`, `x.item()` / `x.tolist()` /
+    `x.numpy()`, `x.data`, `float(x)` / `int(x)`. A call gradsight cannot see that is handed such an expression
+    (`hvd.allreduce(val.detach().cpu())`) is not handed the graph."""
+    if isinstance(node, ast.Attribute):
+        return node.attr == "data" and isinstance(node.ctx, ast.Load)
+    if not isinstance(node, ast.Call):
+        return False
+    if isinstance(node.func, ast.Attribute):
+        return node.func.attr == "detach" or node.func.attr in db.CUT_METHODS
+    return isinstance(node.func, ast.Name) and node.func.id in ("float", "int")
 
 
 def _is_static(fn: ast.AST) -> bool:

@@ -36,6 +36,18 @@ class BackwardWithoutGrad(Rule):
     use_instead = "pred = model(x)\nloss = ((pred - y) ** 2).mean()\nloss.backward()"
     references = ("https://pytorch.org/docs/stable/notes/autograd.html#locally-disabling-gradient-computation",)
     valid = (
+        # A zeros accumulator plus the `create_graph=True` gradients of parameters handed in (a tuple of tensors
+        # with history), zipped with another list: it has history at the backward (a Hessian-vector product).
+        Valid("import torch\nimport torch.nn as nn\n\n\n"
+              "def hess_vec_prod(vec, params, net, criterion, inputs, targets):\n    net.zero_grad()\n"
+              "    loss = criterion(net(inputs), targets)\n"
+              "    grad_f = torch.autograd.grad(loss, inputs=params, create_graph=True)\n"
+              "    prod = torch.zeros(1)\n    for g, v in zip(grad_f, vec):\n"
+              "        prod = prod + (g * v).sum()\n    prod.backward()\n\n\n"
+              "net = nn.Sequential(nn.Linear(4, 4), nn.Tanh(), nn.Linear(4, 3))\n"
+              "params = [p for p in net.parameters() if p.dim() > 1]\n"
+              "vec = [torch.randn_like(p) for p in params]\n"
+              "hess_vec_prod(vec, params, net, nn.CrossEntropyLoss(), torch.randn(8, 4), torch.randint(0, 3, (8,)))\n"),
         Valid("import torch\nx = torch.randn(3, requires_grad=True)\ny = (x * 2).sum()\ny.backward()\n"),
         Valid("import torch\nx = torch.randn(3, requires_grad=True)\nwith torch.no_grad():\n    s = x * 2\n"
               "y = (x * s).sum()\ny.backward()\n"),
@@ -76,6 +88,16 @@ class BackwardWithoutGrad(Rule):
               "    run_epoch(model, loader, nn.CrossEntropyLoss(), optimizer, evaluate=True)\n"),
     )
     invalid = (
+        # The same accumulator over gradients taken without `create_graph=True`: none has history.
+        Invalid("import torch\nimport torch.nn as nn\n\n\n"
+                "def grad_norm_penalty(params, net, criterion, inputs, targets):\n    net.zero_grad()\n"
+                "    loss = criterion(net(inputs), targets)\n"
+                "    grads = torch.autograd.grad(loss, inputs=params)\n    penalty = torch.zeros(1)\n"
+                "    for g in grads:\n        penalty = penalty + g.pow(2).sum()\n    penalty.backward()\n\n\n"
+                "net = nn.Sequential(nn.Linear(4, 4), nn.Tanh(), nn.Linear(4, 3))\n"
+                "params = [p for p in net.parameters() if p.dim() > 1]\n"
+                "grad_norm_penalty(params, net, nn.CrossEntropyLoss(), torch.randn(8, 4), torch.randint(0, 3, (8,)))\n",
+                line=12, runtime="raises: element 0 of tensors does not require grad"),
         # The model is a parameter (nothing known about it), but a torch op run under `no_grad` has no history.
         Invalid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
                 "def train(model, loader, optimizer):\n    for x, y in loader:\n        with torch.no_grad():\n"

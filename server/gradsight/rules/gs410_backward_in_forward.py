@@ -15,6 +15,7 @@ def _tainted(func: ast.FunctionDef) -> set:
     names = {a.arg for a in func.args.args[1:] + func.args.kwonlyargs}
     if func.args.vararg:
         names.add(func.args.vararg.arg)
+    names -= _made_leaf(func)
     for node in ast.walk(func):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
             if _reads(node.value, names) and not _detached(node.value):
@@ -22,6 +23,23 @@ def _tainted(func: ast.FunctionDef) -> set:
                 for t in targets:
                     names |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
     return names
+
+
+def _made_leaf(func: ast.FunctionDef) -> set:
+    """Inputs `forward` sets `x.requires_grad = ...` on in a statement of its own body that always runs (an
+    adversarial attack making its input a leaf to take its gradient). Torch allows that assignment only on a leaf
+    ("you can only change requires_grad flags of leaf variables"), so such an input carries no caller graph. The
+    method `x.requires_grad_()` is allowed on any tensor and proves nothing. A name bound again from the caller's
+    graph is tainted again by `_tainted`'s walk."""
+    return {t.value.id for stmt in func.body if isinstance(stmt, ast.Assign) for t in stmt.targets
+            if isinstance(t, ast.Attribute) and t.attr == "requires_grad" and isinstance(t.value, ast.Name)}
+
+
+def _retains(call: ast.Call) -> bool:
+    """`retain_graph=True` (or `create_graph=True`, which retains by default) written as a constant: such a backward
+    frees no saved tensor, so a later backward through the same graph still runs."""
+    return any(k.arg in ("retain_graph", "create_graph") and isinstance(k.value, ast.Constant) and k.value.value is True
+               for k in call.keywords)
 
 
 _NO_GRAPH_METHODS = {"detach", "item", "size", "dim", "tolist", "numpy", "numel", "stride", "data_ptr"}
@@ -54,7 +72,9 @@ class BackwardInForward(Rule):
     summary = "`.backward()` inside a module's `forward` frees the caller's graph that its input came from."
     events = (FileEvent,)
     what_it_does = ("Flags a `.backward()` (or `torch.autograd.backward`) call inside the `forward` of an "
-                    "`nn.Module`, on a value computed from `forward`'s inputs without `.detach()`.")
+                    "`nn.Module`, on a value computed from `forward`'s inputs without `.detach()`. A backward with "
+                    "`retain_graph=True` frees nothing and is left alone, and so is an input `forward` sets "
+                    "`x.requires_grad = True` on (torch allows that only on a leaf, which has no caller graph).")
     why_bad = ("The input of `forward` usually carries the caller's graph (an encoder's output). A backward "
                "inside `forward` runs through that graph and frees its saved tensors; the training loop's own "
                f"`loss.backward()` then raises \"{_ERROR}\" on the first step. It also puts gradients into the "
@@ -88,6 +108,23 @@ class BackwardInForward(Rule):
               "            total = 2 * rec\n            total.backward()\n            return total, rec\n\n\n"
               "model = Model()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
               "total, rec = model((torch.randn(4, 3), torch.randn(4, 1)), 'update')\nopt.step()\nprint(total.item())\n"),
+        # `inputs.requires_grad = True` is allowed only on a leaf, so the input carries no caller graph (an
+        # adversarial attack written as a module, perceptual-advex).
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass GradSignAttack(nn.Module):\n"
+              "    def __init__(self, model):\n        super().__init__()\n        self.model = model\n\n"
+              "    def forward(self, inputs, labels):\n        inputs.requires_grad = True\n"
+              "        loss = nn.functional.cross_entropy(self.model(inputs), labels)\n"
+              "        loss.backward()\n        return inputs + 0.01 * inputs.grad.sign()\n\n\n"
+              "model = nn.Linear(4, 3)\nx, y = torch.randn(8, 4), torch.randint(0, 3, (8,))\n"
+              "adv = GradSignAttack(model)(x, y)\nmodel.zero_grad()\n"
+              "nn.functional.cross_entropy(model(adv), y).backward()\n"),
+        # `retain_graph=True` frees nothing: the caller's backward through the same graph still runs.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass DeepSupervision(nn.Module):\n"
+              "    def __init__(self):\n        super().__init__()\n        self.aux = nn.Linear(3, 1)\n"
+              "        self.head = nn.Linear(3, 1)\n\n    def forward(self, feats):\n"
+              "        aux_loss = self.aux(feats).pow(2).mean()\n        aux_loss.backward(retain_graph=True)\n"
+              "        return self.head(feats)\n\n\nenc = nn.Linear(3, 3)\n"
+              "out = DeepSupervision()(enc(torch.randn(2, 3)))\nout.sum().backward()\n"),
     )
     invalid = (
         Invalid("import torch\nimport torch.nn as nn\n\n\nclass Q(nn.Module):\n    def __init__(self):\n"
@@ -96,6 +133,21 @@ class BackwardInForward(Rule):
                 "        commit.backward()\n        return x + self.codes[0]\n\n\n"
                 "enc = nn.Linear(3, 3)\nout = Q()(enc(torch.randn(2, 3)))\nout.sum().backward()\n",
                 line=12, also=(18,), runtime="raises: Trying to backward through the graph a second time"),
+        # `x.requires_grad_()` is allowed on a tensor that is not a leaf: it proves nothing about the caller's graph.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass GradSign(nn.Module):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.critic = nn.Linear(3, 1)\n\n"
+                "    def forward(self, x):\n        x.requires_grad_()\n        score = self.critic(x).sum()\n"
+                "        score.backward()\n        return x * 2\n\n\nenc = nn.Linear(3, 3)\n"
+                "out = GradSign()(enc(torch.randn(2, 3)))\nout.sum().backward()\n",
+                line=13, also=(19,), runtime="raises: Trying to backward through the graph a second time"),
+        # The assignment under `if not x.requires_grad` is skipped for an input that carries a graph.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass GradSign(nn.Module):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.critic = nn.Linear(3, 1)\n\n"
+                "    def forward(self, x):\n        if not x.requires_grad:\n"
+                "            x.requires_grad = True\n        score = self.critic(x).sum()\n"
+                "        score.backward()\n        return x * 2\n\n\nenc = nn.Linear(3, 3)\n"
+                "out = GradSign()(enc(torch.randn(2, 3)))\nout.sum().backward()\n",
+                line=14, also=(20,), runtime="raises: Trying to backward through the graph a second time"),
     )
 
     def check(self, event: FileEvent, report) -> None:
@@ -128,7 +180,7 @@ class BackwardInForward(Rule):
                 target = call.args[0]
             else:
                 continue
-            if not _reads(target, tainted):
+            if not _reads(target, tainted) or _retains(call):
                 continue
             if training_step:
                 # The forward is a training step that hands back a loss it backwarded (NVlabs' FUNIT:

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from typing import Iterator, Optional
 
 from ..engine.query import FileEvent
 from ..findings import Severity
@@ -108,6 +108,37 @@ def _outputs_never_differentiable(q, forward: ast.FunctionDef) -> bool:
     return True
 
 
+def _exits(stmt: ast.stmt) -> bool:
+    """Does control never fall through `stmt`: a `raise` or `return`, or an `if` whose both branches never do."""
+    if isinstance(stmt, (ast.Raise, ast.Return)):
+        return True
+    return isinstance(stmt, ast.If) and bool(stmt.orelse) and _block_exits(stmt.body) and _block_exits(stmt.orelse)
+
+
+def _block_exits(block: list) -> bool:
+    return any(_exits(s) for s in block)
+
+
+def _reachable_returns(block: list) -> Iterator[ast.Return]:
+    """The `return` statements of a function body that control can reach: statements after a `raise` or `return`
+    in the same block never run (an inference-only Function whose `backward` is `raise NotImplementedError`
+    followed by a leftover `return`). Nested functions and classes are not entered."""
+    for stmt in block:
+        if isinstance(stmt, ast.Return):
+            yield stmt
+        elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, list):
+                    yield from _reachable_returns(inner)
+            for handler in getattr(stmt, "handlers", ()):
+                yield from _reachable_returns(handler.body)
+            for case in getattr(stmt, "cases", ()):
+                yield from _reachable_returns(case.body)
+        if _exits(stmt):
+            return
+
+
 class FunctionBackwardArity(Rule):
     code = "GS411"
     name = "function-backward-arity"
@@ -117,7 +148,8 @@ class FunctionBackwardArity(Rule):
     what_it_does = ("Flags a `return` in the `backward` of a `torch.autograd.Function` subclass that returns fewer "
                     "values than `forward` takes inputs (after `ctx`), or more values where the extra ones are not "
                     "`None`. A `forward` whose every output is passed to `ctx.mark_non_differentiable` is left alone: "
-                    "its outputs never require grad, so `backward` never runs.")
+                    "its outputs never require grad, so `backward` never runs. A `return` after a `raise` in the same block "
+                    "never runs and is not counted.")
     why_bad = ("Autograd needs one gradient (or `None`) per input of `forward`. Otherwise the backward pass "
                "raises \"function <Name>Backward returned an incorrect number of gradients (expected N, got M)\". "
                "Non-tensor inputs (a limit, a flag) still need a `None` in their place.")
@@ -173,8 +205,20 @@ class FunctionBackwardArity(Rule):
               "xyz = torch.randn(2, 8, 3, requires_grad=True)\n"
               "idx = BallQuery.apply(0.0, 0.2, 5, xyz, torch.randn(2, 4, 3))\n"
               "torch.gather(xyz, 1, idx[..., :1].long().expand(2, 4, 3)).sum().backward()\n"),
+        # A `backward` that raises first never reaches its leftover `return` (BigVGAN's inference-only fused kernel).
+        Valid("import torch\n\n\nclass FusedAct(torch.autograd.Function):\n    @staticmethod\n"
+              "    def forward(ctx, x, alpha, beta):\n        return x * alpha.exp() + beta\n\n    @staticmethod\n"
+              "    def backward(ctx, grad_out):\n        raise NotImplementedError\n        return grad_out\n\n\n"
+              "with torch.no_grad():\n    y = FusedAct.apply(torch.randn(2, 3), torch.zeros(3), torch.zeros(3))\n"),
     )
     invalid = (
+        # A `raise` under a condition leaves the `return` after it reachable.
+        Invalid("import torch\n\n\nclass Clip(torch.autograd.Function):\n    @staticmethod\n"
+                "    def forward(ctx, x, limit):\n        return x.clamp(-limit, limit)\n\n    @staticmethod\n"
+                "    def backward(ctx, grad_out):\n        if not ctx.needs_input_grad[0]:\n"
+                "            raise NotImplementedError\n        return grad_out\n\n\n"
+                "v = torch.randn(5, requires_grad=True)\nClip.apply(v, 0.3).sum().backward()\n",
+                line=13, runtime="raises: returned an incorrect number of gradients (expected 2, got 1)"),
         # A `@classmethod` backward one gradient short: `cls` and `ctx` are not inputs.
         Invalid("import torch\nfrom torch.autograd import Function\n\n\nclass Shake(Function):\n    @classmethod\n"
                 "    def forward(cls, ctx, a, b, training):\n        return a * 0.5 + b * 0.5\n\n    @classmethod\n"
@@ -214,9 +258,7 @@ class FunctionBackwardArity(Rule):
                 continue
             fewest, expected = counts
             grad_params = {a.arg for a in backward.args.args[_receivers(backward):]}
-            for ret in ast.walk(backward):
-                if not isinstance(ret, ast.Return) or q.enclosing_function(ret) is not backward:
-                    continue
+            for ret in _reachable_returns(backward.body):
                 got = _returned(ret.value, grad_params)
                 if got is None:
                     continue
