@@ -587,6 +587,20 @@ def test_inherited_method_runs_on_a_subclass_in_another_file(tmp_path):
     assert analyze_source(SUB_BASE, base, workspace=Workspace(tmp_path)).findings == []
 
 
+def test_a_subclass_in_a_test_file_is_no_evidence(tmp_path):
+    # The subclass of the test above, in a test folder: test code runs the base with stubs (a discriminator whose
+    # `forward` returns `torch.ones(n)`), not as the program runs it, so nothing is reported from it.
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "__init__.py").write_text("")
+    (tmp_path / "models" / "base.py").write_text(SUB_BASE)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "actor.py").write_text(SUB_ACTOR.format(last="tanh"))
+    base = str(tmp_path / "models" / "base.py")
+    assert analyze_source(SUB_BASE, base, workspace=Workspace(tmp_path)).findings == []
+    (tmp_path / "tests" / "actor.py").rename(tmp_path / "actor.py")
+    assert _codes(analyze_source(SUB_BASE, base, workspace=Workspace(tmp_path))) == [("GS301", 10, "warning")]
+
+
 
 # A caller's loop calling a method of an object whose flag is fixed for its life (an SAC agent's
 # `automatic_entropy_tuning`): with the flag unknown, one call's branch (`self.alpha = log_alpha.exp()`) mixed with the

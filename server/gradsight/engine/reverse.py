@@ -21,7 +21,7 @@ Cost: nothing is done unless another file imports this one (`Workspace.importers
 a sensitive definition; each caller unit is cached in the engine's unit cache, keyed by the caller file's text and the
 files it imports, and valid while the functions of this file it ran are unchanged (like any unit), so a keystroke
 re-runs only the callers that ran the edited code. At most `MAX_FILES` importing files and `MAX_UNITS` caller units
-an analysis.
+an analysis. Test files are no callers (`_is_test_file`): they run the code with stubs and mocks.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import hashlib
+import pathlib
 from typing import Optional
 
 from .astwalk import walk
@@ -146,6 +147,16 @@ def caller_units(tree: ast.Module) -> tuple:
     return tuple(out)
 
 
+def _is_test_file(path: str) -> bool:
+    """Test code runs this file's code with stubs (a discriminator whose `forward` returns `torch.ones(n)`, mocks),
+    not as the program runs it: a test file (under a `test`/`tests` folder, `test_*.py`, `*_test.py`,
+    `conftest.py`) is no caller."""
+    parts = pathlib.PurePath(path).parts
+    name = parts[-1] if parts else ""
+    return any(p in ("test", "tests") for p in parts[:-1]) or name.startswith("test_") or name.endswith("_test.py") \
+        or name == "conftest.py"
+
+
 def run_callers(interp: Interpreter, scope: ModuleScope, reporter: Reporter, workspace, module_key: str,
                 digests: Digests, used: RecordingDict, cache: UnitCache, memo: dict, shift: bool = True) -> None:
     """Run the units of other workspace files that call into this file's sensitive definitions (see the module
@@ -158,7 +169,7 @@ def run_callers(interp: Interpreter, scope: ModuleScope, reporter: Reporter, wor
         return
     # Direct callers first (a call names the definition), then inherited methods run on subclasses' instances.
     direct, inherited, salts = [], [], {}
-    for other, other_scope, digest in importers[:MAX_FILES]:
+    for other, other_scope, digest in [i for i in importers if not _is_test_file(i[0])][:MAX_FILES]:
         units = memo.get((other, digest))
         if units is None:
             units = memo[(other, digest)] = caller_units(other_scope.tree)
