@@ -99,18 +99,21 @@ class StatementsMixin:
                     book.clear()
                     book.update(old)
             self.assumed[slot] = truth
-            run = state.copy()
-            for j in range(i, len(stmts)):
-                if run.dead:
-                    break
-                self.block_ctx = (stmts, j)
-                run = self.exec_stmt(stmts[j], run)
-            ends.append(run)
+            ends.append(self.run_rest(stmts, i, state.copy()))
         del self.assumed[slot]
         for book, seen in zip(books, first):
             for k, v in seen.items():
                 book.setdefault(k, v)
         return ends[0].join(ends[1])
+
+    def run_rest(self, stmts: list[ast.stmt], i: int, run: State) -> State:
+        """The statements of a block from `stmts[i]` to its end, on `run` (one assumed path of a split)."""
+        for j in range(i, len(stmts)):
+            if run.dead:
+                break
+            self.block_ctx = (stmts, j)
+            run = self.exec_stmt(stmts[j], run)
+        return run
 
     def split_last(self, stmts: list[ast.stmt], i: int, key: str, last: bool, state: State) -> State:
         """Runs the rest of a loop body from `stmts[i]` (an `if` telling the last iteration from the others,
@@ -122,13 +125,7 @@ class StatementsMixin:
         ends = []
         for truth in (last, not last):
             self.assumed[slot] = truth
-            run = state.copy()
-            for j in range(i, len(stmts)):
-                if run.dead:
-                    break
-                self.block_ctx = (stmts, j)
-                run = self.exec_stmt(stmts[j], run)
-            ends.append(run)
+            ends.append(self.run_rest(stmts, i, state.copy()))
         del self.assumed[slot]
         if not ends[0].dead:
             self.loops[-1].lasts.append(ends[0])

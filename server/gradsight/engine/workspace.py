@@ -286,15 +286,10 @@ class Workspace:
                 seen = self._words[other] = (text, any(w in text for w in _GRAD_OFF_WORDS))
             if not seen[1] or stem not in text:
                 continue
-            named = self._names_stem.get((other, stem))
-            if named is None or named[0] is not text:
-                named = self._names_stem[(other, stem)] = (text, names_it.search(text) is not None)
-            if not named[1]:
+            found = self._naming_scope(other, stem, text, names_it)
+            if found is None:
                 continue
-            scope = self.scope_for(pathlib.Path(other))
-            digest = self.cached_digest(pathlib.Path(other))
-            if scope is None or digest is None:
-                continue
+            scope, digest = found
             info = self._off_calls.get(other)
             if info is None or info[0] != digest:
                 info = self._off_calls[other] = (digest, frozenset(scan(scope)), tuple(sorted(set(scope.imports.values()))))
@@ -305,6 +300,20 @@ class Workspace:
         out = frozenset(names)
         self._callers[key] = (now, out, read, stem)
         return out, read
+
+    def _naming_scope(self, other: str, stem: str, text: str, names_it) -> Optional[tuple]:
+        """(scope, digest) of the file `other` when its text imports the module `stem` (`names_it`, memoised per
+        text version), else None."""
+        named = self._names_stem.get((other, stem))
+        if named is None or named[0] is not text:
+            named = self._names_stem[(other, stem)] = (text, names_it.search(text) is not None)
+        if not named[1]:
+            return None
+        scope = self.scope_for(pathlib.Path(other))
+        digest = self.cached_digest(pathlib.Path(other))
+        if scope is None or digest is None:
+            return None
+        return scope, digest
 
     def importers(self, path: str) -> tuple:
         """The other workspace files that import the module at `path` (`reverse.py`'s callers): (path, scope,
@@ -340,15 +349,10 @@ class Workspace:
             text = self._text(pathlib.Path(other))
             if text is None or stem not in text:
                 continue
-            named = self._names_stem.get((other, stem))
-            if named is None or named[0] is not text:
-                named = self._names_stem[(other, stem)] = (text, names_it.search(text) is not None)
-            if not named[1]:
+            found = self._naming_scope(other, stem, text, names_it)
+            if found is None:
                 continue
-            scope = self.scope_for(pathlib.Path(other))
-            digest = self.cached_digest(pathlib.Path(other))
-            if scope is None or digest is None:
-                continue
+            scope, digest = found
             if not self._imports(tuple(sorted(set(scope.imports.values()))), other, target, stem):
                 continue
             out.append(other)
