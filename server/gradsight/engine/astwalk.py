@@ -41,6 +41,13 @@ def children(node: ast.AST) -> list:
     return out
 
 
+def sub_blocks(stmt: ast.AST) -> list:
+    """The statement lists directly under a statement: `body`, `orelse`, `finalbody`, each handler's and each
+    `case`'s body (empty lists left in)."""
+    blocks = [getattr(stmt, f, None) or [] for f in ("body", "orelse", "finalbody")]
+    return blocks + [h.body for h in getattr(stmt, "handlers", ())] + [c.body for c in getattr(stmt, "cases", ())]
+
+
 def dotted_name(node: ast.AST):
     """`self.vae.discr` -> "self.vae.discr"; None for anything that is not a plain dotted name."""
     parts = []

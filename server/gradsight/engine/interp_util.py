@@ -7,7 +7,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .astwalk import walk
+from .astwalk import sub_blocks, walk
 from . import torchdb as db
 from .report import Source, text
 from .state import State
@@ -265,8 +265,7 @@ def _remade_before(loop: ast.AST, node: ast.AST, name: str) -> bool:
                 continue
             if s is node or isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 return False
-            blocks = [getattr(s, f, None) or [] for f in ("body", "orelse", "finalbody")]
-            blocks += [h.body for h in getattr(s, "handlers", ())] + [c.body for c in getattr(s, "cases", ())]
+            blocks = sub_blocks(s)
             inner = next((b for b in blocks if any(_holds(t, node) for t in b)), None)
             if inner is None:
                 return False  # in the statement's own expressions (an `if` test, a loop's iterable)
@@ -1001,8 +1000,7 @@ def _stmt_mutations(top: ast.stmt) -> tuple:
                 for n in walk(t):
                     if isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)):
                         attrs.add(n.attr)
-        blocks = [getattr(stmt, f, None) or [] for f in ("body", "orelse", "finalbody")]
-        blocks += [h.body for h in getattr(stmt, "handlers", ())] + [c.body for c in getattr(stmt, "cases", ())]
+        blocks = sub_blocks(stmt)
         for block in blocks:
             stack.extend((c, in_init) for c in block if isinstance(c, ast.stmt))
     return frozenset(attrs), has_setattr

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import walk
+from .astwalk import sub_blocks, walk
 from .interp_util import _name_binds, key_of
 
 
@@ -45,8 +45,7 @@ def _block_tests(stmts: list) -> dict:
                 key = _test_key(stmt.test)
                 if key is not None:
                     last[key[0]] = i
-            blocks = [getattr(stmt, f, None) or [] for f in ("body", "orelse", "finalbody")]
-            blocks += [h.body for h in getattr(stmt, "handlers", ())] + [c.body for c in getattr(stmt, "cases", ())]
+            blocks = sub_blocks(stmt)
             for block in blocks:
                 stack.extend(c for c in block if isinstance(c, ast.stmt))
     return last
@@ -61,8 +60,7 @@ def _block_path(body: list, target: ast.stmt) -> Optional[list]:
             return [(body, i, None)]
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
-        blocks = [getattr(stmt, f, None) or [] for f in ("body", "orelse", "finalbody")]
-        blocks += [h.body for h in getattr(stmt, "handlers", ())] + [c.body for c in getattr(stmt, "cases", ())]
+        blocks = sub_blocks(stmt)
         for block in blocks:
             inner = _block_path(block, target)
             if inner is not None:
