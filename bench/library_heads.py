@@ -12,6 +12,7 @@ Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-p
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh2  # 46 more (--fresh3: 38, --fresh4: 97, --fresh5: 94)
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh6  # 83 more, the eighth session's round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh7  # 80 more, the ninth session's round
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh8  # 25 more, the tenth session's round
 """
 
 from __future__ import annotations
@@ -215,6 +216,18 @@ FRESH7 = ("higgsfield/RL-Adventure-2", "uvipen/Flappy-bird-deep-Q-learning-pytor
           "bamos/densenet.pytorch", "mit-han-lab/once-for-all", "timgaripov/swa", "wjmaddox/swa_gaussian",
           "TimDettmers/sparse_learning", "facebookresearch/open_lth", "thuml/iTransformer", "MAZiqing/FEDformer")
 
+# 25 more, chosen in the tenth session (2026-11-26) from the mirrors under /work/.mirror that were in no earlier
+# list, by name and description only, and read only to measure (bench/fresh8-notes.md; docs/precision.md "Tenth
+# session"). `--fresh8`.
+FRESH8 = ("D-X-Y/AutoDL-Projects", "JaidedAI/EasyOCR", "WongKinYiu/yolov9", "facebookresearch/mmf",
+          "huggingface/nanotron", "kaushaltrivedi/fast-bert", "kazuto1011/deeplab-pytorch", "lucidrains/CoCa-pytorch",
+          "lucidrains/RETRO-pytorch", "lucidrains/e2-tts-pytorch", "lucidrains/ema-pytorch",
+          "lucidrains/musiclm-pytorch", "lucidrains/naturalspeech2-pytorch", "lucidrains/performer-pytorch",
+          "lucidrains/self-rewarding-lm-pytorch", "lucidrains/soundstorm-pytorch", "lucidrains/voicebox-pytorch",
+          "lucidrains/x-clip", "mindee/doctr", "namisan/mt-dnn", "open-mmlab/mmgeneration", "salesforce/ALBEF",
+          "shibing624/MedicalGPT", "yangjianxin1/Firefly", "yukiarimo/hanasu")
+
+
 def _skipped(rel: str) -> bool:
     parts = rel.split("/")
     return any(p in ("test", "tests", "docs") for p in parts[:-1]) or parts[-1].startswith("test_")
@@ -282,10 +295,12 @@ def main() -> int:
     ap.add_argument("--fresh5", action="store_true", help="check the 94 repositories of FRESH5 instead")
     ap.add_argument("--fresh6", action="store_true", help="check the 83 repositories of FRESH6 instead")
     ap.add_argument("--fresh7", action="store_true", help="check the 80 repositories of FRESH7 instead")
+    ap.add_argument("--fresh8", action="store_true", help="check the 25 repositories of FRESH8 instead")
     args = ap.parse_args()
     repos = tuple(r.strip() for r in args.repos.split(",") if r.strip()) if args.repos else (
         FRESH if args.fresh else FRESH2 if args.fresh2 else FRESH3 if args.fresh3 else FRESH4 if args.fresh4 else
-        FRESH5 if args.fresh5 else FRESH6 if args.fresh6 else FRESH7 if args.fresh7 else REPOS)
+        FRESH5 if args.fresh5 else FRESH6 if args.fresh6 else FRESH7 if args.fresh7 else
+        FRESH8 if args.fresh8 else REPOS)
     found: list[dict] = []
     lines = 0
     start = time.monotonic()
