@@ -11,11 +11,12 @@ from . import torchdb as db
 from .astwalk import walk
 from .events import (CheckpointEvent, FactoryEvent, FuncGradEvent, GraphCutEvent, ModuleCallEvent,
                      ModuleMethodOnTensorEvent, NumpyEvent,
-                     OptimizerEvent)
+                     OptimizerEvent, ViewInplaceEvent)
 from .interp_util import (FUNC_GRAD_TRANSFORMS, REQUIRES_GRAD_SPELLINGS, _backward_names, _fsite, _is_static, _is_tensor_function,
                           _literal_dtype, _literal_shape, _pcut_of, const_bool, flat_tensors, key_of, kwarg,
                           layers_have_params, map_tensors)
 from .init_optimizers import init_optimizers
+from .views import view_binding
 from .interp_super import is_super_call, super_call
 from .state import State
 from .values import (CREATED_WITHOUT_GRAD, UNKNOWN, BoundMethod, ClassVal, FuncVal, GradModeCtx, ModuleRef, ModuleVal,
@@ -59,6 +60,17 @@ class CallsMixin:
             return UNKNOWN
         return TensorVal(rg=Tri.YES, leaf=Tri.NO, evidence=True, psrc_partial=True, psaved=psaved,
                          origin=self.fact(node, "runs-trained-model", trained, expr=self.seg(node), model=model_key))
+
+    def unknown_view_detach(self, ref: ast.Name, node: ast.Call, state: State) -> None:
+        """`t.detach_()` on a value gradsight cannot see, where the function binds `t` once, to a view of what it
+        reads (`views.view_binding`): it raises whatever `t`'s grad state. Evidence from use (that `t` answers
+        `detach_()` is what makes it a tensor), so the finding is a warning."""
+        region = self.stack[-1] if self.stack else self.scope.tree
+        made = self.syntax("view-binding:" + ref.id, region, lambda r: view_binding(r, ref.id, self.static_qual))
+        if made is None:
+            return
+        target = TensorVal(rg=Tri.MAYBE, leaf=Tri.NO, evidence=True, view=self.fact(made, "view", expr=self.seg(made)))
+        self.emit(ViewInplaceEvent(node, target, self.seg(ref), "detach_", state.grad))
 
     def init_table(self, ref: ast.AST):
         """(`A`, `init_optimizers` table) for `self.A` in a method of a class of this file whose `__init__` builds
@@ -273,6 +285,9 @@ class CallsMixin:
                     return PyVal()
                 self.backward(recv, func.value, node, state, "Tensor.backward", kwargs, positional=len(args))
                 return PyVal()
+            if recv is UNKNOWN and func.attr == "detach_" and not node.args and not node.keywords \
+                    and isinstance(func.value, ast.Name) and not state.inference:
+                self.unknown_view_detach(func.value, node, state)
             callee = self.attribute(recv, func, state)
             if callee is UNKNOWN and (recv is UNKNOWN or isinstance(recv, ObjectVal)) and state.grad is Tri.YES \
                     and self.trains_in_init(func):
