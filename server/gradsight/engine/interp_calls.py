@@ -601,6 +601,10 @@ class CallsMixin:
             # about the tensor, not the tensor (pfrl's NoisyLinear: `np.sqrt(3.0 / fan_in)`).
             return SeqVal((PyVal(scalar=True), PyVal(scalar=True))) if "fan_in_and_fan_out" in short \
                 else PyVal(scalar=True)
+        if qual in db.RETURNS_ITS_MODULE:
+            # `self.pos_conv = weight_norm(self.pos_conv)`: the same module, whose layer still saves its input.
+            first = args[0][1] if args else UNKNOWN
+            return first if isinstance(first, ModuleVal) else UNKNOWN
         if qual.startswith("torch.nn.utils."):
             return self.rnn_packing(qual, args, node, state)
         if qual.startswith("torch.nn.") and short[:1].isupper() and not qual.startswith("torch.nn.functional"):
