@@ -11,10 +11,12 @@ from . import torchdb as db
 from .astwalk import walk
 from .events import (CheckpointEvent, FactoryEvent, FuncGradEvent, GraphCutEvent, ModuleCallEvent,
                      ModuleMethodOnTensorEvent, NumpyEvent,
-                     OptimizerEvent)
+                     OptimizerEvent, ViewInplaceEvent)
 from .interp_util import (FUNC_GRAD_TRANSFORMS, REQUIRES_GRAD_SPELLINGS, _backward_names, _fsite, _is_static, _is_tensor_function,
                           _literal_dtype, _literal_shape, _pcut_of, const_bool, flat_tensors, key_of, kwarg,
                           layers_have_params, map_tensors)
+from .init_optimizers import init_optimizers
+from .views import view_binding
 from .interp_super import is_super_call, super_call
 from .state import State
 from .values import (CREATED_WITHOUT_GRAD, UNKNOWN, BoundMethod, ClassVal, FuncVal, GradModeCtx, ModuleRef, ModuleVal,
@@ -25,9 +27,10 @@ from .values import (CREATED_WITHOUT_GRAD, UNKNOWN, BoundMethod, ClassVal, FuncV
 class CallsMixin:
     """Part of `Interpreter` (see interp.py)."""
 
-    def run_trained_model(self, model: ast.AST, node: ast.AST, state: State) -> Value:
+    def run_trained_model(self, model: ast.AST, node: ast.AST, state: State, ins: Optional[list] = None) -> Value:
         """`model(x)` (or `model.forward(x)`) on an object gradsight cannot see whose parameters an optimizer
-        trains, in grad mode: an output with a graph (evidence of use), or UNKNOWN when there is no such evidence."""
+        trains, in grad mode: an output with a graph (evidence of use), or UNKNOWN when there is no such evidence.
+        `ins`: the values of the call's arguments (default: those of its arguments that are names)."""
         model_key = key_of(model)
         if model_key is None:
             return UNKNOWN
@@ -39,10 +42,70 @@ class CallsMixin:
             owner = self.method_class(frame)
             if owner is not None:
                 trained = self.evidence_models.get((("class", owner), "self." + model_key[len(me) + 1:]))
+        psaved: frozenset = frozenset()
+        hit = self.init_table(model)
+        if hit is not None and hit[0] in hit[1][1]:
+            call = hit[1][1][hit[0]]
+            if trained is None:
+                trained = self.fact(call, "optimizer-trains", op=self.seg(call.func), model=model_key)
+            if ins is None:
+                ins = [state.get(key_of(a)) for a in list(node.args) + [k.value for k in node.keywords]
+                       if key_of(a) is not None]
+            if any(isinstance(v, TensorVal) and v.rg is Tri.YES for v in ins):
+                # Its input requires grad, so its layers save the weights they multiply it by (a `Linear`'s
+                # weight, for the input's gradient): a step of its optimizer before this graph's backward bumps
+                # their versions (GS308).
+                psaved = frozenset({_init_site(call)})
         if trained is None:
             return UNKNOWN
-        return TensorVal(rg=Tri.YES, leaf=Tri.NO, evidence=True, psrc_partial=True,
+        return TensorVal(rg=Tri.YES, leaf=Tri.NO, evidence=True, psrc_partial=True, psaved=psaved,
                          origin=self.fact(node, "runs-trained-model", trained, expr=self.seg(node), model=model_key))
+
+    def unknown_view_detach(self, ref: ast.Name, node: ast.Call, state: State) -> None:
+        """`t.detach_()` on a value gradsight cannot see, where the function binds `t` once, to a view of what it
+        reads (`views.view_binding`): it raises whatever `t`'s grad state. Evidence from use (that `t` answers
+        `detach_()` is what makes it a tensor), so the finding is a warning."""
+        region = self.stack[-1] if self.stack else self.scope.tree
+        made = self.syntax("view-binding:" + ref.id, region, lambda r: view_binding(r, ref.id, self.static_qual))
+        if made is None:
+            return
+        target = TensorVal(rg=Tri.MAYBE, leaf=Tri.NO, evidence=True, view=self.fact(made, "view", expr=self.seg(made)))
+        self.emit(ViewInplaceEvent(node, target, self.seg(ref), "detach_", state.grad))
+
+    def init_table(self, ref: ast.AST):
+        """(`A`, `init_optimizers` table) for `self.A` in a method of a class of this file whose `__init__` builds
+        an optimizer over a model it keeps; None otherwise."""
+        me = self.self_names[-1] if self.self_names else None
+        if not (me and self.stack and isinstance(ref, ast.Attribute) and isinstance(ref.value, ast.Name)
+                and ref.value.id == me):
+            return None
+        owner = self.method_class(self.stack[-1])
+        cls = next((info.node for info in list(self.scope.classes.values()) if id(info.node) == owner), None)
+        if cls is None:
+            return None
+        table = self.syntax("init-optimizers", cls, lambda c: init_optimizers(c, self.static_qual))
+        if table[2] is None:
+            return None
+        if self.track is not None and getattr(self, "home", None) is self.scope:
+            # The answer reads `__init__`'s text: a cached result of this unit holds only while it is unchanged.
+            self.track.add(table[2])
+        return ref.attr, table
+
+    def trains_in_init(self, ref: ast.AST) -> bool:
+        """`ref` is `self.Y`, a model whose parameters the class's `__init__` hands to an optimizer."""
+        hit = self.init_table(ref)
+        return hit is not None and hit[0] in hit[1][1]
+
+    def init_optimizer(self, ref: ast.AST) -> Optional[OptimizerVal]:
+        """`self.X` when the class's `__init__` stores into it an optimizer over `self.Y`'s parameters (and nothing
+        else stores either): an optimizer of those parameters, identified by the first optimizer over `self.Y`."""
+        hit = self.init_table(ref)
+        if hit is None or hit[0] not in hit[1][0]:
+            return None
+        model, short, call = hit[1][0][hit[0]]
+        owner = f"{ref.value.id}.{model}"
+        return OptimizerVal(origin=self.fact(call, "optimizer", op=short), owner=owner,
+                            module_sites=frozenset({_init_site(hit[1][1][model])}))
 
     def backwarded_method(self, func: ast.Attribute, node: ast.Call) -> Value:
         """`self.model.calculate_loss(scores, batch)` on an attribute of `self` gradsight cannot see, in grad mode,
@@ -130,6 +193,10 @@ class CallsMixin:
                 return val
             if isinstance(recv, ModuleVal):
                 return self.module_method(recv, func, node, state)
+            if func.attr == "step" and not node.args and not node.keywords and (
+                    recv is UNKNOWN or isinstance(recv, OptimizerVal) and not recv.module_sites):
+                # `self.qf1_optimizer.step()` in a trainer whose `__init__` built it over a model it was handed.
+                recv = self.init_optimizer(func.value) or recv
             if isinstance(recv, OptimizerVal):
                 for a in node.args:
                     self.eval(a, state)
@@ -218,7 +285,19 @@ class CallsMixin:
                     return PyVal()
                 self.backward(recv, func.value, node, state, "Tensor.backward", kwargs, positional=len(args))
                 return PyVal()
+            if recv is UNKNOWN and func.attr == "detach_" and not node.args and not node.keywords \
+                    and isinstance(func.value, ast.Name) and not state.inference:
+                self.unknown_view_detach(func.value, node, state)
             callee = self.attribute(recv, func, state)
+            if callee is UNKNOWN and (recv is UNKNOWN or isinstance(recv, ObjectVal)) and state.grad is Tri.YES \
+                    and self.trains_in_init(func):
+                # `self.qf1(torch.cat([obs, a], 1))` where `__init__` handed `self.qf1`'s parameters to an optimizer.
+                args, kwargs = self.eval_args(node, state)
+                self.escapes([v for _, v in args] + [v for _, v in kwargs.values()])
+                val = self.run_trained_model(func, node, state, ins=[v for _, v in args] + [v for _, v in
+                                                                                           kwargs.values()])
+                self.record(node, val)
+                return val
             val = self.call_value(callee, node, state)
             if val is UNKNOWN and callee is UNKNOWN and recv is UNKNOWN and state.grad is Tri.YES:
                 val = self.backwarded_method(func, node)  # `self.model.calculate_loss(...)`
@@ -522,6 +601,10 @@ class CallsMixin:
             # about the tensor, not the tensor (pfrl's NoisyLinear: `np.sqrt(3.0 / fan_in)`).
             return SeqVal((PyVal(scalar=True), PyVal(scalar=True))) if "fan_in_and_fan_out" in short \
                 else PyVal(scalar=True)
+        if qual in db.RETURNS_ITS_MODULE:
+            # `self.pos_conv = weight_norm(self.pos_conv)`: the same module, whose layer still saves its input.
+            first = args[0][1] if args else UNKNOWN
+            return first if isinstance(first, ModuleVal) else UNKNOWN
         if qual.startswith("torch.nn.utils."):
             return self.rnn_packing(qual, args, node, state)
         if qual.startswith("torch.nn.") and short[:1].isupper() and not qual.startswith("torch.nn.functional"):
@@ -809,3 +892,10 @@ def _backwarded_calls(cls: ast.ClassDef, lines: Optional[list] = None) -> dict:
                 if key is not None and key.startswith(me + ".") and key.count(".") == 2:
                     out.setdefault("self." + key[len(me) + 1:], fn)
     return out
+
+
+def _init_site(call: ast.Call) -> tuple:
+    """The identity, for `TensorVal.psaved` and `OptimizerVal.module_sites`, of a model a class's `__init__` hands
+    to an optimizer: that optimizer's call (no module is created there, so no module site can be equal to it)."""
+    return ("init-optimizer", call.lineno, call.col_offset)
+

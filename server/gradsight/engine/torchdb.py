@@ -33,6 +33,14 @@ FLOAT_DTYPES = {"float", "float32", "float64", "double", "half", "float16", "bfl
 # Methods of `nn.Module` or `torch.optim.Optimizer` that `torch.Tensor` does not have (checked under the pinned
 # torch by tests/test_rules_torch.py through GS519's examples and `hasattr(torch.Tensor, name)` in its test):
 # calling one on a tensor raises AttributeError.
+# Functions that reparametrize a module's weight (now computed, with gradient, from new parameters) and return the
+# module itself (each checked under torch: `weight_norm(m) is m`).
+RETURNS_ITS_MODULE = frozenset({
+    "torch.nn.utils.weight_norm", "torch.nn.utils.spectral_norm", "torch.nn.utils.remove_weight_norm",
+    "torch.nn.utils.remove_spectral_norm", "torch.nn.utils.parametrizations.weight_norm",
+    "torch.nn.utils.parametrizations.spectral_norm", "torch.nn.utils.parametrizations.orthogonal",
+})
+
 MODULE_ONLY_METHODS = frozenset({
     "zero_grad", "parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children",
     "modules", "named_modules", "eval", "train", "state_dict", "load_state_dict", "step", "add_param_group",

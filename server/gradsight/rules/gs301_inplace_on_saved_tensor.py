@@ -173,6 +173,35 @@ class InplaceOnSavedTensor(Rule):
                 "        self.relu(linear)\n        return bn\n\n\n"
                 "Block(4, 3)(torch.randn(8, 4)).sum().backward()\n", line=12,
                 runtime="raises: modified by an inplace operation"),
+        # `weight_norm` returns the module it reparametrizes: the conv in the `Sequential` still saves its input,
+        # a view of `x` (wav2vec-style positional convolutions).
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass SamePad(nn.Module):\n"
+                "    def __init__(self, k):\n        super().__init__()\n"
+                "        self.remove = 1 if k % 2 == 0 else 0\n\n    def forward(self, x):\n"
+                "        if self.remove > 0:\n            x = x[:, :, :-self.remove]\n        return x\n\n"
+                "\nclass Enc(nn.Module):\n    def __init__(self, dim, k):\n        super().__init__()\n"
+                "        self.proj = nn.Linear(dim, dim)\n"
+                "        self.pos_conv = nn.Conv1d(dim, dim, kernel_size=k, padding=k // 2, groups=4)\n"
+                "        self.pos_conv = nn.utils.weight_norm(self.pos_conv, name=\"weight\", dim=2)\n"
+                "        self.pos_conv = nn.Sequential(self.pos_conv, SamePad(k), nn.GELU())\n\n"
+                "    def forward(self, features):\n        x = self.proj(features)\n"
+                "        x_conv = self.pos_conv(x.transpose(1, 2))\n"
+                "        x_conv = x_conv.transpose(1, 2)\n        x += x_conv\n        return x\n\n\n"
+                "Enc(8, 4)(torch.randn(2, 5, 8)).sum().backward()\n",
+                line=28, runtime="raises: modified by an inplace operation",
+                fixed="import torch\nimport torch.nn as nn\n\n\nclass SamePad(nn.Module):\n"
+                "    def __init__(self, k):\n        super().__init__()\n"
+                "        self.remove = 1 if k % 2 == 0 else 0\n\n    def forward(self, x):\n"
+                "        if self.remove > 0:\n            x = x[:, :, :-self.remove]\n        return x\n\n"
+                "\nclass Enc(nn.Module):\n    def __init__(self, dim, k):\n        super().__init__()\n"
+                "        self.proj = nn.Linear(dim, dim)\n"
+                "        self.pos_conv = nn.Conv1d(dim, dim, kernel_size=k, padding=k // 2, groups=4)\n"
+                "        self.pos_conv = nn.utils.weight_norm(self.pos_conv, name=\"weight\", dim=2)\n"
+                "        self.pos_conv = nn.Sequential(self.pos_conv, SamePad(k), nn.GELU())\n\n"
+                "    def forward(self, features):\n        x = self.proj(features)\n"
+                "        x_conv = self.pos_conv(x.transpose(1, 2))\n"
+                "        x_conv = x_conv.transpose(1, 2)\n        x = x + x_conv\n        return x\n\n\n"
+                "Enc(8, 4)(torch.randn(2, 5, 8)).sum().backward()\n"),
     )
 
     def check(self, event: InplaceEvent, report) -> None:

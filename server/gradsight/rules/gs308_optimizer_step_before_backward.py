@@ -53,6 +53,33 @@ class OptimizerStepBeforeBackward(Rule):
               "other = nn.Linear(4, 1)\nopt = torch.optim.SGD(other.parameters(), lr=0.1)\n"
               "other(torch.randn(2, 4)).sum().backward()\nloss = m(torch.randn(2, 4)).pow(2).mean()\n"
               "loss.backward(retain_graph=True)\nopt.step()\nloss.backward()\n"),
+        # The same trainer with the actor's update first (rlkit's fix).
+        Valid("import torch\nimport torch.nn as nn\nimport torch.optim as optim\n\n\nclass Base:\n    pass\n\n\n"
+                "class Trainer(Base):\n    def __init__(self, policy, qf1, lr=1e-3, optimizer_class=optim.Adam):\n"
+                "        self.policy = policy\n        self.qf1 = qf1\n"
+                "        self.policy_optimizer = optimizer_class(self.policy.parameters(), lr=lr)\n"
+                "        self.qf1_optimizer = optimizer_class(self.qf1.parameters(), lr=lr)\n\n"
+                "    def train(self, obs, actions, q_target):\n        new_actions = self.policy(obs)\n"
+                "        policy_loss = -self.qf1(torch.cat([obs, new_actions], 1)).mean()\n"
+                "        qf1_loss = ((self.qf1(torch.cat([obs, actions], 1)) - q_target) ** 2).mean()\n"
+                "        self.policy_optimizer.zero_grad()\n        policy_loss.backward()\n        self.policy_optimizer.step()" "\n"
+                "        self.qf1_optimizer.zero_grad()\n        qf1_loss.backward()\n        self.qf1_optimizer.step()"
+                "\n\nt = Trainer(nn.Linear(3, 2), nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Linear(8, 1)))\n"
+                "t.train(torch.randn(4, 3), torch.randn(4, 2), torch.randn(4, 1))\n"),
+        # The actor's loss built again after the critic's step (TD3, DDPG): its graph saved the new weights.
+        Valid("import torch\nimport torch.nn as nn\nimport torch.optim as optim\n\n\nclass Base:\n    pass\n\n\n"
+                "class Trainer(Base):\n    def __init__(self, policy, qf1, lr=1e-3, optimizer_class=optim.Adam):\n"
+                "        self.policy = policy\n        self.qf1 = qf1\n"
+                "        self.policy_optimizer = optimizer_class(self.policy.parameters(), lr=lr)\n"
+                "        self.qf1_optimizer = optimizer_class(self.qf1.parameters(), lr=lr)\n\n"
+                "    def train(self, obs, actions, q_target):\n        new_actions = self.policy(obs)\n"
+                "        policy_loss = -self.qf1(torch.cat([obs, new_actions], 1)).mean()\n"
+                "        qf1_loss = ((self.qf1(torch.cat([obs, actions], 1)) - q_target) ** 2).mean()\n"
+                "        self.qf1_optimizer.zero_grad()\n        qf1_loss.backward()\n        self.qf1_optimizer.step()\n"
+                "        policy_loss = -self.qf1(torch.cat([obs, self.policy(obs)], 1)).mean()\n"
+                "        self.policy_optimizer.zero_grad()\n        policy_loss.backward()\n        self.policy_optimizer.step()"
+                "\n\nt = Trainer(nn.Linear(3, 2), nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Linear(8, 1)))\n"
+                "t.train(torch.randn(4, 3), torch.randn(4, 2), torch.randn(4, 1))\n"),
     )
     invalid = (
         Invalid("import torch\nimport torch.nn as nn\nm = nn.Sequential(nn.Linear(4, 4), nn.Tanh(), nn.Linear(4, 1))\n"
@@ -64,6 +91,21 @@ class OptimizerStepBeforeBackward(Rule):
                 "        return self.conv(x).relu().mean()\n\nnet = Net()\nopt = torch.optim.Adam(net.parameters())\n"
                 "loss = net(torch.randn(1, 2, 8))\nloss.backward(retain_graph=True)\nopt.step()\nloss.backward()\n",
                 line=15, runtime="raises: modified by an inplace operation"),
+        # A trainer whose `__init__` builds the optimizers over the models it was handed, with the optimizer class
+        # a parameter (rlkit's SAC): the critic's step runs before the backward of the actor's loss through it.
+        Invalid("import torch\nimport torch.nn as nn\nimport torch.optim as optim\n\n\nclass Base:\n    pass\n\n\n"
+                "class Trainer(Base):\n    def __init__(self, policy, qf1, lr=1e-3, optimizer_class=optim.Adam):\n"
+                "        self.policy = policy\n        self.qf1 = qf1\n"
+                "        self.policy_optimizer = optimizer_class(self.policy.parameters(), lr=lr)\n"
+                "        self.qf1_optimizer = optimizer_class(self.qf1.parameters(), lr=lr)\n\n"
+                "    def train(self, obs, actions, q_target):\n        new_actions = self.policy(obs)\n"
+                "        policy_loss = -self.qf1(torch.cat([obs, new_actions], 1)).mean()\n"
+                "        qf1_loss = ((self.qf1(torch.cat([obs, actions], 1)) - q_target) ** 2).mean()\n"
+                "        self.qf1_optimizer.zero_grad()\n        qf1_loss.backward()\n        self.qf1_optimizer.step()\n"
+                "        self.policy_optimizer.zero_grad()\n        policy_loss.backward()\n        self.policy_optimizer.step()"
+                "\n\nt = Trainer(nn.Linear(3, 2), nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Linear(8, 1)))\n"
+                "t.train(torch.randn(4, 3), torch.randn(4, 2), torch.randn(4, 1))\n",
+                line=23, runtime="raises: modified by an inplace operation"),
     )
 
     def check(self, event: BackwardEvent, report) -> None:
