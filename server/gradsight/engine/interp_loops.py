@@ -192,6 +192,9 @@ class LoopsMixin:
             if reuse is not None:
                 head = reuse.copy()
             else:
+                # Iteration starts from an earlier fixpoint of this loop whose entry lies below this one (an outer
+                # loop's next round, entering with more than the last): see `_warm_start`.
+                head = self._warm_start(key, entry)
                 converged = False
                 for _ in range(MAX_LOOP_ITERS):
                     ctx.breaks.clear()
@@ -242,6 +245,21 @@ class LoopsMixin:
             if old.join(entry).same(entry) and entry.join(head).same(head):
                 return head, lasts
         return None, ()
+
+    def _warm_start(self, key: Optional[tuple], entry: State) -> State:
+        """Where the fixpoint iteration for `entry` starts: `entry` joined with the head `h` of a fixpoint this loop
+        reached before (same loop, function and depth: `key[:4]`) from an entry `old` with old ⊑ entry, else
+        `entry` itself. For a monotone body the least fixpoint above `entry` lies above `h` (the least above `old`),
+        so iterating from entry ⊔ h reaches the same fixpoint as iterating from `entry`, in fewer rounds: an outer
+        loop's second round enters its inner loops with the first round's entries plus what the round changed, and
+        the inner loops no longer redo the rounds that only rebuilt `h`. Only converged (not widened) fixpoints are
+        kept for this (`_enclosing_fixpoint` covers entry ⊑ h, where no round is needed at all)."""
+        if key is None or entry.dead:
+            return entry
+        for old, head, _ in self.memo.get(key[:4], ()):
+            if old.inference == entry.inference and not old.dead and old.join(entry).same(entry):
+                return entry.join(head)
+        return entry
 
     def _loop_key(self, node, entry: State) -> Optional[tuple]:
         """The key under which a loop's fixpoint is kept in the unit's memo (`self.memo`, emptied per unit), or
