@@ -193,8 +193,8 @@ class LoopsMixin:
                 head = reuse.copy()
             else:
                 # Iteration starts from an earlier fixpoint of this loop whose entry lies below this one (an outer
-                # loop's next round, entering with more than the last): see `_warm_start`.
-                head = self._warm_start(key, entry)
+                # loop's next round, entering with more than the last): see `warm_start`.
+                head = self.warm_start(key, entry)
                 converged = False
                 for _ in range(MAX_LOOP_ITERS):
                     ctx.breaks.clear()
@@ -246,7 +246,7 @@ class LoopsMixin:
                 return head, lasts
         return None, ()
 
-    def _warm_start(self, key: Optional[tuple], entry: State) -> State:
+    def warm_start(self, key: Optional[tuple], entry: State) -> State:
         """Where the fixpoint iteration for `entry` starts: `entry` joined with the head `h` of a fixpoint this loop
         reached before (same loop, function and depth: `key[:4]`) from an entry `old` with old ⊑ entry, else
         `entry` itself. For a monotone body the least fixpoint above `entry` lies above `h` (the least above `old`),
