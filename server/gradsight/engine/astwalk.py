@@ -25,12 +25,19 @@ def _add_children(n: ast.AST, out: list) -> None:
 
 
 def walk(node: ast.AST) -> list:
-    """Every node under `node` (itself first), in `ast.walk`'s order."""
+    """Every node under `node` (itself first), in `ast.walk`'s order. (`_add_children` inlined: the walks of loops
+    and functions visit hundreds of thousands of nodes on a long script, and a call per node is a tenth of it.)"""
     out = [node]
-    i = 0
-    while i < len(out):
-        _add_children(out[i], out)
-        i += 1
+    append = out.append
+    for n in out:  # a list iterator also yields the items appended while it runs
+        for name in n._fields:
+            v = getattr(n, name, None)
+            if v.__class__ is list:
+                for x in v:
+                    if isinstance(x, _AST):
+                        append(x)
+            elif isinstance(v, _AST):
+                append(v)
     return out
 
 

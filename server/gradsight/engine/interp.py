@@ -115,6 +115,8 @@ class Interpreter(StatementsMixin, LoopsMixin, ExpressionsMixin, CallsMixin, Ops
         # per analysis: (kind, id(node)) -> (node, result). The node is kept so a reused id can never match; nothing
         # is stored on the nodes themselves (trees are shared between versions of a file).
         self.syntax_memo: dict = {}
+        # (id(node), kind) -> (node, source, path, fact): `expr_fact`'s facts without a parent, per analysis.
+        self.fact_memo: dict = {}
         # Per call frame: reference key of a module -> where an optimizer in that frame took its parameters()
         # (module-level code's entries are in `optimized_modules`).
         self.frame_optimized: list[dict] = []
@@ -231,8 +233,18 @@ class Interpreter(StatementsMixin, LoopsMixin, ExpressionsMixin, CallsMixin, Ops
                     None if self.scope.path == self.root_path else self.scope.path)
 
     def expr_fact(self, node: ast.AST, kind: str = "expr", parent: Optional[Fact] = None) -> Fact:
-        """A fact about the expression `node` as written (`expr`: its source text, shortened)."""
-        return self.fact(node, kind, parent, expr=self.seg(node))
+        """A fact about the expression `node` as written (`expr`: its source text, shortened). Without a parent it
+        is a function of the node, the kind and the file being run, so it is made once per analysis (loop rounds
+        and calls evaluate the same expressions again; facts are immutable values, sharing one is invisible)."""
+        if parent is not None:
+            return self.fact(node, kind, parent, expr=self.seg(node))
+        key = (id(node), kind)
+        hit = self.fact_memo.get(key)
+        if hit is not None and hit[0] is node and hit[1] is self.src and hit[2] == self.scope.path:
+            return hit[3]
+        out = self.fact(node, kind, None, expr=self.seg(node))
+        self.fact_memo[key] = (node, self.src, self.scope.path, out)
+        return out
 
     root_path: str = ""
     # > 0 while evaluating a comparison's operands: the graph they build dies with the expression, so what its

@@ -192,6 +192,9 @@ class LoopsMixin:
             if reuse is not None:
                 head = reuse.copy()
             else:
+                # Iteration starts from an earlier fixpoint of this loop whose entry lies below this one (an outer
+                # loop's next round, entering with more than the last): see `warm_start`.
+                head = self.warm_start(key, entry)
                 converged = False
                 for _ in range(MAX_LOOP_ITERS):
                     ctx.breaks.clear()
@@ -216,6 +219,9 @@ class LoopsMixin:
                         family = self.memo.setdefault(key[:4], [])
                         if len(family) < 4:
                             family.append((entry, head.copy(), lasts))
+                        warm = self.memo.setdefault(self._warm_key(key), [])
+                        if len(warm) < 4:
+                            warm.append((entry, head.copy(), tuple(c.entry_keys for c in self.loops[:-1])))
             self.reporting = was_reporting
             ctx.breaks.clear()
             ctx.continues.clear()
@@ -242,6 +248,35 @@ class LoopsMixin:
             if old.join(entry).same(entry) and entry.join(head).same(head):
                 return head, lasts
         return None, ()
+
+    def warm_start(self, key: Optional[tuple], entry: State) -> State:
+        """Where the fixpoint iteration for `entry` starts: `entry` joined with the head `h` of a fixpoint this loop
+        reached before from an entry `old` with old ⊑ entry, else `entry` itself. For a monotone body the least
+        fixpoint above `entry` lies above `h` (the least above `old`), so iterating from entry ⊔ h reaches the same
+        fixpoint as iterating from `entry`, in fewer rounds: an outer loop's next round enters its inner loops with
+        the earlier round's entries plus what that round changed, and the inner loops no longer redo the rounds
+        that only rebuilt `h`. The earlier fixpoint must come from the same body: the same loop, function and
+        depth, the same assumed tests (`split_tail`) and forced flag (`run_function`), and enclosing loops that
+        began with at least the names they began with then (`iteration_start` forgets fewer names, never more).
+        Only converged (not widened) fixpoints are kept for this (`_enclosing_fixpoint` covers entry ⊑ h, where no
+        round is needed at all)."""
+        if key is None or entry.dead:
+            return entry
+        found = self.memo.get(self._warm_key(key))
+        if not found:
+            return entry
+        enclosing = tuple(c.entry_keys for c in self.loops[:-1])
+        for old, head, old_enclosing in found:
+            if old.inference == entry.inference and not old.dead \
+                    and all(now >= then for now, then in zip(enclosing, old_enclosing)) \
+                    and old.join(entry).same(entry):
+                return entry.join(head)
+        return entry
+
+    def _warm_key(self, key: tuple) -> tuple:
+        """The memo key of a loop's earlier fixpoints for `warm_start` (see there): `_loop_key`'s loop, function
+        and depth, its assumed tests, and the forced flag."""
+        return ("\0warm",) + key[1:4] + (key[-1], self.forced_flag)
 
     def _loop_key(self, node, entry: State) -> Optional[tuple]:
         """The key under which a loop's fixpoint is kept in the unit's memo (`self.memo`, emptied per unit), or

@@ -8,7 +8,7 @@ import sys
 from dataclasses import replace
 from typing import Optional
 
-from .astwalk import walk
+from .astwalk import children, walk
 from . import torchdb as db
 from .events import (AccumulateEvent, DiscardEvent, FactoryEvent, GradModeEvent, ReassignEvent, SelfStoreEvent,
                      ZeroGradEvent)
@@ -1108,7 +1108,7 @@ def _survey_discarded(region: ast.AST) -> dict:
     stores: dict = {}
     reads: dict = {}
     for node in walk(region):
-        for child in ast.iter_child_nodes(node):
+        for child in children(node):
             parents[child] = node
             if isinstance(child, ast.Name):
                 if isinstance(child.ctx, ast.Load):

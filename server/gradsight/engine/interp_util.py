@@ -867,40 +867,41 @@ def _guarded_binds(loop: ast.AST, changes: tuple, mutations: tuple) -> dict:
                 collect(sub, i, tests + (stmt.test,))
             return
         if isinstance(stmt, (ast.With, ast.AsyncWith)):
-            unguarded.extend(stmt.items)
             for sub in stmt.body:
                 collect(sub, i, tests)
             return
         if not tests or isinstance(stmt, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.FunctionDef,
                                           ast.AsyncFunctionDef, ast.ClassDef)) \
                 or (hasattr(ast, "Match") and isinstance(stmt, ast.Match)):
-            unguarded.append(stmt)  # what it binds is `bad`: read only where some name is guarded
-            return
+            return  # unguarded: what it binds is not guarded (see the count test below)
         names = _name_binds(stmt)
         for name, n in names.items():
             guarded.setdefault(name, []).extend(tests)
             count[name] = count.get(name, 0) + n
             last[name] = i
 
-    unguarded: list = []
     body = getattr(loop, "body", None) or []
     for i, stmt in enumerate(body):
         collect(stmt, i, ())
     if not guarded:
         return {}
-    for node in unguarded:
-        bad.update(_name_binds(node))
+    # A name an unguarded statement (or a `with` item) binds is not guarded: the loop then binds it more often than
+    # its guarded statements do (`changes[0]` counts every binding under the loop; the guarded statements are a
+    # disjoint part of it), which the count test below rejects without listing those names.
     header = [getattr(loop, f, None) for f in ("test", "iter", "target")]
     for node in header:
         if node is not None:
             bad.update(n.id for n in walk(node) if isinstance(n, ast.Name))
     binds = changes[0]
     out = {}
+    reads: list = []  # per top-level statement, in order: the plain names it reads (filled as far as asked)
     for name, tests in guarded.items():
         if name in bad or binds.get(name) != count[name]:
             continue
-        if any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, (ast.Store, ast.Del))
-               for stmt in body[:last[name] + 1] for n in walk(stmt)):
+        while len(reads) <= last[name]:
+            reads.append({n.id for n in walk(body[len(reads)])
+                          if isinstance(n, ast.Name) and not isinstance(n.ctx, (ast.Store, ast.Del))})
+        if any(name in reads[j] for j in range(last[name] + 1)):
             continue
         out[name] = tuple(tests)
     return out

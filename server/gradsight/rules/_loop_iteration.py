@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 
+from ..engine.astwalk import children, walk
 from .base import dotted_name
 
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -91,10 +92,10 @@ class LoopIteration:
 
     def _calls(self, stmt: ast.stmt, guards: list, nested: bool, plain: bool) -> None:
         """Calls in the statement's own expressions (its nested statements are visited on their own)."""
-        for child in ast.iter_child_nodes(stmt):
+        for child in children(stmt):
             if isinstance(child, (ast.stmt, ast.excepthandler)) or type(child).__name__ == "match_case":
                 continue
-            for node in ast.walk(child):
+            for node in walk(child):
                 if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
                     continue
                 if node.func.attr in ("backward", "manual_backward"):

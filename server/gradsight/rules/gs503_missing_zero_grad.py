@@ -47,7 +47,10 @@ class _LoopScan:
                 if _sets_grad(n):
                     self.sets_grad = True
                 for target in n.targets:
-                    self.bound.update(e.id for e in walk(target) if type(e) is ast.Name)
+                    if type(target) is ast.Name:
+                        self.bound.add(target.id)
+                    else:
+                        self.bound.update(e.id for e in walk(target) if type(e) is ast.Name)
             elif t is ast.With or t is ast.AsyncWith:
                 for item in n.items:
                     if item.optional_vars is not None:

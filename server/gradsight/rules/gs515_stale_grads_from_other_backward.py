@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import ast
 
+from ..engine.astwalk import children
 from ..engine.query import FileEvent
 from ..engine.report import Note
 from ..findings import Severity
@@ -172,7 +173,7 @@ class _Scope:
                 continue
             if isinstance(n, ast.Call):
                 self._call(n, stmt)
-            todo.extend(ast.iter_child_nodes(n))
+            todo.extend(children(n))
 
     def _call(self, call: ast.Call, stmt: ast.stmt) -> None:
         f = call.func
