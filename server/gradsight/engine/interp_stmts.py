@@ -213,6 +213,10 @@ class StatementsMixin:
             added = _accumulated_operand(stmt.targets[0], stmt.value)
             if added is not None:
                 self.check_accumulate(stmt, stmt.targets[0], value, added, state, "+=")
+            elif isinstance(stmt.targets[0], ast.Subscript) and self._tensor_buffer(stmt.targets[0], state):
+                # Into a tensor, any index keeps them all: the write is recorded (CopySlices) on top of the buffer's
+                # history, so `losses[i % n] = loss` chains every step's graph whichever slot it overwrites.
+                self.check_accumulate(stmt, stmt.targets[0], value, stmt.value, state, "write")
             elif isinstance(stmt.targets[0], ast.Subscript) and self._new_key_each_step(stmt.targets[0].slice):
                 # `step_loss_log[step_count] = loss`: a new entry every iteration, so the container keeps them all.
                 self.check_accumulate(stmt, stmt.targets[0], value, stmt.value, state, "store")
@@ -253,6 +257,16 @@ class StatementsMixin:
         prefix = key + "["
         return [state.env[k] for k in sorted(state.compound)
                 if k.startswith(prefix) and k.endswith("]") and "]" not in k[len(prefix):-1] and k in state.env]
+
+    def _tensor_buffer(self, target: ast.Subscript, state: State) -> bool:
+        """`losses[idx] = loss` in grad mode, in a loop that calls backward, into a tensor bound to a name
+        (`losses = torch.zeros(n)` before the loop): an index-assignment into a tensor is an in-place op that
+        autograd records, so the buffer carries the written value's history and every later write chains onto it.
+        A leaf that requires grad is left out (writing into it raises: GS302's case)."""
+        if state.grad is not Tri.YES or self.loops[-1].has_backward is None or not isinstance(target.value, ast.Name):
+            return False
+        base = state.get(target.value.id)
+        return isinstance(base, TensorVal) and not (base.leaf is Tri.YES and base.rg is not Tri.NO)
 
     def _new_key_each_step(self, key: ast.AST) -> bool:
         """Whether subscript `key` names a new entry on every iteration of the innermost loop, when that loop

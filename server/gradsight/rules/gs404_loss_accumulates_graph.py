@@ -585,6 +585,15 @@ class LossAccumulatesGraph(Rule):
                              related=[call] + related + [Note(event.backward_in_loop, 1,
                                                               "the loop calls backward here")]):
                 return
+        if event.how == "write":
+            # `losses[i] = loss` into a tensor made before the loop: autograd records the write on the buffer.
+            buf = event.target_expr.split("[")[0]
+            report.add(self, event.node,
+                       f"Writing a tensor with its graph into `{buf}` chains every step's graph, so memory "
+                       f"grows every iteration. Write `.detach()` or `.item()`, or write it under `torch.no_grad()`.",
+                       related=related + [Note(event.backward_in_loop, 1, "the loop calls backward here")]
+                       if event.backward_in_loop != line else related, fix=fix)
+            return
         if event.per_call:
             report.add(self, event.node,
                        f"`{event.target_expr}` {verb} a tensor with its graph; the object keeps every call's graph.",
