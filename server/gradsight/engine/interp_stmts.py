@@ -345,6 +345,9 @@ class StatementsMixin:
         if isinstance(target, ast.Subscript):
             base = self.eval(target.value, state)
             if isinstance(base, TensorVal):
+                if self.loops and isinstance(stmt.op, ast.Add) and self._tensor_buffer(target, state):
+                    # `stats[0] += loss` into a tensor made before the loop: the buffer's history chains every step.
+                    self.check_accumulate(stmt, target, rhs, stmt.value, state, "write")
                 self.inplace(target.value, base, "__setitem__", state, stmt, rhs=[rhs])
                 return state
             if key_of(target) is None:

@@ -379,6 +379,10 @@ class LossAccumulatesGraph(Rule):
                 "    opt.step()\n    opt.zero_grad()\n    losses[idx] = loss\n    idx = (idx + 1) % 2\n",
                 line=12, runtime="silent: losses.grad_fn is not None and "
                 "len(losses.grad_fn.next_functions[0][0].next_functions) > 0"),
+        # Summed into a slot of a stats tensor: the same in-place write, recorded on the buffer.
+        Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 1)\nstats = torch.zeros(2)\n"
+                "for step in range(3):\n    loss = model(torch.randn(2, 4)).pow(2).mean()\n    loss.backward()\n"
+                "    stats[0] += loss\n", line=8, runtime="silent: stats.grad_fn is not None"),
         # The loss is the model's, which gradsight cannot see; the backward says it has a graph.
         Invalid("import torch\nimport torch.nn as nn\n\n\ndef train(model, opt, batches):\n    kl_stats = torch.zeros(len(batches))\n"
                 "    for i, x in enumerate(batches):\n        opt.zero_grad()\n        loss = model(x).pow(2).mean()\n"
