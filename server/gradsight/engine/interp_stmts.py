@@ -262,8 +262,11 @@ class StatementsMixin:
         """`losses[idx] = loss` in grad mode, in a loop that calls backward, into a tensor bound to a name
         (`losses = torch.zeros(n)` before the loop): an index-assignment into a tensor is an in-place op that
         autograd records, so the buffer carries the written value's history and every later write chains onto it.
-        A leaf that requires grad is left out (writing into it raises: GS302's case)."""
-        if state.grad is not Tri.YES or self.loops[-1].has_backward is None or not isinstance(target.value, ast.Name):
+        A leaf that requires grad is left out (writing into it raises: GS302's case), and so is a buffer the loop
+        rebinds (`losses = losses.detach()` cuts the chain every iteration)."""
+        loop = self.loops[-1]
+        if state.grad is not Tri.YES or loop.has_backward is None or not isinstance(target.value, ast.Name) \
+                or self.syntax("loop_stores", loop.node, _loop_store_counts).get(target.value.id, 0):
             return False
         base = state.get(target.value.id)
         return isinstance(base, TensorVal) and not (base.leaf is Tri.YES and base.rg is not Tri.NO)

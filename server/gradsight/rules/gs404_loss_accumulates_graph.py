@@ -361,6 +361,10 @@ class LossAccumulatesGraph(Rule):
         Valid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(8, 1)\nlosses = torch.zeros(6)\n"
               "for step in range(6):\n    loss = model(torch.randn(4, 8)).pow(2).mean()\n    loss.backward()\n"
               "    losses[step] = loss.detach()\nassert losses.grad_fn is None\n"),
+        # A buffer the loop detaches after writing: the chain is cut every iteration.
+        Valid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 1)\nlosses = torch.zeros(2)\n"
+              "for step in range(4):\n    loss = model(torch.randn(2, 4)).pow(2).mean()\n    loss.backward()\n"
+              "    losses[step % 2] = loss\n    losses = losses.detach()\nassert losses.grad_fn is None\n"),
         # A buffer made anew each iteration and backwarded in it, and one filled by a loop without backward and
         # backwarded after it: each step's graph is used, then dropped with the buffer.
         Valid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(8, 3)\nfor step in range(3):\n"
