@@ -75,7 +75,9 @@ class AccumulateEvent(Event):
     value: TensorVal
     value_node: ast.AST
     backward_in_loop: Optional[int]  # line of a backward inside the same loop (per_call: in the same method)
-    how: str  # "+=" | "append" | "store" | "keeps" | "carry" (`h = cell(x, h)`: a state fed back into the next step)
+    # "+=" | "append" | "store" | "keeps" | "carry" (`h = cell(x, h)`: a state fed back into the next step) | "write"
+    # (`buf[i] = v` into a tensor: the buffer's history chains every write)
+    how: str
     per_call: bool = False  # into an attribute of `self` in a method that calls backward, outside loops
     # For a method call that keeps its argument (`meter.update(loss)`): the statement in the method that adds it
     # into `self` (its `path` set when the method is in another file, where the fix then goes).

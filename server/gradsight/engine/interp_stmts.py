@@ -213,6 +213,10 @@ class StatementsMixin:
             added = _accumulated_operand(stmt.targets[0], stmt.value)
             if added is not None:
                 self.check_accumulate(stmt, stmt.targets[0], value, added, state, "+=")
+            elif isinstance(stmt.targets[0], ast.Subscript) and self._tensor_buffer(stmt.targets[0], state):
+                # Into a tensor, any index keeps them all: the write is recorded (CopySlices) on top of the buffer's
+                # history, so `losses[i % n] = loss` chains every step's graph whichever slot it overwrites.
+                self.check_accumulate(stmt, stmt.targets[0], value, stmt.value, state, "write")
             elif isinstance(stmt.targets[0], ast.Subscript) and self._new_key_each_step(stmt.targets[0].slice):
                 # `step_loss_log[step_count] = loss`: a new entry every iteration, so the container keeps them all.
                 self.check_accumulate(stmt, stmt.targets[0], value, stmt.value, state, "store")
@@ -253,6 +257,19 @@ class StatementsMixin:
         prefix = key + "["
         return [state.env[k] for k in sorted(state.compound)
                 if k.startswith(prefix) and k.endswith("]") and "]" not in k[len(prefix):-1] and k in state.env]
+
+    def _tensor_buffer(self, target: ast.Subscript, state: State) -> bool:
+        """`losses[idx] = loss` in grad mode, in a loop that calls backward, into a tensor bound to a name
+        (`losses = torch.zeros(n)` before the loop): an index-assignment into a tensor is an in-place op that
+        autograd records, so the buffer carries the written value's history and every later write chains onto it.
+        A leaf that requires grad is left out (writing into it raises: GS302's case), and so is a buffer the loop
+        rebinds (`losses = losses.detach()` cuts the chain every iteration)."""
+        loop = self.loops[-1]
+        if state.grad is not Tri.YES or loop.has_backward is None or not isinstance(target.value, ast.Name) \
+                or self.syntax("loop_stores", loop.node, _loop_store_counts).get(target.value.id, 0):
+            return False
+        base = state.get(target.value.id)
+        return isinstance(base, TensorVal) and not (base.leaf is Tri.YES and base.rg is not Tri.NO)
 
     def _new_key_each_step(self, key: ast.AST) -> bool:
         """Whether subscript `key` names a new entry on every iteration of the innermost loop, when that loop
@@ -331,6 +348,9 @@ class StatementsMixin:
         if isinstance(target, ast.Subscript):
             base = self.eval(target.value, state)
             if isinstance(base, TensorVal):
+                if self.loops and isinstance(stmt.op, ast.Add) and self._tensor_buffer(target, state):
+                    # `stats[0] += loss` into a tensor made before the loop: the buffer's history chains every step.
+                    self.check_accumulate(stmt, target, rhs, stmt.value, state, "write")
                 self.inplace(target.value, base, "__setitem__", state, stmt, rhs=[rhs])
                 return state
             if key_of(target) is None:

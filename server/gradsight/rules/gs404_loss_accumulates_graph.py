@@ -176,7 +176,9 @@ class LossAccumulatesGraph(Rule):
                     "and the accumulator outlives the iteration and is never backwarded itself. Accumulators kept "
                     "in containers count too: `stats[k] += loss`, `stats[k] = stats.get(k, 0) + loss`, "
                     "`history['loss'].append(loss)`, `self.losses.append(loss)`, when the dict, list or object was "
-                    "made before the loop. A loss the loop calls `backward()` on surely carries a graph, even when "
+                    "made before the loop. An index-assignment into a tensor made before the loop (`losses[i] = loss` into "
+                    "`losses = torch.zeros(n)`, in grad mode) keeps them whatever the index: autograd records the write "
+                    "on the buffer, which chains every step's graph. A loss the loop calls `backward()` on surely carries a graph, even when "
                     "the model is a function argument gradsight cannot see. Outside loops, a method that calls "
                     "backward and adds its loss into an attribute of `self` (`self.running_loss += loss`, "
                     "`self.losses.append(loss)` in a `train_step`) is flagged too: the object outlives the call, "
@@ -348,8 +350,49 @@ class LossAccumulatesGraph(Rule):
               "opt = torch.optim.SGD(net.parameters(), lr=0.1)\nlosses = DistributedMetric(\"train_loss\")\n"
               "for step in range(3):\n    loss = net(torch.randn(8, 4)).pow(2).mean()\n    opt.zero_grad()\n"
               "    loss.backward()\n    opt.step()\n    losses.update(loss, 8)\n"),
+        # Metric buffers made once before the loop and filled under `torch.no_grad()` (open-instruct's fix), or with a
+        # detached value: the buffers keep numbers, not graphs.
+        Valid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(8, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.01)\n"
+              "losses = torch.zeros(2)\nrewards = torch.zeros(2)\nidx = 0\nfor step in range(6):\n"
+              "    reward = model(torch.randn(4, 8))\n    loss = -nn.functional.logsigmoid(reward).mean()\n"
+              "    loss.backward()\n    opt.step()\n    opt.zero_grad()\n    with torch.no_grad():\n"
+              "        losses[idx] = loss\n        rewards[idx] = reward.mean()\n    idx = (idx + 1) % 2\n"
+              "assert losses.grad_fn is None and rewards.grad_fn is None\n"),
+        Valid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(8, 1)\nlosses = torch.zeros(6)\n"
+              "for step in range(6):\n    loss = model(torch.randn(4, 8)).pow(2).mean()\n    loss.backward()\n"
+              "    losses[step] = loss.detach()\nassert losses.grad_fn is None\n"),
+        # A buffer the loop detaches after writing: the chain is cut every iteration.
+        Valid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 1)\nlosses = torch.zeros(2)\n"
+              "for step in range(4):\n    loss = model(torch.randn(2, 4)).pow(2).mean()\n    loss.backward()\n"
+              "    losses[step % 2] = loss\n    losses = losses.detach()\nassert losses.grad_fn is None\n"),
+        # A buffer made anew each iteration and backwarded in it, and one filled by a loop without backward and
+        # backwarded after it: each step's graph is used, then dropped with the buffer.
+        Valid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(8, 3)\nfor step in range(3):\n"
+              "    out = torch.zeros(3)\n    for k in range(3):\n        out[k] = model(torch.randn(8))[k]\n"
+              "    out.sum().backward()\n"),
+        Valid("import torch\nimport torch.nn as nn\ncell = nn.GRUCell(4, 4)\nouts = torch.zeros(5, 2, 4)\n"
+              "h = torch.zeros(2, 4)\nfor t in range(5):\n    h = cell(torch.randn(2, 4), h)\n    outs[t] = h\n"
+              "outs.pow(2).mean().backward()\n"),
     )
     invalid = (
+        # Metric buffers made once before the training loop (open-instruct's reward model): each index-assignment of
+        # the loss is recorded on the buffer, which chains every step's graph, whichever slot it overwrites.
+        Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(8, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.01)\n"
+                "losses = torch.zeros(2)\nidx = 0\nfor step in range(6):\n"
+                "    loss = -nn.functional.logsigmoid(model(torch.randn(4, 8))).mean()\n    loss.backward()\n"
+                "    opt.step()\n    opt.zero_grad()\n    losses[idx] = loss\n    idx = (idx + 1) % 2\n",
+                line=12, runtime="silent: losses.grad_fn is not None and "
+                "len(losses.grad_fn.next_functions[0][0].next_functions) > 0"),
+        # Summed into a slot of a stats tensor: the same in-place write, recorded on the buffer.
+        Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 1)\nstats = torch.zeros(2)\n"
+                "for step in range(3):\n    loss = model(torch.randn(2, 4)).pow(2).mean()\n    loss.backward()\n"
+                "    stats[0] += loss\n", line=8, runtime="silent: stats.grad_fn is not None"),
+        # The loss is the model's, which gradsight cannot see; the backward says it has a graph.
+        Invalid("import torch\nimport torch.nn as nn\n\n\ndef train(model, opt, batches):\n    kl_stats = torch.zeros(len(batches))\n"
+                "    for i, x in enumerate(batches):\n        opt.zero_grad()\n        loss = model(x).pow(2).mean()\n"
+                "        loss.backward()\n        opt.step()\n        kl_stats[i] = loss\n    return kl_stats\n\n\n"
+                "m = nn.Linear(3, 1)\nstats = train(m, torch.optim.SGD(m.parameters(), lr=0.1), [torch.randn(4, 3)] * 3)\n",
+                line=12, runtime="silent: stats.grad_fn is not None"),
         # The same call handed the loss itself: what comes back keeps its graph.
         Invalid("import torch\nimport torch.nn as nn\n\n\nclass DistributedMetric:\n"
                 "    def __init__(self, name):\n        self.name = name\n"
@@ -585,6 +628,15 @@ class LossAccumulatesGraph(Rule):
                              related=[call] + related + [Note(event.backward_in_loop, 1,
                                                               "the loop calls backward here")]):
                 return
+        if event.how == "write":
+            # `losses[i] = loss` into a tensor made before the loop: autograd records the write on the buffer.
+            buf = event.target_expr.split("[")[0]
+            report.add(self, event.node,
+                       f"Writing a tensor with its graph into `{buf}` chains every step's graph, so memory "
+                       f"grows every iteration. Write `.detach()` or `.item()`, or write it under `torch.no_grad()`.",
+                       related=related + [Note(event.backward_in_loop, 1, "the loop calls backward here")]
+                       if event.backward_in_loop != line else related, fix=fix)
+            return
         if event.per_call:
             report.add(self, event.node,
                        f"`{event.target_expr}` {verb} a tensor with its graph; the object keeps every call's graph.",
