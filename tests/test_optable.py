@@ -261,3 +261,29 @@ def test_table_is_not_stale() -> None:
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
+
+
+def test_paramless_losses() -> None:
+    """`torchdb.PARAMLESS_LOSSES` is every torch.nn loss module that builds without arguments and then has no
+    parameters and no buffers, and each gains a buffer only from a tensor argument (GS510 relies on both)."""
+    torch = pytest.importorskip("torch")
+    import inspect
+
+    from gradsight.engine import torchdb as db
+
+    found = set()
+    for name in dir(torch.nn):
+        cls = getattr(torch.nn, name)
+        if not (inspect.isclass(cls) and issubclass(cls, torch.nn.Module) and name.endswith("Loss")):
+            continue
+        try:
+            module = cls()
+        except TypeError:
+            continue  # needs sizes (AdaptiveLogSoftmaxWithLoss): has parameters
+        if not list(module.parameters()) and not list(module.buffers()):
+            found.add(name)
+            params = inspect.signature(cls).parameters
+            for arg in [a for a in params if a in ("weight", "pos_weight")]:
+                with_tensor = cls(**{arg: torch.ones(3)})
+                assert list(with_tensor.buffers()), (name, arg)
+    assert found == db.PARAMLESS_LOSSES

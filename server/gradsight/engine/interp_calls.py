@@ -484,6 +484,8 @@ class CallsMixin:
                     return GradModeCtx(Tri.MAYBE, False, f"{qual}({self.seg(mode)})")
             if enabled is None:
                 flag = const_bool(node.args[0]) if node.args else None
+                if flag is None and args and isinstance(args[0][1], PyVal):
+                    flag = args[0][1].truth  # a flag a call passed, `phase == "train"` on a known string
                 enabled_t = Tri.of(flag)
                 label = f"{qual.replace('torch.autograd.', 'torch.')}({self.seg(node.args[0]) if node.args else ''})"
                 # As a statement, set_grad_enabled changes the mode from here on.

@@ -8,7 +8,7 @@ from typing import Optional
 
 from . import torchdb as db
 from .events import GradReadEvent
-from .interp_util import BUILTINS, MODULE_METHODS, _int_index, _is_static, _is_staticmethod, _msite, _pcut_of, key_of
+from .interp_util import BUILTINS, string_compare, MODULE_METHODS, _int_index, _is_static, _is_staticmethod, _msite, _pcut_of, key_of
 from .state import State
 from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, FuncVal, ModuleRef, ModuleVal, ObjectVal, OptimizerVal,
                      ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value)
@@ -20,6 +20,7 @@ _NUMBER = PyVal(scalar=True)
 _PLAIN = PyVal()
 _TRUE = PyVal(truth=True)
 _FALSE = PyVal(truth=False)
+_STRING_MAX = 64  # longer string constants (docstrings, messages) are plain data
 
 
 def _library(qual: str) -> bool:
@@ -56,6 +57,9 @@ class ExpressionsMixin:
             return _NONE
         if isinstance(v, bool):
             return _TRUE if v else _FALSE
+        if isinstance(v, str) and len(v) <= _STRING_MAX:
+            # A short string constant is known exactly: `if mode == "train":` under a call that passed "valid".
+            return PyVal(string=v)
         return _NUMBER if isinstance(v, (int, float)) and not isinstance(v, bool) else _PLAIN
 
     def expr_JoinedStr(self, node, state) -> Value:
@@ -414,6 +418,13 @@ class ExpressionsMixin:
         if any(isinstance(v, TensorVal) for v in vals):
             return TensorVal(rg=Tri.NO, leaf=Tri.YES, is_int=Tri.YES,
                              nograd=self.fact(node, "comparison"))
+        if len(node.ops) == 1:
+            # `phase == "train"` with `phase` surely one string: a known bool (`set_grad_enabled(phase == "train")`).
+            swap = isinstance(node.left, ast.Constant)
+            known = string_compare(node.ops[0], vals[1] if swap else vals[0],
+                                   node.left if swap else node.comparators[0])
+            if known is not None:
+                return _TRUE if known else _FALSE
         return PyVal()
 
     def expr_BoolOp(self, node, state) -> Value:

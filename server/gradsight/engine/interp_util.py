@@ -104,6 +104,23 @@ def const_bool(node: Optional[ast.AST]) -> Optional[bool]:
 _OP_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.special.", "torch.fft.")
 
 
+def string_compare(op: ast.cmpop, val, right: ast.AST) -> Optional[bool]:
+    """`mode == "train"`, `mode != "valid"`, `phase in ("train", "finetune")` where `val`, the compared value, is
+    surely one string (`PyVal.string`: a constant, or one a call passed): the outcome. Else None (a string the
+    engine does not know exactly may be anything)."""
+    known = getattr(val, "string", None)
+    if known is None:
+        return None
+    if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(right, ast.Constant) and isinstance(right.value, str):
+        equal = known == right.value
+        return equal if isinstance(op, ast.Eq) else not equal
+    if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (ast.Tuple, ast.List, ast.Set)) and right.elts \
+            and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in right.elts):
+        inside = known in {e.value for e in right.elts}
+        return inside if isinstance(op, ast.In) else not inside
+    return None
+
+
 def _is_tensor_function(qual: str) -> bool:
     """torch functions that compute tensors from tensors. Classes (`torch.distributed.rpc.RRef`) and
     other namespaces (`torch.cuda.*`, `torch.distributed.*`, `torch.jit.*`) are not modelled: UNKNOWN."""
@@ -133,7 +150,8 @@ def _constant_default(node: Optional[ast.AST], called: bool = False) -> Value:
         return PyVal(scalar=isinstance(node.value, (int, float)) and not isinstance(node.value, bool),
                      is_none=node.value is None,
                      truth=(node.value if isinstance(node.value, bool) else False if node.value is None else None)
-                     if called else None)
+                     if called else None,
+                     string=node.value if called and isinstance(node.value, str) else None)
     return UNKNOWN
 
 

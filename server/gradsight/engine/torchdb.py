@@ -116,6 +116,14 @@ PARAMLESS_MODULES = {
     "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
     "ReplicationPad3d", "CosineSimilarity", "PairwiseDistance", "Fold", "Unfold", "LPPool1d", "LPPool2d",
 }
+# Loss modules with no parameters; they hold a buffer only when handed a tensor (`weight=`, `pos_weight=`, or the
+# positional `weight`). Re-derived from torch by tests/test_optable.py::test_paramless_losses.
+PARAMLESS_LOSSES = {
+    "BCELoss", "BCEWithLogitsLoss", "CTCLoss", "CosineEmbeddingLoss", "CrossEntropyLoss", "GaussianNLLLoss",
+    "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss", "MSELoss", "MarginRankingLoss",
+    "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss", "PoissonNLLLoss",
+    "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
+}
 PARAM_MODULES = {
     "Linear", "Bilinear", "LazyLinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
     "ConvTranspose3d", "Embedding", "EmbeddingBag", "LayerNorm", "GroupNorm", "RMSNorm", "BatchNorm1d",

@@ -293,6 +293,7 @@ class PyVal(Value):
     scalar_items: bool = False  # an iterable of Python numbers (`range(...)`)
     is_none: bool = False  # surely `None`
     truth: Optional[bool] = None  # surely `True` / `False` (a bool constant; a default a call left as it is)
+    string: Optional[str] = None  # surely this string (a string constant; a string a call passed or left as default)
 
     def join(self, other: Value) -> Value:
         if self is other:
@@ -301,7 +302,8 @@ class PyVal(Value):
             return UNKNOWN
         return PyVal(cut=_first(self.cut, other.cut), pcut=self.pcut | other.pcut,
                      scalar=self.scalar and other.scalar, scalar_items=self.scalar_items and other.scalar_items,
-                     is_none=self.is_none and other.is_none, truth=self.truth if self.truth == other.truth else None)
+                     is_none=self.is_none and other.is_none, truth=self.truth if self.truth == other.truth else None,
+                     string=self.string if self.string == other.string else None)
 
 
 @dataclass(frozen=True)

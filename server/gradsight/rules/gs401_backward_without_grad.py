@@ -86,6 +86,20 @@ class BackwardWithoutGrad(Rule):
               "loader = [(torch.randn(3, 4), torch.tensor([0, 1, 0]))]\n"
               "run_epoch(model, loader, nn.CrossEntropyLoss(), optimizer, evaluate=False)\nwith torch.no_grad():\n"
               "    run_epoch(model, loader, nn.CrossEntropyLoss(), optimizer, evaluate=True)\n"),
+        # A string mode guard: the no_grad call passes "valid", so `if mode == "train":` keeps its backward out.
+        Valid("import torch\nimport torch.nn as nn\n\n\n"
+              "def procedure(loader, model, loss_fn, optimizer, mode):\n    for x, y in loader:\n"
+              "        loss = loss_fn(model(x), y)\n        if mode == \"train\":\n            optimizer.zero_grad()\n"
+              "            loss.backward()\n            optimizer.step()\n    return loss.item()\n\n\n"
+              "model = nn.Linear(4, 2)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+              "loader = [(torch.randn(3, 4), torch.tensor([0, 1, 0]))]\n"
+              "procedure(loader, model, nn.CrossEntropyLoss(), optimizer, \"train\")\nwith torch.no_grad():\n"
+              "    procedure(loader, model, nn.CrossEntropyLoss(), None, \"valid\")\n"),
+        # `set_grad_enabled(phase == "train")` where every call passes "train".
+        Valid("import torch\nimport torch.nn as nn\n\n\n"
+              "def step(model, x, phase):\n    with torch.set_grad_enabled(phase == \"train\"):\n"
+              "        loss = model(x).pow(2).mean()\n    loss.backward()\n\n\n"
+              "step(nn.Linear(4, 2), torch.randn(3, 4), \"train\")\n"),
     )
     invalid = (
         # The same accumulator over gradients taken without `create_graph=True`: none has history.
@@ -147,6 +161,22 @@ class BackwardWithoutGrad(Rule):
                 "loader = [(torch.randn(3, 4), torch.tensor([0, 1, 0]))]\n"
                 "run_epoch(model, loader, nn.CrossEntropyLoss(), optimizer, evaluate=False)\nwith torch.no_grad():\n"
                 "    run_epoch(model, loader, nn.CrossEntropyLoss(), optimizer, evaluate=False)\n",
+                line=7, runtime="raises: element 0 of tensors does not require grad"),
+        # The look-alike of the string guard: the no_grad call passes "train" too.
+        Invalid("import torch\nimport torch.nn as nn\n\n\n"
+                "def procedure(loader, model, loss_fn, optimizer, mode):\n    for x, y in loader:\n"
+                "        loss = loss_fn(model(x), y)\n        if mode == \"train\":\n            optimizer.zero_grad()\n"
+                "            loss.backward()\n            optimizer.step()\n    return loss.item()\n\n\n"
+                "model = nn.Linear(4, 2)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                "loader = [(torch.randn(3, 4), torch.tensor([0, 1, 0]))]\n"
+                "procedure(loader, model, nn.CrossEntropyLoss(), optimizer, \"train\")\nwith torch.no_grad():\n"
+                "    procedure(loader, model, nn.CrossEntropyLoss(), optimizer, \"train\")\n",
+                line=7, runtime="raises: element 0 of tensors does not require grad"),
+        # `set_grad_enabled(phase == "train")` called with "val", then a backward.
+        Invalid("import torch\nimport torch.nn as nn\n\n\n"
+                "def step(model, x, phase):\n    with torch.set_grad_enabled(phase == \"train\"):\n"
+                "        loss = model(x).pow(2).mean()\n    loss.backward()\n\n\n"
+                "step(nn.Linear(4, 2), torch.randn(3, 4), \"val\")\n",
                 line=7, runtime="raises: element 0 of tensors does not require grad"),
     )
 

@@ -86,6 +86,15 @@ class ModulesInPlainContainer(Rule):
               "        self.stack = nn.ModuleList(self.readers)\n" + _tail),
         Valid(_head + "        self.readers = [torch.zeros(4), torch.ones(4)]\n        self.w = nn.Linear(4, 8)\n"
               "\n    def forward(self, a):\n        return self.w(a + self.readers[0])\n\n\nm = Multi()\n"),
+        # Loss modules built without a tensor argument have no parameters and no buffers (mmf's LXMERT losses).
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Pretraining(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.head = nn.Linear(4, 5)\n        self.loss_fcts = {\n"
+              "            \"l2\": nn.SmoothL1Loss(reduction=\"none\"),\n"
+              "            \"ce\": nn.CrossEntropyLoss(ignore_index=-1),\n        }\n\n"
+              "    def forward(self, x, labels, feats):\n        scores = self.head(x)\n"
+              "        return self.loss_fcts[\"ce\"](scores, labels) + self.loss_fcts[\"l2\"](scores, feats).mean()\n\n\n"
+              "m = Pretraining().double()\nx = torch.randn(2, 4, dtype=torch.float64)\n"
+              "m(x, torch.tensor([0, 1]), torch.randn(2, 5, dtype=torch.float64)).backward()\n"),
     )
     invalid = (
         Invalid(_head + "        self.readers = [nn.Linear(4, 8), nn.Linear(4, 8)]\n" + _tail, line=8,
@@ -102,6 +111,13 @@ class ModulesInPlainContainer(Rule):
                 "        self.readers = [nn.Linear(4, 8), nn.Linear(4, 8)]\n        self.apply_all = Apply(self.readers)\n"
                 "\n    def forward(self, x):\n        return self.apply_all(x)\n\n\n"
                 "m = Multi()\nn_params = len(list(m.parameters()))\n", line=17, runtime="silent: n_params == 0"),
+        # A loss handed a class-weight tensor holds it as a buffer: `.double()` / `.to()` miss it.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Multi(nn.Module):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.head = nn.Linear(4, 3)\n"
+                "        self.losses = {\"ce\": nn.CrossEntropyLoss(weight=torch.tensor([1.0, 2.0, 1.0]))}\n\n"
+                "    def forward(self, x, y):\n        return self.losses[\"ce\"](self.head(x), y)\n\n\n"
+                "m = Multi().double()\nm(torch.randn(2, 4, dtype=torch.float64), torch.tensor([0, 1]))\n",
+                line=9, runtime="raises: expected scalar type Double but found Float"),
     )
 
     def check(self, event: FileEvent, report) -> None:
@@ -128,6 +144,12 @@ class ModulesInPlainContainer(Rule):
             if modules and not all(_surely_stateless(q, e, set()) for e in modules):
                 kind = "dict" if isinstance(node.value, (ast.Dict, ast.DictComp)) else "list"
                 wrap = "nn.ModuleDict" if kind == "dict" else "nn.ModuleList"
+                if all((q.call_name(e) or "").rsplit(".", 1)[-1] in db.PARAMLESS_LOSSES
+                       and (q.call_name(e) or "").startswith("torch.nn.") for e in modules):
+                    # Losses handed a weight tensor: nothing to train, but a buffer `.to()` and `state_dict` miss.
+                    report.add(self, node, f"Losses in a plain {kind} are not registered, so `.to()` and "
+                                           f"`state_dict()` miss their weight buffers; use `{wrap}`.")
+                    continue
                 report.add(self, node, f"Modules in a plain {kind} are not registered, so the optimizer "
                                        f"never trains them; use `{wrap}`.")
 
@@ -226,11 +248,14 @@ def _call_last(call: ast.Call) -> str:
 
 def _surely_stateless(q, call: ast.Call, seen: set) -> bool:
     """The module `call` makes surely has no parameters and no buffers: a parameter-free torch.nn layer
-    (`nn.AvgPool1d`), or a class of this file whose `__init__` keeps only such layers and plain values
+    (`nn.AvgPool1d`), a loss built without a tensor (`nn.CrossEntropyLoss(ignore_index=-1)`), or a class of this file whose `__init__` keeps only such layers and plain values
     (Time-Series-Library's `series_decomp`). Left unregistered, such a module loses nothing."""
     name = q.call_name(call) or ""
     last = name.rsplit(".", 1)[-1]
     if name.startswith("torch.nn."):
+        if last in db.PARAMLESS_LOSSES:
+            # A loss holds a buffer only when handed a tensor (`weight=`, `pos_weight=`, positional or `**kw`).
+            return not call.args and all(kw.arg not in (None, "weight", "pos_weight") for kw in call.keywords)
         return last in db.PARAMLESS_MODULES
     if not isinstance(call.func, ast.Name) or call.func.id in seen:
         return False
