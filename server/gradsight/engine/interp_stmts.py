@@ -12,7 +12,7 @@ from .astwalk import children, walk
 from . import torchdb as db
 from .events import (AccumulateEvent, DiscardEvent, FactoryEvent, GradModeEvent, ReassignEvent, SelfStoreEvent,
                      ZeroGradEvent)
-from .interp_util import (_const_key, string_compare, REQUIRES_GRAD_SPELLINGS, _accumulated_operand, _backward_names, _grad_read_keys,
+from .interp_util import (_const_key, bool_compare_truth, REQUIRES_GRAD_SPELLINGS, _accumulated_operand, _backward_names, _grad_read_keys,
                           _has_backward, _is_static, _loop_store_counts, _msite, _params_accumulated_into_self,
                           _pcut_of, _remade_before, _root_name, _stmt_method, _use_kind, const_bool, key_of,
                           self_view, _class_methods, _invariant_test, _loop_changes, _module_mutations)
@@ -679,7 +679,7 @@ class StatementsMixin:
                 if isinstance(val, TensorVal) and quals and all(q in _NOT_TENSOR_CLASSES for q in quals):
                     return False
             return None
-        bool_test = self.bool_compare_truth(test, state)
+        bool_test = bool_compare_truth(test, state)
         if bool_test is not None:
             return bool_test
         if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot))
@@ -700,47 +700,6 @@ class StatementsMixin:
             return None
         return is_none if isinstance(test.ops[0], ast.Is) else not is_none
 
-
-    def compared_value(self, node: ast.AST, state: State) -> Optional[Value]:
-        """The value a test compares, read without evaluating: a name, or an attribute of a known object."""
-        key = key_of(node)
-        val = state.get(key) if key is not None else None
-        if val is None and isinstance(node, ast.Attribute):
-            base_key = key_of(node.value)
-            base = state.get(base_key) if base_key is not None else None
-            if isinstance(base, (ModuleVal, ObjectVal)):
-                val = base.attr(node.attr)
-        return val
-
-    def bool_compare_truth(self, test: ast.AST, state: State) -> Optional[bool]:
-        """`flag is False` / `flag == True` / `flag is not False` where `flag` is surely truthy or surely falsy:
-        `if evaluate is False:` under a call that passed `evaluate=True` is not taken. Decided only
-        where the truth of `flag` settles it whatever its exact value: a truthy value is never `False`, a falsy
-        one never `True` (a falsy value may be `None` or `0`, so `flag is False` with `flag` falsy stays unknown,
-        except that a value surely `True` is `True`). Also `mode == "train"` / `mode in ("train", "finetune")` where
-        `mode` is surely one string (`string_compare`)."""
-        if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
-            return None
-        left, right = test.left, test.comparators[0]
-        if isinstance(left, ast.Constant) and isinstance(test.ops[0], (ast.Eq, ast.NotEq)):
-            left, right = right, left  # `"train" == mode`
-        string = string_compare(test.ops[0], self.compared_value(left, state), right)
-        if string is not None:
-            return string
-        if not (isinstance(test.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq))
-                and isinstance(test.comparators[0], ast.Constant) and isinstance(test.comparators[0].value, bool)):
-            return None
-        val = self.compared_value(test.left, state)
-        if not isinstance(val, PyVal) or val.truth is None:
-            return None
-        wanted = test.comparators[0].value
-        if val.truth != wanted:
-            equal = False
-        elif wanted is True:
-            equal = True  # only the constant `True` (or a flag a call set to it) is surely truthy here
-        else:
-            return None
-        return equal if isinstance(test.ops[0], (ast.Is, ast.Eq)) else not equal
 
     def loop_receivers(self, loop: ast.AST, state: State) -> tuple:
         """`LoopEvent.receivers`: the objects of known classes whose methods the loop calls (`self.mart_loss(x, y)` of

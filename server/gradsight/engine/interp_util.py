@@ -11,7 +11,8 @@ from .astwalk import sub_blocks, walk
 from . import torchdb as db
 from .report import Source, text
 from .state import State
-from .values import UNKNOWN, ClassInfo, Fact, FuncVal, ModuleVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value
+from .values import (UNKNOWN, ClassInfo, Fact, FuncVal, ModuleVal, ObjectVal, ParamsVal, PyVal, SeqVal, TensorVal,
+                     Tri, Value)
 
 
 MAX_LOOP_ITERS = 4
@@ -119,6 +120,49 @@ def string_compare(op: ast.cmpop, val, right: ast.AST) -> Optional[bool]:
         inside = known in {e.value for e in right.elts}
         return inside if isinstance(op, ast.In) else not inside
     return None
+
+
+def compared_value(node: ast.AST, state: State) -> Optional[Value]:
+    """The value a test compares, read without evaluating: a name, or an attribute of a known object."""
+    key = key_of(node)
+    val = state.get(key) if key is not None else None
+    if val is None and isinstance(node, ast.Attribute):
+        base_key = key_of(node.value)
+        base = state.get(base_key) if base_key is not None else None
+        if isinstance(base, (ModuleVal, ObjectVal)):
+            val = base.attr(node.attr)
+    return val
+
+
+def bool_compare_truth(test: ast.AST, state: State) -> Optional[bool]:
+    """`flag is False` / `flag == True` / `flag is not False` where `flag` is surely truthy or surely falsy:
+    `if evaluate is False:` under a call that passed `evaluate=True` is not taken. Decided only
+    where the truth of `flag` settles it whatever its exact value: a truthy value is never `False`, a falsy
+    one never `True` (a falsy value may be `None` or `0`, so `flag is False` with `flag` falsy stays unknown,
+    except that a value surely `True` is `True`). Also `mode == "train"` / `mode in ("train", "finetune")` where
+    `mode` is surely one string (`string_compare`)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    left, right = test.left, test.comparators[0]
+    if isinstance(left, ast.Constant) and isinstance(test.ops[0], (ast.Eq, ast.NotEq)):
+        left, right = right, left  # `"train" == mode`
+    string = string_compare(test.ops[0], compared_value(left, state), right)
+    if string is not None:
+        return string
+    if not (isinstance(test.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq))
+            and isinstance(test.comparators[0], ast.Constant) and isinstance(test.comparators[0].value, bool)):
+        return None
+    val = compared_value(test.left, state)
+    if not isinstance(val, PyVal) or val.truth is None:
+        return None
+    wanted = test.comparators[0].value
+    if val.truth != wanted:
+        equal = False
+    elif wanted is True:
+        equal = True  # only the constant `True` (or a flag a call set to it) is surely truthy here
+    else:
+        return None
+    return equal if isinstance(test.ops[0], (ast.Is, ast.Eq)) else not equal
 
 
 def _is_tensor_function(qual: str) -> bool:
