@@ -313,9 +313,29 @@ def _block_calls(stmts: list):
             yield st.value
 
 
+def _fixed_in_loop(test: ast.AST, loop: ast.AST, scan: _LoopScan) -> bool:
+    """Whether an `if` test inside `loop` has the same value on every iteration: no call in it, and nothing it reads is
+    the loop's target or assigned in the loop (`use_amp`, `self.scaler is not None`; not `i < n - 1`)."""
+    if any(isinstance(n, ast.Call) for n in walk(test)):
+        return False
+    changed = set(scan.bound)
+    target = getattr(loop, "target", None)
+    if target is not None:
+        changed.update(n.id for n in walk(target) if isinstance(n, ast.Name))
+    stored = {ast.unparse(t) for n in walk(loop) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+              for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Attribute)}
+    for n in walk(test):
+        if isinstance(n, ast.Name) and n.id in changed:
+            return False
+        if isinstance(n, ast.Attribute) and ast.unparse(n) in stored:
+            return False
+    return True
+
+
 def _one_branch_zero(loop: ast.AST, scan: _LoopScan, defs: _FileDefs, scans, opts: frozenset, owner, objects: dict):
     """(zero, step) when the loop's only zeroing is `opt.zero_grad()` after `opt.step()` on one branch of an
-    `if`/`else` whose other branch steps the same optimizer (`scaler.step(opt)` under AMP, `opt.step()` otherwise)
+    `if`/`else` on a test fixed for the whole loop (`_fixed_in_loop`: a configuration, not the last iteration) whose
+    other branch steps the same optimizer (`scaler.step(opt)` under AMP, `opt.step()` otherwise)
     and never zeroes: on that path the gradients pile up. Nothing else in the loop may zero gradients (no other
     zeroing call, no `.grad = ...`, no helper that zeroes, no code it cannot see handed the optimizer). None
     otherwise."""
@@ -341,7 +361,7 @@ def _one_branch_zero(loop: ast.AST, scan: _LoopScan, defs: _FileDefs, scans, opt
         return None
     opt = ast.unparse(zeros[0].func.value)
     for branch in walk(loop):
-        if not isinstance(branch, ast.If) or not branch.orelse:
+        if not isinstance(branch, ast.If) or not branch.orelse or not _fixed_in_loop(branch.test, loop, scan):
             continue
         for here, other in ((branch.body, branch.orelse), (branch.orelse, branch.body)):
             own = list(_block_calls(here))
@@ -372,8 +392,8 @@ class MissingZeroGrad(Rule):
                     "The finding stands on the backward before which `zero_grad()` belongs, or, when that backward "
                     "is in an inner loop that accumulates gradients over micro-batches and steps nothing, on that "
                     "inner loop's header. A loop whose only zeroing is `opt.zero_grad()` after `opt.step()` on one "
-                    "branch of an `if`/`else` whose other branch also steps `opt` (`scaler.step(opt)` under AMP) is "
-                    "flagged on that `zero_grad()`.")
+                    "branch of an `if`/`else` on a configuration (a test nothing in the loop changes) whose other branch "
+                    "also steps `opt` (`scaler.step(opt)` under AMP) is flagged on that `zero_grad()`.")
     why_bad = ("Nothing raises: backward adds into `.grad`, so each step uses the sum of all gradients so far and "
                "training diverges or crawls.")
     example = "for x, y in loader:\n    loss = criterion(model(x), y)\n    loss.backward()\n    optimizer.step()"
@@ -449,6 +469,10 @@ class MissingZeroGrad(Rule):
               "        scaler.scale(loss).backward()\n    else:\n        loss.backward()\n"
               "    if use_amp:\n        scaler.step(opt)\n        scaler.update()\n    else:\n"
               "        opt.step()\n        opt.zero_grad()\n"),
+        # The last iteration steps without zeroing: nothing backwards after it.
+        Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+              "n = 3\nfor i in range(n):\n    m(torch.ones(3, 2)).sum().backward()\n    if i < n - 1:\n"
+              "        opt.step()\n        opt.zero_grad()\n    else:\n        opt.step()\n"),
     )
     invalid = (
         # Two optimizers, only one zeroed (idinvert's real bug): the other's gradients pile up.
