@@ -29,12 +29,29 @@ _NOT_TENSOR_CLASSES = frozenset({"numpy.ndarray", "numpy.generic", "builtins.lis
                                  "builtins.set", "numbers.Number"})
 
 
+def _with_flattened(stmts: list[ast.stmt]):
+    """(top, stmt) for the statements of a block in the order they run, the bodies of `with` statements (nested
+    ones too) read in place of the `with`; `top` is the block's own statement that holds `stmt`."""
+    for top in stmts:
+        if not isinstance(top, (ast.With, ast.AsyncWith)):
+            yield top, top
+            continue
+        todo = list(reversed(top.body))
+        while todo:
+            s = todo.pop()
+            if isinstance(s, (ast.With, ast.AsyncWith)):
+                todo.extend(reversed(s.body))
+            else:
+                yield top, s
+
+
 class StatementsMixin:
     """Part of `Interpreter` (see interp.py)."""
 
     # ------------------------------------------------------------------ statements
     def exec_block(self, stmts: list[ast.stmt], state: State) -> State:
-        pending = self.check_step_order(stmts) if self.reporting and len(stmts) >= 3 else ()
+        pending = self.check_step_order(stmts) if self.reporting and (
+            len(stmts) >= 3 or any(isinstance(s, (ast.With, ast.AsyncWith)) for s in stmts)) else ()
         outer = getattr(self, "block_ctx", None)
         for i, stmt in enumerate(stmts):
             if state.dead:
@@ -134,17 +151,20 @@ class StatementsMixin:
     def check_step_order(self, stmts: list[ast.stmt]) -> list:
         """`loss.backward()`, then `x.zero_grad()`, then `opt.step()` in one block, with no backward between the
         last two: candidates (zero, backward, step); `clears_stepped_grads` decides whether `x` is `opt` or the
-        module it trains."""
+        module it trains. A `with` block's body always runs, in order, where the `with` stands: its statements are
+        read as the block's own (`with autocast(): accelerator.backward(loss)`, then `zero_grad()` and `step()`
+        after it). A triple wholly inside one `with` is left to that `with`'s own block."""
         backward = zero = None
         found = []
-        for stmt in stmts:
+        for top, stmt in _with_flattened(stmts):
             name = _stmt_method(stmt)
             if name == "backward":
-                backward, zero = stmt, None
+                backward, zero = (top, stmt), None
             elif name == "zero_grad" and backward is not None:
-                zero = zero or stmt
+                zero = zero or (top, stmt)
             elif name == "step" and zero is not None and "sched" not in self.seg(stmt.value.func.value).lower():
-                found.append((zero, backward, stmt))
+                if not (backward[0] is zero[0] is top and isinstance(top, (ast.With, ast.AsyncWith))):
+                    found.append((zero[1], backward[1], stmt))
                 backward = zero = None
             elif name is None and backward is not None and self.sets_grads(stmt):
                 # A nested block with its own backward/step, or code that writes gradients back (gradient

@@ -5,6 +5,7 @@ import re
 
 from ..engine.astwalk import walk
 from ..engine.report import Note
+from ..engine.report import text as msg
 from ..engine.events import LoopEvent
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
@@ -298,6 +299,88 @@ def _unzeroed_optimizer(scan: _LoopScan, steps: list, backwards: list, defs: _Fi
     return missing[0], backward
 
 
+def _steps_optimizer(call: ast.Call, opt: str) -> bool:
+    """`opt.step()`, or AMP's `scaler.step(opt)`."""
+    f = call.func
+    if not (isinstance(f, ast.Attribute) and f.attr == "step"):
+        return False
+    return (not call.args and ast.unparse(f.value) == opt) or any(ast.unparse(a) == opt for a in call.args)
+
+
+def _block_calls(stmts: list):
+    """The calls of a branch's own statements, `with` bodies included: those that run whenever the branch does."""
+    for st in stmts:
+        if isinstance(st, (ast.With, ast.AsyncWith)):
+            yield from _block_calls(st.body)
+        elif isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+            yield st.value
+
+
+def _fixed_in_loop(test: ast.AST, loop: ast.AST, scan: _LoopScan) -> bool:
+    """Whether an `if` test inside `loop` has the same value on every iteration: no call in it, and nothing it reads is
+    the loop's target or assigned in the loop (`use_amp`, `self.scaler is not None`; not `i < n - 1`)."""
+    if any(isinstance(n, ast.Call) for n in walk(test)):
+        return False
+    changed = set(scan.bound)
+    target = getattr(loop, "target", None)
+    if target is not None:
+        changed.update(n.id for n in walk(target) if isinstance(n, ast.Name))
+    stored = {ast.unparse(t) for n in walk(loop) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+              for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Attribute)}
+    for n in walk(test):
+        if isinstance(n, ast.Name) and n.id in changed:
+            return False
+        if isinstance(n, ast.Attribute) and ast.unparse(n) in stored:
+            return False
+    return True
+
+
+def _one_branch_zero(loop: ast.AST, scan: _LoopScan, defs: _FileDefs, scans, opts: frozenset, owner, objects: dict):
+    """(zero, step) when the loop's only zeroing is `opt.zero_grad()` after `opt.step()` on one branch of an
+    `if`/`else` on a test fixed for the whole loop (`_fixed_in_loop`: a configuration, not the last iteration) whose
+    other branch steps the same optimizer (`scaler.step(opt)` under AMP, `opt.step()` otherwise)
+    and never zeroes: on that path the gradients pile up. Nothing else in the loop may zero gradients (no other
+    zeroing call, no `.grad = ...`, no helper that zeroes, no code it cannot see handed the optimizer). None
+    otherwise."""
+    if scan.sets_grad:
+        return None
+    zeros = []
+    for n in scan.calls:
+        name = _call_name(n)
+        kind, target = _classify(n, objects)
+        inner_objects = _same_object(n, target, objects) if kind == "method" else {}
+        if kind is None:
+            target = defs.resolve(n)
+        if target is not None and _zeroes(scans(target), defs, scans, 1, opts, defs.owner.get(id(target), owner),
+                                          inner_objects) is not False:
+            return None
+        if target is None and _may_zero_unseen(n, defs, opts, owner, kind):
+            return None
+        if any(w in name for w in _ZEROING_WORDS):
+            if name != "zero_grad" or not isinstance(n.func, ast.Attribute) or n.args or n.keywords:
+                return None
+            zeros.append(n)
+    if not zeros or len({ast.unparse(z.func.value) for z in zeros}) != 1:
+        return None
+    opt = ast.unparse(zeros[0].func.value)
+    for branch in walk(loop):
+        if not isinstance(branch, ast.If) or not branch.orelse or not _fixed_in_loop(branch.test, loop, scan):
+            continue
+        for here, other in ((branch.body, branch.orelse), (branch.orelse, branch.body)):
+            own = list(_block_calls(here))
+            if not all(any(z is c for c in own) for z in zeros):
+                continue
+            stepped = [c for c in own if _steps_optimizer(c, opt)]
+            if not stepped or min(c.lineno for c in stepped) > min(z.lineno for z in zeros):
+                continue
+            if any(isinstance(st, (ast.Break, ast.Return, ast.Raise, ast.Continue)) for st in other):
+                continue
+            step = next((c for c in _block_calls(other) if _steps_optimizer(c, opt)), None)
+            if step is not None:
+                return min(zeros, key=lambda z: z.lineno), step
+    return None
+
+
 class MissingZeroGrad(Rule):
     code = "GS503"
     name = "missing-zero-grad"
@@ -311,7 +394,9 @@ class MissingZeroGrad(Rule):
                     "and zeroes only some of them, with no other zeroing, is flagged for the one never zeroed. "
                     "The finding stands on the backward before which `zero_grad()` belongs, or, when that backward "
                     "is in an inner loop that accumulates gradients over micro-batches and steps nothing, on that "
-                    "inner loop's header.")
+                    "inner loop's header. A loop whose only zeroing is `opt.zero_grad()` after `opt.step()` on one "
+                    "branch of an `if`/`else` on a configuration (a test nothing in the loop changes) whose other branch "
+                    "also steps `opt` (`scaler.step(opt)` under AMP) is flagged on that `zero_grad()`.")
     why_bad = ("Nothing raises: backward adds into `.grad`, so each step uses the sum of all gradients so far and "
                "training diverges or crawls.")
     example = "for x, y in loader:\n    loss = criterion(model(x), y)\n    loss.backward()\n    optimizer.step()"
@@ -371,6 +456,26 @@ class MissingZeroGrad(Rule):
               "            loss = self.standard_loss(x, y)\n            loss.backward()\n"
               "            self.optimizer.step()\n\n\ntrainer = WATrainer()\n"
               "trainer.train([(torch.ones(4, 3), torch.ones(4, 1))] * 3)\n"),
+        # The fix: zeroed after either branch's step.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Scaler:\n    def scale(self, loss):\n        return loss\n\n"
+              "    def step(self, opt):\n        opt.step()\n\n    def update(self):\n        pass\n\n\n"
+              "m = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.0)\nscaler = Scaler()\nuse_amp = True\n"
+              "for i in range(3):\n    loss = m(torch.ones(3, 2)).sum()\n    if use_amp:\n"
+              "        scaler.scale(loss).backward()\n    else:\n        loss.backward()\n"
+              "    if use_amp:\n        scaler.step(opt)\n        scaler.update()\n    else:\n"
+              "        opt.step()\n    opt.zero_grad()\n"),
+        # Zeroed at the top of every iteration as well: the branch's own zero_grad is only redundant.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Scaler:\n    def scale(self, loss):\n        return loss\n\n"
+              "    def step(self, opt):\n        opt.step()\n\n    def update(self):\n        pass\n\n\n"
+              "m = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.0)\nscaler = Scaler()\nuse_amp = True\n"
+              "for i in range(3):\n    opt.zero_grad()\n    loss = m(torch.ones(3, 2)).sum()\n    if use_amp:\n"
+              "        scaler.scale(loss).backward()\n    else:\n        loss.backward()\n"
+              "    if use_amp:\n        scaler.step(opt)\n        scaler.update()\n    else:\n"
+              "        opt.step()\n        opt.zero_grad()\n"),
+        # The last iteration steps without zeroing: nothing backwards after it.
+        Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+              "n = 3\nfor i in range(n):\n    m(torch.ones(3, 2)).sum().backward()\n    if i < n - 1:\n"
+              "        opt.step()\n        opt.zero_grad()\n    else:\n        opt.step()\n"),
     )
     invalid = (
         # Two optimizers, only one zeroed (idinvert's real bug): the other's gradients pile up.
@@ -401,6 +506,15 @@ class MissingZeroGrad(Rule):
                 "            self.optimizer.step()\n\n\ntrainer = WATrainer()\n"
                 "trainer.train([(torch.ones(4, 3), torch.ones(4, 1))] * 3)\n",
                 line=23, runtime="silent: bool((trainer.model.bias.grad == -6).all())"),
+        # AMP's branch steps through the scaler and never zeroes; only the plain branch does (LAVIS' trainer).
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Scaler:\n    def scale(self, loss):\n        return loss\n\n"
+                "    def step(self, opt):\n        opt.step()\n\n    def update(self):\n        pass\n\n\n"
+                "m = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.0)\nscaler = Scaler()\nuse_amp = True\n"
+                "for i in range(3):\n    loss = m(torch.ones(3, 2)).sum()\n    if use_amp:\n"
+                "        scaler.scale(loss).backward()\n    else:\n        loss.backward()\n"
+                "    if use_amp:\n        scaler.step(opt)\n        scaler.update()\n    else:\n"
+                "        opt.step()\n        opt.zero_grad()\n",
+                line=31, runtime="silent: bool((m.bias.grad == 9).all())"),
     )
 
     def __init__(self) -> None:
@@ -435,6 +549,18 @@ class MissingZeroGrad(Rule):
                                                    for r, attrs, methods, unseen in event.receivers})
             self._seen[id(loop)] = (loop, seen_calls, verdict, report.tree_reads != before)
         if verdict is None:
+            return
+        if verdict[0] == "branch":
+            _, zero, step = verdict
+            line = zero.lineno
+            text = report.source.line_text(line)
+            start = len(text) - len(text.lstrip()) + 1
+            report.add(self, loop,
+                       msg("Gradients are zeroed on this branch only; the other branch's step (line ", step.lineno,
+                           ") never zeroes, so they pile up. Call `", ast.unparse(zero.func.value),
+                           ".zero_grad()` after the `if`/`else`."),
+                       related=[Note(step.lineno, step.col_offset + 1, "steps without zeroing")],
+                       span=(line, start, line, len(text.rstrip()) + 1))
             return
         name, backward = verdict
         if name is not None:
@@ -515,4 +641,7 @@ class MissingZeroGrad(Rule):
             return None, min(backwards, key=lambda c: (c.lineno, c.col_offset))
         if zeroes is None:
             return None  # code it cannot see may zero the gradients
+        branch = _one_branch_zero(loop, scan, defs, self._scan, opts, owner, objects)
+        if branch is not None:
+            return ("branch",) + branch
         return _unzeroed_optimizer(scan, steps, backwards, defs, self._scan, opts, owner, objects)

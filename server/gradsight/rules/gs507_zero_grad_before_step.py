@@ -14,7 +14,8 @@ class ZeroGradBeforeStep(Rule):
     events = (ZeroGradEvent,)
     what_it_does = ("Flags `optimizer.zero_grad()` (or `model.zero_grad()` when the optimizer was built from "
                     "`model.parameters()`) placed after `loss.backward()` and before `optimizer.step()` in the same "
-                    "block, with no other backward in between. Clearing another optimizer's or network's gradients "
+                    "block, with no other backward in between; the body of a `with` block counts as part of the block "
+                    "it stands in (`with autocast(): loss.backward()`, then the zero_grad). Clearing another optimizer's or network's gradients "
                     "(a GAN's discriminator before the generator's step) is not flagged. Code that "
                     "writes gradients back after zeroing them (`p.grad = ...`, a helper with `grad` in its name, as "
                     "in gradient surgery) is not flagged; `clip_grad_norm_` in between does not change anything.")
@@ -39,6 +40,17 @@ class ZeroGradBeforeStep(Rule):
               "opt_g = torch.optim.Adam(G.parameters())\nopt_d = torch.optim.Adam(D.parameters())\n"
               "for _ in range(2):\n    g_loss = -D(G(torch.randn(8, 4))).mean()\n    g_loss.backward()\n"
               "    opt_d.zero_grad()\n    D.zero_grad()\n    opt_g.step()\n    opt_g.zero_grad()\n"),
+        # The backward inside an autocast block, the step and then the zero_grad after it: the right order.
+        Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+              "for _ in range(2):\n    with torch.autocast(\"cpu\", enabled=False):\n"
+              "        loss = m(torch.randn(3, 2)).pow(2).mean()\n        loss.backward()\n"
+              "    opt.step()\n    opt.zero_grad()\n"),
+        # Two phases, each a `with` block holding its backward, zeroed between them after the first step.
+        Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+              "for _ in range(2):\n    with torch.autocast(\"cpu\", enabled=False):\n"
+              "        m(torch.randn(3, 2)).pow(2).mean().backward()\n    opt.step()\n    opt.zero_grad()\n"
+              "    with torch.autocast(\"cpu\", enabled=False):\n        m(torch.randn(3, 2)).abs().mean().backward()\n"
+              "    opt.step()\n    opt.zero_grad()\n"),
     )
     invalid = (
         Invalid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nw0 = m.weight.detach().clone()\n"
@@ -52,6 +64,18 @@ class ZeroGradBeforeStep(Rule):
                 "net = nn.Linear(2, 1)\nb0 = net.bias.detach().clone()\n"
                 "train_step(net, torch.randn(4, 2))\n", line=9,
                 runtime="silent: torch.equal(net.bias, b0)"),
+        # The backward inside a `with` block (autocast, a launcher's `accelerator.backward(loss)`), the zero_grad
+        # and the step after it (byol-pytorch's trainer).
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Accelerator:\n    def backward(self, loss):\n"
+                "        loss.backward()\n\n\nclass Trainer(nn.Module):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.net = nn.Linear(3, 3)\n        self.accelerator = Accelerator()\n"
+                "        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=0.1)\n\n"
+                "    def forward(self, steps):\n        for _ in range(steps):\n"
+                "            with torch.autocast(\"cpu\", enabled=False):\n"
+                "                loss = self.net(torch.randn(4, 3)).pow(2).mean()\n"
+                "                self.accelerator.backward(loss)\n            self.optimizer.zero_grad()\n"
+                "            self.optimizer.step()\n\n\ntrainer = Trainer()\nw0 = trainer.net.weight.detach().clone()\n"
+                "trainer(3)\n", line=22, runtime="silent: torch.equal(trainer.net.weight, w0)"),
     )
 
     def check(self, event: ZeroGradEvent, report) -> None:
