@@ -64,50 +64,66 @@ def _sensitive_body(fn: ast.AST) -> bool:
     return False
 
 
-def sensitive_names(tree: ast.Module) -> tuple:
+def sensitive_names(tree: ast.Module, durable=None) -> tuple:
     """The names under which other files reach this file's sensitive definitions (a function's name, a method's
     name and its class's name: a module's `forward` is reached by calling the instance), and per class the names of
-    its sensitive methods other than `__init__`."""
+    its sensitive methods other than `__init__`. `durable(kind, stmt, compute)` (`Interpreter.durable`) keeps each
+    top-level statement's answer across analyses: a keystroke re-walks only the statements it touched."""
     out, methods = set(), {}
     for stmt in tree.body:
-        if type(stmt) in (ast.FunctionDef, ast.AsyncFunctionDef) and _sensitive_body(stmt):
-            out.add(stmt.name)
-        elif type(stmt) is ast.ClassDef:
-            for m in stmt.body:
-                if type(m) in (ast.FunctionDef, ast.AsyncFunctionDef) and m.name != "__init__" and _sensitive_body(m):
-                    out.add(m.name)
-                    out.add(stmt.name)
-                    methods.setdefault(stmt.name, []).append(m.name)
-    return frozenset(out), {k: tuple(v) for k, v in methods.items()}
+        t = type(stmt)
+        if t is not ast.ClassDef and t is not ast.FunctionDef and t is not ast.AsyncFunctionDef:
+            continue
+        names, meths = durable("reverse-sensitive", stmt, _stmt_sensitive) if durable is not None \
+            else _stmt_sensitive(stmt)
+        out |= names
+        if meths:
+            methods[stmt.name] = methods.get(stmt.name, ()) + meths
+    return frozenset(out), methods
 
 
-def constant_flags(tree: ast.Module) -> dict:
+def _stmt_sensitive(stmt: ast.stmt) -> tuple:
+    """`sensitive_names` of one top-level definition: (names, the class's sensitive methods)."""
+    if type(stmt) in (ast.FunctionDef, ast.AsyncFunctionDef):
+        return (frozenset((stmt.name,)) if _sensitive_body(stmt) else frozenset()), ()
+    meths = tuple(m.name for m in stmt.body if type(m) in (ast.FunctionDef, ast.AsyncFunctionDef)
+                  and m.name != "__init__" and _sensitive_body(m))
+    return (frozenset(meths + (stmt.name,)) if meths else frozenset()), meths
+
+
+def constant_flags(tree: ast.Module, durable=None) -> dict:
     """Per class of this file, an attribute only its `__init__` assigns and another method tests as `if self.x:` /
     `if not self.x:` (`self.automatic_entropy_tuning`): one object keeps one value for its whole life, so a caller's
     run is made once per value (a path-insensitive run would mix a call that took one branch with the next call's
-    other branch). Class name -> (class node, attribute)."""
+    other branch). Class name -> (class node, attribute). `durable`: as for `sensitive_names`."""
     out = {}
     for cls in tree.body:
         if type(cls) is not ast.ClassDef:
             continue
-        assigned_elsewhere, in_init, tested = set(), set(), set()
-        for m in cls.body:
-            if type(m) not in (ast.FunctionDef, ast.AsyncFunctionDef):
-                continue
-            for n in walk(m):
-                targets = n.targets if type(n) is ast.Assign else [n.target] if type(n) is ast.AugAssign else []
-                for t in targets:
-                    for a in walk(t):
-                        if type(a) is ast.Attribute and type(a.value) is ast.Name and a.value.id == "self":
-                            (in_init if m.name == "__init__" else assigned_elsewhere).add(a.attr)
-                if m.name != "__init__" and type(n) is ast.If:
-                    test = n.test.operand if type(n.test) is ast.UnaryOp and type(n.test.op) is ast.Not else n.test
-                    if type(test) is ast.Attribute and type(test.value) is ast.Name and test.value.id == "self":
-                        tested.add(test.attr)
-        flags = sorted((in_init - assigned_elsewhere) & tested)
-        if flags:
-            out[cls.name] = (cls, flags[0])
+        flag = durable("reverse-flag", cls, _class_flag) if durable is not None else _class_flag(cls)
+        if flag is not None:
+            out[cls.name] = (cls, flag)
     return out
+
+
+def _class_flag(cls: ast.ClassDef) -> Optional[str]:
+    """`constant_flags` of one class: the first such attribute, or None."""
+    assigned_elsewhere, in_init, tested = set(), set(), set()
+    for m in cls.body:
+        if type(m) not in (ast.FunctionDef, ast.AsyncFunctionDef):
+            continue
+        for n in walk(m):
+            targets = n.targets if type(n) is ast.Assign else [n.target] if type(n) is ast.AugAssign else []
+            for t in targets:
+                for a in walk(t):
+                    if type(a) is ast.Attribute and type(a.value) is ast.Name and a.value.id == "self":
+                        (in_init if m.name == "__init__" else assigned_elsewhere).add(a.attr)
+            if m.name != "__init__" and type(n) is ast.If:
+                test = n.test.operand if type(n.test) is ast.UnaryOp and type(n.test.op) is ast.Not else n.test
+                if type(test) is ast.Attribute and type(test.value) is ast.Name and test.value.id == "self":
+                    tested.add(test.attr)
+    flags = sorted((in_init - assigned_elsewhere) & tested)
+    return flags[0] if flags else None
 
 
 def _names(node: ast.AST) -> frozenset:
@@ -164,7 +180,7 @@ def run_callers(interp: Interpreter, scope: ModuleScope, reporter: Reporter, wor
     importers = workspace.importers(scope.path)
     if not importers:
         return
-    wanted, methods = interp.syntax("reverse-sensitive", scope.tree, sensitive_names)
+    wanted, methods = sensitive_names(scope.tree, interp.durable)
     if not wanted:
         return
     # Direct callers first (a call names the definition), then inherited methods run on subclasses' instances.
@@ -186,7 +202,7 @@ def run_callers(interp: Interpreter, scope: ModuleScope, reporter: Reporter, wor
             own = {u[2] for u, _ in units if u[0] == "m" and u[1] == q[1]}
             inherited.extend((other, other_scope, digest, ("sub", q[1], m), frozenset())
                              for c in sorted(names & methods.keys()) for m in methods[c] if m not in own)
-    flags = interp.syntax("reverse-flags", scope.tree, constant_flags)
+    flags = constant_flags(scope.tree, interp.durable)
     for other, other_scope, digest, qual, names in (direct + inherited)[:MAX_UNITS]:
         # A caller that names a class of this file with a constant flag runs once per value of it.
         pin = next(((cls, attr) for name, (cls, attr) in sorted(flags.items()) if name in names), None)
