@@ -60,12 +60,15 @@ class Relocation:
             # old parts between them have no image, and every line from the first of them on is looked up.
             self.ok = True
             n = min(len(old), len(new))
+
+            def alike(a: tuple, b: tuple) -> bool:
+                return a[2] == b[2] and a[1] - a[0] == b[1] - b[0]
+
             head = 0
-            while head < n and old[head][2] == new[head][2] and old[head][1] - old[head][0] == new[head][1] - new[head][0]:
+            while head < n and alike(old[head], new[head]):
                 head += 1
             tail = 0
-            while tail < n - head and old[-1 - tail][2] == new[-1 - tail][2] \
-                    and old[-1 - tail][1] - old[-1 - tail][0] == new[-1 - tail][1] - new[-1 - tail][0]:
+            while tail < n - head and alike(old[-1 - tail], new[-1 - tail]):
                 tail += 1
             for (s0, e0, _), (s1, _, _) in list(zip(old[:head], new[:head])) + \
                     list(zip(old[len(old) - tail:], new[len(new) - tail:])):

@@ -18,10 +18,11 @@ wins. Callers are never joined: each is run on its own, so a finding stands only
 for that caller.
 
 Cost: nothing is done unless another file imports this one (`Workspace.importers`, lazy, per text version) and names
-a sensitive definition; each caller unit is cached in the engine's unit cache, keyed by the caller file's text and the
-files it imports, and valid while the functions of this file it ran are unchanged (like any unit), so a keystroke
-re-runs only the callers that ran the edited code. At most `MAX_FILES` importing files and `MAX_UNITS` caller units
-an analysis. Test files are no callers (`_is_test_file`): they run the code with stubs and mocks.
+a sensitive definition; each caller unit is cached in the engine's unit cache, keyed by the caller file's text, the
+files it imports and this file's outline (`Digests.outline`: not its module-level data), and valid while the functions
+of this file it ran are unchanged (like any unit) and the module-level values of this file it looked up are the same
+(`_ReadLog`, `_module_value`), so a keystroke re-runs only the callers that ran the edited code or read the edited
+value. At most `MAX_FILES` importing files and `MAX_UNITS` caller units an analysis. Test files are no callers (`_is_test_file`): they run the code with stubs and mocks.
 """
 
 from __future__ import annotations
