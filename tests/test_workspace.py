@@ -522,6 +522,67 @@ def test_caller_in_another_file_runs_the_method_with_its_values(tmp_path):
         assert warm == cold, text
 
 
+# The same base model whose method reads a module-level binding (`prepare`): which function it names decides what is
+# added in place. Module-level edits re-run a caller only when they change what the caller's run looked up.
+RV_BASE_READS = """\
+import torch
+import torch.nn as nn
+
+EPS = 1e-6
+
+
+def _keep(x):
+    return x
+
+
+def _cut(x):
+    return x.detach()
+
+
+prepare = _keep
+
+
+class BaseModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.aux_loss = torch.zeros(1)
+
+    def add_auxiliary_loss(self, aux_loss, alpha):
+        if aux_loss is not None:
+            self.aux_loss += prepare(aux_loss) * alpha
+"""
+
+
+def test_a_caller_reruns_only_when_module_level_values_it_read_change(tmp_path):
+    from gradsight.engine.engine import Engine
+    from gradsight.analysis import RULES
+    from gradsight.config import Config
+
+    base = _reverse_project(tmp_path, base=RV_BASE_READS)
+    assert "Trying to backward through the graph a second time" in _raises(tmp_path, "train")
+    cut = RV_BASE_READS.replace("prepare = _keep", "prepare = _cut")
+    (tmp_path / "models" / "base.py").write_text(cut)
+    assert "Error" not in _raises(tmp_path, "train")
+    (tmp_path / "models" / "base.py").write_text(RV_BASE_READS)
+    engine, ws = Engine(), Workspace(tmp_path)
+    # Runs per version: both units (the subclass's `forward`, and the method run on its instance) the first time and
+    # after the edit of `prepare`; after edits of data nobody read, at most the one whose finding a rule built from
+    # the whole text (GS420 reads the tree; such a result is kept only while the whole text is the same).
+    versions = [
+        (RV_BASE_READS, [("GS420", 25, "warning")], {2}),
+        (RV_BASE_READS.replace("EPS = 1e-6", "EPS = 1e-7"), [("GS420", 25, "warning")], {0, 1}),
+        (RV_BASE_READS.replace("EPS = 1e-6\n", "EPS = 1e-6\nNAMES = ['a']\n"), [("GS420", 26, "warning")], {0, 1}),
+        (cut, [], {2}),  # the binding the method reads changed: both run again, and quiet
+        (RV_BASE_READS, [("GS420", 25, "warning")], {0, 1}),  # back: the first version's results
+    ]
+    for text, expected, runs in versions:
+        before = engine.stats["callers_run"]
+        warm = _codes(engine.analyze(text, base, Config(), ws, rules=RULES))
+        cold = _codes(Engine().analyze(text, base, Config(), Workspace(tmp_path), rules=RULES))
+        assert warm == cold == expected, text
+        assert engine.stats["callers_run"] - before in runs, text
+
+
 def test_a_caller_that_does_not_call_the_sensitive_method_is_not_run(tmp_path):
     sub = RV_SUB.replace("        self.add_auxiliary_loss(out.pow(2).mean(), 0.5)\n", "")
     base = _reverse_project(tmp_path, sub=sub)

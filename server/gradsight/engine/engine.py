@@ -64,8 +64,10 @@ class Engine:
         self.node_memo = NodeMemo()  # walks of unchanged top-level statements for whole-file rules (engine/query.py)
         self.caller_memo: dict = {}  # (path, digest) of another file -> its units and what they read (`reverse.py`)
         # Parses spliced, full or by chunks (`recover_chunks`: text that does not parse), cached definition results
-        # moved or not movable, module-level results reused (`units.run_module`).
-        self.stats = {"spliced": 0, "parsed": 0, "chunked": 0, "moved": 0, "not_moved": 0, "module_reused": 0}
+        # moved or not movable, module-level results reused (`units.run_module`), caller units of other files run
+        # rather than reused (`reverse.run_callers`).
+        self.stats = {"spliced": 0, "parsed": 0, "chunked": 0, "moved": 0, "not_moved": 0, "module_reused": 0,
+                      "callers_run": 0}
 
     def clear(self) -> None:
         """Forget every cached version and result (the next analysis of any file is cold). The containers are
@@ -227,7 +229,7 @@ class Engine:
             if workspace is not None and (scope.functions or scope.classes):
                 # The reverse direction: other files' code that runs this file's definitions with its own values.
                 run_callers(interp, scope, reporter, workspace, module_key, digests, used, self.units,
-                            self.caller_memo, self.shift)
+                            self.caller_memo, self.shift, salt, self.stats)
             if interp.backward_seen:
                 for site, (label, created) in interp.grad_leaves.items():
                     if site in interp.reached_sources or site not in interp.cut_sources:

@@ -54,6 +54,30 @@ class Relocation:
                 if s1 != s0:  # (an edited part that did not move is not read by what is reused: see the keys)
                     low = min(low, s0)
                 parts.append((s0, e0, s1 - s0 if same else None))
+        elif old and new:
+            # Parts were added or removed (only a key that leaves module-level statements out allows that: the
+            # reverse direction's, see `reverse.py`): the unchanged parts before and after the edit correspond, the
+            # old parts between them have no image, and every line from the first of them on is looked up.
+            self.ok = True
+            n = min(len(old), len(new))
+
+            def alike(a: tuple, b: tuple) -> bool:
+                return a[2] == b[2] and a[1] - a[0] == b[1] - b[0]
+
+            head = 0
+            while head < n and alike(old[head], new[head]):
+                head += 1
+            tail = 0
+            while tail < n - head and alike(old[-1 - tail], new[-1 - tail]):
+                tail += 1
+            for (s0, e0, _), (s1, _, _) in list(zip(old[:head], new[:head])) + \
+                    list(zip(old[len(old) - tail:], new[len(new) - tail:])):
+                if s1 != s0:
+                    low = min(low, s0)
+                parts.append((s0, e0, s1 - s0))
+            for s0, e0, _ in old[head:len(old) - tail]:
+                low = min(low, s0)
+                parts.append((s0, e0, None))
         self.parts = sorted(parts)
         self.starts = [p[0] for p in self.parts]
         self.low = low  # every line above this one is where it was

@@ -18,10 +18,11 @@ wins. Callers are never joined: each is run on its own, so a finding stands only
 for that caller.
 
 Cost: nothing is done unless another file imports this one (`Workspace.importers`, lazy, per text version) and names
-a sensitive definition; each caller unit is cached in the engine's unit cache, keyed by the caller file's text and the
-files it imports, and valid while the functions of this file it ran are unchanged (like any unit), so a keystroke
-re-runs only the callers that ran the edited code. At most `MAX_FILES` importing files and `MAX_UNITS` caller units
-an analysis. Test files are no callers (`_is_test_file`): they run the code with stubs and mocks.
+a sensitive definition; each caller unit is cached in the engine's unit cache, keyed by the caller file's text, the
+files it imports and this file's outline (`Digests.outline`: not its module-level data), and valid while the functions
+of this file it ran are unchanged (like any unit) and the module-level values of this file it looked up are the same
+(`_ReadLog`, `_module_value`), so a keystroke re-runs only the callers that ran the edited code or read the edited
+value. At most `MAX_FILES` importing files and `MAX_UNITS` caller units an analysis. Test files are no callers (`_is_test_file`): they run the code with stubs and mocks.
 """
 
 from __future__ import annotations
@@ -34,11 +35,12 @@ from typing import Optional
 
 from .astwalk import walk
 from .interp import Interpreter, ModuleScope
+from .interp_util import _module_mutations
 from .relocate import Relocation
 from .report import Note, Reporter
 from .state import State
-from .units import Digests, RecordingDict, UnitCache, UnitResult, _isolated, import_digests
-from .values import UNKNOWN
+from .units import _PLAIN, Digests, RecordingDict, UnitCache, UnitResult, _isolated, import_digests
+from .values import UNKNOWN, ClassVal, FuncVal, SeqVal
 
 MAX_FILES = 16  # importing files looked at per analysis
 MAX_UNITS = 12  # caller units run (or reused) per analysis
@@ -64,50 +66,66 @@ def _sensitive_body(fn: ast.AST) -> bool:
     return False
 
 
-def sensitive_names(tree: ast.Module) -> tuple:
+def sensitive_names(tree: ast.Module, durable=None) -> tuple:
     """The names under which other files reach this file's sensitive definitions (a function's name, a method's
     name and its class's name: a module's `forward` is reached by calling the instance), and per class the names of
-    its sensitive methods other than `__init__`."""
+    its sensitive methods other than `__init__`. `durable(kind, stmt, compute)` (`Interpreter.durable`) keeps each
+    top-level statement's answer across analyses: a keystroke re-walks only the statements it touched."""
     out, methods = set(), {}
     for stmt in tree.body:
-        if type(stmt) in (ast.FunctionDef, ast.AsyncFunctionDef) and _sensitive_body(stmt):
-            out.add(stmt.name)
-        elif type(stmt) is ast.ClassDef:
-            for m in stmt.body:
-                if type(m) in (ast.FunctionDef, ast.AsyncFunctionDef) and m.name != "__init__" and _sensitive_body(m):
-                    out.add(m.name)
-                    out.add(stmt.name)
-                    methods.setdefault(stmt.name, []).append(m.name)
-    return frozenset(out), {k: tuple(v) for k, v in methods.items()}
+        t = type(stmt)
+        if t is not ast.ClassDef and t is not ast.FunctionDef and t is not ast.AsyncFunctionDef:
+            continue
+        names, meths = durable("reverse-sensitive", stmt, _stmt_sensitive) if durable is not None \
+            else _stmt_sensitive(stmt)
+        out |= names
+        if meths:
+            methods[stmt.name] = methods.get(stmt.name, ()) + meths
+    return frozenset(out), methods
 
 
-def constant_flags(tree: ast.Module) -> dict:
+def _stmt_sensitive(stmt: ast.stmt) -> tuple:
+    """`sensitive_names` of one top-level definition: (names, the class's sensitive methods)."""
+    if type(stmt) in (ast.FunctionDef, ast.AsyncFunctionDef):
+        return (frozenset((stmt.name,)) if _sensitive_body(stmt) else frozenset()), ()
+    meths = tuple(m.name for m in stmt.body if type(m) in (ast.FunctionDef, ast.AsyncFunctionDef)
+                  and m.name != "__init__" and _sensitive_body(m))
+    return (frozenset(meths + (stmt.name,)) if meths else frozenset()), meths
+
+
+def constant_flags(tree: ast.Module, durable=None) -> dict:
     """Per class of this file, an attribute only its `__init__` assigns and another method tests as `if self.x:` /
     `if not self.x:` (`self.automatic_entropy_tuning`): one object keeps one value for its whole life, so a caller's
     run is made once per value (a path-insensitive run would mix a call that took one branch with the next call's
-    other branch). Class name -> (class node, attribute)."""
+    other branch). Class name -> (class node, attribute). `durable`: as for `sensitive_names`."""
     out = {}
     for cls in tree.body:
         if type(cls) is not ast.ClassDef:
             continue
-        assigned_elsewhere, in_init, tested = set(), set(), set()
-        for m in cls.body:
-            if type(m) not in (ast.FunctionDef, ast.AsyncFunctionDef):
-                continue
-            for n in walk(m):
-                targets = n.targets if type(n) is ast.Assign else [n.target] if type(n) is ast.AugAssign else []
-                for t in targets:
-                    for a in walk(t):
-                        if type(a) is ast.Attribute and type(a.value) is ast.Name and a.value.id == "self":
-                            (in_init if m.name == "__init__" else assigned_elsewhere).add(a.attr)
-                if m.name != "__init__" and type(n) is ast.If:
-                    test = n.test.operand if type(n.test) is ast.UnaryOp and type(n.test.op) is ast.Not else n.test
-                    if type(test) is ast.Attribute and type(test.value) is ast.Name and test.value.id == "self":
-                        tested.add(test.attr)
-        flags = sorted((in_init - assigned_elsewhere) & tested)
-        if flags:
-            out[cls.name] = (cls, flags[0])
+        flag = durable("reverse-flag", cls, _class_flag) if durable is not None else _class_flag(cls)
+        if flag is not None:
+            out[cls.name] = (cls, flag)
     return out
+
+
+def _class_flag(cls: ast.ClassDef) -> Optional[str]:
+    """`constant_flags` of one class: the first such attribute, or None."""
+    assigned_elsewhere, in_init, tested = set(), set(), set()
+    for m in cls.body:
+        if type(m) not in (ast.FunctionDef, ast.AsyncFunctionDef):
+            continue
+        for n in walk(m):
+            targets = n.targets if type(n) is ast.Assign else [n.target] if type(n) is ast.AugAssign else []
+            for t in targets:
+                for a in walk(t):
+                    if type(a) is ast.Attribute and type(a.value) is ast.Name and a.value.id == "self":
+                        (in_init if m.name == "__init__" else assigned_elsewhere).add(a.attr)
+            if m.name != "__init__" and type(n) is ast.If:
+                test = n.test.operand if type(n.test) is ast.UnaryOp and type(n.test.op) is ast.Not else n.test
+                if type(test) is ast.Attribute and type(test.value) is ast.Name and test.value.id == "self":
+                    tested.add(test.attr)
+    flags = sorted((in_init - assigned_elsewhere) & tested)
+    return flags[0] if flags else None
 
 
 def _names(node: ast.AST) -> frozenset:
@@ -157,14 +175,82 @@ def _is_test_file(path: str) -> bool:
         or name == "conftest.py"
 
 
+@dataclasses.dataclass(frozen=True)
+class CallerResult(UnitResult):
+    """A caller unit's cached result (`UnitResult`), also valid only while the module-level values of this file it
+    looked up are the same (`reads`: (name, `_module_value`) pairs), or, where one of them has no comparable form,
+    while the whole module-level state is (`module_key`, the key of this file's definitions)."""
+
+    reads: Optional[tuple]
+    module_key: str
+
+
+class _ReadLog(dict):
+    """This file's module-level values while a caller unit runs, recording the names looked up
+    (`Interpreter.lookup` asks `name in scope.env` before reading it)."""
+
+    def __init__(self, env: dict) -> None:
+        super().__init__(env)
+        self.names: set = set()
+
+    def __contains__(self, name) -> bool:
+        self.names.add(name)
+        return dict.__contains__(self, name)
+
+    def __getitem__(self, name):
+        self.names.add(name)
+        return dict.__getitem__(self, name)
+
+    def get(self, name, default=None):
+        self.names.add(name)
+        return dict.get(self, name, default)
+
+
+def _plain(v) -> bool:
+    return type(v) in _PLAIN or (type(v) is SeqVal and all(_plain(x) for x in v.items))
+
+
+def _module_value(scope: ModuleScope, digests: Digests, workspace, name: str):
+    """A module-level value of this file in a form comparable across versions: the text of a function of this
+    file, the name of a class of this file (its skeleton is in the key: `Digests.outline`), a function or class of
+    another workspace file with that file's digest, plain data as it is (positions included: a value made at a line
+    that moved is another value); ("-",) where the name is not bound at module level. None where there is no such
+    form (an object built by module-level code)."""
+    if name not in scope.env:
+        return ("-",)
+    v = scope.env[name]
+    t = type(v)
+    if t is FuncVal or t is ClassVal:
+        module = v.module if t is FuncVal else getattr(v.info, "module", None)
+        key = v.key if t is FuncVal else getattr(v.info, "name", None)
+        if module is scope:
+            if t is FuncVal:
+                reg = scope.functions.get(key)
+                return ("f", key, digests.node(v.node)) if v.owner is None and reg is not None and reg.node is v.node \
+                    else None
+            return ("c", key) if scope.classes.get(key) is v.info else None
+        path = getattr(module, "path", None)
+        if type(module) is not ModuleScope or not path or path == scope.path:
+            return None
+        found = module.functions.get(key) if t is FuncVal else module.classes.get(key)
+        if (t is FuncVal and (v.owner is not None or getattr(found, "node", None) is not v.node)) \
+                or (t is ClassVal and found is not v.info):
+            return None
+        return ("x", path, workspace.cached_digest(pathlib.Path(path)), t is FuncVal, key)
+    return ("v", v) if _plain(v) else None
+
+
 def run_callers(interp: Interpreter, scope: ModuleScope, reporter: Reporter, workspace, module_key: str,
-                digests: Digests, used: RecordingDict, cache: UnitCache, memo: dict, shift: bool = True) -> None:
+                digests: Digests, used: RecordingDict, cache: UnitCache, memo: dict, shift: bool = True,
+                file_salt: str = "", stats: Optional[dict] = None) -> None:
     """Run the units of other workspace files that call into this file's sensitive definitions (see the module
-    docstring), each isolated and cached, and add the findings they make in this file's code."""
+    docstring), each isolated and cached, and add the findings they make in this file's code. `file_salt`: this
+    file's path, settings and imported files (what every cache key of the file holds); `stats`: the engine's
+    counters (`callers_run`)."""
     importers = workspace.importers(scope.path)
     if not importers:
         return
-    wanted, methods = interp.syntax("reverse-sensitive", scope.tree, sensitive_names)
+    wanted, methods = sensitive_names(scope.tree, interp.durable)
     if not wanted:
         return
     # Direct callers first (a call names the definition), then inherited methods run on subclasses' instances.
@@ -186,36 +272,60 @@ def run_callers(interp: Interpreter, scope: ModuleScope, reporter: Reporter, wor
             own = {u[2] for u, _ in units if u[0] == "m" and u[1] == q[1]}
             inherited.extend((other, other_scope, digest, ("sub", q[1], m), frozenset())
                              for c in sorted(names & methods.keys()) for m in methods[c] if m not in own)
-    flags = interp.syntax("reverse-flags", scope.tree, constant_flags)
-    for other, other_scope, digest, qual, names in (direct + inherited)[:MAX_UNITS]:
+    flags = constant_flags(scope.tree, interp.durable)
+    units = (direct + inherited)[:MAX_UNITS]
+    if not units:
+        return
+    # What every caller unit reads of this file besides the module-level values it looks up (compared one by one)
+    # and the functions it runs (`deps`): not the module-level code itself, so editing module-level data (a
+    # keystroke in a 2,000-line config dict) re-runs no caller that does not read what changed.
+    mutations = interp.syntax("module_mutations", scope.tree,
+                              lambda tree: _module_mutations(tree, interp.stmt_memo, interp.stmt_digest))
+    base = hashlib.sha1(f"{file_salt}\0{digests.outline()}\0{sorted(mutations[0])!r}\0{mutations[1]}".encode(
+        "utf-8", "surrogatepass")).hexdigest()
+    ctx = (base, module_key, stats)
+    for other, other_scope, digest, qual, names in units:
         # A caller that names a class of this file with a constant flag runs once per value of it.
         pin = next(((cls, attr) for name, (cls, attr) in sorted(flags.items()) if name in names), None)
         for truth in ((None,) if pin is None else (True, False)):
-            _run_one(interp, scope, reporter, workspace, used, cache, digests, shift, module_key, salts,
+            _run_one(interp, scope, reporter, workspace, used, cache, digests, shift, ctx, salts,
                      (other, other_scope, digest, qual), None if pin is None else {id(pin[0]): (pin[1], truth)})
 
 
 def _run_one(interp: Interpreter, scope: ModuleScope, reporter: Reporter, workspace, used: RecordingDict,
-             cache: UnitCache, digests: Digests, shift: bool, module_key: str, salts: dict, unit: tuple,
+             cache: UnitCache, digests: Digests, shift: bool, ctx: tuple, salts: dict, unit: tuple,
              pins: Optional[dict]) -> None:
-    """One caller unit (with its pinned flag, if any): reused from the unit cache or run; its findings merged."""
+    """One caller unit (with its pinned flag, if any): reused from the unit cache or run; its findings merged.
+    `ctx`: (what every caller unit of this analysis is keyed by, the module key of this file's definitions, the
+    engine's counters)."""
     other, other_scope, digest, qual = unit
+    base, module_key, stats = ctx
     salt = salts.get(other)
     if salt is None:
         dict.__setitem__(used, other, digest)
-        salt = salts[other] = (f"{module_key}\0reverse\0{other}\0{digest}\0"
+        salt = salts[other] = (f"{base}\0reverse\0{other}\0{digest}\0"
                                f"{import_digests(workspace, other_scope, other, 1)}")
     pin = sorted(pins.values()) if pins else None
     key = hashlib.sha1(f"{salt}\0{qual!r}\0{pin!r}".encode("utf-8", "surrogatepass")).hexdigest()
-    delta = _lookup(cache, key, digests, scope.path, shift)
+    delta = _lookup(cache, key, digests, scope.path, shift, lambda e: _reads_current(e, scope, digests, workspace,
+                                                                                      module_key))
     if delta is None:
+        if stats is not None:
+            stats["callers_run"] = stats.get("callers_run", 0) + 1
         interp.pinned_flags = pins
+        env = scope.env
+        log = scope.env = _ReadLog(env)
         try:
             _, delta, touched, tree_read = _run_caller(interp, scope, reporter, workspace, used, other_scope, qual)
         finally:
             interp.pinned_flags = None
-        cache.put(key, UnitResult(digests.deps(touched), digests.whole() if tree_read else None, delta,
-                                  digests.frame()))
+            scope.env = env
+        reads = tuple((name, _module_value(scope, digests, workspace, name)) for name in sorted(log.names))
+        if any(v is None for _, v in reads):
+            reads = None
+        _keep(cache, key, CallerResult(digests.deps(touched), digests.whole() if tree_read else None, delta,
+                                       digests.frame(), reads, module_key if reads is None else ""),
+              cache.get(key) or ())
     for k, f in delta[0]:
         prev = reporter.findings.get(k)
         if prev is None or prev.severity.rank < f.severity.rank:
@@ -224,23 +334,47 @@ def _run_one(interp: Interpreter, scope: ModuleScope, reporter: Reporter, worksp
         dict.__setitem__(used, k, v)
 
 
-def _lookup(cache: UnitCache, key: str, digests: Digests, path: str, shift: bool) -> Optional[tuple]:
-    """A cached caller unit's results, moved to the current positions (as `analyse_definitions` does), or None."""
-    entry = cache.get(key)
-    if entry is None:
+def _reads_current(entry, scope: ModuleScope, digests: Digests, workspace, module_key: str) -> bool:
+    """Whether the module-level values a cached caller unit looked up are still the same (`CallerResult`)."""
+    if type(entry) is not CallerResult:
+        return False
+    if entry.reads is None:
+        return entry.module_key == module_key
+    return all(_module_value(scope, digests, workspace, name) == v for name, v in entry.reads)
+
+
+def _lookup(cache: UnitCache, key: str, digests: Digests, path: str, shift: bool, current_reads) -> Optional[tuple]:
+    """A cached caller unit's results, moved to the current positions (as `analyse_definitions` does), or None.
+    The key holds several results (`_VERSIONS`, newest first), one per version of the module-level values it read
+    (undo, or a keystroke that breaks a statement and the next that mends it); `current_reads(entry)` says whether
+    an entry's are the current ones."""
+    entries = cache.get(key)
+    if entries is None:
         return None
-    if (entry.whole is not None and entry.whole != digests.whole()) or not digests.valid(entry.deps):
-        return None
-    current = digests.frame()
-    if entry.frame is current or entry.frame == current:
-        cache.touch(key)
-        return entry.delta
-    if not shift:
-        return None
-    delta = Relocation.between(entry.frame, current, path, cache.relocations).delta(entry.delta)
-    if delta is not None:
-        cache.put(key, dataclasses.replace(entry, delta=delta, frame=current))
-    return delta
+    for k, entry in enumerate(entries):
+        if (entry.whole is not None and entry.whole != digests.whole()) or not digests.valid(entry.deps) \
+                or not current_reads(entry):
+            continue
+        current = digests.frame()
+        if entry.frame is current or entry.frame == current:
+            cache.touch(key)
+            return entry.delta
+        if not shift:
+            return None
+        delta = Relocation.between(entry.frame, current, path, cache.relocations).delta(entry.delta)
+        if delta is not None:
+            _keep(cache, key, dataclasses.replace(entry, delta=delta, frame=current), entries[:k] + entries[k + 1:])
+        return delta
+    return None
+
+
+_VERSIONS = 4  # results kept per caller unit
+
+
+def _keep(cache: UnitCache, key: str, entry: "CallerResult", others: tuple) -> None:
+    """Store `entry` as the newest result of the caller unit `key`, before the others of the same key that are
+    still there."""
+    cache.put(key, (entry,) + tuple(others)[:_VERSIONS - 1])
 
 
 def _run_caller(interp: Interpreter, scope: ModuleScope, reporter: Reporter, workspace, used: RecordingDict,

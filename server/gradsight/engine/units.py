@@ -92,6 +92,11 @@ class UnitCache:
         self.stmt_memo.clear()
 
 
+# Module-level statements that bind no import and no definition: what they do reaches other code only through the
+# module-level values they leave (`Digests.outline`).
+_DATA_STATEMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Pass, ast.Delete, ast.Assert)
+
+
 class Digests:
     """Digests of the definitions of one analysed text, memoised per syntax-tree node (nodes that an
     incremental parse reuses keep their digests), and the dependency keys of the functions an analysis ran."""
@@ -151,6 +156,23 @@ class Digests:
             else:
                 parts.append(self.node(st))
         return hashlib.sha1("|".join(parts).encode()).hexdigest()
+
+    def outline(self) -> str:
+        """What code run from another file reads of this file besides the module-level values it looks up (compared
+        one by one, `reverse.py`) and the functions it runs (`deps`): the class skeletons, which classes are modules,
+        the names of the definitions, and every module-level statement that may bind an import or a definition (all
+        but assignments and expression statements). Unlike `shape`, an edit of module-level data leaves it as is."""
+        parts = []
+        for st in self.scope.tree.body:
+            t = type(st)
+            if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
+                parts.append(f"{t.__name__} {st.name}")
+            elif t is ast.ClassDef:
+                parts.append(self._skeleton(st))
+            elif t not in _DATA_STATEMENTS:
+                parts.append(self.node(st))
+        parts.extend(f"{name} {info.is_module}" for name, info in self.scope.classes.items())
+        return hashlib.sha1("|".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
 
     def _skeleton(self, cls: ast.ClassDef) -> str:
         key = (cls, "skeleton")
