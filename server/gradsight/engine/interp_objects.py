@@ -78,7 +78,15 @@ class ObjectsMixin:
                     # A `@staticmethod` gets its arguments as given (no `self`); a classmethod's `cls` is not modelled.
                     return self.call_function(meth, None, args, kwargs, node, state) if _is_staticmethod(meth.node) \
                         else UNKNOWN
-                return self.call_function(meth, recv, args, kwargs, node, state)
+                ins = [v for _, v in flat_tensors(list(args) + list(kwargs.values()))]
+                inherited_src = frozenset().union(*[v.psrc for v in ins])
+                result = self.call_function(meth, recv, args, kwargs, node, state)
+                site = _msite(recv)
+                if site is not None and recv.has_params is not Tri.NO:
+                    # A method of a module (`model.v(s)`, `self.pi(x)`) runs its sub-modules as `forward` would:
+                    # they belong to it, so an optimizer over its parameters trains them.
+                    map_tensors(result, lambda v: self.note_parents(v.psrc - inherited_src - {site}, site) or v)
+                return result
             sub = recv.attr(name)
             if isinstance(sub, ModuleVal):
                 args, kwargs = self.eval_args(node, state)
@@ -109,8 +117,7 @@ class ObjectsMixin:
             if val.psaved - inherited and site not in val.psaved:
                 val = val.with_(psaved=val.psaved | {site})
             new_src = val.psrc - inherited_src - {site}
-            for sub in new_src | ({e[0] for e in val.pcut} - inherited_src - {site}):
-                self.note_parent(sub, site)
+            self.note_parents(new_src | ({e[0] for e in val.pcut} - inherited_src - {site}), site)
             if new_src:
                 val = val.with_(psrc=val.psrc | {site})
             return val

@@ -14,7 +14,7 @@ from .interp_util import (grad_origins, _basic_index, _broadcast, _cap, _fsite, 
                           _saved_input_indices, const_bool, key_of, kwarg, map_tensors)
 from .state import State
 from .values import (GRAD_MODE_OFF, MADE_LEAF_REQUIRE_GRAD, MAYBE_SAME_LEAF, ONLY_FROM_NO_GRAD, UNKNOWN, USE, Fact,
-                     ModuleVal, ParamCut, ParamReach, PyVal, SeqVal, TensorVal, Tri, Value, join_all)
+                     ModuleVal, ParamCut, ParamReach, ParentOf, PyVal, SeqVal, TensorVal, Tri, Value, join_all)
 
 
 def _input_segs(val: Optional[Value]) -> Optional[frozenset]:
@@ -252,9 +252,13 @@ class OpsMixin:
                           if not self.is_trained(site))
         if untrained:
             self.emit(LossTargetEvent(node, op, self.seg(target_node), target_node, untrained, t.origin))
-        shared = tuple((site, self.module_name(site)) for site in sorted(t.psrc & p.psrc, key=repr)
-                       if self.is_trained(site))
-        if shared and t.boot is not None:
+        if t.boot is None or t.psrc_partial or not t.psrc <= p.psrc:
+            # Only a target whose graph runs through nothing but the prediction's modules: a target network of the
+            # same class shares its sub-modules' sites with the online one, but not its own (GS418's case).
+            return
+        outer = sorted(t.psrc, key=lambda s: (any(ParentOf(s, o) in self.optimized_modules for o in t.psrc), repr(s)))
+        shared = tuple((site, self.module_name(site)) for site in outer if self.is_trained(site))
+        if shared:
             self.emit(BootstrapTargetEvent(node, op, self.seg(target_node), target_node, shared, t.boot))
 
     def allocated_here(self, storage) -> bool:
@@ -404,6 +408,8 @@ class OpsMixin:
                 continue
             if isinstance(rest, TensorVal) and (rest.rg is not Tri.NO or rest.psrc):
                 continue
+            if isinstance(rest_node, ast.BinOp) and isinstance(rest_node.op, (ast.Mult, ast.Div)):
+                continue  # `beta * y + (1 - beta) * p`: a mixture (soft bootstrapping), not a reward plus a value
             if rest is not UNKNOWN and not isinstance(rest, TensorVal):
                 continue
             return self.scaled_origin(scaled_node, state)
@@ -420,10 +426,30 @@ class OpsMixin:
             else:
                 factors.append(n)
         for f in factors:
-            v = state.get(f.id) if isinstance(f, ast.Name) else None
-            if isinstance(v, TensorVal) and v.rg is Tri.YES and v.psrc and v.origin is not None:
-                return v.origin
+            origin = self.value_made(f, state)
+            if origin is not None:
+                return origin
         return self.expr_fact(node)
+
+    def value_made(self, node: ast.AST, state: State) -> Optional[Fact]:
+        """Where the graph of a name's tensor came from a module: its origin, followed back through assignments in
+        the running function that only select from or reshape another such name (`q_next = next_q.gather(1, a2)`
+        leads to `next_q = q(s2)`, where `torch.no_grad()` goes). None when `node` is not such a name."""
+        fn = self.stack[-1] if self.stack else self.scope.tree
+        origin = None
+        for _ in range(4):
+            v = state.get(node.id) if isinstance(node, ast.Name) else None
+            if not isinstance(v, TensorVal) or v.rg is not Tri.YES or not v.psrc or v.origin is None \
+                    or v.origin.path is not None:
+                return origin
+            origin = v.origin
+            made = next((n.value for n in walk(fn) if isinstance(n, ast.Assign) and n.lineno == origin.line
+                         and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+                         and n.targets[0].id == node.id), None)
+            node = made
+            while isinstance(node, (ast.Call, ast.Attribute, ast.Subscript)):
+                node = node.func if isinstance(node, ast.Call) else node.value
+        return origin
 
     def backwarded_model_output(self, loss: str, call: ast.AST, state: State) -> None:
         """Evidence from use, one step further: `loss = F.cross_entropy(out, y)` then `loss.backward()`, where

@@ -69,6 +69,13 @@ class BootstrapTargetThroughTrainedNetwork(Rule):
         Valid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nnet = nn.Linear(4, 3)\n"
               "opt = torch.optim.SGD(net.parameters(), lr=0.1)\nx = torch.randn(8, 4)\n"
               "loss = F.mse_loss(net(x + 0.1 * torch.randn(8, 4)), net(x))\nloss.backward()\nopt.step()\n"),
+        # Soft bootstrapping (Reed et al.): a mixture of the labels and the model's own prediction, differentiated
+        # through both on purpose.
+        Valid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nnet = nn.Linear(4, 3)\n"
+              "opt = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+              "x, y = torch.randn(8, 4), F.one_hot(torch.randint(0, 3, (8,)), 3).float()\nlogits = net(x)\n"
+              "target = 0.95 * y + 0.05 * F.softmax(logits, dim=1)\nloss = F.cross_entropy(logits, target)\n"
+              "loss.backward()\nopt.step()\n"),
         # IQL-style: the bootstrap value comes from a value network with its own optimizer, which zeroes its
         # gradients before its own loss; the critic's update is the semi-gradient one.
         Valid(_HEAD + "v = nn.Linear(4, 1)\nv_opt = torch.optim.SGD(v.parameters(), lr=0.1)\n"
@@ -84,6 +91,23 @@ class BootstrapTargetThroughTrainedNetwork(Rule):
         Invalid(_HEAD + "a2 = torch.randint(0, 2, (8, 1))\ntarget = r + 0.99 * q(s2).gather(1, a2)\n"
                 + _STEP + _SEMI + "opt.step()\n",
                 line=10, runtime="silent: not torch.allclose(q.weight.grad, semi)"),
+        # SARSA (kengz/SLM-Lab@e64f8d97): the next state's values from the trained network, then the next action's
+        # picked from them; `torch.no_grad()` belongs around the forward, the finding goes there.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Sarsa:\n    def __init__(self):\n"
+                "        self.net = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 2))\n"
+                "        self.optim = torch.optim.Adam(self.net.parameters(), lr=1e-3)\n"
+                "        self.loss_fn = nn.SmoothL1Loss()\n\n"
+                "    def train(self, s, a, r, s2, a2, done):\n        q_preds = self.net(s)\n"
+                "        next_q_preds = self.net(s2)\n        act_q_preds = q_preds.gather(-1, a)\n"
+                "        act_next_q_preds = next_q_preds.gather(-1, a2)\n"
+                "        targets = r + 0.99 * (1 - done) * act_next_q_preds\n"
+                "        loss = self.loss_fn(act_q_preds, targets)\n        self.optim.zero_grad()\n"
+                "        loss.backward()\n        self.grad = self.net[0].weight.grad.clone()\n"
+                "        self.semi = torch.autograd.grad(self.loss_fn(self.net(s).gather(-1, a), targets.detach()), "
+                "self.net[0].weight)[0]\n        self.optim.step()\n\n\nagent = Sarsa()\n"
+                "agent.train(torch.randn(8, 4), torch.randint(0, 2, (8, 1)), torch.randn(8, 1), torch.randn(8, 4), "
+                "torch.randint(0, 2, (8, 1)), torch.zeros(8, 1))\n",
+                line=13, runtime="silent: not torch.allclose(agent.grad, agent.semi)"),
         # Double DQN (AgileRL/AgileRL@8ea3aabf): the target network picks the action, the online network, which
         # the optimizer trains, evaluates it with its graph; the loss through an `nn.MSELoss` module.
         Invalid(_AGENT + "        q_next = self.q(s2).gather(1, q_idx)\n" + _AGENT_TAIL,
