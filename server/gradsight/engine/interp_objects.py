@@ -82,11 +82,18 @@ class ObjectsMixin:
                 inherited_src = frozenset().union(*[v.psrc for v in ins])
                 result = self.call_function(meth, recv, args, kwargs, node, state)
                 site = _msite(recv)
-                if site is not None and recv.has_params is not Tri.NO:
-                    # A method of a module (`model.v(s)`, `self.pi(x)`) runs its sub-modules as `forward` would:
-                    # they belong to it, so an optimizer over its parameters trains them.
-                    map_tensors(result, lambda v: self.note_parents(v.psrc - inherited_src - {site}, site) or v)
-                return result
+                if site is None or recv.has_params is Tri.NO:
+                    return result
+                self.optimized_modules.setdefault(NameOf(site), self.seg(func.value))
+
+                def tag(val: TensorVal) -> TensorVal:
+                    # A method of a module (`model.v(s)`, `self.pi(x)`) runs its sub-modules as `forward` would: they
+                    # belong to it (an optimizer over its parameters trains them) and its parameters reach the result.
+                    new_src = val.psrc - inherited_src - {site}
+                    self.note_parents(new_src, site)
+                    return val.with_(psrc=val.psrc | {site}) if new_src else val
+
+                return map_tensors(result, tag)
             sub = recv.attr(name)
             if isinstance(sub, ModuleVal):
                 args, kwargs = self.eval_args(node, state)

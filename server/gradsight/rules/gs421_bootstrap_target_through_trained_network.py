@@ -116,7 +116,7 @@ class BootstrapTargetThroughTrainedNetwork(Rule):
 
     def check(self, event: BootstrapTargetEvent, report) -> None:
         names = [name for _, name in event.shared if name]
-        who = f"`{names[0]}`" if names else "the network"
+        who = "this module" if names[:1] == ["self"] else f"`{names[0]}`" if names else "the network"
         message = (f"This bootstrap value keeps a graph through {who}, which the loss trains, so backward moves it "
                    f"too. A TD target is a constant: compute it under `torch.no_grad()` or detach it.")
         loss_line, loss_col, _, _ = report.source.span(event.node)
