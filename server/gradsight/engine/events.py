@@ -182,6 +182,21 @@ class LossTargetEvent(Event):
 
 
 @dataclass(frozen=True)
+class BootstrapTargetEvent(Event):
+    """A loss with a target called in grad mode where the target is bootstrapped (`r + gamma * v`, the scaled term
+    with a graph) and that graph runs through a module whose parameters an optimizer trains and the prediction's
+    graph runs through too: the TD target of DQN or SARSA built from the online network itself. `shared`: (module
+    site, the code's name for it or None) of those modules; `value_origin`: where the scaled term's tensor was
+    made (the value to compute without gradient)."""
+
+    op: str
+    target_expr: str
+    target_node: ast.AST
+    shared: tuple
+    value_origin: Fact
+
+
+@dataclass(frozen=True)
 class ModuleCallEvent(Event):
     """A call of a module in eval mode while grad mode is on (GS103)."""
 

@@ -259,8 +259,9 @@ class Interpreter(StatementsMixin, LoopsMixin, ExpressionsMixin, CallsMixin, Ops
         for site in sites:
             self.optimized_modules.setdefault(Trained(site), None)
 
-    def note_parent(self, sub, parent) -> None:
-        self.optimized_modules.setdefault(ParentOf(sub, parent), parent)
+    def note_parents(self, subs, parent) -> None:
+        for sub in subs:
+            self.optimized_modules.setdefault(ParentOf(sub, parent), parent)
 
     def module_name(self, site) -> Optional[str]:
         return self.optimized_modules.get(NameOf(site))

@@ -78,7 +78,22 @@ class ObjectsMixin:
                     # A `@staticmethod` gets its arguments as given (no `self`); a classmethod's `cls` is not modelled.
                     return self.call_function(meth, None, args, kwargs, node, state) if _is_staticmethod(meth.node) \
                         else UNKNOWN
-                return self.call_function(meth, recv, args, kwargs, node, state)
+                ins = [v for _, v in flat_tensors(list(args) + list(kwargs.values()))]
+                inherited_src = frozenset().union(*[v.psrc for v in ins])
+                result = self.call_function(meth, recv, args, kwargs, node, state)
+                site = _msite(recv)
+                if site is None or recv.has_params is Tri.NO:
+                    return result
+                self.optimized_modules.setdefault(NameOf(site), self.seg(func.value))
+
+                def tag(val: TensorVal) -> TensorVal:
+                    # A method of a module (`model.v(s)`, `self.pi(x)`) runs its sub-modules as `forward` would: they
+                    # belong to it (an optimizer over its parameters trains them) and its parameters reach the result.
+                    new_src = val.psrc - inherited_src - {site}
+                    self.note_parents(new_src, site)
+                    return val.with_(psrc=val.psrc | {site}) if new_src else val
+
+                return map_tensors(result, tag)
             sub = recv.attr(name)
             if isinstance(sub, ModuleVal):
                 args, kwargs = self.eval_args(node, state)
@@ -109,8 +124,7 @@ class ObjectsMixin:
             if val.psaved - inherited and site not in val.psaved:
                 val = val.with_(psaved=val.psaved | {site})
             new_src = val.psrc - inherited_src - {site}
-            for sub in new_src | ({e[0] for e in val.pcut} - inherited_src - {site}):
-                self.note_parent(sub, site)
+            self.note_parents(new_src | ({e[0] for e in val.pcut} - inherited_src - {site}), site)
             if new_src:
                 val = val.with_(psrc=val.psrc | {site})
             return val

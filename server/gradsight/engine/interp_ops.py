@@ -8,13 +8,13 @@ from typing import Optional
 
 from .astwalk import walk
 from . import torchdb as db
-from .events import (BackwardEvent, CarryEvent, FactoryEvent, InferenceSaveEvent, InplaceEvent, LossTargetEvent,
-                     NumpyEvent, OutArgEvent, SameTensorLossEvent, StoreGraphEvent, ViewInplaceEvent)
+from .events import (BackwardEvent, BootstrapTargetEvent, CarryEvent, FactoryEvent, InferenceSaveEvent, InplaceEvent,
+                     LossTargetEvent, NumpyEvent, OutArgEvent, SameTensorLossEvent, StoreGraphEvent, ViewInplaceEvent)
 from .interp_util import (grad_origins, _basic_index, _broadcast, _cap, _fsite, _pcut_of, _pretty, _reduced_shape,
                           _saved_input_indices, const_bool, key_of, kwarg, map_tensors)
 from .state import State
 from .values import (GRAD_MODE_OFF, MADE_LEAF_REQUIRE_GRAD, MAYBE_SAME_LEAF, ONLY_FROM_NO_GRAD, UNKNOWN, USE, Fact,
-                     ModuleVal, ParamCut, ParamReach, PyVal, SeqVal, TensorVal, Tri, Value, join_all)
+                     ModuleVal, ParamCut, ParamReach, ParentOf, PyVal, SeqVal, TensorVal, Tri, Value, join_all)
 
 
 def _input_segs(val: Optional[Value]) -> Optional[frozenset]:
@@ -26,6 +26,9 @@ def _input_segs(val: Optional[Value]) -> Optional[frozenset]:
     return None
 
 
+# Ops that keep a bootstrapped target one (`TensorVal.boot`): shape ops and casts of it alone.
+_BOOT_KEEPS = frozenset({"view", "view_as", "reshape", "squeeze", "unsqueeze", "flatten", "expand", "expand_as",
+                         "float", "double", "half", "to", "type", "type_as", "contiguous", "__getitem__"})
 _ARITH = frozenset({"__mul__", "__rmul__", "__add__", "__radd__", "__sub__", "__rsub__", "mul", "add", "sub"})
 
 
@@ -229,8 +232,10 @@ class OpsMixin:
     def check_loss_target(self, op: str, pred, target, node: ast.AST, state: State) -> None:
         """A loss comparing a prediction with a target, both with graphs, where the target's graph runs through a
         module that no optimizer in view trains and that the prediction does not run through: a target network or
-        a teacher whose output was not detached (`LossTargetEvent`, GS418). Certain facts only: both require grad,
-        the prediction's graph reaches a module an optimizer trains, grad mode is on."""
+        a teacher whose output was not detached (`LossTargetEvent`, GS418); a bootstrapped target (`r + gamma * v`)
+        whose graph runs through a trained module the prediction also runs through (`BootstrapTargetEvent`, GS421).
+        Certain facts only: both require grad, the prediction's graph reaches a module an optimizer trains, grad
+        mode is on."""
         if not self.reporting or state.grad is not Tri.YES:
             return
         (pred_node, p), (target_node, t) = pred, target
@@ -247,6 +252,14 @@ class OpsMixin:
                           if not self.is_trained(site))
         if untrained:
             self.emit(LossTargetEvent(node, op, self.seg(target_node), target_node, untrained, t.origin))
+        if t.boot is None or t.psrc_partial or not t.psrc <= p.psrc:
+            # Only a target whose graph runs through nothing but the prediction's modules: a target network of the
+            # same class shares its sub-modules' sites with the online one, but not its own (GS418's case).
+            return
+        outer = sorted(t.psrc, key=lambda s: (any(ParentOf(s, o) in self.optimized_modules for o in t.psrc), repr(s)))
+        shared = tuple((site, self.module_name(site)) for site in outer if self.is_trained(site))
+        if shared:
+            self.emit(BootstrapTargetEvent(node, op, self.seg(target_node), target_node, shared, t.boot))
 
     def allocated_here(self, storage) -> bool:
         """Whether an allocation site is a statement of the code running now (this function's body, or module-level
@@ -359,6 +372,7 @@ class OpsMixin:
         base = tensors[0][1]
         leaf_view = view is not None and rg is Tri.YES and (
             (base.leaf is Tri.YES and base.rg is Tri.YES) or base.leaf_view)
+        boot = self.bootstrap(short, args, state) if rg is Tri.YES else None
         result = TensorVal(rg=rg, leaf=Tri.NO if rg is Tri.YES else (Tri.YES if rg is Tri.NO else Tri.MAYBE),
                            origin=origin, nograd=nograd, saved=saved_out, freed=freed, freed_sure=freed_sure,
                            segs=segs, sources=sources, shape=shape, is_int=is_int, inference=state.inference,
@@ -366,7 +380,8 @@ class OpsMixin:
                            nograd_view=nograd_view, saved_seg=saved_seg, leaf_view=leaf_view, psaved=psaved,
                            stepped=stepped, psrc=psrc, pcut=pcut, psrc_partial=partial,
                            storage=base.storage if view is not None else self.site(node), stored=stored,
-                           evidence=rg is Tri.YES and all(v.evidence for _, v in tensors if v.rg is Tri.YES))
+                           evidence=rg is Tri.YES and all(v.evidence for _, v in tensors if v.rg is Tri.YES),
+                           boot=boot)
         if short in db.DECOMPOSITIONS and entry is not None and entry.get("saved_outputs"):
             # `Q, R = torch.linalg.qr(a)`: one tensor per output, each with its own storage, saved as the table says
             # (decompositions save all their outputs: an in-place write on `R` or a view of it makes backward raise).
@@ -376,6 +391,65 @@ class OpsMixin:
                                              storage=(self.site(node), i), shape=None)
                                 for i in range(max(saved_idx) + 1)))
         return result
+
+    def bootstrap(self, short: str, args, state: State) -> Optional[Fact]:
+        """The `boot` of an op's result: where the graph-carrying tensor of a bootstrapped target was made. `r + gamma *
+        v` (also `r + (1 - done) * gamma * v`) is one: a sum of a term without gradient that is not a Python number
+        (the reward, read from data) and a scaled term (`*` or `/`) whose graph runs through modules. Shape ops and
+        casts of one such target keep it (`target.unsqueeze(1)`, `target.float()`)."""
+        grad_args = [v for _, v in args if isinstance(v, TensorVal) and v.rg is not Tri.NO]
+        if short in _BOOT_KEEPS and len(grad_args) == 1:
+            return grad_args[0].boot
+        if short not in ("__add__", "__radd__") or len(args) != 2:
+            return None
+        for (scaled_node, scaled), (rest_node, rest) in (args, args[::-1]):
+            if not (isinstance(scaled_node, ast.BinOp) and isinstance(scaled_node.op, (ast.Mult, ast.Div))) \
+                    or not isinstance(scaled, TensorVal) or scaled.rg is not Tri.YES or not scaled.psrc:
+                continue
+            if isinstance(rest, TensorVal) and (rest.rg is not Tri.NO or rest.psrc):
+                continue
+            if isinstance(rest_node, ast.BinOp) and isinstance(rest_node.op, (ast.Mult, ast.Div)):
+                continue  # `beta * y + (1 - beta) * p`: a mixture (soft bootstrapping), not a reward plus a value
+            if rest is not UNKNOWN and not isinstance(rest, TensorVal):
+                continue
+            return self.scaled_origin(scaled_node, state)
+        return None
+
+    def scaled_origin(self, node: ast.AST, state: State) -> Fact:
+        """Where the factor of a product (`gamma * (1 - done) * q_next`) that carries a graph through modules was made:
+        a name's value's origin (`q_next = q(s2).max(1)[0]`), else the factor itself."""
+        factors, todo = [], [node]
+        while todo:
+            n = todo.pop()
+            if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Mult, ast.Div)):
+                todo.extend((n.right, n.left))
+            else:
+                factors.append(n)
+        for f in factors:
+            origin = self.value_made(f, state)
+            if origin is not None:
+                return origin
+        return self.expr_fact(node)
+
+    def value_made(self, node: ast.AST, state: State) -> Optional[Fact]:
+        """Where the graph of a name's tensor came from a module: its origin, followed back through assignments in
+        the running function that only select from or reshape another such name (`q_next = next_q.gather(1, a2)`
+        leads to `next_q = q(s2)`, where `torch.no_grad()` goes). None when `node` is not such a name."""
+        fn = self.stack[-1] if self.stack else self.scope.tree
+        origin = None
+        for _ in range(4):
+            v = state.get(node.id) if isinstance(node, ast.Name) else None
+            if not isinstance(v, TensorVal) or v.rg is not Tri.YES or not v.psrc or v.origin is None \
+                    or v.origin.path is not None:
+                return origin
+            origin = v.origin
+            made = next((n.value for n in walk(fn) if isinstance(n, ast.Assign) and n.lineno == origin.line
+                         and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+                         and n.targets[0].id == node.id), None)
+            node = made
+            while isinstance(node, (ast.Call, ast.Attribute, ast.Subscript)):
+                node = node.func if isinstance(node, ast.Call) else node.value
+        return origin
 
     def backwarded_model_output(self, loss: str, call: ast.AST, state: State) -> None:
         """Evidence from use, one step further: `loss = F.cross_entropy(out, y)` then `loss.backward()`, where

@@ -207,6 +207,9 @@ class TensorVal(Value):
     # through any alias is checked against everything saved from that storage. None: not known.
     storage: Optional[tuple] = None
     stored: Optional[Fact] = None  # the assignment that kept this graph in long-lived storage (`self.cached = ...`)
+    # A bootstrapped target (`r + gamma * v`): a sum of a term that no module's parameters reach and a scaled term
+    # whose graph runs through modules; the fact is where that term's tensor was made (the value to detach).
+    boot: Optional[Fact] = None
     # `rg` is known from evidence of use only (the output of a model loaded by `torch.load`, of an object whose
     # parameters an optimizer takes): rules report such findings as warnings, never as errors.
     evidence: bool = False
@@ -255,6 +258,7 @@ class TensorVal(Value):
             storage=self.storage if self.storage == other.storage else None,
             stored=_first(self.stored, other.stored),
             evidence=self.evidence or other.evidence,
+            boot=self.boot if self.boot is not None and other.boot is not None else None,
         )
 
     def with_(self, **changes: Any) -> "TensorVal":
