@@ -259,6 +259,20 @@ def _optimizer_step(call: ast.Call, tree) -> bool:
     return False
 
 
+def _call_may_zero(n: ast.Call, objects, defs, scans, opts, owner) -> bool:
+    """A call in the loop that may zero gradients this rule cannot attribute: a helper of this file that zeroes
+    something (which optimizer it covers is not known here), or code gradsight cannot see that is handed the
+    optimizer or holds it (it may zero any)."""
+    kind, target = _classify(n, objects)
+    inner_objects = _same_object(n, target, objects) if kind == "method" else {}
+    if kind is None:
+        target = defs.resolve(n)
+    if target is not None and _zeroes(scans(target), defs, scans, 1, opts, defs.owner.get(id(target), owner),
+                                      inner_objects) is not False:
+        return True
+    return target is None and _may_zero_unseen(n, defs, opts, owner, kind)
+
+
 def _unzeroed_optimizer(scan: _LoopScan, steps: list, backwards: list, defs: _FileDefs, scans, opts: frozenset,
                         owner, objects: dict):
     """(name, backward) when the loop steps several optimizers and zeroes only some, and nothing else in it
@@ -276,15 +290,8 @@ def _unzeroed_optimizer(scan: _LoopScan, steps: list, backwards: list, defs: _Fi
         return None
     for n in scan.calls:
         name, f = _call_name(n), n.func
-        kind, target = _classify(n, objects)
-        inner_objects = _same_object(n, target, objects) if kind == "method" else {}
-        if kind is None:
-            target = defs.resolve(n)
-        if target is not None and _zeroes(scans(target), defs, scans, 1, opts, defs.owner.get(id(target), owner),
-                                          inner_objects) is not False:
-            return None  # a helper that zeroes something: which optimizer it covers is not known here
-        if target is None and _may_zero_unseen(n, defs, opts, owner, kind):
-            return None  # code gradsight cannot see, handed the optimizer (or holding it): it may zero any
+        if _call_may_zero(n, objects, defs, scans, opts, owner):
+            return None
         if not any(w in name for w in _ZEROING_WORDS):
             continue
         if name != "zero_grad" or not isinstance(f, ast.Attribute) or ast.unparse(f.value) not in stepped:
@@ -347,14 +354,7 @@ def _one_branch_zero(loop: ast.AST, scan: _LoopScan, defs: _FileDefs, scans, opt
     zeros = []
     for n in scan.calls:
         name = _call_name(n)
-        kind, target = _classify(n, objects)
-        inner_objects = _same_object(n, target, objects) if kind == "method" else {}
-        if kind is None:
-            target = defs.resolve(n)
-        if target is not None and _zeroes(scans(target), defs, scans, 1, opts, defs.owner.get(id(target), owner),
-                                          inner_objects) is not False:
-            return None
-        if target is None and _may_zero_unseen(n, defs, opts, owner, kind):
+        if _call_may_zero(n, objects, defs, scans, opts, owner):
             return None
         if any(w in name for w in _ZEROING_WORDS):
             if name != "zero_grad" or not isinstance(n.func, ast.Attribute) or n.args or n.keywords:
