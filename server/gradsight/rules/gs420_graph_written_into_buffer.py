@@ -15,6 +15,39 @@ def _is_self_attr(node: ast.AST, attr: str) -> bool:
         and node.value.id == "self"
 
 
+def _factory_assign(n: ast.AST, attr: str) -> bool:
+    """`self.<attr> = torch.zeros(...)` (any torch factory that does not ask for grad)."""
+    return isinstance(n, ast.Assign) and any(_is_self_attr(t, attr) for t in n.targets) \
+        and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute) \
+        and n.value.func.attr in _FACTORIES and isinstance(n.value.func.value, ast.Name) \
+        and n.value.func.value.id in ("torch", "th") \
+        and not any(kw.arg == "requires_grad" for kw in n.value.keywords)
+
+
+def _remade_per_sequence(q, cls: ast.ClassDef, fn: ast.AST, attr: str, line: int) -> bool:
+    """The function that writes into `self.<attr>` first re-makes it with a factory, itself or through a method
+    of the class, unconditionally or under a test on one of its parameters (`if t == 0: self.init_attention(x)`,
+    a decoder step): each sequence the caller starts gets a fresh tensor, and the chaining within one sequence
+    is the model's own recurrence, backwarded once (WaveRNN's location-sensitive attention)."""
+    resetters = {m.name for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and any(_factory_assign(n, attr) for n in ast.walk(m))}
+    params = {a.arg for a in fn.args.args[1:] + fn.args.kwonlyargs}  # not `self`: `if self.x is None:` runs once
+    for n in ast.walk(fn):
+        if getattr(n, "lineno", line) >= line:
+            continue
+        resets = _factory_assign(n, attr) or (
+            isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in resetters
+            and isinstance(n.func.value, ast.Name) and n.func.value.id == "self")
+        if not resets:
+            continue
+        guard = q.enclosing(n, (ast.If, ast.For, ast.While, ast.FunctionDef, ast.AsyncFunctionDef))
+        if guard is fn:
+            return True
+        if isinstance(guard, ast.If) and any(isinstance(m, ast.Name) and m.id in params for m in ast.walk(guard.test)):
+            return True
+    return False
+
+
 def _made_without_graph(cls: ast.ClassDef, attr: str) -> bool:
     """The class registers `attr` as a buffer (`self.register_buffer("queue", ...)`) or makes it with a torch
     factory that does not ask for grad (`self.queue = torch.zeros(...)`)."""
@@ -22,11 +55,7 @@ def _made_without_graph(cls: ast.ClassDef, attr: str) -> bool:
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "register_buffer" \
                 and n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value == attr:
             return True
-        if isinstance(n, ast.Assign) and any(_is_self_attr(t, attr) for t in n.targets) \
-                and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute) \
-                and n.value.func.attr in _FACTORIES and isinstance(n.value.func.value, ast.Name) \
-                and n.value.func.value.id in ("torch", "th") \
-                and not any(kw.arg == "requires_grad" for kw in n.value.keywords):
+        if _factory_assign(n, attr):
             return True
     return False
 
@@ -55,7 +84,9 @@ class GraphWrittenIntoBuffer(Rule):
                     "buffer or a tensor the class made with a torch factory. Not flagged when the same function "
                     "reads the attribute again after the write (a cache the result is built from), when the class "
                     "detaches the attribute somewhere itself (`self.memory.detach_()` in a method the training loop "
-                    "calls: truncated backpropagation), or under `torch.no_grad()`.")
+                    "calls: truncated backpropagation), when the writing function first re-makes it with a factory, itself or "
+                    "through a method, unconditionally or under a test on one of its parameters (`if t == 0:` at a "
+                    "decoder's first step: each sequence starts fresh), or under `torch.no_grad()`.")
     why_bad = ("An in-place write records the write in autograd: the buffer gets a `grad_fn` (`CopySlices`) that "
                "points at the written value's graph. Nothing raises at first, but the buffer outlives the step, so "
                "it keeps that step's graph alive; the next step's write (a queue shifted by "
@@ -81,6 +112,16 @@ class GraphWrittenIntoBuffer(Rule):
             "        return out\n\n\nm = Net()\nfor _ in range(2):\n"
             "    (m(torch.randn(2, 4)).mean() + m.aux_loss.sum()).backward()\n")
     valid = (
+        # Re-made with fresh zeros at step 0 of every sequence (`if t == 0:`, a parameter the caller sets):
+        # the chaining within one sequence is the model's recurrence, backwarded once (WaveRNN's attention).
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass LSA(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.W = nn.Linear(4, 4)\n        self.cumulative = None\n\n"
+              "    def init_attention(self, x):\n        self.cumulative = torch.zeros(x.shape[0], 4)\n\n"
+              "    def forward(self, x, t):\n        if t == 0:\n            self.init_attention(x)\n"
+              "        scores = torch.sigmoid(self.W(x) + self.cumulative)\n        self.cumulative += scores\n"
+              "        return scores\n\n\nattn = LSA()\nopt = torch.optim.SGD(attn.parameters(), lr=0.1)\n"
+              "for step in range(3):\n    x = torch.randn(2, 4)\n    out = 0\n    for t in range(4):\n"
+              "        out = out + attn(x, t).sum()\n    opt.zero_grad()\n    out.backward()\n    opt.step()\n"),
         # The same base model replacing the tensor each forward (the fix): nothing is written in place.
         Valid(_BASE + "        self.aux_loss = aux_loss * alpha\n" + _SUB),
         Valid(_head + "        self.queue[:, :2] = z.detach().t()\n" + _tail + "assert m.queue.grad_fn is None\n"),
@@ -101,6 +142,16 @@ class GraphWrittenIntoBuffer(Rule):
               "with torch.no_grad():\n    Cache()(torch.randn(2, 4))\n"),
     )
     invalid = (
+        # The look-alike: re-made only when missing (`is None`), so it chains every training step's graph.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass LSA(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.W = nn.Linear(4, 4)\n        self.cumulative = None\n\n"
+              "    def init_attention(self, x):\n        self.cumulative = torch.zeros(x.shape[0], 4)\n\n"
+              "    def forward(self, x, t):\n        if self.cumulative is None:\n            self.init_attention(x)\n"
+              "        scores = torch.sigmoid(self.W(x) + self.cumulative)\n        self.cumulative += scores\n"
+              "        return scores\n\n\nattn = LSA()\nopt = torch.optim.SGD(attn.parameters(), lr=0.1)\n"
+              "for step in range(3):\n    x = torch.randn(2, 4)\n    out = 0\n    for t in range(4):\n"
+              "        out = out + attn(x, t).sum()\n    opt.zero_grad()\n    out.backward()\n    opt.step()\n",
+                line=18, runtime="raises: Trying to backward through the graph a second time"),
         # vturrisi/solo-learn's SwAV queue.
         Invalid(_head + "        self.queue[:, :2] = z.t()\n" + _tail, line=14,
                 runtime="silent: m.queue.grad_fn is not None"),
@@ -132,6 +183,8 @@ class GraphWrittenIntoBuffer(Rule):
             return
         if _detached_somewhere(cls, attr):
             return  # the class cuts the kept graph itself (PyG's TGN memory and its `detach()`: truncated BPTT)
+        if _remade_per_sequence(q, cls, fn, attr, event.node.lineno):
+            return
         end = getattr(event.node, "end_lineno", event.node.lineno)
         for n in ast.walk(fn):
             if isinstance(n, ast.Attribute) and _is_self_attr(n, attr) and isinstance(n.ctx, ast.Load) \
