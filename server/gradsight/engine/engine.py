@@ -65,9 +65,10 @@ class Engine:
         self.caller_memo: dict = {}  # (path, digest) of another file -> its units and what they read (`reverse.py`)
         # Parses spliced, full or by chunks (`recover_chunks`: text that does not parse), cached definition results
         # moved or not movable, module-level results reused (`units.run_module`), caller units of other files run
-        # rather than reused (`reverse.run_callers`).
+        # rather than reused (`reverse.run_callers`), definitions (and instances their methods need) run rather than
+        # reused (`units.analyse_definitions`).
         self.stats = {"spliced": 0, "parsed": 0, "chunked": 0, "moved": 0, "not_moved": 0, "module_reused": 0,
-                      "callers_run": 0}
+                      "callers_run": 0, "units_run": 0}
 
     def clear(self) -> None:
         """Forget every cached version and result (the next analysis of any file is cold). The containers are
@@ -225,7 +226,7 @@ class Engine:
                 for other, digest in read.items():
                     used[other] = digest
             analyse_definitions(interp, scope, reporter, module_key, digests, used, self.units, self.shift, self.stats,
-                                elsewhere)
+                                elsewhere, salt, workspace)
             if workspace is not None and (scope.functions or scope.classes):
                 # The reverse direction: other files' code that runs this file's definitions with its own values.
                 run_callers(interp, scope, reporter, workspace, module_key, digests, used, self.units,

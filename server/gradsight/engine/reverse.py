@@ -35,12 +35,12 @@ from typing import Optional
 
 from .astwalk import walk
 from .interp import Interpreter, ModuleScope
-from .interp_util import _module_mutations
 from .relocate import Relocation
 from .report import Note, Reporter
 from .state import State
-from .units import _PLAIN, Digests, RecordingDict, UnitCache, UnitResult, _isolated, import_digests
-from .values import UNKNOWN, ClassVal, FuncVal, SeqVal
+from .units import (CallerResult, Digests, RecordingDict, UnitCache, _isolated, _keep, _module_value, _ReadLog,
+                    _reads_current, import_digests, outline_key)
+from .values import UNKNOWN
 
 MAX_FILES = 16  # importing files looked at per analysis
 MAX_UNITS = 12  # caller units run (or reused) per analysis
@@ -175,71 +175,6 @@ def _is_test_file(path: str) -> bool:
         or name == "conftest.py"
 
 
-@dataclasses.dataclass(frozen=True)
-class CallerResult(UnitResult):
-    """A caller unit's cached result (`UnitResult`), also valid only while the module-level values of this file it
-    looked up are the same (`reads`: (name, `_module_value`) pairs), or, where one of them has no comparable form,
-    while the whole module-level state is (`module_key`, the key of this file's definitions)."""
-
-    reads: Optional[tuple]
-    module_key: str
-
-
-class _ReadLog(dict):
-    """This file's module-level values while a caller unit runs, recording the names looked up
-    (`Interpreter.lookup` asks `name in scope.env` before reading it)."""
-
-    def __init__(self, env: dict) -> None:
-        super().__init__(env)
-        self.names: set = set()
-
-    def __contains__(self, name) -> bool:
-        self.names.add(name)
-        return dict.__contains__(self, name)
-
-    def __getitem__(self, name):
-        self.names.add(name)
-        return dict.__getitem__(self, name)
-
-    def get(self, name, default=None):
-        self.names.add(name)
-        return dict.get(self, name, default)
-
-
-def _plain(v) -> bool:
-    return type(v) in _PLAIN or (type(v) is SeqVal and all(_plain(x) for x in v.items))
-
-
-def _module_value(scope: ModuleScope, digests: Digests, workspace, name: str):
-    """A module-level value of this file in a form comparable across versions: the text of a function of this
-    file, the name of a class of this file (its skeleton is in the key: `Digests.outline`), a function or class of
-    another workspace file with that file's digest, plain data as it is (positions included: a value made at a line
-    that moved is another value); ("-",) where the name is not bound at module level. None where there is no such
-    form (an object built by module-level code)."""
-    if name not in scope.env:
-        return ("-",)
-    v = scope.env[name]
-    t = type(v)
-    if t is FuncVal or t is ClassVal:
-        module = v.module if t is FuncVal else getattr(v.info, "module", None)
-        key = v.key if t is FuncVal else getattr(v.info, "name", None)
-        if module is scope:
-            if t is FuncVal:
-                reg = scope.functions.get(key)
-                return ("f", key, digests.node(v.node)) if v.owner is None and reg is not None and reg.node is v.node \
-                    else None
-            return ("c", key) if scope.classes.get(key) is v.info else None
-        path = getattr(module, "path", None)
-        if type(module) is not ModuleScope or not path or path == scope.path:
-            return None
-        found = module.functions.get(key) if t is FuncVal else module.classes.get(key)
-        if (t is FuncVal and (v.owner is not None or getattr(found, "node", None) is not v.node)) \
-                or (t is ClassVal and found is not v.info):
-            return None
-        return ("x", path, workspace.cached_digest(pathlib.Path(path)), t is FuncVal, key)
-    return ("v", v) if _plain(v) else None
-
-
 def run_callers(interp: Interpreter, scope: ModuleScope, reporter: Reporter, workspace, module_key: str,
                 digests: Digests, used: RecordingDict, cache: UnitCache, memo: dict, shift: bool = True,
                 file_salt: str = "", stats: Optional[dict] = None) -> None:
@@ -279,10 +214,7 @@ def run_callers(interp: Interpreter, scope: ModuleScope, reporter: Reporter, wor
     # What every caller unit reads of this file besides the module-level values it looks up (compared one by one)
     # and the functions it runs (`deps`): not the module-level code itself, so editing module-level data (a
     # keystroke in a 2,000-line config dict) re-runs no caller that does not read what changed.
-    mutations = interp.syntax("module_mutations", scope.tree,
-                              lambda tree: _module_mutations(tree, interp.stmt_memo, interp.stmt_digest))
-    base = hashlib.sha1(f"{file_salt}\0{digests.outline()}\0{sorted(mutations[0])!r}\0{mutations[1]}".encode(
-        "utf-8", "surrogatepass")).hexdigest()
+    base = outline_key(interp, scope, digests, file_salt)
     ctx = (base, module_key, stats)
     for other, other_scope, digest, qual, names in units:
         # A caller that names a class of this file with a constant flag runs once per value of it.
@@ -334,15 +266,6 @@ def _run_one(interp: Interpreter, scope: ModuleScope, reporter: Reporter, worksp
         dict.__setitem__(used, k, v)
 
 
-def _reads_current(entry, scope: ModuleScope, digests: Digests, workspace, module_key: str) -> bool:
-    """Whether the module-level values a cached caller unit looked up are still the same (`CallerResult`)."""
-    if type(entry) is not CallerResult:
-        return False
-    if entry.reads is None:
-        return entry.module_key == module_key
-    return all(_module_value(scope, digests, workspace, name) == v for name, v in entry.reads)
-
-
 def _lookup(cache: UnitCache, key: str, digests: Digests, path: str, shift: bool, current_reads) -> Optional[tuple]:
     """A cached caller unit's results, moved to the current positions (as `analyse_definitions` does), or None.
     The key holds several results (`_VERSIONS`, newest first), one per version of the module-level values it read
@@ -366,15 +289,6 @@ def _lookup(cache: UnitCache, key: str, digests: Digests, path: str, shift: bool
             _keep(cache, key, dataclasses.replace(entry, delta=delta, frame=current), entries[:k] + entries[k + 1:])
         return delta
     return None
-
-
-_VERSIONS = 4  # results kept per caller unit
-
-
-def _keep(cache: UnitCache, key: str, entry: "CallerResult", others: tuple) -> None:
-    """Store `entry` as the newest result of the caller unit `key`, before the others of the same key that are
-    still there."""
-    cache.put(key, (entry,) + tuple(others)[:_VERSIONS - 1])
 
 
 def _run_caller(interp: Interpreter, scope: ModuleScope, reporter: Reporter, workspace, used: RecordingDict,

@@ -16,6 +16,7 @@ from . import torchdb as db
 from .astwalk import children, walk
 from .incremental import first_line
 from .interp import Interpreter, ModuleScope, UnitState
+from .interp_util import _module_mutations
 from .relocate import Relocation
 from .report import Reporter
 from .state import State
@@ -90,6 +91,101 @@ class UnitCache:
         self.entries.clear()
         self.relocations.clear()
         self.stmt_memo.clear()
+
+
+@dataclasses.dataclass(frozen=True)
+class CallerResult(UnitResult):
+    """A caller unit's cached result (`UnitResult`), also valid only while the module-level values of this file it
+    looked up are the same (`reads`: (name, `_module_value`) pairs), or, where one of them has no comparable form,
+    while the whole module-level state is (`module_key`, the key of this file's definitions)."""
+
+    reads: Optional[tuple]
+    module_key: str
+
+
+class _ReadLog(dict):
+    """This file's module-level values while a caller unit runs, recording the names looked up
+    (`Interpreter.lookup` asks `name in scope.env` before reading it)."""
+
+    def __init__(self, env: dict) -> None:
+        super().__init__(env)
+        self.names: set = set()
+
+    def __contains__(self, name) -> bool:
+        self.names.add(name)
+        return dict.__contains__(self, name)
+
+    def __getitem__(self, name):
+        self.names.add(name)
+        return dict.__getitem__(self, name)
+
+    def get(self, name, default=None):
+        self.names.add(name)
+        return dict.get(self, name, default)
+
+
+def _plain(v) -> bool:
+    return type(v) in _PLAIN or (type(v) is SeqVal and all(_plain(x) for x in v.items))
+
+
+def _module_value(scope: ModuleScope, digests: Digests, workspace, name: str):
+    """A module-level value of this file in a form comparable across versions: the text of a function of this
+    file, the name of a class of this file (its skeleton is in the key: `Digests.outline`), a function or class of
+    another workspace file with that file's digest, plain data as it is (positions included: a value made at a line
+    that moved is another value); ("-",) where the name is not bound at module level. None where there is no such
+    form (an object built by module-level code)."""
+    if name not in scope.env:
+        return ("-",)
+    v = scope.env[name]
+    t = type(v)
+    if t is FuncVal or t is ClassVal:
+        module = v.module if t is FuncVal else getattr(v.info, "module", None)
+        key = v.key if t is FuncVal else getattr(v.info, "name", None)
+        if module is scope:
+            if t is FuncVal:
+                reg = scope.functions.get(key)
+                return ("f", key, digests.node(v.node)) if v.owner is None and reg is not None and reg.node is v.node \
+                    else None
+            return ("c", key) if scope.classes.get(key) is v.info else None
+        path = getattr(module, "path", None)
+        if type(module) is not ModuleScope or not path or path == scope.path or workspace is None:
+            return None
+        found = module.functions.get(key) if t is FuncVal else module.classes.get(key)
+        if (t is FuncVal and (v.owner is not None or getattr(found, "node", None) is not v.node)) \
+                or (t is ClassVal and found is not v.info):
+            return None
+        return ("x", path, workspace.cached_digest(pathlib.Path(path)), t is FuncVal, key)
+    return ("v", v) if _plain(v) else None
+
+
+def _reads_current(entry, scope: ModuleScope, digests: Digests, workspace, module_key: str) -> bool:
+    """Whether the module-level values a cached caller unit looked up are still the same (`CallerResult`)."""
+    if type(entry) is not CallerResult:
+        return False
+    if entry.reads is None:
+        return entry.module_key == module_key
+    return all(_module_value(scope, digests, workspace, name) == v for name, v in entry.reads)
+
+
+_VERSIONS = 4  # results kept per caller unit
+
+
+def _keep(cache: UnitCache, key: str, entry: "CallerResult", others: tuple) -> None:
+    """Store `entry` as the newest result of the caller unit `key`, before the others of the same key that are
+    still there."""
+    cache.put(key, (entry,) + tuple(others)[:_VERSIONS - 1])
+
+
+def outline_key(interp: Interpreter, scope: ModuleScope, digests: "Digests", file_salt: str) -> str:
+    """What every unit keyed by the file's outline reads of this file besides the module-level values it looks up
+    (compared one by one, `CallerResult.reads`) and the functions it runs (`deps`): `file_salt` (path, settings,
+    imported files), `Digests.outline` and the module-level statements that set attributes of this file's classes or
+    objects (`_module_mutations`). Not the module-level code itself, so editing module-level data (a keystroke in a
+    2,000-line config dict) re-runs no unit that does not read what changed."""
+    mutations = interp.syntax("module_mutations", scope.tree,
+                              lambda tree: _module_mutations(tree, interp.stmt_memo, interp.stmt_digest))
+    return hashlib.sha1(f"{file_salt}\0{digests.outline()}\0{sorted(mutations[0])!r}\0{mutations[1]}".encode(
+        "utf-8", "surrogatepass")).hexdigest()
 
 
 # Module-level statements that bind no import and no definition: what they do reaches other code only through the
@@ -778,7 +874,8 @@ def calls_without_grad_in(scope: ModuleScope) -> frozenset:
 
 def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Reporter, module_key: str,
                          digests: Digests, used: RecordingDict, cache: "UnitCache", shift: bool = True,
-                         stats: Optional[dict] = None, elsewhere: frozenset = frozenset()) -> None:
+                         stats: Optional[dict] = None, elsewhere: frozenset = frozenset(),
+                         file_salt: Optional[str] = None, workspace=None) -> None:
     """Analyse every function and method on its own, with unknown arguments (so the analysis speaks only
     where the facts do not depend on the caller).
 
@@ -794,7 +891,13 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
 
     `elsewhere`: names that other workspace files importing this one call where grad mode may be off
     (`Workspace.no_grad_callers`); like the file's own such calls, they start the definition with grad mode unknown
-    (the grad mode is part of its cache key, so the result follows those files)."""
+    (the grad mode is part of its cache key, so the result follows those files).
+
+    `file_salt` (path, settings, imported files; `workspace` for values of its other files): given, a unit is keyed
+    by the file's outline (`outline_key`) rather than `module_key`, and each result is valid while the module-level
+    values its run looked up are the same (`CallerResult.reads`; where one has no comparable form, while `module_key`
+    is), so a keystroke in module-level data that no definition reads re-runs none of them. Module-level code that
+    built an optimizer (bookkeeping every unit starts from) keeps `module_key`."""
     base = State()
     # Definitions this file also calls where grad mode may be off start with grad mode unknown (`called_without_grad`).
     unsure = State(grad=Tri.MAYBE)
@@ -803,44 +906,84 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
                                                                      cache.no_grad_calls,
                                                                      tuple(sorted(scope.imports.items())))) | elsewhere
     module_optimized = dict(interp.optimized_modules)
+    if file_salt is None or module_optimized:
+        prefix = module_key
+    else:
+        prefix = hashlib.sha1(f"{outline_key(interp, scope, digests, file_salt)}\0{sorted(no_grad_callees)!r}".encode(
+            "utf-8", "surrogatepass")).hexdigest()
+    values: dict = {}  # module-level name -> its comparable form (`_module_value`), this analysis
+
+    def value_of(name: str):
+        found = values.get(name, values)
+        if found is values:
+            found = values[name] = _module_value(scope, digests, workspace, name)
+        return found
+
+    def reads_current(entry) -> bool:
+        if type(entry) is not CallerResult:
+            return False
+        if entry.reads is None:
+            return entry.module_key == module_key
+        return all(value_of(name) == v for name, v in entry.reads)
+
+    env = scope.env
+    log = _ReadLog(env)
 
     def merge(delta: tuple) -> None:
         _merge(interp, reporter, used, delta)
 
     def isolated(body):
-        return _isolated(interp, reporter, used, module_optimized, body)
+        """`_isolated`, with the module-level names looked up (`_ReadLog`) as a fifth part."""
+        names = log.names = set()
+        scope.env = log
+        if stats is not None:
+            stats["units_run"] = stats.get("units_run", 0) + 1
+        try:
+            return _isolated(interp, reporter, used, module_optimized, body) + (names,)
+        finally:
+            scope.env = env
 
     def lookup(key: str) -> Optional[tuple]:
-        entry = cache.get(key)
-        if entry is None:
-            return None
-        deps, whole, delta, frame = entry.deps, entry.whole, entry.delta, entry.frame
-        if (whole is not None and whole != digests.whole()) or not digests.valid(deps):
+        entries = cache.get(key)
+        if type(entries) is not tuple:
             return None
         current = digests.frame()
-        if frame is not current and frame != current:
-            if not shift:
-                return None
-            move = Relocation.between(frame, current, scope.path, cache.relocations)
-            delta = move.delta(delta)
-            if delta is None:
-                if stats is not None:
-                    stats["not_moved"] += 1
-                return None
-            if move.low != float("inf"):
-                if stats is not None:
-                    stats["moved"] += 1
-            cache.put(key, dataclasses.replace(entry, delta=delta, frame=current))
-        else:
-            cache.touch(key)
+        found = None
+        for entry in entries:
+            if (entry.whole is not None and entry.whole != digests.whole()) or not digests.valid(entry.deps) \
+                    or not reads_current(entry):
+                continue
+            if entry.frame is current or entry.frame == current:
+                cache.touch(key)
+                return entry.delta
+            found = found or entry
+        if found is None or not shift:
+            return None
+        # Moved, and kept beside the version it was moved from (a keystroke that breaks a statement and the next
+        # that mends it alternate between two frames: each finds its own).
+        move = Relocation.between(found.frame, current, scope.path, cache.relocations)
+        delta = move.delta(found.delta)
+        if delta is None:
+            if stats is not None:
+                stats["not_moved"] += 1
+            return None
+        if move.low != float("inf") and stats is not None:
+            stats["moved"] += 1
+        _keep(cache, key, dataclasses.replace(found, delta=delta, frame=current), entries)
         return delta
 
-    def store(key: str, touched: set, tree_read: bool, delta: tuple) -> None:
+    def store(key: str, touched: set, tree_read: bool, delta: tuple, names: set) -> None:
         whole = digests.whole() if tree_read else None
-        cache.put(key, UnitResult(digests.deps(touched), whole, delta, digests.frame()))
+        reads = tuple((name, value_of(name)) for name in sorted(names))
+        if any(v is None for _, v in reads):
+            reads = None
+        entries = cache.get(key)
+        _keep(cache, key, CallerResult(digests.deps(touched), whole, delta, digests.frame(), reads,
+                                       module_key if reads is None else ""),
+              entries if type(entries) is tuple else ())
 
     def unit_key(qual: tuple, node: ast.AST) -> str:
-        return hashlib.sha1(f"{module_key}\0{qual!r}\0{digests.node(node)}".encode("utf-8", "surrogatepass")
+        return hashlib.sha1(f"{prefix}\0{qual!r}\0{digests.node(node)}".encode("utf-8", "surrogatepass")
                             ).hexdigest()
 
     def grad_for(name: str) -> State:
@@ -851,13 +994,13 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
         key = unit_key(("f", name, entry.grad.name), func.node)
         cached = lookup(key)
         if cached is None:
-            _, cached, touched, tree_read = isolated(
+            _, cached, touched, tree_read, names = isolated(
                 lambda f=func, e=entry: run_unit(interp, scope, f, None, e, grad_for))
             touched.add(func.node)
-            store(key, touched, tree_read, cached)
+            store(key, touched, tree_read, cached, names)
         merge(cached)
     for cname, info in scope.classes.items():
-        instance = None  # (self value, functions its __init__ ran, tree read): made when a method needs it
+        instance = None  # (self value, functions its __init__ ran, tree read, names): made when a method needs it
         for name, meth in info.methods.items():
             entry = grad_for(name)
             key = unit_key(("m", cname, name, entry.grad.name), meth.node)
@@ -866,6 +1009,7 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
                 is_static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in meth.node.decorator_list)
                 extra: set = set()
                 extra_read = False
+                extra_names: set = set()
                 is_class = any(isinstance(d, ast.Name) and d.id == "classmethod" for d in meth.node.decorator_list)
                 self_val = None
                 if is_class:
@@ -875,17 +1019,17 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
                 elif not is_static:
                     if instance is None:
                         if info.is_module:
-                            value, _, inst_touched, inst_read = isolated(
+                            value, _, inst_touched, inst_read, inst_names = isolated(
                                 lambda: interp.instantiate(info, [], {}, info.node, base))
-                            instance = (value, inst_touched, inst_read)
+                            instance = (value, inst_touched, inst_read, inst_names)
                         else:
-                            instance = (UNKNOWN, set(), False)
-                    self_val, extra, extra_read = instance
-                _, cached, touched, tree_read = isolated(
+                            instance = (UNKNOWN, set(), False, set())
+                    self_val, extra, extra_read, extra_names = instance
+                _, cached, touched, tree_read, names = isolated(
                     lambda m=meth, sv=self_val, e=entry: run_unit(interp, scope, m, sv, e, grad_for))
                 touched |= extra
                 touched.add(meth.node)
-                store(key, touched, tree_read or extra_read, cached)
+                store(key, touched, tree_read or extra_read, cached, names | extra_names)
             merge(cached)
     digests.prune()
 
