@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import hashlib
 import pathlib
 from typing import Optional
@@ -38,7 +39,7 @@ from .interp import Interpreter, ModuleScope
 from .relocate import Relocation
 from .report import Note, Reporter
 from .state import State
-from .units import (CallerResult, Digests, RecordingDict, UnitCache, _isolated, _keep, _module_value, _ReadLog,
+from .units import (Digests, RecordingDict, UnitCache, _isolated, _keep, _module_value, _read_result, _ReadLog,
                     _reads_current, import_digests, outline_key)
 from .values import UNKNOWN
 
@@ -239,8 +240,8 @@ def _run_one(interp: Interpreter, scope: ModuleScope, reporter: Reporter, worksp
                                f"{import_digests(workspace, other_scope, other, 1)}")
     pin = sorted(pins.values()) if pins else None
     key = hashlib.sha1(f"{salt}\0{qual!r}\0{pin!r}".encode("utf-8", "surrogatepass")).hexdigest()
-    delta = _lookup(cache, key, digests, scope.path, shift, lambda e: _reads_current(e, scope, digests, workspace,
-                                                                                      module_key))
+    value_of = functools.partial(_module_value, scope, digests, workspace)
+    delta = _lookup(cache, key, digests, scope.path, shift, lambda e: _reads_current(e, value_of, module_key))
     if delta is None:
         if stats is not None:
             stats["callers_run"] = stats.get("callers_run", 0) + 1
@@ -252,11 +253,7 @@ def _run_one(interp: Interpreter, scope: ModuleScope, reporter: Reporter, worksp
         finally:
             interp.pinned_flags = None
             scope.env = env
-        reads = tuple((name, _module_value(scope, digests, workspace, name)) for name in sorted(log.names))
-        if any(v is None for _, v in reads):
-            reads = None
-        _keep(cache, key, CallerResult(digests.deps(touched), digests.whole() if tree_read else None, delta,
-                                       digests.frame(), reads, module_key if reads is None else ""),
+        _keep(cache, key, _read_result(digests, touched, tree_read, delta, log.names, value_of, module_key),
               cache.get(key) or ())
     for k, f in delta[0]:
         prev = reporter.findings.get(k)

@@ -158,13 +158,24 @@ def _module_value(scope: ModuleScope, digests: Digests, workspace, name: str):
     return ("v", v) if _plain(v) else None
 
 
-def _reads_current(entry, scope: ModuleScope, digests: Digests, workspace, module_key: str) -> bool:
-    """Whether the module-level values a cached caller unit looked up are still the same (`CallerResult`)."""
+def _reads_current(entry, value_of, module_key: str) -> bool:
+    """Whether the module-level values a cached unit looked up are still the same (`CallerResult`); `value_of(name)`
+    is `_module_value` of the current analysis."""
     if type(entry) is not CallerResult:
         return False
     if entry.reads is None:
         return entry.module_key == module_key
-    return all(_module_value(scope, digests, workspace, name) == v for name, v in entry.reads)
+    return all(value_of(name) == v for name, v in entry.reads)
+
+
+def _read_result(digests: "Digests", touched: set, tree_read: bool, delta: tuple, names: set, value_of,
+                 module_key: str) -> CallerResult:
+    """The `CallerResult` of a unit that ran `touched` and looked up the module-level `names`."""
+    reads = tuple((name, value_of(name)) for name in sorted(names))
+    if any(v is None for _, v in reads):
+        reads = None
+    return CallerResult(digests.deps(touched), digests.whole() if tree_read else None, delta, digests.frame(), reads,
+                        module_key if reads is None else "")
 
 
 _VERSIONS = 4  # results kept per caller unit
@@ -919,13 +930,6 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
             found = values[name] = _module_value(scope, digests, workspace, name)
         return found
 
-    def reads_current(entry) -> bool:
-        if type(entry) is not CallerResult:
-            return False
-        if entry.reads is None:
-            return entry.module_key == module_key
-        return all(value_of(name) == v for name, v in entry.reads)
-
     env = scope.env
     log = _ReadLog(env)
 
@@ -951,7 +955,7 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
         found = None
         for entry in entries:
             if (entry.whole is not None and entry.whole != digests.whole()) or not digests.valid(entry.deps) \
-                    or not reads_current(entry):
+                    or not _reads_current(entry, value_of, module_key):
                 continue
             if entry.frame is current or entry.frame == current:
                 cache.touch(key)
@@ -973,13 +977,8 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
         return delta
 
     def store(key: str, touched: set, tree_read: bool, delta: tuple, names: set) -> None:
-        whole = digests.whole() if tree_read else None
-        reads = tuple((name, value_of(name)) for name in sorted(names))
-        if any(v is None for _, v in reads):
-            reads = None
         entries = cache.get(key)
-        _keep(cache, key, CallerResult(digests.deps(touched), whole, delta, digests.frame(), reads,
-                                       module_key if reads is None else ""),
+        _keep(cache, key, _read_result(digests, touched, tree_read, delta, names, value_of, module_key),
               entries if type(entries) is tuple else ())
 
     def unit_key(qual: tuple, node: ast.AST) -> str:
