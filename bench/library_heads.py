@@ -14,6 +14,7 @@ Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-p
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh7  # 80 more, the ninth session's round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh8  # 25 more, the tenth session's round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh9  # 36 more, fetched for the ninth fresh round
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh10 # 38 more, fetched for the tenth fresh round
 """
 
 from __future__ import annotations
@@ -245,6 +246,22 @@ FRESH9 = ("eric-mitchell/direct-preference-optimization", "princeton-nlp/SimPO",
           "PacktPublishing/Deep-Reinforcement-Learning-Hands-On")
 
 
+# 38 more, fetched in the eleventh session (2026-11-26) for the tenth fresh round (not under /work/.mirror before,
+# in no earlier list, not held out by issue 13), chosen by name and description only, and read only to measure
+# (bench/fresh10-notes.md). `--fresh10`.
+FRESH10 = ("tinkoff-ai/CORL", "MishaLaskin/rad", "MrSyee/pg-is-all-you-need", "Lizhi-sjtu/MARL-code-pytorch",
+           "dgriff777/rl_a3c_pytorch", "berkeleydeeprlcourse/homework_fall2023", "jingweiz/pytorch-rl",
+           "junyanz/BicycleGAN", "christiancosgrove/pytorch-spectral-normalization-gan",
+           "eladrich/pixel2style2pixel", "TencentARC/GFPGAN", "AndrewAtanov/simclr-pytorch",
+           "facebookresearch/VICRegL", "MCG-NJU/VideoMAE", "keyu-tian/SparK", "real-stanford/diffusion_policy",
+           "Zhendong-Wang/Diffusion-Policies-for-Offline-RL", "VSehwag/minimal-diffusion",
+           "Kinyugo/consistency_models", "vmikulik/maml-pytorch", "icoz69/DeepEMD", "jiaweizzhao/GaLore",
+           "OpenGVLab/LLaMA-Adapter", "databrickslabs/dolly", "kuleshov-group/mdlm", "bubbliiiing/yolov8-pytorch",
+           "xuebinqin/U-2-Net", "hkchengrex/XMem", "lyuwenyu/RT-DETR", "nianticlabs/monodepth2", "princeton-vl/RAFT",
+           "seungwonpark/melgan", "maum-ai/univnet", "svc-develop-team/so-vits-svc", "thstkdgus35/EDSR-PyTorch",
+           "knazeri/edge-connect", "swz30/MPRNet", "ShannonAI/mrc-for-flat-nested-ner")
+
+
 def _skipped(rel: str) -> bool:
     parts = rel.split("/")
     return any(p in ("test", "tests", "docs") for p in parts[:-1]) or parts[-1].startswith("test_")
@@ -314,11 +331,12 @@ def main() -> int:
     ap.add_argument("--fresh7", action="store_true", help="check the 80 repositories of FRESH7 instead")
     ap.add_argument("--fresh8", action="store_true", help="check the 25 repositories of FRESH8 instead")
     ap.add_argument("--fresh9", action="store_true", help="check the 36 repositories of FRESH9 instead")
+    ap.add_argument("--fresh10", action="store_true", help="check the 38 repositories of FRESH10 instead")
     args = ap.parse_args()
     repos = tuple(r.strip() for r in args.repos.split(",") if r.strip()) if args.repos else (
         FRESH if args.fresh else FRESH2 if args.fresh2 else FRESH3 if args.fresh3 else FRESH4 if args.fresh4 else
         FRESH5 if args.fresh5 else FRESH6 if args.fresh6 else FRESH7 if args.fresh7 else
-        FRESH8 if args.fresh8 else FRESH9 if args.fresh9 else REPOS)
+        FRESH8 if args.fresh8 else FRESH9 if args.fresh9 else FRESH10 if args.fresh10 else REPOS)
     found: list[dict] = []
     lines = 0
     start = time.monotonic()
