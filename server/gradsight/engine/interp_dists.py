@@ -128,27 +128,30 @@ class DistsMixin:
     def pg_markers(self, short: str, args, node: ast.AST, state: State) -> tuple[Optional[Fact], Optional[Fact]]:
         """The `logp` and `adv` markers of an op's result that requires grad (see `TensorVal.logp`/`.adv`), and the
         policy-gradient check: a product of a log-probability and an advantage whose graph runs through a module an
-        optimizer trains (`AdvantageGraphEvent`, GS422)."""
-        grad = [v for _, v in args if isinstance(v, TensorVal) and v.rg is not Tri.NO]
+        optimizer trains (`AdvantageGraphEvent`, GS422). A log-probability is a distribution's `log_prob`, or (the
+        code's own word for it) a name such as `log_probs`, `logp` or `log_pi` bound to a tensor that requires grad."""
+        grad = [(n, v) for n, v in args if isinstance(v, TensorVal) and v.rg is not Tri.NO]
         if not grad:
             return None, None
-        logps = [v for v in grad if v.logp is not None]
-        advs = [v for v in grad if v.adv is not None and v.logp is None]
+        logps = [(n, v) for n, v in grad if v.logp is not None or (v.rg is Tri.YES and _logp_name(n))]
+        advs = [v for n, v in grad if v.adv is not None and v.logp is None and not _logp_name(n)]
         if short in _MUL and len(grad) == 2 and len(logps) == 1 and len(advs) == 1:
             if self.reporting and state.grad is Tri.YES:
-                shared = tuple((site, self.module_name(site)) for site in sorted(advs[0].psrc, key=repr)
+                adv = advs[0]
+                shared = tuple((site, self.module_name(site)) for site in sorted(adv.psrc, key=repr)
                                if self.is_trained(site))
-                if shared:
-                    self.emit(AdvantageGraphEvent(node, advs[0].adv, logps[0].logp, shared))
+                if shared or adv.psrc_partial:
+                    n, v = logps[0]
+                    self.emit(AdvantageGraphEvent(node, adv.adv, v.logp or self.expr_fact(n, "log-prob"), shared))
             return None, None
         if len(grad) == 1:
-            v = grad[0]
-            if short in _SUB and v.logp is None and v.adv is None and self._trained_graph(v):
+            n, v = grad[0]
+            if short in _SUB and v.logp is None and v.adv is None and not _logp_name(n) and self._trained_graph(v):
                 return None, self.expr_fact(node, "advantage")  # `returns - values`
             if short in _PG_KEEPS:
                 return v.logp, v.adv
             return None, None
-        if short in _SUB and not logps and any(self._trained_graph(v) for v in grad):
+        if short in _SUB and not logps and any(self._trained_graph(v) for _, v in grad):
             # `r + gamma * v(s2) - v(s)`, `adv - adv.mean()`: a difference through a trained module.
             return None, advs[0].adv if advs else self.expr_fact(node, "advantage")
         if short in ("__truediv__", "div") and advs and not logps:
@@ -156,4 +159,21 @@ class DistsMixin:
         return None, None
 
     def _trained_graph(self, v: TensorVal) -> bool:
-        return v.rg is Tri.YES and v.leaf is Tri.NO and bool(v.psrc) and any(self.is_trained(s) for s in v.psrc)
+        """A graph through a module an optimizer in view trains, or the output of an object whose parameters an
+        optimizer takes (`runs-trained-model`, evidence of use)."""
+        if v.rg is not Tri.YES or v.leaf is not Tri.NO:
+            return False
+        if v.psrc and any(self.is_trained(s) for s in v.psrc):
+            return True
+        return v.psrc_partial and v.origin is not None and v.origin.kind == "runs-trained-model"
+
+
+_LOGP_WORDS = frozenset({"log_prob", "log_probs", "logprob", "logprobs", "logp", "logps", "log_p", "log_pi", "logpi",
+                         "log_pis", "log_prob_a", "action_log_probs", "action_log_prob", "log_probs_a",
+                         "act_log_probs", "log_likelihood", "log_likelihoods"})
+
+
+def _logp_name(node) -> bool:
+    """The code calls it a log-probability: `log_probs`, `self.log_pi`, `action_log_probs`."""
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+    return name is not None and name.lower() in _LOGP_WORDS

@@ -15,6 +15,20 @@ _CHECK = ("critic_grad = torch.autograd.grad(0.5 * (returns - critic(s).squeeze(
           "opt.zero_grad()\nloss.backward()\n")
 
 
+_TRAINER = ("import torch\nimport torch.nn as nn\n\n\nclass Agent(nn.Module):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.pi = nn.Linear(4, 3)\n        self.v = nn.Linear(4, 1)\n\n"
+            "    def forward(self, x, a):\n"
+            "        log_probs = torch.log_softmax(self.pi(x), -1).gather(1, a.unsqueeze(1)).squeeze(1)\n"
+            "        return self.v(x).squeeze(1), log_probs\n\n\nclass Trainer:\n    def __init__(self, agent):\n"
+            "        self.agent = agent\n        self.optim = torch.optim.Adam(params=self.agent.parameters(), lr=1e-3)\n\n"
+            "    def train_step(self, x, a, reward):\n        critique, log_probs = self.agent(x, a)\n")
+_TRAINER_TAIL = ("        loss2 = ((reward - critique) ** 2).mean()\n"
+                 "        self.critic_grad = torch.autograd.grad(loss2, self.agent.v.weight, retain_graph=True)[0]\n"
+                 "        self.optim.zero_grad()\n        (loss1 + loss2).backward()\n        self.optim.step()\n\n\n"
+                 "agent = Agent()\ntrainer = Trainer(agent)\n"
+                 "trainer.train_step(torch.randn(8, 4), torch.randint(0, 3, (8,)), torch.randn(8))\n")
+
+
 class AdvantageThroughTrainedNetwork(Rule):
     code = "GS422"
     name = "advantage-through-trained-network"
@@ -46,6 +60,8 @@ class AdvantageThroughTrainedNetwork(Rule):
     references = ("https://pytorch.org/docs/stable/distributions.html#score-function",
                   "http://incompleteideas.net/book/RLbook2020.pdf#page=353")
     valid = (
+        # The same trainer with the baseline detached in the policy term.
+        Valid(_TRAINER + "        loss1 = ((reward - critique.detach()) * log_probs).mean()\n" + _TRAINER_TAIL),
         # The advantage detached in the policy term; the value loss keeps its graph.
         Valid(_HEAD + "adv = returns - values\nloss = -(dist.log_prob(a) * adv.detach()).mean() + "
               "0.5 * adv.pow(2).mean()\nopt.zero_grad()\nloss.backward()\nopt.step()\n"),
@@ -71,6 +87,10 @@ class AdvantageThroughTrainedNetwork(Rule):
               "loss = -(dist.log_prob(a) * adv).mean()\nopt.zero_grad()\nloss.backward()\nopt.step()\n"),
     )
     invalid = (
+        # REINFORCE with a critic baseline from one agent network handed to a trainer (the log-probabilities are
+        # the code's `log_probs`; encode-attend-navigate-pytorch's trainer).
+        Invalid(_TRAINER + "        loss1 = ((reward - critique) * log_probs).mean()\n" + _TRAINER_TAIL,
+                line=23, runtime="silent: not torch.allclose(agent.v.weight.grad, trainer.critic_grad)"),
         # A2C with one optimizer over actor and critic: the policy term trains the critic too.
         Invalid(_HEAD + "adv = returns - values\nloss = -(dist.log_prob(a) * adv).mean() + 0.5 * adv.pow(2).mean()\n"
                 + _CHECK + "opt.step()\n",
