@@ -27,7 +27,7 @@ from typing import Optional
 
 from .events import AdvantageGraphEvent
 from .state import State
-from .values import UNKNOWN, DistVal, Fact, PyVal, TensorVal, Tri, Value
+from .values import UNKNOWN, DistVal, Fact, ParentOf, PyVal, TensorVal, Tri, Value
 
 # Names under `torch.distributions` that are not distributions (transforms, constraints, registries, helpers).
 _NOT_DISTRIBUTIONS = frozenset({"Distribution", "ExponentialFamily", "Transform", "ComposeTransform",
@@ -138,8 +138,10 @@ class DistsMixin:
         if short in _MUL and len(grad) == 2 and len(logps) == 1 and len(advs) == 1:
             if self.reporting and state.grad is Tri.YES:
                 adv = advs[0]
-                shared = tuple((site, self.module_name(site)) for site in sorted(adv.psrc, key=repr)
-                               if self.is_trained(site))
+                # The outermost modules first (a sub-module's site has a `ParentOf` entry for its parent).
+                outer = sorted(adv.psrc, key=lambda s: (any(ParentOf(s, o) in self.optimized_modules
+                                                            for o in adv.psrc), repr(s)))
+                shared = tuple((site, self.module_name(site)) for site in outer if self.is_trained(site))
                 if shared or adv.psrc_partial:
                     n, v = logps[0]
                     self.emit(AdvantageGraphEvent(node, adv.adv, v.logp or self.expr_fact(n, "log-prob"), shared))
