@@ -211,34 +211,39 @@ class Engine:
                 def scope_of(other: str) -> tuple:
                     found = workspace.scope_for(pathlib.Path(other))
                     return (found, workspace.cached_digest(pathlib.Path(other))) if found is not None else (None, None)
-            module_deps, free = run_module(interp, scope, reporter, digests, shape_key, used, self.units, self.shift,
-                                           scope_of, self.stats)
-            # Module-level values with line numbers in them: definitions' results may hold them too, so they are
-            # then keyed by where everything is (reused only while no line moves).
-            where = "" if free else repr([(s, e) for s, e, _ in digests.frame()])
-            module_key = hashlib.sha1(f"{shape_key}\0{module_deps!r}\0{where}".encode("utf-8", "surrogatepass")
-                                      ).hexdigest()
-            elsewhere: frozenset = frozenset()
-            if workspace is not None and (scope.functions or scope.classes):
-                # Definitions that other files of the workspace call only under `no_grad` (`Model.generate` run by
-                # main.py's `@torch.no_grad()` inference): those files are dependencies of this analysis.
-                elsewhere, read = workspace.no_grad_callers(path, calls_without_grad_in)
-                for other, digest in read.items():
-                    used[other] = digest
-            analyse_definitions(interp, scope, reporter, module_key, digests, used, self.units, self.shift, self.stats,
-                                elsewhere, salt, workspace)
-            if workspace is not None and (scope.functions or scope.classes):
-                # The reverse direction: other files' code that runs this file's definitions with its own values.
-                run_callers(interp, scope, reporter, workspace, module_key, digests, used, self.units,
-                            self.caller_memo, self.shift, salt, self.stats)
-            if interp.backward_seen:
-                for site, (label, created) in interp.grad_leaves.items():
-                    if site in interp.reached_sources or site not in interp.cut_sources:
-                        continue
-                    emit(DeadGradEvent(located(site, source), label, created, (interp.cut_sources[site],)))
+            query = Query(tree, scope.imports, scope.classes, self.node_memo, path)
+            # Another framework's code (imports Paddle, TensorFlow, JAX, ... and nothing of torch): its `.numpy()`,
+            # `.eval()` and `.backward()` are that framework's, so the dataflow is not run on it (whole-file rules
+            # still ask `query.other_framework()` themselves).
+            if not query.other_framework():
+                module_deps, free = run_module(interp, scope, reporter, digests, shape_key, used, self.units, self.shift,
+                                               scope_of, self.stats)
+                # Module-level values with line numbers in them: definitions' results may hold them too, so they are
+                # then keyed by where everything is (reused only while no line moves).
+                where = "" if free else repr([(s, e) for s, e, _ in digests.frame()])
+                module_key = hashlib.sha1(f"{shape_key}\0{module_deps!r}\0{where}".encode("utf-8", "surrogatepass")
+                                          ).hexdigest()
+                elsewhere: frozenset = frozenset()
+                if workspace is not None and (scope.functions or scope.classes):
+                    # Definitions that other files of the workspace call only under `no_grad` (`Model.generate` run by
+                    # main.py's `@torch.no_grad()` inference): those files are dependencies of this analysis.
+                    elsewhere, read = workspace.no_grad_callers(path, calls_without_grad_in)
+                    for other, digest in read.items():
+                        used[other] = digest
+                analyse_definitions(interp, scope, reporter, module_key, digests, used, self.units, self.shift, self.stats,
+                                    elsewhere, salt, workspace)
+                if workspace is not None and (scope.functions or scope.classes):
+                    # The reverse direction: other files' code that runs this file's definitions with its own values.
+                    run_callers(interp, scope, reporter, workspace, module_key, digests, used, self.units,
+                                self.caller_memo, self.shift, salt, self.stats)
+                if interp.backward_seen:
+                    for site, (label, created) in interp.grad_leaves.items():
+                        if site in interp.reached_sources or site not in interp.cut_sources:
+                            continue
+                        emit(DeadGradEvent(located(site, source), label, created, (interp.cut_sources[site],)))
             if any(FileEvent in rule.events for rule in rules):
                 # Whole-file checks run on every analysis (never cached per unit), with one shared query.
-                emit(FileEvent(tree, Query(tree, scope.imports, scope.classes, self.node_memo, path)))
+                emit(FileEvent(tree, query))
         except RecursionError:
             result.problems.append(f"{path}: code nests too deeply for gradsight; analysis stopped early")
         except Exception as exc:  # noqa: BLE001 - the analysis must never take the editor down

@@ -182,6 +182,19 @@ class LossTargetEvent(Event):
 
 
 @dataclass(frozen=True)
+class AdvantageGraphEvent(Event):
+    """A log-probability from a `torch.distributions` object (or a ratio of them) multiplied, in grad mode, by an
+    advantage-shaped value (`returns - values`) whose graph runs through modules an optimizer trains: the policy-
+    gradient term also differentiates the critic. `advantage`: the subtraction (where `.detach()` goes);
+    `log_prob`: where the log-probability was made; `shared`: (module site, the code's name or None) of the trained
+    modules the advantage's graph runs through."""
+
+    advantage: Fact
+    log_prob: Fact
+    shared: tuple
+
+
+@dataclass(frozen=True)
 class BootstrapTargetEvent(Event):
     """A loss with a target called in grad mode where the target is bootstrapped (`r + gamma * v`, the scaled term
     with a graph) and that graph runs through a module whose parameters an optimizer trains and the prediction's

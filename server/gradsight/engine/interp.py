@@ -46,6 +46,7 @@ from .api import StateFact
 from .astwalk import walk
 from .events import Event, InplaceEvent
 from .interp_calls import CallsMixin
+from .interp_dists import DistsMixin
 from .interp_exprs import ExpressionsMixin
 from .interp_loops import LoopsMixin
 from .interp_objects import ObjectsMixin
@@ -86,7 +87,7 @@ def _unit_field(name: str) -> property:
                     doc=f"`self.unit.{name}` (see `UnitState`)")
 
 
-class Interpreter(StatementsMixin, LoopsMixin, ExpressionsMixin, CallsMixin, OpsMixin, ObjectsMixin):
+class Interpreter(StatementsMixin, LoopsMixin, ExpressionsMixin, CallsMixin, OpsMixin, ObjectsMixin, DistsMixin):
     facts = _unit_field("facts")
     grad_leaves = _unit_field("grad_leaves")
     cut_sources = _unit_field("cut_sources")

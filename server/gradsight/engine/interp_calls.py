@@ -16,10 +16,11 @@ from .interp_util import (FUNC_GRAD_TRANSFORMS, REQUIRES_GRAD_SPELLINGS, _backwa
                           _literal_dtype, _literal_shape, _pcut_of, const_bool, flat_tensors, key_of, kwarg,
                           layers_have_params, map_tensors)
 from .init_optimizers import init_optimizers
+from .interp_dists import KL_FUNCS, is_distribution
 from .views import view_binding
 from .interp_super import is_super_call, super_call
 from .state import State
-from .values import (CREATED_WITHOUT_GRAD, UNKNOWN, BoundMethod, ClassVal, FuncVal, GradModeCtx, ModuleRef, ModuleVal,
+from .values import (CREATED_WITHOUT_GRAD, UNKNOWN, BoundMethod, ClassVal, DistVal, FuncVal, GradModeCtx, ModuleRef, ModuleVal,
                      ObjectVal, OptimizerVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value, carries_graph,
                      summarise)
 
@@ -193,6 +194,10 @@ class CallsMixin:
                 return val
             if isinstance(recv, ModuleVal):
                 return self.module_method(recv, func, node, state)
+            if isinstance(recv, DistVal):
+                val = self.distribution_method(recv, func, node, state)
+                self.record(node, val)
+                return val
             if func.attr == "step" and not node.args and not node.keywords and (
                     recv is UNKNOWN or isinstance(recv, OptimizerVal) and not recv.module_sites):
                 # `self.qf1_optimizer.step()` in a trainer whose `__init__` built it over a model it was handed.
@@ -547,6 +552,10 @@ class CallsMixin:
             if tensor_args:
                 return UNKNOWN
             return PyVal(cut=cut, pcut=_pcut_of(v for _, v in args))
+        if is_distribution(qual):
+            return self.make_distribution(qual, args, kwargs, node, state)
+        if qual in KL_FUNCS:
+            return self.distribution_kl(args, node, state)
         if qual.startswith("torch.optim.") and short[:1].isupper() and "lr_scheduler" not in qual:
             owner = None
             module_sites: frozenset = frozenset()

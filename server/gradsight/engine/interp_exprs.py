@@ -10,7 +10,7 @@ from . import torchdb as db
 from .events import GradReadEvent
 from .interp_util import BUILTINS, string_compare, MODULE_METHODS, _int_index, _is_static, _is_staticmethod, _msite, _pcut_of, key_of
 from .state import State
-from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, FuncVal, ModuleRef, ModuleVal, ObjectVal, OptimizerVal,
+from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, DistVal, FuncVal, ModuleRef, ModuleVal, ObjectVal, OptimizerVal,
                      ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value)
 
 
@@ -231,6 +231,8 @@ class ExpressionsMixin:
             if attr in ("shape", "dtype", "device", "requires_grad", "is_leaf", "grad_fn", "ndim", "is_cuda"):
                 return PyVal()
             return UNKNOWN
+        if isinstance(base, DistVal):
+            return self.distribution_property(base, node, state)
         if isinstance(base, ModuleVal):
             sub = base.attr(attr)
             if sub is not None:
@@ -360,7 +362,13 @@ class ExpressionsMixin:
         return UNKNOWN
 
     def expr_Tuple(self, node, state) -> Value:
-        return SeqVal(tuple(self.eval(e, state) for e in node.elts))
+        items = tuple(self.eval(e, state) for e in node.elts)
+        if node.elts and all(isinstance(e, ast.Starred) for e in node.elts):
+            # `[*actor.parameters(), *critic.parameters()]`: the parameters of all of them, as `a + b` of two lists.
+            vals = [self.starred_values.get(id(e), (None, UNKNOWN))[1] for e in node.elts]
+            if all(isinstance(v, ParamsVal) for v in vals):
+                return ParamsVal(origin=vals[0].origin, module_sites=frozenset().union(*(v.module_sites for v in vals)))
+        return SeqVal(items)
 
     expr_List = expr_Tuple
 

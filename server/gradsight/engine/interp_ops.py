@@ -373,6 +373,7 @@ class OpsMixin:
         leaf_view = view is not None and rg is Tri.YES and (
             (base.leaf is Tri.YES and base.rg is Tri.YES) or base.leaf_view)
         boot = self.bootstrap(short, args, state) if rg is Tri.YES else None
+        logp, adv = self.pg_markers(short, args, node, state) if rg is Tri.YES else (None, None)
         result = TensorVal(rg=rg, leaf=Tri.NO if rg is Tri.YES else (Tri.YES if rg is Tri.NO else Tri.MAYBE),
                            origin=origin, nograd=nograd, saved=saved_out, freed=freed, freed_sure=freed_sure,
                            segs=segs, sources=sources, shape=shape, is_int=is_int, inference=state.inference,
@@ -381,7 +382,7 @@ class OpsMixin:
                            stepped=stepped, psrc=psrc, pcut=pcut, psrc_partial=partial,
                            storage=base.storage if view is not None else self.site(node), stored=stored,
                            evidence=rg is Tri.YES and all(v.evidence for _, v in tensors if v.rg is Tri.YES),
-                           boot=boot)
+                           boot=boot, logp=logp, adv=adv)
         if short in db.DECOMPOSITIONS and entry is not None and entry.get("saved_outputs"):
             # `Q, R = torch.linalg.qr(a)`: one tensor per output, each with its own storage, saved as the table says
             # (decompositions save all their outputs: an in-place write on `R` or a view of it makes backward raise).

@@ -20,7 +20,7 @@ from .interp_util import _module_mutations
 from .relocate import Relocation
 from .report import Reporter
 from .state import State
-from .values import (UNKNOWN, ClassVal, FuncVal, GradModeCtx, ModuleRef, OptimizerVal, ParamsVal, PyVal, SeqVal,
+from .values import (UNKNOWN, ClassVal, DistVal, FuncVal, GradModeCtx, ModuleRef, OptimizerVal, ParamsVal, PyVal, SeqVal,
                      TensorVal, Tri, UnknownVal)
 
 
@@ -445,7 +445,7 @@ def _isolated(interp: Interpreter, reporter: Reporter, used: "RecordingDict", op
     return value, delta, touched, reporter.tree_reads != reads
 
 
-_PLAIN = (UnknownVal, PyVal, ModuleRef, TensorVal, GradModeCtx, ParamsVal, OptimizerVal)
+_PLAIN = (UnknownVal, PyVal, ModuleRef, TensorVal, GradModeCtx, ParamsVal, OptimizerVal, DistVal)
 
 
 def _env_spec(env: dict, scope: ModuleScope) -> Optional[tuple]:

@@ -210,6 +210,12 @@ class TensorVal(Value):
     # A bootstrapped target (`r + gamma * v`): a sum of a term that no module's parameters reach and a scaled term
     # whose graph runs through modules; the fact is where that term's tensor was made (the value to detach).
     boot: Optional[Fact] = None
+    # A log-probability from a `torch.distributions` object (`dist.log_prob(a)`), kept through shape ops,
+    # reductions, `exp` and arithmetic with values without gradient (the PPO ratio): the fact is where it was made.
+    logp: Optional[Fact] = None
+    # An advantage-shaped value: a difference (`returns - values`) whose graph runs through a module an optimizer
+    # trains; the fact is the subtraction (where `.detach()` goes). See `interp_dists.DistsMixin.pg_markers`.
+    adv: Optional[Fact] = None
     # `rg` is known from evidence of use only (the output of a model loaded by `torch.load`, of an object whose
     # parameters an optimizer takes): rules report such findings as warnings, never as errors.
     evidence: bool = False
@@ -259,6 +265,8 @@ class TensorVal(Value):
             stored=_first(self.stored, other.stored),
             evidence=self.evidence or other.evidence,
             boot=self.boot if self.boot is not None and other.boot is not None else None,
+            logp=self.logp if self.logp is not None and other.logp is not None else None,
+            adv=self.adv if self.adv is not None and other.adv is not None else None,
         )
 
     def with_(self, **changes: Any) -> "TensorVal":
@@ -431,6 +439,24 @@ class OptimizerVal(Value):
     origin: Optional[Fact] = None
     owner: Optional[str] = None  # module whose parameters() it took
     module_sites: frozenset = frozenset()  # where the modules whose parameters it took were created
+
+
+@dataclass(frozen=True)
+class DistVal(Value):
+    """A `torch.distributions` object (`Normal(mu, std)`, `Categorical(logits=...)`): what `log_prob`, `rsample`,
+    `entropy` and its properties return has the history of the tensors it was built from; `sample()` has none."""
+
+    cls: str = ""
+    params: tuple = ()  # the TensorVal (or UNKNOWN) of every tensor it was built from, wrapped distributions' too
+    origin: Optional[Fact] = None
+
+    def join(self, other: Value) -> Value:
+        if self == other:
+            return self
+        if isinstance(other, DistVal) and len(other.params) == len(self.params):
+            return DistVal(self.cls if self.cls == other.cls else "Distribution",
+                           tuple(a.join(b) for a, b in zip(self.params, other.params)), self.origin)
+        return UNKNOWN
 
 
 @dataclass(frozen=True)

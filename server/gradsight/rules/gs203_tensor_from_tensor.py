@@ -62,10 +62,13 @@ class TensorFromTensor(Rule):
         if _used_as_target(report.tree, event.node):
             return
         origin = event.target.origin
+        # A "from `expr`" fact names the expression itself: "the values come from `expr`", not "from from".
+        where = f"`{origin.arg('expr')}`" if origin is not None and origin.kind == "from" and origin.arg("expr") \
+            else origin.text if origin is not None else ""
         report.add(self, event.node,
                    f"`{event.api}()` copies values that require grad into a tensor without history: no gradient "
                    "flows back. Use the tensor itself (or `.detach().clone()` if a copy without gradient is "
-                   "intended)" + (msg(f"; the values come from {origin.text}, line ", origin.line, ".") if origin else "."),
+                   "intended)" + (msg(f"; the values come from {where}, line ", origin.line, ".") if origin else "."),
                    related=[origin])
 
 

@@ -65,6 +65,20 @@ def _reads(expr: ast.AST, names: set) -> bool:
     return any(_reads(child, names) for child in ast.iter_child_nodes(expr))
 
 
+def _separates_inputs(func: ast.FunctionDef, target: ast.AST) -> bool:
+    """Whether the value backwarded (a name: every assignment to it in `forward`) detaches one of `forward`'s inputs
+    and reads another one plainly."""
+    inputs = {a.arg for a in func.args.args[1:] + func.args.kwonlyargs}
+    exprs = [target]
+    if isinstance(target, ast.Name):
+        exprs += [n.value for n in ast.walk(func) if isinstance(n, ast.Assign) and n.value is not None
+                  and any(isinstance(t, ast.Name) and t.id == target.id for t in n.targets)]
+    detached = {n.func.value.id for e in exprs for n in ast.walk(e)
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "detach"
+                and isinstance(n.func.value, ast.Name) and n.func.value.id in inputs}
+    return bool(detached) and any(_reads(e, inputs - detached) for e in exprs)
+
+
 class BackwardInForward(Rule):
     code = "GS410"
     name = "backward-in-forward"
@@ -118,6 +132,16 @@ class BackwardInForward(Rule):
               "model = nn.Linear(4, 3)\nx, y = torch.randn(8, 4), torch.randint(0, 3, (8,))\n"
               "adv = GradSignAttack(model)(x, y)\nmodel.zero_grad()\n"
               "nn.functional.cross_entropy(model(adv), y).backward()\n"),
+        # A loss module that updates its own discriminator inside `forward` on the detached fake and the data (EDSR's
+        # adversarial loss): the caller's graph is not in that backward.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Critic(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.dis = nn.Linear(4, 1)\n"
+              "        self.optimizer = torch.optim.Adam(self.dis.parameters(), lr=1e-4)\n\n"
+              "    def forward(self, fake, real):\n        self.optimizer.zero_grad()\n"
+              "        loss_d = (self.dis(fake.detach()) - self.dis(real)).mean()\n        loss_d.backward()\n"
+              "        self.optimizer.step()\n        return self.dis(fake).mean()\n\n\n"
+              "generator = nn.Linear(4, 4)\ncritic = Critic()\n"
+              "loss = critic(generator(torch.randn(2, 4)), torch.randn(2, 4))\nloss.backward()\n"),
         # `retain_graph=True` frees nothing: the caller's backward through the same graph still runs.
         Valid("import torch\nimport torch.nn as nn\n\n\nclass DeepSupervision(nn.Module):\n"
               "    def __init__(self):\n        super().__init__()\n        self.aux = nn.Linear(3, 1)\n"
@@ -181,6 +205,11 @@ class BackwardInForward(Rule):
             else:
                 continue
             if not _reads(target, tainted) or _retains(call):
+                continue
+            if _separates_inputs(func, target):
+                # `(self.dis(fake.detach()) - self.dis(real)).mean()`: the loss detaches one input and reads another
+                # plainly, so the author cut the graph that input carries; the other is data (a loss module that
+                # updates its discriminator inside `forward`, EDSR's adversarial loss).
                 continue
             if training_step:
                 # The forward is a training step that hands back a loss it backwarded (NVlabs' FUNIT:
