@@ -20,6 +20,10 @@ from .values import UNKNOWN, ModuleVal, PyVal, SeqVal, Tri, join_all
 class LoopsMixin:
     """Part of `Interpreter` (see interp.py)."""
 
+    # Whether a loop on the reporting pass folds that pass into its confirming round (`speculate.py`); the tests
+    # turn it off to compare.
+    speculative_reporting = True
+
     def new_iteration(self, node, head: State, bind) -> State:
         """The state at the top of one iteration of `node`: a copy of `head` with the loop target bound
         (`bind`) and the names no iteration can carry forgotten (`iteration_start`)."""
@@ -200,7 +204,7 @@ class LoopsMixin:
                 # On the reporting pass, a round that may confirm the fixpoint (any but a first round from the bare
                 # entry) runs with reporting on, its results held back (`speculate.py`): when it confirms, it was
                 # the reporting pass (the same body from the same head), which then does not run again.
-                speculate = was_reporting
+                speculate = was_reporting and self.speculative_reporting
                 rounds = 0
                 while rounds < MAX_LOOP_ITERS:
                     ctx.breaks.clear()
