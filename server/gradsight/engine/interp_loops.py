@@ -1,6 +1,7 @@
 """Loops: `for`/`while` iterated to a fixpoint (memoised per unit, widened past a bound, run once from a widened
-state when nested too deep), the reporting pass over the body, `break`/`continue`, freeze loops, and the names a
-loop-invariant test binds (`iteration_start`). Part of `Interpreter` (see interp.py)."""
+state when nested too deep), the reporting pass over the body (folded into the round that confirms the fixpoint:
+`speculate.py`), `break`/`continue`, freeze loops, and the names a loop-invariant test binds (`iteration_start`).
+Part of `Interpreter` (see interp.py)."""
 
 from __future__ import annotations
 
