@@ -52,6 +52,7 @@ from .interp_loops import LoopsMixin
 from .interp_objects import ObjectsMixin
 from .interp_ops import OpsMixin
 from .interp_stmts import StatementsMixin
+from .speculate import SpeculateMixin
 from .interp_util import (MAX_CALL_DEPTH, MAX_FACTS, MAX_LOOP_ITERS, MAX_LOOP_NESTING, MAX_PCUT, LoopCtx, ModuleScope,
                           _cap, _sets_grads, const_bool, describe, key_of, kwarg, remember)
 from .state import State
@@ -87,7 +88,8 @@ def _unit_field(name: str) -> property:
                     doc=f"`self.unit.{name}` (see `UnitState`)")
 
 
-class Interpreter(StatementsMixin, LoopsMixin, ExpressionsMixin, CallsMixin, OpsMixin, ObjectsMixin, DistsMixin):
+class Interpreter(StatementsMixin, LoopsMixin, ExpressionsMixin, CallsMixin, OpsMixin, ObjectsMixin, DistsMixin,
+                  SpeculateMixin):
     facts = _unit_field("facts")
     grad_leaves = _unit_field("grad_leaves")
     cut_sources = _unit_field("cut_sources")
@@ -163,6 +165,8 @@ class Interpreter(StatementsMixin, LoopsMixin, ExpressionsMixin, CallsMixin, Ops
         self.capture: Optional[dict] = None
         # (id of the function frame or 0, `_test_key`) -> the truth `split_tail` assumes for that `if` test.
         self.assumed: dict = {}
+        # The open speculative reporting rounds of loops, innermost last (`speculate.py`).
+        self.spec: list = []
 
     # ------------------------------------------------------------------ utilities
     def syntax(self, kind: str, node: ast.AST, compute: Callable[[ast.AST], object]):
@@ -225,7 +229,7 @@ class Interpreter(StatementsMixin, LoopsMixin, ExpressionsMixin, CallsMixin, Ops
                 # that graph is known when the function ends (`run_function`, `graph_outlives`).
                 self.pending_inplace[-1].append((event, getattr(event.node, "lineno", 0)))
                 return
-            self.emit_cb(event)
+            self.deliver(event)
 
     def fact(self, node: ast.AST, kind: str, parent: Optional[Fact] = None, **args) -> Fact:
         """A fact of `kind` (a key of `words.FACT_WORDS`) at `node`, with its structured arguments."""
@@ -308,6 +312,8 @@ class Interpreter(StatementsMixin, LoopsMixin, ExpressionsMixin, CallsMixin, Ops
         if old is not None and not (value.rg is not Tri.MAYBE and old.uncertain):
             return
         auto_summary, auto_label, chain = describe(value)
+        if self.spec:
+            self.note_fact(span, old)
         self.facts[span] = StateFact(*span, name=self.seg(node), summary=summary or auto_summary,
                                      label=label or auto_label,
                                      chain=tuple((f.line, f.text) for f in chain),

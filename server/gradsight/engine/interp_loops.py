@@ -1,6 +1,7 @@
 """Loops: `for`/`while` iterated to a fixpoint (memoised per unit, widened past a bound, run once from a widened
-state when nested too deep), the reporting pass over the body, `break`/`continue`, freeze loops, and the names a
-loop-invariant test binds (`iteration_start`). Part of `Interpreter` (see interp.py)."""
+state when nested too deep), the reporting pass over the body (folded into the round that confirms the fixpoint:
+`speculate.py`), `break`/`continue`, freeze loops, and the names a loop-invariant test binds (`iteration_start`).
+Part of `Interpreter` (see interp.py)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,10 @@ from .values import UNKNOWN, ModuleVal, PyVal, SeqVal, Tri, join_all
 
 class LoopsMixin:
     """Part of `Interpreter` (see interp.py)."""
+
+    # Whether a loop on the reporting pass folds that pass into its confirming round (`speculate.py`); the tests
+    # turn it off to compare.
+    speculative_reporting = True
 
     def new_iteration(self, node, head: State, bind) -> State:
         """The state at the top of one iteration of `node`: a copy of `head` with the loop target bound
@@ -180,6 +185,7 @@ class LoopsMixin:
         self.loops.append(ctx)
         key = self._loop_key(node, entry)
         hit = self.memo.get(key) if key is not None else None
+        merged = None  # the speculative round that confirmed the fixpoint: it was the reporting pass
         try:
             reuse = None
             lasts: tuple = ()
@@ -196,43 +202,97 @@ class LoopsMixin:
                 # loop's next round, entering with more than the last): see `warm_start`.
                 head = self.warm_start(key, entry)
                 converged = False
-                for _ in range(MAX_LOOP_ITERS):
+                # On the reporting pass, a round that may confirm the fixpoint (any but a first round from the bare
+                # entry) runs with reporting on, its results held back (`speculate.py`): when it confirms, it was
+                # the reporting pass (the same body from the same head), which then does not run again.
+                speculate = was_reporting and self.speculative_reporting
+                rounds = 0
+                while rounds < MAX_LOOP_ITERS:
                     ctx.breaks.clear()
                     ctx.continues.clear()
                     ctx.lasts.clear()
-                    s = self.new_iteration(node, head, bind)
-                    s = self.exec_block(body, s)
+                    spec = self.begin_spec() if speculate and (rounds > 0 or head is not entry) else None
+                    self.reporting = spec is not None
+                    try:
+                        s = self.new_iteration(node, head, bind)
+                        s = self.exec_block(body, s)
+                    except BaseException:
+                        if spec is not None:
+                            self.drop_spec(spec)
+                        raise
+                    finally:
+                        self.reporting = False
+                    if spec is not None and spec.tainted:
+                        # An inner loop's exit differed with reporting on: run this round again without it.
+                        self.drop_spec(spec)
+                        speculate = False
+                        continue
+                    rounds += 1
                     for c in ctx.continues:
                         s = s.join(c)
                     new_head = entry.join(s)
                     if new_head.same(head):
                         converged = True
+                        merged = spec
                         break
+                    if spec is not None:
+                        self.drop_spec(spec)
                     head = new_head
                 else:
                     head = widen(entry, head)
                 # The last iteration's end states of the round that reached the fixpoint (`split_last`).
                 lasts = tuple(ctx.lasts)
                 if key is not None:
-                    self.memo[key] = (node, head.copy(), lasts)
+                    self.memo_store(key, (node, head.copy(), lasts))
                     if converged:
                         family = self.memo.setdefault(key[:4], [])
                         if len(family) < 4:
-                            family.append((entry, head.copy(), lasts))
+                            self.memo_append(family, (entry, head.copy(), lasts))
                         warm = self.memo.setdefault(self._warm_key(key), [])
                         if len(warm) < 4:
-                            warm.append((entry, head.copy(), tuple(c.entry_keys for c in self.loops[:-1])))
+                            self.memo_append(warm, (entry, head.copy(), tuple(c.entry_keys for c in self.loops[:-1])))
             self.reporting = was_reporting
-            ctx.breaks.clear()
-            ctx.continues.clear()
-            ctx.lasts.clear()
-            self.loop_pass(node, head, bind, body)
-            if not self.reporting:
-                ctx.lasts.extend(lasts)
+            if merged is not None:
+                # The confirming round's breaks and last-iteration states are the reporting pass's.
+                ctx.continues.clear()
+                self.close_spec(merged, LoopEvent(node, self.stack[-1] if self.stack else None,
+                                                  self.loop_receivers(node, head)))
+                merged = None
+            else:
+                ctx.breaks.clear()
+                ctx.continues.clear()
+                ctx.lasts.clear()
+                self.loop_pass(node, head, bind, body)
+                if not self.reporting:
+                    ctx.lasts.extend(lasts)
+            if self.reporting and self.spec and (ctx.breaks or ctx.lasts != list(lasts)):
+                self.check_exit_taint(head, ctx, lasts)
+        except BaseException:
+            if merged is not None:
+                self.drop_spec(merged)
+            raise
         finally:
             self.reporting = was_reporting
             self.loops.pop()
         return self.loop_exit(head, ctx, orelse)
+
+    def check_exit_taint(self, head: State, ctx: LoopCtx, lasts: tuple) -> None:
+        """Inside a speculative round (`speculate.py`): this loop's exit after its reporting pass (its head, the
+        pass's breaks and last-iteration states) against the exit off the reporting pass (its head and the
+        fixpoint's last-iteration states). Where they differ, the rounds around it are not what a round without
+        reporting computes."""
+        on = self.exit_state(head, ctx.breaks + ctx.lasts)
+        off = self.exit_state(head, list(lasts))
+        if not on.same(off):
+            self.taint()
+
+    @staticmethod
+    def exit_state(head: State, ends: list) -> State:
+        out = head.copy()
+        out.dead = False
+        for b in ends:
+            out = out.join(b)
+        return out
 
     def _enclosing_fixpoint(self, node, key: tuple, entry: State) -> tuple:
         """A fixpoint this loop reached before (same loop, function and depth: `key[:4]`) that is exactly the
@@ -303,10 +363,7 @@ class LoopsMixin:
     def loop_exit(self, head: State, ctx: LoopCtx, orelse) -> State:
         """The state after a loop: its head (the test failed) joined with every `break` and the last iteration's end
         states (`LoopCtx.lasts`), then the `else` block."""
-        out = head.copy()
-        out.dead = False
-        for b in ctx.breaks + ctx.lasts:
-            out = out.join(b)
+        out = self.exit_state(head, ctx.breaks + ctx.lasts)
         if orelse:
             out = self.exec_block(orelse, out)
         return out

@@ -540,11 +540,13 @@ class ObjectsMixin:
         arg_vals = [v for _, v in args]
         kw_vals = {k: v for k, (_, v) in kwargs.items()}
         memo_key = (id(fn), self_val, tuple(arg_vals), tuple(sorted(kw_vals.items(), key=lambda kv: kv[0])), grad,
-                    inference, self.reporting, want_state, self_import, forced[1:] if forced else None, closure)
+                    inference, self.report_token(), want_state, self_import, forced[1:] if forced else None, closure)
         try:
             hash(memo_key)
         except TypeError:
             memo_key = None
+        if memo_key is not None and self.spec:
+            memo_key = self.summary_key(memo_key)
         if memo_key is not None and memo_key in self.memo:
             hit, exports, saves = self.localize_segs(
                 fn, (func.module or self.scope).path, node, arg_vals, kw_vals, self_import, self.memo[memo_key],
@@ -664,6 +666,7 @@ class ObjectsMixin:
                                                            result, exports, saves, flags)
         if memo_key is not None:
             self.memo[memo_key] = result
+            self.stored_summary(memo_key)
             if self_import is not None:
                 self.memo_exports[memo_key] = exports
             if saves:
@@ -878,7 +881,7 @@ class ObjectsMixin:
         function's results or attributes carry graphs; dropped when every graph it built dies with its locals."""
         if flags.get("escape"):
             for event, _ in pending:
-                self.emit_cb(event)
+                self.deliver(event)
             return
         lines = flags.get("backward_at")
         if lines:
@@ -892,7 +895,7 @@ class ObjectsMixin:
             for event, at in pending:
                 if any(b > at or (b != at and any(lo <= b <= hi and lo <= at <= hi for lo, hi in loops))
                        or (b == at and at == getattr(event.node, "lineno", -1)) for b in lines):
-                    self.emit_cb(event)
+                    self.deliver(event)
                 else:
                     later.append((event, at))
             pending = later
@@ -905,7 +908,7 @@ class ObjectsMixin:
             self.pending_inplace[-1].extend((event, called_at) for event, _ in pending)
         else:
             for event, _ in pending:
-                self.emit_cb(event)
+                self.deliver(event)
 
     def settle_dropped(self, pending: list, fn: ast.AST, flags: dict, rets: list, envs: list) -> None:
         """At a function's end, the accumulations its loops made without a backward (`check_accumulate`) and the
@@ -921,9 +924,9 @@ class ObjectsMixin:
             and not self.graph_outlives(fn, [] if self.syntax("returns_numbers", fn, _returns_numbers) else rets, envs)
         for event in pending:
             if dropped:
-                self.emit_cb(replace(event, dropped=True))
+                self.deliver(replace(event, dropped=True))
             elif event.how != "carry":
-                self.emit_cb(event)
+                self.deliver(event)
 
     @staticmethod
     def graph_outlives(fn: ast.AST, rets: list, envs: list) -> bool:

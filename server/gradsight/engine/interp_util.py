@@ -892,24 +892,26 @@ def _name_binds(node: ast.AST, nodes: Optional[list] = None) -> dict:
     `except ... as`, imports, nested `def`/`class`); a `global`/`nonlocal` declaration counts as unbounded.
     `nodes`: `walk(node)`, where the caller has it."""
     out: dict = {}
-    for n in (walk(node) if nodes is None else nodes):
-        names = ()
-        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
-            names = (n.id,)
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names = (n.name,)
-        elif isinstance(n, ast.alias):
-            names = ((n.asname or n.name).split(".")[0],)
-        elif isinstance(n, ast.ExceptHandler) and n.name:
-            names = (n.name,)
-        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+    for n in (walk(node) if nodes is None else nodes):  # exact types: parsed nodes are never subclassed
+        t = type(n)
+        if t is ast.Name:
+            name = n.id if type(n.ctx) is not ast.Load else None
+        elif t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.ClassDef:
+            name = n.name
+        elif t is ast.alias:
+            name = (n.asname or n.name).split(".")[0]
+        elif t is ast.Global or t is ast.Nonlocal:
             for g in n.names:
                 out[g] = out.get(g, 0) + 10 ** 6
-        elif isinstance(n, (getattr(ast, "MatchAs", ()), getattr(ast, "MatchStar", ()))) and n.name:
-            names = (n.name,)
-        for name in names:
+            continue
+        else:
+            name = n.name if t in _NAMED_BINDERS else None  # `except E as name`, `case _ as name`, `case [*name]`
+        if name:
             out[name] = out.get(name, 0) + 1
     return out
+
+
+_NAMED_BINDERS = tuple(t for t in (ast.ExceptHandler, getattr(ast, "MatchAs", 0), getattr(ast, "MatchStar", 0)) if t)
 
 
 def _guarded_binds(loop: ast.AST, changes: tuple, mutations: tuple) -> dict:
@@ -989,12 +991,9 @@ def _loop_changes(loop: ast.AST, nodes: Optional[list] = None) -> tuple:
     nodes = walk(loop) if nodes is None else nodes
     receivers = set()
     for n in nodes:
-        target = None
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
-            target = n.func.value
-        elif isinstance(n, ast.Subscript) and isinstance(n.ctx, (ast.Store, ast.Del)):
-            target = n.value
-        key = key_of(target) if target is not None else None
+        t = type(n)
+        key = key_of(n.func.value) if t is ast.Call and type(n.func) is ast.Attribute else \
+            key_of(n.value) if t is ast.Subscript and type(n.ctx) is not ast.Load else None
         if key is not None:
             receivers.add(key)
     return _name_binds(loop, nodes), frozenset(receivers)

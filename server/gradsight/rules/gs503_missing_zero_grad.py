@@ -26,7 +26,7 @@ class _LoopScan:
     would cost the square of the nesting): its `.backward()` and `.step()` calls, the names it binds (assigned or
     bound by `with ... as`), whether it sets `x.grad = ...`, and its calls in order."""
 
-    __slots__ = ("backwards", "steps", "bound", "sets_grad", "calls")
+    __slots__ = ("backwards", "steps", "bound", "sets_grad", "calls", "branches")
 
     def __init__(self, node: ast.AST):
         self.backwards: list = []
@@ -34,9 +34,13 @@ class _LoopScan:
         self.bound: set = set()
         self.sets_grad = False
         self.calls: list = []
+        self.branches: list = []  # its `if`s with an `else`, in walk order
         for n in walk(node):
             t = type(n)
-            if t is ast.Call:
+            if t is ast.If:
+                if n.orelse:
+                    self.branches.append(n)
+            elif t is ast.Call:
                 self.calls.append(n)
                 f = n.func
                 if type(f) is ast.Attribute:
@@ -351,6 +355,9 @@ def _one_branch_zero(loop: ast.AST, scan: _LoopScan, defs: _FileDefs, scans, opt
     otherwise."""
     if scan.sets_grad:
         return None
+    if not any(type(c.func) is ast.Attribute and c.func.attr == "zero_grad"
+               for branch in scan.branches for here in (branch.body, branch.orelse) for c in _block_calls(here)):
+        return None  # no `if`/`else` branch zeroes: nothing below can match (asked first: it is the cheap question)
     zeros = []
     for n in scan.calls:
         name = _call_name(n)
@@ -363,8 +370,8 @@ def _one_branch_zero(loop: ast.AST, scan: _LoopScan, defs: _FileDefs, scans, opt
     if not zeros or len({ast.unparse(z.func.value) for z in zeros}) != 1:
         return None
     opt = ast.unparse(zeros[0].func.value)
-    for branch in walk(loop):
-        if not isinstance(branch, ast.If) or not branch.orelse or not _fixed_in_loop(branch.test, loop, scan):
+    for branch in scan.branches:
+        if not _fixed_in_loop(branch.test, loop, scan):
             continue
         for here, other in ((branch.body, branch.orelse), (branch.orelse, branch.body)):
             own = list(_block_calls(here))
