@@ -32,35 +32,40 @@ def _self_name(fn: ast.AST) -> Optional[str]:
 
 def _read_kind(node: ast.Attribute, q) -> str:
     """What a read of `x.attr` does with the value: "cut" (it reaches `.detach()` or `.data` through methods,
-    slices and attribute reads: `x.pos_embed.type_as(h).clone().detach()`), "neutral" (its shape or type, or an
-    `is None` test), "managed" (written: an in-place method, an assignment), else "live" (a gradient can flow)."""
+    slices and attribute reads: `x.pos_embed.type_as(h).clone().detach()`), "neutral" (its shape or type, an `is None`
+    test, an in-place initialiser's argument), "managed" (written, also through `.data`: an in-place method, an
+    assignment), else "live" (a gradient can flow)."""
+    cut = False
     cur = node
     while True:
         parent = q.parent(cur)
         if isinstance(parent, ast.Attribute) and parent.value is cur:
-            if parent.attr in _CUTS:
-                return "cut"
-            if parent.attr in _NEUTRAL:
-                return "neutral"
+            if isinstance(parent.ctx, (ast.Store, ast.Del)):
+                return "managed"  # `self.p.data = ...`, `self.p.grad = ...`
             if parent.attr.endswith("_") and not parent.attr.endswith("__"):
-                return "managed"  # `self.p.copy_(...)`, `self.p.data.fill_()`: set by hand
+                return "managed"  # `self.p.copy_(...)`, `self.p.data.mul_(0.9)`: set by hand
+            if parent.attr in _CUTS:
+                cut = True
+            elif parent.attr in _NEUTRAL and not cut:
+                return "neutral"
             cur = parent
             continue
         if isinstance(parent, ast.Call) and parent.func is cur:
             cur = parent
             continue
         if isinstance(parent, ast.Subscript) and parent.value is cur:
-            if isinstance(parent.ctx, ast.Store):
+            if isinstance(parent.ctx, (ast.Store, ast.Del)):
                 return "managed"
             cur = parent
             continue
-        if isinstance(parent, ast.Call) and cur is node and cur in parent.args \
+        if isinstance(parent, ast.Call) and any(a is cur for a in parent.args) \
                 and (q.call_name(parent) or ast.unparse(parent.func)).endswith("_"):
-            return "neutral"  # initialised in place (`trunc_normal_(self.pos_embed, std=.02)` in `init_weights`)
+            # Initialised in place (`trunc_normal_(self.pos_embed, std=.02)` in `init_weights`, `zeros_(p.data)`).
+            return "neutral"
         if isinstance(parent, ast.Compare) and cur is node and all(isinstance(op, (ast.Is, ast.IsNot))
                                                                    for op in parent.ops):
             return "neutral"
-        return "live"
+        return "cut" if cut else "live"
 
 
 class ParameterReadOnlyDetached(Rule):
@@ -107,6 +112,18 @@ class ParameterReadOnlyDetached(Rule):
               "        self.center = nn.Parameter(torch.zeros(1, 8))\n\n    def forward(self, x):\n"
               "        out = self.proj(x) - self.center.detach()\n        with torch.no_grad():\n"
               "            self.center.mul_(0.9).add_(0.1 * out.mean(0, keepdim=True))\n        return out\n"),
+        # An EMA kept by hand through `.data`: the detached read is how it is meant to be used.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Center(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.proj = nn.Linear(8, 8)\n"
+              "        self.center = nn.Parameter(torch.zeros(1, 8))\n\n    def forward(self, x):\n"
+              "        out = self.proj(x) - self.center.detach()\n"
+              "        self.center.data = 0.9 * self.center.data + 0.1 * out.detach().mean(0, keepdim=True)\n"
+              "        return out\n"),
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Center(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.proj = nn.Linear(8, 8)\n"
+              "        self.center = nn.Parameter(torch.zeros(1, 8))\n\n    def forward(self, x):\n"
+              "        out = self.proj(x) - self.center.detach()\n"
+              "        self.center.data[:] = out.detach().mean(0, keepdim=True)\n        return out\n"),
         # A module whose only parameter is detached trains nothing (a placeholder policy in a test).
         Valid("import torch\nimport torch.nn as nn\n\n\nclass ZeroPolicy(nn.Module):\n    def __init__(self):\n"
               "        super().__init__()\n        self.bias = nn.Parameter(torch.zeros(1))\n\n"
