@@ -127,6 +127,29 @@ def _result_backwarded(tree: ast.AST | None, fname: str) -> bool:
     return False
 
 
+# Methods of a tensor that a Python number does not have: a method calling one of them on its parameter is written
+# for tensors (`self.sum += hvd.allreduce(val.cpu())`), so a tensor with a graph is what its callers hand it.
+_TENSOR_ONLY_METHODS = frozenset({"cpu", "cuda", "to", "float", "double", "half", "clone", "view", "reshape",
+                                  "mean", "sum", "numel", "size", "type", "type_as", "contiguous", "squeeze",
+                                  "unsqueeze", "flatten"})
+
+
+def _tensor_method_on(tree: ast.AST | None, line: int, param: str) -> bool:
+    """Whether the innermost function of the file holding `line`, with a parameter `param`, calls a tensor-only
+    method on that parameter (`param.cpu()`)."""
+    if tree is None:
+        return False
+    funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+             and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    if not funcs:
+        return False
+    fn = max(funcs, key=lambda n: n.lineno)
+    if param not in {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}:
+        return False
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _TENSOR_ONLY_METHODS
+               and isinstance(n.func.value, ast.Name) and n.func.value.id == param for n in ast.walk(fn))
+
+
 def _is_step_call(node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step" \
         and not node.args and not node.keywords
@@ -184,7 +207,9 @@ class LossAccumulatesGraph(Rule):
                     "`self.losses.append(loss)` in a `train_step`) is flagged too: the object outlives the call, "
                     "so each call of the training step leaves its graph there. A method call counts as "
                     "accumulation when the method adds that argument into an attribute of its object "
-                    "(`meter.update(loss, n)` with `self.sum += val * n`) and the object was made before the loop. "
+                    "(`meter.update(loss, n)` with `self.sum += val * n`) and the object was made before the loop; where the "
+                    "method is written for tensors (it calls `val.cpu()` or another tensor-only method on the "
+                    "argument), the finding stands on its statement that keeps the argument, where the detach goes. "
                     "Loops without backward are flagged when nothing can ever backward what they keep: in an "
                     "evaluation function (the model put in eval mode, or a function named `evaluate`, `validate`, "
                     "`val_step`, ... whose result the file never backwards), or in a function that never backwards "
@@ -338,6 +363,13 @@ class LossAccumulatesGraph(Rule):
               "model = nn.Linear(3, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nmetric = EMAMetric()\n"
               "for _ in range(3):\n    opt.zero_grad()\n    loss = model(torch.randn(2, 3)).pow(2).mean()\n"
               "    loss.backward()\n    opt.step()\n    metric.step(loss)\n"),
+        # The same metric detaching what it keeps (horovod's fix).
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Metric:\n    def __init__(self):\n"
+              "        self.sum = torch.tensor(0.)\n        self.n = torch.tensor(0.)\n\n    def update(self, val):\n"
+              "        self.sum += val.detach().cpu()\n        self.n += 1\n\n\nmodel = nn.Linear(4, 1)\n"
+              "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nmeter = Metric()\nfor _ in range(3):\n"
+              "    opt.zero_grad()\n    loss = model(torch.randn(2, 4)).pow(2).mean()\n    loss.backward()\n"
+              "    opt.step()\n    meter.update(loss)\n"),
         # A library call gradsight cannot see (horovod's allreduce; a stand-in where it is not installed) handed the
         # argument detached: what the metric adds has no graph (once-for-all's DistributedMetric).
         Valid("import torch\nimport torch.nn as nn\n\n\nclass DistributedMetric:\n"
@@ -406,6 +438,15 @@ class LossAccumulatesGraph(Rule):
                 "for step in range(3):\n    loss = net(torch.randn(8, 4)).pow(2).mean()\n    opt.zero_grad()\n"
                 "    loss.backward()\n    opt.step()\n    losses.update(loss, 8)\n",
                 line=29, runtime="silent: losses.sum.grad_fn is not None"),
+        # The metric's method is written for tensors (`val.cpu()`, horovod's example `Metric`): every caller hands it
+        # one, so the finding stands where it keeps the argument (the fix detaches there), the call in `related`.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Metric:\n    def __init__(self):\n"
+                "        self.sum = torch.tensor(0.)\n        self.n = torch.tensor(0.)\n\n    def update(self, val):\n"
+                "        self.sum += val.cpu()\n        self.n += 1\n\n\nmodel = nn.Linear(4, 1)\n"
+                "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nmeter = Metric()\nfor _ in range(3):\n"
+                "    opt.zero_grad()\n    loss = model(torch.randn(2, 4)).pow(2).mean()\n    loss.backward()\n"
+                "    opt.step()\n    meter.update(loss)\n",
+                line=11, runtime="silent: meter.sum.grad_fn is not None"),
         # A generation loop feeding its state back (flair's `generate_text`): each step's graph hangs off the next,
         # the method never backwards, and only numbers leave it, so the chain grows with every step for nothing.
         Invalid('import torch\nimport torch.nn as nn\n\n\nclass CharLM(nn.Module):\n'
@@ -627,6 +668,23 @@ class LossAccumulatesGraph(Rule):
                              "every step.",
                              related=[call] + related + [Note(event.backward_in_loop, 1,
                                                               "the loop calls backward here")]):
+                return
+        if event.kept_at is not None and event.kept_at.path is None and isinstance(event.kept_at.line, int):
+            # The method is in this file and treats the argument as a tensor (`val.cpu()`): every caller hands it a
+            # tensor, so the statement to change is the one that adds it into the object (detach it there).
+            param = event.kept_at.arg("name")
+            if param and _tensor_method_on(report.tree, event.kept_at.line, param):
+                line, col, _, _ = report.source.span(event.node)
+                kept = event.kept_at.line
+                text = report.source.line_text(kept)
+                start = len(text) - len(text.lstrip()) + 1
+                report.add(self, event.node,
+                           f"`{param}` is kept here with its graph, and the training loop passes a new one every "
+                           f"step: memory grows. Detach `{param}` here.",
+                           related=[Note(line, col, f"`{event.target_expr}` passes a tensor with its graph here "
+                                                    f"every step")] + related
+                           + [Note(event.backward_in_loop, 1, "the loop calls backward here")],
+                           span=(kept, start, kept, len(text.rstrip()) + 1))
                 return
         if event.how == "write":
             # `losses[i] = loss` into a tensor made before the loop: autograd records the write on the buffer.
