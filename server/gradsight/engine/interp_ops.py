@@ -7,6 +7,7 @@ import ast
 from typing import Optional
 
 from .astwalk import walk
+from .gradtests import grad_tested
 from . import torchdb as db
 from .events import (BackwardEvent, BootstrapTargetEvent, CarryEvent, FactoryEvent, InferenceSaveEvent, InplaceEvent,
                      LossTargetEvent, NumpyEvent, OutArgEvent, SameTensorLossEvent, StoreGraphEvent, ViewInplaceEvent)
@@ -277,9 +278,11 @@ class OpsMixin:
     def tensor_op(self, qual: str, args, node: ast.AST, state: State, kwargs=None) -> Value:
         """A differentiable op: the result's grad state from its inputs, and what it saves for backward."""
         short = qual.rsplit(".", 1)[-1]
+        nd = db.nondifferentiable(qual)
+        if nd is None and self.stack and state.grad is not Tri.NO and not state.inference:
+            args = self.grad_tested_args(args, node, state)
         tensors = [(n, v) for n, v in args if isinstance(v, TensorVal)]
         unknown_inputs = any(v is UNKNOWN for _, v in args)
-        nd = db.nondifferentiable(qual)
         if nd == "no_grad" or short in ("long", "int", "bool", "byte", "short", "char"):
             return TensorVal(rg=Tri.NO, leaf=Tri.YES, is_int=Tri.YES, origin=self.expr_fact(node), nograd=self.fact(node, "not-differentiable", op=short))
         if not tensors:
@@ -391,6 +394,23 @@ class OpsMixin:
                                              storage=(self.site(node), i), shape=None)
                                 for i in range(max(saved_idx) + 1)))
         return result
+
+    def grad_tested_args(self, args, node: ast.AST, state: State):
+        """Arguments the function itself asks about: a name of unknown grad state whose `.requires_grad` a later test
+        of this function reads is taken as requiring grad from here on (evidence from use, `engine/gradtests.py`)."""
+        out = []
+        for n, v in args:
+            if isinstance(n, ast.Name) and (v is UNKNOWN or isinstance(v, TensorVal) and v.rg is Tri.MAYBE) \
+                    and state.get(n.id) is v:
+                test = grad_tested(self.stack[-1], n.id, node.lineno)
+                if test is not None:
+                    why = self.fact(n, "grad-tested", name=n.id)
+                    base = v if isinstance(v, TensorVal) else TensorVal(leaf=Tri.MAYBE)
+                    v = base.with_(rg=Tri.YES, leaf=Tri.MAYBE if base.leaf is not Tri.NO else Tri.NO, evidence=True,
+                                   origin=why, nograd=None)
+                    state.set(n.id, v)
+            out.append((n, v))
+        return out
 
     def bootstrap(self, short: str, args, state: State) -> Optional[Fact]:
         """The `boot` of an op's result: where the graph-carrying tensor of a bootstrapped target was made. `r + gamma *

@@ -1,0 +1,74 @@
+"""Names whose grad state the function itself asks about, read from the syntax of that function.
+
+A function that reads `t.requires_grad` expects to be called both with a `t` that requires grad and with one that
+does not (gpytorch's fantasy strategy: `if cap_mat.requires_grad or new_root.requires_grad:` chooses a solver).
+When `t`'s value is unknown to gradsight (built from parameters and library results), that test is evidence from
+use that the graph-carrying case happens. It is taken only where it cannot be a guard: the op that reads `t` comes
+before every test of `t.requires_grad`, no statement binds `t` between the op and the first test (the test reads the
+value the op read), and no in-place write of the function stands inside a test of any `.requires_grad` (`if not
+x.requires_grad: y.add_(1)` writes only where nothing is saved).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from .astwalk import walk
+
+# Methods that write into their receiver and end in `_` but are not in-place arithmetic on its values.
+_NOT_WRITES = frozenset({"requires_grad_", "retain_grad", "share_memory_", "detach_"})
+
+
+def _reads_requires_grad(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Attribute) and n.attr == "requires_grad" and isinstance(n.ctx, ast.Load)
+               for n in walk(node))
+
+
+def _writes_in_place(node: ast.AST) -> bool:
+    for n in walk(node):
+        if isinstance(n, ast.AugAssign):
+            return True
+        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Subscript) for t in n.targets):
+            return True
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr.endswith("_") \
+                and not n.func.attr.endswith("__") and n.func.attr not in _NOT_WRITES:
+            return True
+    return False
+
+
+def _guarded_write(fn: ast.AST) -> bool:
+    """Some in-place write of `fn` stands in a branch of a test that reads `.requires_grad`."""
+    for n in walk(fn):
+        if isinstance(n, (ast.If, ast.While)) and _reads_requires_grad(n.test):
+            if any(_writes_in_place(s) for s in n.body + n.orelse):
+                return True
+        elif isinstance(n, ast.IfExp) and _reads_requires_grad(n.test) \
+                and (_writes_in_place(n.body) or _writes_in_place(n.orelse)):
+            return True
+    return False
+
+
+def grad_tested(fn: Optional[ast.AST], name: str, line: int) -> Optional[ast.AST]:
+    """The first test of `name.requires_grad` in `fn` (the `ast.Attribute`) when the op at `line` reading `name` may
+    take `name` as requiring grad (see the module docstring), else None."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    tests = []
+    stores = []
+    for n in walk(fn):
+        if isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names:
+            return None
+        if isinstance(n, ast.Attribute) and n.attr == "requires_grad" and isinstance(n.ctx, ast.Load) \
+                and isinstance(n.value, ast.Name) and n.value.id == name:
+            tests.append(n)
+        elif isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del)):
+            stores.append(n)
+    if not tests or any(t.lineno <= line for t in tests):
+        return None
+    first = min(tests, key=lambda t: (t.lineno, t.col_offset))
+    if any(line <= s.lineno <= first.lineno for s in stores):
+        return None
+    if _guarded_write(fn):
+        return None
+    return first
