@@ -1,12 +1,14 @@
 """Names whose grad state the function itself asks about, read from the syntax of that function.
 
-A function that reads `t.requires_grad` expects to be called both with a `t` that requires grad and with one that
-does not (gpytorch's fantasy strategy: `if cap_mat.requires_grad or new_root.requires_grad:` chooses a solver).
-When `t`'s value is unknown to gradsight (built from parameters and library results), that test is evidence from
-use that the graph-carrying case happens. It is taken only where it cannot be a guard: the op that reads `t` comes
-before every test of `t.requires_grad`, no statement binds `t` between the op and the first test (the test reads the
-value the op read), and no in-place write of the function stands inside a test of any `.requires_grad` (`if not
-x.requires_grad: y.add_(1)` writes only where nothing is saved).
+A function that tests `t.requires_grad` (in an `if`, `while` or conditional expression) expects to be called both
+with a `t` that requires grad and with one that does not (gpytorch's fantasy strategy: `if cap_mat.requires_grad or
+new_root.requires_grad:` chooses a solver). When `t`'s value is unknown to gradsight (built from parameters and
+library results), that test is evidence from use that the graph-carrying case happens. It is taken only where it
+cannot be a guard: the op that reads `t` comes before every test of `t.requires_grad` (and no `assert` reads a
+`.requires_grad`), no statement binds `t` between the op and the first test (the test reads the value the op read),
+and no in-place write of the function may depend on a test of any `.requires_grad`: none stands in its branches
+(`if not x.requires_grad: y.add_(1)` writes only where nothing is saved) and no branch of one leaves the block
+(`if x.requires_grad: return y` before `y += 1`).
 """
 
 from __future__ import annotations
@@ -37,11 +39,16 @@ def _writes_in_place(node: ast.AST) -> bool:
     return False
 
 
+def _diverts(stmts) -> bool:
+    return any(isinstance(n, (ast.Return, ast.Raise, ast.Continue, ast.Break)) for s in stmts for n in walk(s))
+
+
 def _guarded_write(fn: ast.AST) -> bool:
-    """Some in-place write of `fn` stands in a branch of a test that reads `.requires_grad`."""
+    """Some in-place write of `fn` may depend on a test that reads `.requires_grad`: it stands in a branch of one,
+    or a branch of one leaves the block (`if t.requires_grad: return y` before `y += 1`)."""
     for n in walk(fn):
         if isinstance(n, (ast.If, ast.While)) and _reads_requires_grad(n.test):
-            if any(_writes_in_place(s) for s in n.body + n.orelse):
+            if any(_writes_in_place(s) for s in n.body + n.orelse) or _diverts(n.body + n.orelse):
                 return True
         elif isinstance(n, ast.IfExp) and _reads_requires_grad(n.test) \
                 and (_writes_in_place(n.body) or _writes_in_place(n.orelse)):
@@ -59,9 +66,11 @@ def grad_tested(fn: Optional[ast.AST], name: str, line: int) -> Optional[ast.AST
     for n in walk(fn):
         if isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names:
             return None
-        if isinstance(n, ast.Attribute) and n.attr == "requires_grad" and isinstance(n.ctx, ast.Load) \
-                and isinstance(n.value, ast.Name) and n.value.id == name:
-            tests.append(n)
+        if isinstance(n, ast.Assert) and _reads_requires_grad(n.test):
+            return None  # `assert not t.requires_grad`: the function states one grad state, not both
+        if isinstance(n, (ast.If, ast.While, ast.IfExp)):
+            tests.extend(a for a in walk(n.test) if isinstance(a, ast.Attribute) and a.attr == "requires_grad"
+                         and isinstance(a.ctx, ast.Load) and isinstance(a.value, ast.Name) and a.value.id == name)
         elif isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del)):
             stores.append(n)
     if not tests or any(t.lineno <= line for t in tests):

@@ -83,6 +83,10 @@ class InplaceOnSavedTensor(Rule):
         Valid("import torch\n\n\ndef soft(t):\n    y = torch.exp(t)\n    if not t.requires_grad:\n        y.add_(1)\n"
               "    return y\n\n\nw = torch.randn(3, requires_grad=True)\nsoft(w * 1).sum().backward()\n"
               "soft(torch.randn(3))\n"),
+        # A branch of the test leaves the function: the graph-carrying call returns before the write.
+        Valid("import torch\n\n\ndef soft(t):\n    y = torch.exp(t)\n    if t.requires_grad:\n        return y\n"
+              "    y += 1\n    return y\n\n\nw = torch.randn(3, requires_grad=True)\nsoft(w * 1).sum().backward()\n"
+              "soft(torch.randn(3))\n"),
         # The test comes before the op: the graph-carrying call returns before `exp` runs.
         Valid("import torch\n\n\ndef soft(t):\n    if t.requires_grad:\n        return torch.exp(t) + 1\n"
               "    y = torch.exp(t)\n    y += 1\n    return y\n\n\nw = torch.randn(3, requires_grad=True)\n"
