@@ -56,28 +56,37 @@ def _guarded_write(fn: ast.AST) -> bool:
     return False
 
 
-def grad_tested(fn: Optional[ast.AST], name: str, line: int) -> Optional[ast.AST]:
-    """The first test of `name.requires_grad` in `fn` (the `ast.Attribute`) when the op at `line` reading `name` may
-    take `name` as requiring grad (see the module docstring), else None."""
+def grad_tests(fn: Optional[ast.AST]) -> Optional[dict]:
+    """For a function whose tests may give evidence: {name: (first test line, lines binding the name)} for every name
+    whose `.requires_grad` an `if`, `while` or conditional expression of `fn` tests; None when none can (no such
+    test, an `assert` on a `.requires_grad`, an in-place write that may depend on one). One walk per function."""
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
-    tests = []
-    stores = []
+    first: dict = {}
     for n in walk(fn):
-        if isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names:
-            return None
         if isinstance(n, ast.Assert) and _reads_requires_grad(n.test):
             return None  # `assert not t.requires_grad`: the function states one grad state, not both
         if isinstance(n, (ast.If, ast.While, ast.IfExp)):
-            tests.extend(a for a in walk(n.test) if isinstance(a, ast.Attribute) and a.attr == "requires_grad"
-                         and isinstance(a.ctx, ast.Load) and isinstance(a.value, ast.Name) and a.value.id == name)
-        elif isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del)):
-            stores.append(n)
-    if not tests or any(t.lineno <= line for t in tests):
+            for a in walk(n.test):
+                if isinstance(a, ast.Attribute) and a.attr == "requires_grad" and isinstance(a.ctx, ast.Load) \
+                        and isinstance(a.value, ast.Name):
+                    first[a.value.id] = min(first.get(a.value.id, a.lineno), a.lineno)
+    if not first or _guarded_write(fn):
         return None
-    first = min(tests, key=lambda t: (t.lineno, t.col_offset))
-    if any(line <= s.lineno <= first.lineno for s in stores):
-        return None
-    if _guarded_write(fn):
-        return None
-    return first
+    stores: dict = {name: [] for name in first}
+    for n in walk(fn):
+        if isinstance(n, (ast.Global, ast.Nonlocal)):
+            for name in n.names:
+                first.pop(name, None)
+        elif isinstance(n, ast.Name) and n.id in stores and isinstance(n.ctx, (ast.Store, ast.Del)):
+            stores[n.id].append(n.lineno)
+    return {name: (line, tuple(stores[name])) for name, line in first.items()} or None
+
+
+def grad_tested(tests: Optional[dict], name: str, line: int) -> bool:
+    """Whether the op at `line` reading `name` may take it as requiring grad (`tests` from `grad_tests`): every test
+    of `name.requires_grad` comes after the op and no statement binds `name` from the op to the first test."""
+    if not tests or name not in tests:
+        return False
+    first, stores = tests[name]
+    return first > line and not any(line <= s <= first for s in stores)

@@ -7,7 +7,7 @@ import ast
 from typing import Optional
 
 from .astwalk import walk
-from .gradtests import grad_tested
+from .gradtests import grad_tested, grad_tests
 from . import torchdb as db
 from .events import (BackwardEvent, BootstrapTargetEvent, CarryEvent, FactoryEvent, InferenceSaveEvent, InplaceEvent,
                      LossTargetEvent, NumpyEvent, OutArgEvent, SameTensorLossEvent, StoreGraphEvent, ViewInplaceEvent)
@@ -398,12 +398,14 @@ class OpsMixin:
     def grad_tested_args(self, args, node: ast.AST, state: State):
         """Arguments the function itself asks about: a name of unknown grad state whose `.requires_grad` a later test
         of this function reads is taken as requiring grad from here on (evidence from use, `engine/gradtests.py`)."""
+        tests = self.syntax("grad-tests", self.stack[-1], grad_tests)
+        if tests is None:
+            return args
         out = []
         for n, v in args:
             if isinstance(n, ast.Name) and (v is UNKNOWN or isinstance(v, TensorVal) and v.rg is Tri.MAYBE) \
                     and state.get(n.id) is v:
-                test = grad_tested(self.stack[-1], n.id, node.lineno)
-                if test is not None:
+                if grad_tested(tests, n.id, node.lineno):
                     why = self.fact(n, "grad-tested", name=n.id)
                     base = v if isinstance(v, TensorVal) else TensorVal(leaf=Tri.MAYBE)
                     v = base.with_(rg=Tri.YES, leaf=Tri.MAYBE if base.leaf is not Tri.NO else Tri.NO, evidence=True,
