@@ -344,7 +344,10 @@ class OpsMixin:
         saved_out = None
         if rg is Tri.YES and entry is not None:
             if entry.get("saves_output"):
-                saved_out = self.fact(node, "saved-by", op=_pretty(qual))
+                # Saved because an input was taken as requiring grad on the function's own test: say so.
+                why = next((v.origin for _, v in tensors if v.origin is not None and v.origin.kind == "grad-tested"),
+                           None)
+                saved_out = self.fact(node, "saved-by", why, op=_pretty(qual))
             self.mark_saved_inputs(qual, entry, args, node, state)
             for idx in _saved_input_indices(entry, args):
                 v = args[idx][1]

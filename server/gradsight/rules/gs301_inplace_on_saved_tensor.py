@@ -278,4 +278,5 @@ class InplaceOnSavedTensor(Rule):
         report.add(self, event.node,
                    msg(f"This in-place write overwrites a tensor saved for backward, so backward raises{when}. ", what,
                        f" modifies `{event.expr}`, {saved.text} at ", at(saved), f"; PyTorch says {_MSG}."),
-                   related=[saved], fix=fix, span=span)
+                   related=[saved, saved.parent if saved.parent is not None and saved.parent.kind == "grad-tested"
+                            else None], fix=fix, span=span)
