@@ -7,6 +7,7 @@ import ast
 from typing import Optional
 
 from .astwalk import walk
+from .gradtests import grad_tested, grad_tests
 from . import torchdb as db
 from .events import (BackwardEvent, BootstrapTargetEvent, CarryEvent, FactoryEvent, InferenceSaveEvent, InplaceEvent,
                      LossTargetEvent, NumpyEvent, OutArgEvent, SameTensorLossEvent, StoreGraphEvent, ViewInplaceEvent)
@@ -277,9 +278,11 @@ class OpsMixin:
     def tensor_op(self, qual: str, args, node: ast.AST, state: State, kwargs=None) -> Value:
         """A differentiable op: the result's grad state from its inputs, and what it saves for backward."""
         short = qual.rsplit(".", 1)[-1]
+        nd = db.nondifferentiable(qual)
+        if nd is None and self.stack and state.grad is not Tri.NO and not state.inference:
+            args = self.grad_tested_args(args, node, state)
         tensors = [(n, v) for n, v in args if isinstance(v, TensorVal)]
         unknown_inputs = any(v is UNKNOWN for _, v in args)
-        nd = db.nondifferentiable(qual)
         if nd == "no_grad" or short in ("long", "int", "bool", "byte", "short", "char"):
             return TensorVal(rg=Tri.NO, leaf=Tri.YES, is_int=Tri.YES, origin=self.expr_fact(node), nograd=self.fact(node, "not-differentiable", op=short))
         if not tensors:
@@ -341,7 +344,10 @@ class OpsMixin:
         saved_out = None
         if rg is Tri.YES and entry is not None:
             if entry.get("saves_output"):
-                saved_out = self.fact(node, "saved-by", op=_pretty(qual))
+                # Saved because an input was taken as requiring grad on the function's own test: say so.
+                why = next((v.origin for _, v in tensors if v.origin is not None and v.origin.kind == "grad-tested"),
+                           None)
+                saved_out = self.fact(node, "saved-by", why, op=_pretty(qual))
             self.mark_saved_inputs(qual, entry, args, node, state)
             for idx in _saved_input_indices(entry, args):
                 v = args[idx][1]
@@ -392,6 +398,25 @@ class OpsMixin:
                                              storage=(self.site(node), i), shape=None)
                                 for i in range(max(saved_idx) + 1)))
         return result
+
+    def grad_tested_args(self, args, node: ast.AST, state: State):
+        """Arguments the function itself asks about: a name of unknown grad state whose `.requires_grad` a later test
+        of this function reads is taken as requiring grad from here on (evidence from use, `engine/gradtests.py`)."""
+        tests = self.syntax("grad-tests", self.stack[-1], grad_tests)
+        if tests is None:
+            return args
+        out = []
+        for n, v in args:
+            if isinstance(n, ast.Name) and (v is UNKNOWN or isinstance(v, TensorVal) and v.rg is Tri.MAYBE) \
+                    and state.get(n.id) is v:
+                if grad_tested(tests, n.id, node.lineno):
+                    why = self.fact(n, "grad-tested", name=n.id)
+                    base = v if isinstance(v, TensorVal) else TensorVal(leaf=Tri.MAYBE)
+                    v = base.with_(rg=Tri.YES, leaf=Tri.MAYBE if base.leaf is not Tri.NO else Tri.NO, evidence=True,
+                                   origin=why, nograd=None)
+                    state.set(n.id, v)
+            out.append((n, v))
+        return out
 
     def bootstrap(self, short: str, args, state: State) -> Optional[Fact]:
         """The `boot` of an op's result: where the graph-carrying tensor of a bootstrapped target was made. `r + gamma *

@@ -79,6 +79,18 @@ class InplaceOnSavedTensor(Rule):
         # `x.abs()` saves `x`, but its result only feeds the comparison: that graph is freed at once.
         Valid("import torch\nw = torch.randn(3, requires_grad=True)\nx = w * 1\nmask = x.abs() < 0.5\n"
               "x[mask] = 0.0\nx.sum().backward()\n"),
+        # The function tests `t.requires_grad` and writes in place only where it is false: nothing was saved there.
+        Valid("import torch\n\n\ndef soft(t):\n    y = torch.exp(t)\n    if not t.requires_grad:\n        y.add_(1)\n"
+              "    return y\n\n\nw = torch.randn(3, requires_grad=True)\nsoft(w * 1).sum().backward()\n"
+              "soft(torch.randn(3))\n"),
+        # A branch of the test leaves the function: the graph-carrying call returns before the write.
+        Valid("import torch\n\n\ndef soft(t):\n    y = torch.exp(t)\n    if t.requires_grad:\n        return y\n"
+              "    y += 1\n    return y\n\n\nw = torch.randn(3, requires_grad=True)\nsoft(w * 1).sum().backward()\n"
+              "soft(torch.randn(3))\n"),
+        # The test comes before the op: the graph-carrying call returns before `exp` runs.
+        Valid("import torch\n\n\ndef soft(t):\n    if t.requires_grad:\n        return torch.exp(t) + 1\n"
+              "    y = torch.exp(t)\n    y += 1\n    return y\n\n\nw = torch.randn(3, requires_grad=True)\n"
+              "soft(w * 1).sum().backward()\nsoft(torch.randn(3))\n"),
         # A conditional expression: BatchNorm saves its input, and `bn` is that input only in the arm where
         # BatchNorm did not run, so the in-place ReLU on `bn` overwrites nothing saved.
         Valid("import torch\nimport torch.nn as nn\n\n\nclass Block(nn.Module):\n"
@@ -151,6 +163,14 @@ class InplaceOnSavedTensor(Rule):
                 "y.sum().backward()\n", line=5, runtime="raises: modified by an inplace operation"),
         Invalid("import torch\nw = torch.randn(3, requires_grad=True)\nx = torch.randn(2, 3)\nx[0] = x[0] * w\n"
                 "x.sum().backward()\n", line=4, runtime="raises: modified by an inplace operation"),
+        # Nothing shows what `root` is, but the function tests `root.requires_grad` after the decomposition read it:
+        # it is called with a graph, and then `torch.linalg.qr` saved `R` (gpytorch's fantasy strategy).
+        Invalid("import torch\n\n\ndef inv_root(root):\n    try:\n        Q, R = torch.linalg.qr(root)\n"
+                "        Rdiag = torch.diagonal(R, dim1=-2, dim2=-1)\n        Rdiag[Rdiag.abs() < 1e-6] = 1e-6\n"
+                "        return torch.linalg.solve_triangular(R, Q.mT, upper=True)\n    except RuntimeError:\n"
+                "        if root.requires_grad:\n            raise\n        return torch.linalg.pinv(root)\n\n\n"
+                "w = torch.randn(4, 3, requires_grad=True)\ninv_root(w * 1).sum().backward()\n", line=8,
+                runtime="raises: modified by an inplace operation"),
         # A decomposition saves its outputs; the diagonal is a view of `R` (gpytorch's fantasy-strategy fix).
         Invalid("import torch\na = torch.randn(4, 3, requires_grad=True)\nQ, R = torch.linalg.qr(a)\n"
                 "d = torch.diagonal(R)\nd[0] = 1.0\n(Q.sum() + R.sum()).backward()\n", line=5,
@@ -258,4 +278,5 @@ class InplaceOnSavedTensor(Rule):
         report.add(self, event.node,
                    msg(f"This in-place write overwrites a tensor saved for backward, so backward raises{when}. ", what,
                        f" modifies `{event.expr}`, {saved.text} at ", at(saved), f"; PyTorch says {_MSG}."),
-                   related=[saved], fix=fix, span=span)
+                   related=[saved, saved.parent if saved.parent is not None and saved.parent.kind == "grad-tested"
+                            else None], fix=fix, span=span)
