@@ -629,19 +629,25 @@ class CallsMixin:
         if qual.startswith("torch.") and short in db.FACTORIES and qual.count(".") == 1:
             return self.factory(short, args, kwargs, node, state)
         if qual == "torch.autograd.Variable":
-            # The pre-0.4 wrapper: `Variable(t, requires_grad=True)` is a new leaf that requires grad (sharing
-            # `t`'s memory; `t` itself stays as it was); without the flag it is `t`'s values as they are.
+            # The pre-0.4 wrapper. Under torch 2.x `Variable(t)` is a new leaf that shares `t`'s memory and has no
+            # history, whatever `t` had: `requires_grad` as given (default False). Wrapping a tensor with a graph
+            # cuts that graph (tests/test_variable.py checks both under torch).
             if not args:
                 return UNKNOWN
-            src = args[0][1]
+            src_node, src = args[0]
             rg_node = kwargs["requires_grad"][0] if "requires_grad" in kwargs else (args[1][0] if len(args) > 1 else None)
-            if rg_node is None or const_bool(rg_node) is False:
-                return src
+            flag = False if rg_node is None else const_bool(rg_node)
             if not isinstance(src, TensorVal):
-                return UNKNOWN
-            flag = const_bool(rg_node)
-            leaf = self.new_leaf(node, Tri.YES if flag else Tri.MAYBE, shape=src.shape, is_int=src.is_int,
-                                 label="Variable(requires_grad=True)", name_hint=None, inference=state.inference)
+                return src if flag is False and not isinstance(src, PyVal) else UNKNOWN
+            if src.rg is Tri.YES and state.grad is not Tri.NO:
+                self.emit(GraphCutEvent(node, src, self.seg(src_node), "Variable"))
+            rg = Tri.of(flag) if flag is not None else Tri.MAYBE
+            leaf = self.new_leaf(node, rg, shape=src.shape, is_int=src.is_int,
+                                 label="Variable(requires_grad=True)" if rg is Tri.YES else "Variable()", name_hint=None,
+                                 inference=state.inference)
+            if rg is Tri.NO and src.rg is not Tri.NO:
+                leaf = leaf.with_(nograd=self.fact(node, "copied-without-history", src.origin, fn="autograd.Variable",
+                                                   expr=self.seg(src_node)), pcut=self.cut_params(src, node))
             return leaf.with_(storage=src.storage) if src.storage is not None else leaf
         if qual in ("torch.utils.checkpoint.checkpoint",):
             reentrant_node = kwargs.get("use_reentrant", (None, None))[0]

@@ -16,8 +16,9 @@ class TensorFromTensor(Rule):
     summary = "`torch.tensor(t)` copies a tensor that requires grad without its history: gradients stop here."
     events = (GraphCutEvent,)
     what_it_does = ("Flags `torch.tensor(t)` where `t` requires grad, with grad mode on (typically inside a loss "
-                    "or a forward pass), and `torch.tensor([t1, t2, ...])` of a list (a literal or a list "
-                    "comprehension) whose tensors require grad.")
+                    "or a forward pass), `torch.tensor([t1, t2, ...])` of a list (a literal or a list "
+                    "comprehension) whose tensors require grad, and the pre-0.4 `torch.autograd.Variable(t)` of such a "
+                    "tensor (under torch 2.x a new leaf without history, even with `requires_grad=True`).")
     why_bad = ("The copy is a new leaf with `requires_grad=False`: nothing upstream of it receives a gradient. "
                "PyTorch only warns (\"To copy construct from a tensor, it is recommended to use "
                "sourceTensor.detach().clone()...\"), and `torch.tensor([a, b])` built from tensors does not even "
@@ -34,6 +35,9 @@ class TensorFromTensor(Rule):
               "squash(w, scale).sum().backward()\nsquash(w).sum().backward()\n"),
         Valid("import torch\nx = torch.randn(3, requires_grad=True)\ny = torch.as_tensor(x * 2)\ny.sum().backward()\n"),
         Valid("import torch\nx = torch.randn(3, requires_grad=True)\nwith torch.no_grad():\n    y = torch.tensor(x * 2)\n"),
+        # `Variable` of data without history (the pre-0.4 idiom for inputs): nothing to cut.
+        Valid("import torch\nimport torch.nn as nn\nfrom torch.autograd import Variable\nnet = nn.Linear(3, 3)\n"
+              "x = Variable(torch.randn(2, 3))\nloss = net(x).pow(2).mean()\nloss.backward()\n"),
         Valid("import torch\nw = torch.randn(3, requires_grad=True)\nparts = [(w * i).sum() for i in range(3)]\n"
               "torch.stack(parts).sum().backward()\n"),
         Valid("import torch\nw = torch.randn(3, requires_grad=True)\nparts = [(w * i).sum().item() for i in range(3)]\n"
@@ -54,6 +58,11 @@ class TensorFromTensor(Rule):
     invalid = (
         Invalid("import torch\nx = torch.randn(3, requires_grad=True)\ny = torch.tensor(x * 2)\n", line=3,
                 runtime="silent: not y.requires_grad"),
+        # The pre-0.4 `Variable` wrapper: under torch 2.x a new leaf without history, even with requires_grad=True
+        # (sd_dreambooth_extension's U-Net prediction re-wrapped before the loss): the model gets no gradient.
+        Invalid("import torch\nimport torch.nn as nn\nfrom torch.autograd import Variable\nnet = nn.Linear(3, 3)\n"
+                "pred = Variable(net(torch.randn(2, 3)), requires_grad=True)\nloss = pred.pow(2).mean()\n"
+                "loss.backward()\n", line=5, runtime="silent: net.weight.grad is None"),
         Invalid("import torch\nw = torch.randn(3, requires_grad=True)\nparts = [(w * i).sum() for i in range(3)]\n"
                 "total = torch.tensor(parts).sum()\n", line=4, runtime="silent: not total.requires_grad"),
     )
