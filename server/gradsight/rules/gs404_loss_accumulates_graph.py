@@ -669,8 +669,8 @@ class LossAccumulatesGraph(Rule):
         if event.how == "write" and isinstance(event.value_node, ast.Call):
             # `self.update_best(dist, best)`: the helper writes into the buffer it is handed (`call_writes`).
             report.add(self, event.node,
-                       f"This call writes a tensor with its graph into `{event.target_expr}` every step, so memory "
-                       f"grows every iteration. Call it under `torch.no_grad()` or write a `.detach()`ed value.",
+                       f"This call writes a graph into `{event.target_expr}` each step, so memory grows every "
+                       f"iteration. Call it under `torch.no_grad()` or write a `.detach()`ed value.",
                        related=related + [Note(event.backward_in_loop, 1, "the loop calls backward here")]
                        if event.backward_in_loop != line else related)
             return
