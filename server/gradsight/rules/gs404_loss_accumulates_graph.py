@@ -202,7 +202,9 @@ class LossAccumulatesGraph(Rule):
     use_instead = "total_loss = 0\nfor x in data:\n    loss = model(x).mean()\n    loss.backward()\n    total_loss += loss.item()"
     fix_safety = ("Unsafe: `.item()` turns the accumulator into a Python float (printing shows `0.5`, not "
                   "`tensor(0.5, grad_fn=...)`) and synchronises with the GPU each step; use `.detach()` instead "
-                  "if you need a tensor.")
+                  "if you need a tensor. A piece of a tensor written into a buffer (`best[mask] = adv[mask]`) gets "
+                  "`.detach()`: the same values, but the buffer no longer requires grad, which code that relied "
+                  "on it (a backward through the buffer) notices.")
     references = ("https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory",)
     valid = (
         # A demo unrolling a few teacher-forced steps and printing shapes: nothing sampled or decoded, and a name
@@ -648,7 +650,12 @@ class LossAccumulatesGraph(Rule):
                 event.how == "append" and _within_one_step(report.tree, event.node, name)):
             return
         fix = None
-        if isinstance(event.value_node, (ast.Name, ast.Attribute, ast.Subscript)):
+        if event.how == "write" and isinstance(event.value_node, ast.Subscript):
+            # `best[mask] = adv[mask]`: a piece of a tensor, seldom one number (`.item()` would raise); the buffer
+            # takes the same values without the graph.
+            fix = make_fix("Write `.detach()` (the same values, no graph) instead", Applicability.UNSAFE,
+                           insert_after(report.source, event.value_node, ".detach()"))
+        elif isinstance(event.value_node, (ast.Name, ast.Attribute, ast.Subscript)):
             fix = make_fix("Accumulate `.item()` (a Python number) instead", Applicability.UNSAFE,
                            insert_after(report.source, event.value_node, ".item()"))
         verb = {"+=": "adds", "append": "appends"}.get(event.how, "keeps")
