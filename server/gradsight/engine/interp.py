@@ -136,6 +136,10 @@ class Interpreter(StatementsMixin, LoopsMixin, ExpressionsMixin, CallsMixin, Ops
         # caller's references to those storages count as saved (`Conv1d` inside `self.postnet(mel)` saves `mel`).
         self.call_saves: list = []
         self.memo_saves: dict = {}
+        # Per call frame: (storage, value written) of every tensor without a graph that an in-place write gave one
+        # during the call (`call_writes.py`); after it returns, the caller's references to it have the graph.
+        self.call_writes: list = []
+        self.memo_writes: dict = {}
         # A function analysed on its own, run once per value of a bool flag parameter (`run_function`): the
         # (function node, parameter, truth) of the run in progress, and each function's flag (or None).
         self.forced_flag: Optional[tuple] = None

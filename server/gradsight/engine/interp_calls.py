@@ -19,6 +19,7 @@ from .init_optimizers import init_optimizers
 from .interp_dists import KL_FUNCS, is_distribution
 from .views import view_binding
 from .interp_super import is_super_call, super_call
+from .self_methods import own_method
 from .state import State
 from .values import (CREATED_WITHOUT_GRAD, UNKNOWN, BoundMethod, ClassVal, DistVal, FuncVal, GradModeCtx, ModuleRef, ModuleVal,
                      ObjectVal, OptimizerVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value, carries_graph,
@@ -294,6 +295,8 @@ class CallsMixin:
                     and isinstance(func.value, ast.Name) and not state.inference:
                 self.unknown_view_detach(func.value, node, state)
             callee = self.attribute(recv, func, state)
+            if callee is UNKNOWN and (recv is UNKNOWN or isinstance(recv, ObjectVal)):
+                callee = own_method(self, func, recv) or callee  # `self.helper(w)` with `self` unknown
             if callee is UNKNOWN and (recv is UNKNOWN or isinstance(recv, ObjectVal)) and state.grad is Tri.YES \
                     and self.trains_in_init(func):
                 # `self.qf1(torch.cat([obs, a], 1))` where `__init__` handed `self.qf1`'s parameters to an optimizer.

@@ -8,6 +8,7 @@ from typing import Optional
 
 from . import torchdb as db
 from .astwalk import walk
+from .call_writes import written_in_call
 from .events import InferenceSaveEvent
 from .interp_util import (BUILTINS, MAX_CALL_DEPTH, _class_methods, _constant_default, _graph_homes, _has_backward,
                           _is_static, _is_staticmethod, _msite, _own_mutations, _pcut_of, _plain_class, const_bool,
@@ -554,6 +555,7 @@ class ObjectsMixin:
             if self_import is not None:
                 self.last_exports = exports
             self.saved_in_call(saves, node, state)
+            written_in_call(self, self.memo_writes.get(memo_key, ()), node, state, getattr(self, "current_stmt", None))
             if isinstance(hit, Value):
                 self.fresh_from_call(hit, fn, (func.module or self.scope).path, state)
             return hit
@@ -609,6 +611,7 @@ class ObjectsMixin:
         self.loops = []
         self.stack.append(fn)
         self.frame_optimized.append({})
+        caller_stmt = getattr(self, "current_stmt", None)
         self.frame_caller_grad.append(state.grad)
         self.depth += 1
         self.returns.append([])
@@ -616,6 +619,7 @@ class ObjectsMixin:
         self.self_names.append(self_name)
         self.return_states.append([])
         self.call_saves.append([])
+        self.call_writes.append([])
         self.pending_inplace.append([])
         self.pending_dropped.append([])
         self.frame_flags.append({"escape": False, "called_at": getattr(node, "lineno", 0)})
@@ -628,6 +632,7 @@ class ObjectsMixin:
             kept = self.pending_dropped.pop()
             flags = self.frame_flags.pop()
             saves = tuple(self.call_saves.pop())
+            writes = tuple(self.call_writes.pop())
             self.self_names.pop()
             self.return_exports.pop()
             self.return_states.pop()
@@ -671,11 +676,14 @@ class ObjectsMixin:
                 self.memo_exports[memo_key] = exports
             if saves:
                 self.memo_saves[memo_key] = saves
+            if writes:
+                self.memo_writes[memo_key] = writes
         result, exports, saves = self.localize_segs(fn, other_scope.path, node, arg_vals, kw_vals, self_import, result,
                                                     exports, saves, want_state)
         if self_import is not None and self_name:
             self.last_exports = exports
         self.saved_in_call(saves, node, state)
+        written_in_call(self, writes, node, state, caller_stmt)
         self.fresh_from_call(result, fn, other_scope.path, state)
         return result
 

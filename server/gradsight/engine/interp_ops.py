@@ -9,6 +9,7 @@ from typing import Optional
 from .astwalk import walk
 from .gradtests import grad_tested, grad_tests
 from . import torchdb as db
+from .call_writes import note_write
 from .events import (BackwardEvent, BootstrapTargetEvent, CarryEvent, FactoryEvent, InferenceSaveEvent, InplaceEvent,
                      LossTargetEvent, NumpyEvent, OutArgEvent, SameTensorLossEvent, StoreGraphEvent, ViewInplaceEvent)
 from .interp_util import (grad_origins, _basic_index, _broadcast, _cap, _fsite, _pcut_of, _pretty, _reduced_shape,
@@ -677,6 +678,8 @@ class OpsMixin:
         self.emit(InplaceEvent(stmt, target, self.seg(target_node), op, state.grad, stmt=whole, module=module))
         if target.rg is Tri.NO and state.grad is Tri.YES and module is None:
             self.check_store_graph(target_node, op, rhs, whole, True)
+        if module is None:
+            note_write(self, target_node, target, op, rhs, state, whole)
         if target.storage is None or target.storage != self.site(target_node):
             # Unless the write goes into what this very expression just allocated (`torch.FloatTensor(n).uniform_()`
             # in a loop): no reference holds that yet; references to its site hold an earlier run's tensor.

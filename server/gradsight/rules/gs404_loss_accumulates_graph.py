@@ -210,6 +210,8 @@ class LossAccumulatesGraph(Rule):
                     "(`meter.update(loss, n)` with `self.sum += val * n`) and the object was made before the loop; where the "
                     "method is written for tensors (it calls `val.cpu()` or another tensor-only method on the "
                     "argument), the finding stands on its statement that keeps the argument, where the detach goes. "
+                    "So does a call whose function writes a tensor with its graph in place into a tensor it is handed "
+                    "(`self.update_best(dist, best)` doing `best[mask] = dist[mask]`) made before the loop. "
                     "Loops without backward are flagged when nothing can ever backward what they keep: in an "
                     "evaluation function (the model put in eval mode, or a function named `evaluate`, `validate`, "
                     "`val_step`, ... whose result the file never backwards), or in a function that never backwards "
@@ -225,7 +227,9 @@ class LossAccumulatesGraph(Rule):
     use_instead = "total_loss = 0\nfor x in data:\n    loss = model(x).mean()\n    loss.backward()\n    total_loss += loss.item()"
     fix_safety = ("Unsafe: `.item()` turns the accumulator into a Python float (printing shows `0.5`, not "
                   "`tensor(0.5, grad_fn=...)`) and synchronises with the GPU each step; use `.detach()` instead "
-                  "if you need a tensor.")
+                  "if you need a tensor. A piece of a tensor written into a buffer (`best[mask] = adv[mask]`) gets "
+                  "`.detach()`: the same values, but the buffer no longer requires grad, which code that relied "
+                  "on it (a backward through the buffer) notices.")
     references = ("https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory",)
     valid = (
         # A demo unrolling a few teacher-forced steps and printing shapes: nothing sampled or decoded, and a name
@@ -405,8 +409,44 @@ class LossAccumulatesGraph(Rule):
         Valid("import torch\nimport torch.nn as nn\ncell = nn.GRUCell(4, 4)\nouts = torch.zeros(5, 2, 4)\n"
               "h = torch.zeros(2, 4)\nfor t in range(5):\n    h = cell(torch.randn(2, 4), h)\n    outs[t] = h\n"
               "outs.pow(2).mean().backward()\n"),
+        # The same helper called under `torch.no_grad()`, and one that writes the detached distance.
+        Valid("import torch\n\n\nclass EAD:\n    def update_best(self, dist, best):\n        mask = dist < best\n"
+              "        best[mask] = dist[mask]\n\n    def perturb(self, x):\n        w = x.clone().requires_grad_()\n"
+              "        best = torch.full((len(x),), 1e10)\n        for _ in range(4):\n"
+              "            dist = (w - x).pow(2).sum(1) + 0.1\n            dist.sum().backward()\n"
+              "            w.data -= 0.01 * w.grad\n            w.grad = None\n            with torch.no_grad():\n"
+              "                self.update_best(dist, best)\n        return best\n\n\nresult = EAD().perturb(torch.rand(3, 5))\n"),
+        Valid("import torch\n\n\nclass EAD:\n    def update_best(self, dist, best):\n        mask = dist < best\n"
+              "        best[mask] = dist.detach()[mask]\n\n    def perturb(self, x):\n        w = x.clone().requires_grad_()\n"
+              "        best = torch.full((len(x),), 1e10)\n        for _ in range(4):\n"
+              "            dist = (w - x).pow(2).sum(1) + 0.1\n            dist.sum().backward()\n"
+              "            w.data -= 0.01 * w.grad\n            w.grad = None\n            self.update_best(dist, best)\n"
+              "        return best\n\n\nresult = EAD().perturb(torch.rand(3, 5))\n"),
+        # A helper that fills a buffer it made itself: nothing of the caller's gains a graph.
+        Valid("import torch\n\n\ndef scores(dist):\n    out = torch.zeros(len(dist))\n    out[:] = dist\n    return out.sum().item()\n\n\n"
+              "w = torch.rand(3, 5, requires_grad=True)\nbest = torch.zeros(3)\nfor _ in range(3):\n"
+              "    dist = w.pow(2).sum(1)\n    dist.sum().backward()\n    best += scores(dist)\n"),
     )
     invalid = (
+        # An attack's best-so-far buffer (advertorch's EAD): a helper method writes the step's distance into the
+        # buffer it is handed, in grad mode; the call, in the loop, hands it over every step.
+        Invalid("import torch\n\n\nclass EAD:\n    def update_best(self, dist, best):\n        mask = dist < best\n"
+                "        best[mask] = dist[mask]\n\n    def perturb(self, x):\n        w = x.clone().requires_grad_()\n"
+                "        best = torch.full((len(x),), 1e10)\n        for _ in range(4):\n"
+                "            dist = (w - x).pow(2).sum(1) + 0.1\n            dist.sum().backward()\n"
+                "            w.data -= 0.01 * w.grad\n            w.grad = None\n            self.update_best(dist, best)\n"
+                "        return best\n\n\nresult = EAD().perturb(torch.rand(3, 5))\n",
+                line=17, runtime="silent: result.grad_fn is not None"),
+        # A class whose base gradsight cannot see (here `abc.ABC`; torchattacks' `Attack` in another package): its
+        # own helper method (`self.tanh_space(w)`) is still the class's, so the buffer write is seen.
+        Invalid("import abc\nimport torch\n\n\nclass CW(abc.ABC):\n    def tanh_space(self, x):\n"
+                "        return 0.5 * (torch.tanh(x) + 1)\n\n    def attack(self, images):\n"
+                "        w = images.clone().requires_grad_()\n        best = images.clone().detach()\n"
+                "        opt = torch.optim.Adam([w], lr=0.01)\n        for _ in range(3):\n"
+                "            adv = self.tanh_space(w)\n            cost = adv.pow(2).sum()\n            opt.zero_grad()\n"
+                "            cost.backward()\n            opt.step()\n            mask = adv.detach() > 0.5\n"
+                "            best[mask] = adv[mask]\n        return best\n\n\nresult = CW().attack(torch.rand(2, 4))\n",
+                line=20, runtime="silent: result.grad_fn is not None"),
         # Metric buffers made once before the training loop (open-instruct's reward model): each index-assignment of
         # the loss is recorded on the buffer, which chains every step's graph, whichever slot it overwrites.
         Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(8, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.01)\n"
@@ -651,7 +691,12 @@ class LossAccumulatesGraph(Rule):
                 event.how == "append" and _within_one_step(report.tree, event.node, name)):
             return
         fix = None
-        if isinstance(event.value_node, (ast.Name, ast.Attribute, ast.Subscript)):
+        if event.how == "write" and isinstance(event.value_node, ast.Subscript):
+            # `best[mask] = adv[mask]`: a piece of a tensor, seldom one number (`.item()` would raise); the buffer
+            # takes the same values without the graph.
+            fix = make_fix("Write `.detach()` (the same values, no graph) instead", Applicability.UNSAFE,
+                           insert_after(report.source, event.value_node, ".detach()"))
+        elif isinstance(event.value_node, (ast.Name, ast.Attribute, ast.Subscript)):
             fix = make_fix("Accumulate `.item()` (a Python number) instead", Applicability.UNSAFE,
                            insert_after(report.source, event.value_node, ".item()"))
         verb = {"+=": "adds", "append": "appends"}.get(event.how, "keeps")
@@ -686,6 +731,14 @@ class LossAccumulatesGraph(Rule):
                            + [Note(event.backward_in_loop, 1, "the loop calls backward here")],
                            span=(kept, start, kept, len(text.rstrip()) + 1))
                 return
+        if event.how == "write" and isinstance(event.value_node, ast.Call):
+            # `self.update_best(dist, best)`: the helper writes into the buffer it is handed (`call_writes`).
+            report.add(self, event.node,
+                       f"This call writes a graph into `{event.target_expr}` each step, so memory grows every "
+                       f"iteration. Call it under `torch.no_grad()` or write a `.detach()`ed value.",
+                       related=related + [Note(event.backward_in_loop, 1, "the loop calls backward here")]
+                       if event.backward_in_loop != line else related)
+            return
         if event.how == "write":
             # `losses[i] = loss` into a tensor made before the loop: autograd records the write on the buffer.
             buf = event.target_expr.split("[")[0]
