@@ -9,15 +9,19 @@ from .base import Invalid, Rule, Valid
 _ERROR = "Trying to backward through the graph a second time"
 
 
-def _tainted(func: ast.FunctionDef) -> set:
-    """Names in `forward` computed from its inputs without `.detach()`: a backward through them reaches the
-    caller's graph. A plain forward walk in statement order (loops once) is enough for this question."""
-    names = {a.arg for a in func.args.args[1:] + func.args.kwonlyargs}
-    if func.args.vararg:
-        names.add(func.args.vararg.arg)
-    names -= _made_leaf(func)
+def _tainted(func: ast.FunctionDef, seeds: set | None = None, before: int | None = None) -> set:
+    """Names in `forward` computed from its inputs (or from `seeds`) without `.detach()`: a backward through them
+    reaches the caller's graph. A plain forward walk in statement order (loops once) is enough for this question."""
+    if seeds is None:
+        names = {a.arg for a in func.args.args[1:] + func.args.kwonlyargs}
+        if func.args.vararg:
+            names.add(func.args.vararg.arg)
+        names -= _made_leaf(func)
+    else:
+        names = set(seeds)
     for node in ast.walk(func):
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None \
+                and (before is None or node.lineno < before):
             if _reads(node.value, names) and not _detached(node.value):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for t in targets:
@@ -42,7 +46,9 @@ def _retains(call: ast.Call) -> bool:
                for k in call.keywords)
 
 
-_NO_GRAPH_METHODS = {"detach", "item", "size", "dim", "tolist", "numpy", "numel", "stride", "data_ptr"}
+_NO_GRAPH_METHODS = {"detach", "item", "size", "dim", "tolist", "numpy", "numel", "stride", "data_ptr",
+                     # `torch.rand_like(x)` and friends take only the shape, dtype and device of `x`.
+                     "rand_like", "randn_like", "randint_like", "zeros_like", "ones_like", "empty_like", "full_like"}
 _NO_GRAPH_ATTRS = {"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "data"}
 _NO_GRAPH_FUNCS = {"len", "int", "float", "bool", "str", "isinstance", "type"}
 
@@ -66,17 +72,14 @@ def _reads(expr: ast.AST, names: set) -> bool:
 
 
 def _separates_inputs(func: ast.FunctionDef, target: ast.AST) -> bool:
-    """Whether the value backwarded (a name: every assignment to it in `forward`) detaches one of `forward`'s inputs
-    and reads another one plainly."""
+    """Whether `forward` detaches one of its inputs (`fake.detach()`, anywhere in it) and the value backwarded does
+    not read that input except through the detach: the author cut the graph that input carries, and the other inputs
+    the backward reads are data (a GAN loss module updating its discriminator on `fake.detach()` and `real`)."""
     inputs = {a.arg for a in func.args.args[1:] + func.args.kwonlyargs}
-    exprs = [target]
-    if isinstance(target, ast.Name):
-        exprs += [n.value for n in ast.walk(func) if isinstance(n, ast.Assign) and n.value is not None
-                  and any(isinstance(t, ast.Name) and t.id == target.id for t in n.targets)]
-    detached = {n.func.value.id for e in exprs for n in ast.walk(e)
+    detached = {n.func.value.id for n in ast.walk(func)
                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "detach"
                 and isinstance(n.func.value, ast.Name) and n.func.value.id in inputs}
-    return bool(detached) and any(_reads(e, inputs - detached) for e in exprs)
+    return bool(detached) and not _reads(target, _tainted(func, detached, before=target.lineno))
 
 
 class BackwardInForward(Rule):
@@ -140,6 +143,20 @@ class BackwardInForward(Rule):
               "    def forward(self, fake, real):\n        self.optimizer.zero_grad()\n"
               "        loss_d = (self.dis(fake.detach()) - self.dis(real)).mean()\n        loss_d.backward()\n"
               "        self.optimizer.step()\n        return self.dis(fake).mean()\n\n\n"
+              "generator = nn.Linear(4, 4)\ncritic = Critic()\n"
+              "loss = critic(generator(torch.randn(2, 4)), torch.randn(2, 4))\nloss.backward()\n"),
+        # The same with the detached fake bound first, a gradient penalty on a mix made with `rand_like(fake)`, and the
+        # generator's loss after the loop re-using the names (EDSR-PyTorch's `Adversarial.forward`).
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Critic(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.dis = nn.Linear(4, 1)\n"
+              "        self.optimizer = torch.optim.Adam(self.dis.parameters(), lr=1e-4)\n\n"
+              "    def forward(self, fake, real):\n        fake_detach = fake.detach()\n        for _ in range(2):\n"
+              "            self.optimizer.zero_grad()\n            d_fake = self.dis(fake_detach)\n"
+              "            epsilon = torch.rand_like(fake)\n"
+              "            hat = (fake_detach * (1 - epsilon) + real * epsilon).requires_grad_()\n"
+              "            loss_d = (d_fake - self.dis(real)).mean() + self.dis(hat).pow(2).mean()\n"
+              "            loss_d.backward()\n            self.optimizer.step()\n"
+              "        d_fake = self.dis(fake)\n        loss_d = -d_fake.mean()\n        return loss_d\n\n\n"
               "generator = nn.Linear(4, 4)\ncritic = Critic()\n"
               "loss = critic(generator(torch.randn(2, 4)), torch.randn(2, 4))\nloss.backward()\n"),
         # `retain_graph=True` frees nothing: the caller's backward through the same graph still runs.
