@@ -35,6 +35,17 @@ class BackwardEvent(Event):
 
 
 @dataclass(frozen=True)
+class FreedElsewhereEvent(Event):
+    """A backward in another workspace file's code, in an inherited method run on an instance of this file's class
+    (`inherited.py`), through a graph that a backward of this file's code already freed (`target.freed`). `node`: the
+    class; `at`: that backward (its path is the other file's); `method`: the inherited method's name."""
+
+    target: TensorVal
+    at: Fact
+    method: str
+
+
+@dataclass(frozen=True)
 class CarryEvent(Event):
     """A loop-carried tensor whose graph a backward later in the same loop frees, fed into this step's graph."""
 

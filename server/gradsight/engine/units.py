@@ -16,6 +16,7 @@ from . import torchdb as db
 from .astwalk import children, walk
 from .incremental import first_line
 from .interp import Interpreter, ModuleScope, UnitState
+from .inherited import inherited_methods, run_inherited
 from .interp_util import _module_mutations
 from .relocate import Relocation
 from .report import Reporter
@@ -1029,6 +1030,14 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
                 touched |= extra
                 touched.add(meth.node)
                 store(key, touched, tree_read or extra_read, cached, names | extra_names)
+            merge(cached)
+        for name, meth in inherited_methods(interp, info):  # keyed by the class's text; the base's is in the prefix
+            key = unit_key(("i", cname, name, base.grad.name), info.node)
+            cached = lookup(key)
+            if cached is None:
+                _, cached, touched, tree_read, names = isolated(
+                    lambda m=meth, n=name, i=info: run_inherited(interp, i, n, m, base))
+                store(key, touched, tree_read, cached, names)
             merge(cached)
     digests.prune()
 
