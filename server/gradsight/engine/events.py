@@ -46,6 +46,17 @@ class FreedElsewhereEvent(Event):
 
 
 @dataclass(frozen=True)
+class NoneBackwardedEvent(Event):
+    """A method of this file's class that never returns a value (`node`, its `def`) overrides one whose result an
+    inherited method (`inherited`, in a base class of this file or another workspace file) backwards: `at` is that
+    `.backward()` call (its path the other file's); `method` the override's name (`inherited.py`)."""
+
+    at: Fact
+    inherited: str
+    method: str
+
+
+@dataclass(frozen=True)
 class CarryEvent(Event):
     """A loop-carried tensor whose graph a backward later in the same loop frees, fed into this step's graph."""
 

@@ -10,7 +10,9 @@ class (`units.analyse_definitions`).
 
 Events in another file's code are not reported in this file (`Interpreter.emit`), except one: a backward there
 through a graph a backward of this file's code already freed (`FreedElsewhereEvent`), since the statement to change
-(the first backward) is here.
+(the first backward) is here. And one question is read from the syntax: an inherited method that backwards what an
+override of this file returns (`loss = self._compute_loss(...)`, then `loss.backward()`), where the override never
+returns a value (`NoneBackwardedEvent`): `None.backward()` raises AttributeError.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ import ast
 from typing import Optional
 
 from .astwalk import walk
+from .events import NoneBackwardedEvent
 from .interp_util import _class_methods
 from .state import State
-from .values import UNKNOWN, FuncVal
+from .values import UNKNOWN, Fact, FuncVal
 
 
 def _calls_on_self(fn: ast.AST, names) -> bool:
@@ -52,9 +55,100 @@ def inherited_methods(interp, info) -> tuple:
     return tuple(out)
 
 
+def _own_nodes(fn: ast.AST):
+    """The nodes of `fn`'s body, nested functions, lambdas and classes left out."""
+    todo = list(fn.body)
+    while todo:
+        n = todo.pop()
+        yield n
+        for c in ast.iter_child_nodes(n):
+            if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                todo.append(c)
+
+
+def returns_nothing(fn: ast.AST) -> bool:
+    """A plain `def` that never hands back a value: no `return <value>`, no `yield`, and a body that does something
+    (not only a docstring, `pass`, `...` or a `raise`: an abstract placeholder), with no decorator."""
+    if not isinstance(fn, ast.FunctionDef) or fn.decorator_list:
+        return False
+    if all(isinstance(st, (ast.Pass, ast.Raise)) or isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant)
+           for st in fn.body):
+        return False
+    for n in _own_nodes(fn):
+        if isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)):
+            return False
+        if isinstance(n, ast.Return) and n.value is not None \
+                and not (isinstance(n.value, ast.Constant) and n.value.value is None):
+            return False
+    return True
+
+
+def _binds(st: ast.AST, name: str) -> bool:
+    for n in walk(st):
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del)):
+            return True
+    return False
+
+
+def backwarded_results(fn: ast.AST, names) -> list:
+    """(method name, `.backward()` call) for each `v = self.m(...)` of `fn`'s body with `m` in `names`, followed in the
+    same block, before `v` is bound again, by a statement that calls `v.backward(...)` (and `self.m(...).backward()`)."""
+    params = fn.args.posonlyargs + fn.args.args
+    if not params:
+        return []
+    me = params[0].arg
+
+    def own_call(v: ast.AST):
+        return isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in names \
+            and isinstance(v.func.value, ast.Name) and v.func.value.id == me
+
+    out = []
+    for n in (fn, *_own_nodes(fn)):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward" \
+                and own_call(n.func.value):
+            out.append((n.func.value.func.attr, n))
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(n, field, None)
+            if not isinstance(block, list):
+                continue
+            for k, st in enumerate(block):
+                if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+                        and own_call(st.value)):
+                    continue
+                name = st.targets[0].id
+                for later in block[k + 1:]:
+                    call = next((c for c in walk(later) if isinstance(c, ast.Call)
+                                 and isinstance(c.func, ast.Attribute) and c.func.attr == "backward"
+                                 and isinstance(c.func.value, ast.Name) and c.func.value.id == name), None)
+                    if call is not None:
+                        out.append((st.value.func.attr, call))
+                        break
+                    if _binds(later, name):
+                        break
+    return out
+
+
+def none_backwarded(interp, info, name: str, meth: FuncVal) -> None:
+    """`NoneBackwardedEvent` for each override of `info` that returns nothing and whose result the inherited `meth`
+    backwards."""
+    nothing = {m for m, f in info.methods.items() if returns_nothing(f.node)}
+    if not nothing:
+        return
+    module = meth.module
+    for mname, call in backwarded_results(meth.node, nothing):
+        if module is not None and module.path != interp.root_path:
+            line, col, _, _ = module.source.span(call)
+            at = Fact(line, col, "expr", (("expr", ast.unparse(call)[:80]),), None, module.path)
+        else:
+            at = interp.expr_fact(call)
+        interp.emit(NoneBackwardedEvent(info.methods[mname].node, at, name, mname))
+
+
 def run_inherited(interp, info, name: str, meth: FuncVal, entry: State) -> None:
     """Run the inherited method `meth` (`name`) on an instance of `info` built from unknown arguments (a module class:
-    its `__init__` run as for its own methods), with unknown arguments; `interp.inherited` names the run for `emit`."""
+    its `__init__` run as for its own methods), with unknown arguments; `interp.inherited` names the run for `emit`.
+    First, what the syntax says (`none_backwarded`)."""
+    none_backwarded(interp, info, name, meth)
     if interp.is_module_class(info):
         self_val = interp.instantiate(info, [], {}, info.node, State(grad=entry.grad))
     else:

@@ -744,12 +744,7 @@ class OpsMixin:
             # Evidence from use: past a backward on it, the tensor has a graph (the backward would raise otherwise).
             known = target if isinstance(target, TensorVal) else TensorVal(
                 origin=self.expr_fact(target_node, "backwarded"))
-            known = known.with_(rg=Tri.YES, leaf=Tri.NO, evidence=True)
-            if api == "Tensor.backward" and positional < 2 and state.grad is Tri.YES and not (
-                    {"retain_graph", "retain_variables", "create_graph"} & set(kwargs)):
-                # And its graph is freed, as far as anyone knows (whether it saved tensors is not: not sure).
-                known = known.with_(freed=self.expr_fact(call, "freed"), freed_sure=False)
-            state.set(key, known)
+            state.set(key, known.with_(rg=Tri.YES, leaf=Tri.NO, evidence=True))
             if target is UNKNOWN and isinstance(target_node, ast.Name):
                 self.backwarded_model_output(target_node.id, call, state)
         if not isinstance(target, TensorVal):

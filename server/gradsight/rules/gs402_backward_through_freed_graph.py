@@ -51,13 +51,14 @@ class BackwardThroughFreedGraph(Rule):
     references = ("https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html",)
     valid = (
         # The fix: the override only computes the loss; the base class backwards it once.
-        Valid("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def __init__(self):\n     "
-              "   super().__init__()\n        self.fc = nn.Linear(3, 1)\n        self.optimizer = torch.optim.S"
-              "GD(self.fc.parameters(), lr=0.1)\n\n    def train_model(self, x):\n        loss = self.compute_l"
-              "oss(x)\n        self.optimizer.zero_grad()\n        loss.backward()\n        self.optimizer.step"
-              "()\n\n    def compute_loss(self, x):\n        return self.fc(x).pow(2).mean()\n\n\nclass Bayes(M"
-              "odel):\n    def compute_loss(self, x):\n        loss = self.fc(x).pow(2).mean()\n        return "
-              "loss\n\n\ndef runs():\n    Bayes().train_model(torch.ones(2, 3))\n"),
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.fc = nn.Linear(3, 1)\n"
+              "        self.optimizer = torch.optim.SGD(self.fc.parameters(), lr=0.1)\n\n"
+              "    def train_model(self, x):\n        loss = self.compute_loss(x)\n"
+              "        self.optimizer.zero_grad()\n        loss.backward()\n        self.optimizer.step()\n\n"
+              "    def compute_loss(self, x):\n        return self.fc(x).pow(2).mean()\n\n\nclass Bayes(Model):\n"
+              "    def compute_loss(self, x):\n        loss = self.fc(x).pow(2).mean()\n        return loss\n\n\n"
+              "def runs():\n    Bayes().train_model(torch.ones(2, 3))\n"),
         Valid('import torch\nimport torch.nn as nn\n\n\nclass Cell(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n        self.state = {"h": torch.zeros(2, 4)}\n\n    def forward(self, x):\n        h = torch.tanh(self.fc(x) + self.state["h"])\n        self.state["h"] = h.detach()\n        return h\n\n\nmodel = Cell()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor step in range(3):\n    opt.zero_grad()\n    loss = model(torch.randn(2, 4)).pow(2).mean()\n    loss.backward()\n    opt.step()\n'),
         # Truncated BPTT through a helper that detaches the carried state (recursively over a tuple).
         Valid("import torch\nimport torch.nn as nn\n\n\ndef cut(state):\n    return tuple(s.detach() for s in state)\n\n\n"
@@ -115,15 +116,16 @@ class BackwardThroughFreedGraph(Rule):
         # A subclass's override backwards the loss it hands back to the base class's `train_model`, which
         # backwards it again (genrl's bandit model shape). With the base class in another file the finding stands
         # on the override's backward, with the base class's in `related`.
-        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def __init__(self):\n     "
-                "   super().__init__()\n        self.fc = nn.Linear(3, 1)\n        self.optimizer = torch.optim.S"
-                "GD(self.fc.parameters(), lr=0.1)\n\n    def train_model(self, x):\n        loss = self.compute_l"
-                "oss(x)\n        self.optimizer.zero_grad()\n        loss.backward()\n        self.optimizer.step"
-                "()\n\n    def compute_loss(self, x):\n        return self.fc(x).pow(2).mean()\n\n\nclass Bayes(M"
-                "odel):\n    def compute_loss(self, x):\n        loss = self.fc(x).pow(2).mean()\n        loss.ba"
-                "ckward()\n        return loss\n\n\ndef second_backward_raises():\n    try:\n        Bayes().trai"
-                "n_model(torch.ones(2, 3))\n    except RuntimeError as e:\n        return \"second time\" in str(e)"
-                "\n    return False\n",
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.fc = nn.Linear(3, 1)\n"
+                "        self.optimizer = torch.optim.SGD(self.fc.parameters(), lr=0.1)\n\n"
+                "    def train_model(self, x):\n        loss = self.compute_loss(x)\n"
+                "        self.optimizer.zero_grad()\n        loss.backward()\n        self.optimizer.step()\n\n"
+                "    def compute_loss(self, x):\n        return self.fc(x).pow(2).mean()\n\n\nclass Bayes(Model):\n"
+                "    def compute_loss(self, x):\n        loss = self.fc(x).pow(2).mean()\n        loss.backward()\n"
+                "        return loss\n\n\ndef second_backward_raises():\n    try:\n"
+                "        Bayes().train_model(torch.ones(2, 3))\n    except RuntimeError as e:\n"
+                "        return \"second time\" in str(e)\n    return False\n",
                 line=14, runtime="silent: second_backward_raises()"),
         # Recurrent state kept in a dict attribute of the module (`self.state["h"] = h`): the statement to change
         # is that store, not the training loop's call of the model.
