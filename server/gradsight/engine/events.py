@@ -57,6 +57,16 @@ class NoneBackwardedEvent(Event):
 
 
 @dataclass(frozen=True)
+class NoopDetachEvent(Event):
+    """A method of this file's class that does nothing (`node`, its `def`) overriding a base class's method of the same
+    name (`method`) that detaches the object's tensors (`base`: that method, its path the other file's where it is
+    in one), on a class that stores computed values on its instances (`inherited.py`)."""
+
+    base: Fact
+    method: str
+
+
+@dataclass(frozen=True)
 class CarryEvent(Event):
     """A loop-carried tensor whose graph a backward later in the same loop frees, fed into this step's graph."""
 

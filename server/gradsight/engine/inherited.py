@@ -12,7 +12,10 @@ Events in another file's code are not reported in this file (`Interpreter.emit`)
 through a graph a backward of this file's code already freed (`FreedElsewhereEvent`), since the statement to change
 (the first backward) is here. And one question is read from the syntax: an inherited method that backwards what an
 override of this file returns (`loss = self._compute_loss(...)`, then `loss.backward()`), where the override never
-returns a value (`NoneBackwardedEvent`): `None.backward()` raises AttributeError.
+returns a value (`NoneBackwardedEvent`): `None.backward()` raises AttributeError. A third is an override that does
+nothing of a base class's method that detaches the object's tensors (`def detach(self): pass` in a decoder state
+whose base class's `detach()` detaches its hidden state: `NoopDetachEvent`), on a class that stores values on its
+instances: what the trainer's truncated backpropagation through time relies on is silently skipped.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import ast
 from typing import Optional
 
 from .astwalk import walk
-from .events import NoneBackwardedEvent
+from .events import NoneBackwardedEvent, NoopDetachEvent
 from .interp_util import _class_methods
 from .state import State
 from .values import UNKNOWN, Fact, FuncVal
@@ -149,6 +152,8 @@ def run_inherited(interp, info, name: str, meth: FuncVal, entry: State) -> None:
     its `__init__` run as for its own methods), with unknown arguments; `interp.inherited` names the run for `emit`.
     First, what the syntax says (`none_backwarded`)."""
     none_backwarded(interp, info, name, meth)
+    if interp.track is not None and (meth.module is None or meth.module.path == interp.root_path):
+        interp.track.add(meth.node)  # read above even where it does not run below
     if interp.is_module_class(info):
         self_val = interp.instantiate(info, [], {}, info.node, State(grad=entry.grad))
     else:
@@ -164,3 +169,69 @@ def run_inherited(interp, info, name: str, meth: FuncVal, entry: State) -> None:
         interp.run_function(meth, self_val, [], {}, info.node, entry)
     finally:
         interp.inherited = saved
+
+
+def _noop(fn: ast.AST) -> bool:
+    """A plain `def` whose body does nothing: a docstring, `pass`, `...`, a bare `return` / `return None`."""
+    if not isinstance(fn, ast.FunctionDef) or fn.decorator_list:
+        return False
+    for st in fn.body:
+        if isinstance(st, ast.Pass) or isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant):
+            continue
+        if isinstance(st, ast.Return) and (st.value is None or isinstance(st.value, ast.Constant)
+                                           and st.value.value is None):
+            continue
+        return False
+    return True
+
+
+def _detaches_own(fn: ast.AST) -> bool:
+    """`fn`'s body calls `.detach()` / `.detach_()` on something it reads from its first parameter (`self.h.detach()`,
+    `[h.detach() for h in self.hidden]`)."""
+    params = fn.args.posonlyargs + fn.args.args
+    if not params:
+        return False
+    me = params[0].arg
+    reads_self = any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == me
+                     for n in walk(fn))
+    return reads_self and any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                              and n.func.attr in ("detach", "detach_") for n in walk(fn))
+
+
+def _stores_values(info) -> bool:
+    """A method of the class stores a computed value (not a constant) as an attribute: `self.src = src`,
+    `state.previous_input = new_input`."""
+    for meth in info.methods.values():
+        for n in walk(meth.node):
+            if isinstance(n, ast.Assign) and not isinstance(n.value, ast.Constant) \
+                    and any(isinstance(t, ast.Attribute) for t in n.targets):
+                return True
+    return False
+
+
+def noop_detach(interp, info) -> set:
+    """`NoopDetachEvent` for each method of `info` that does nothing and overrides a base class's method of the same
+    name that detaches the object's tensors, when the class stores computed values on its instances. Returns the
+    definitions of this file it read besides the class (for the unit's dependencies)."""
+    read: set = set()
+    own = [(name, f) for name, f in info.methods.items() if not name.startswith("__") and _noop(f.node)]
+    if not own or not info.bases or not _stores_values(info):
+        return read
+    bases = [b for b in interp.class_bases(info) if not isinstance(b, str)]
+    for name, meth in own:
+        for b in bases:
+            found = _class_methods(b, interp.class_bases).get(name)
+            if found is None:
+                continue
+            if found.module is None or found.module.path == interp.root_path:
+                read.add(found.node)
+            if _detaches_own(found.node):
+                module = found.module
+                if module is not None and module.path != interp.root_path:
+                    line, col, _, _ = module.source.span(found.node)
+                    base = Fact(line, col, "expr", (("expr", name),), None, module.path)
+                else:
+                    base = interp.expr_fact(found.node)
+                interp.emit(NoopDetachEvent(meth.node, base, name))
+            break
+    return read

@@ -16,7 +16,7 @@ from . import torchdb as db
 from .astwalk import children, walk
 from .incremental import first_line
 from .interp import Interpreter, ModuleScope, UnitState
-from .inherited import inherited_methods, run_inherited
+from .inherited import inherited_methods, noop_detach, run_inherited
 from .interp_util import _module_mutations
 from .relocate import Relocation
 from .report import Reporter
@@ -1031,7 +1031,14 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
                 touched.add(meth.node)
                 store(key, touched, tree_read or extra_read, cached, names | extra_names)
             merge(cached)
-        for name, meth in inherited_methods(interp, info):  # keyed by the class's text; the base's is in the prefix
+        if info.bases and info.methods:  # keyed by the class's text; the bases' (other files) are in the prefix
+            key = unit_key(("n", cname), info.node)
+            cached = lookup(key)
+            if cached is None:
+                read, cached, touched, tree_read, names = isolated(lambda i=info: noop_detach(interp, i))
+                store(key, touched | read, tree_read, cached, names)
+            merge(cached)
+        for name, meth in inherited_methods(interp, info):
             key = unit_key(("i", cname, name, base.grad.name), info.node)
             cached = lookup(key)
             if cached is None:
