@@ -7,7 +7,7 @@ from .base import Invalid, Rule, Valid, at
 
 
 class OverrideReturnsNoneBackwarded(Rule):
-    code = "GS422"
+    code = "GS424"
     name = "override-returns-none-backwarded"
     severity = Severity.ERROR
     summary = ("A method overrides one whose result an inherited method backwards, but returns nothing: "
