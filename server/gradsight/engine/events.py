@@ -35,6 +35,38 @@ class BackwardEvent(Event):
 
 
 @dataclass(frozen=True)
+class FreedElsewhereEvent(Event):
+    """A backward in another workspace file's code, in an inherited method run on an instance of this file's class
+    (`inherited.py`), through a graph that a backward of this file's code already freed (`target.freed`). `node`: the
+    class; `at`: that backward (its path is the other file's); `method`: the inherited method's name."""
+
+    target: TensorVal
+    at: Fact
+    method: str
+
+
+@dataclass(frozen=True)
+class NoneBackwardedEvent(Event):
+    """A method of this file's class that never returns a value (`node`, its `def`) overrides one whose result an
+    inherited method (`inherited`, in a base class of this file or another workspace file) backwards: `at` is that
+    `.backward()` call (its path the other file's); `method` the override's name (`inherited.py`)."""
+
+    at: Fact
+    inherited: str
+    method: str
+
+
+@dataclass(frozen=True)
+class NoopDetachEvent(Event):
+    """A method of this file's class that does nothing (`node`, its `def`) overriding a base class's method of the same
+    name (`method`) that detaches the object's tensors (`base`: that method, its path the other file's where it is
+    in one), on a class that stores computed values on its instances (`inherited.py`)."""
+
+    base: Fact
+    method: str
+
+
+@dataclass(frozen=True)
 class CarryEvent(Event):
     """A loop-carried tensor whose graph a backward later in the same loop frees, fed into this step's graph."""
 

@@ -44,7 +44,7 @@ from typing import Callable, Optional
 
 from .api import StateFact
 from .astwalk import walk
-from .events import Event, InplaceEvent
+from .events import BackwardEvent, Event, FreedElsewhereEvent, InplaceEvent
 from .interp_calls import CallsMixin
 from .interp_dists import DistsMixin
 from .interp_exprs import ExpressionsMixin
@@ -143,6 +143,8 @@ class Interpreter(StatementsMixin, LoopsMixin, ExpressionsMixin, CallsMixin, Ops
         # A function analysed on its own, run once per value of a bool flag parameter (`run_function`): the
         # (function node, parameter, truth) of the run in progress, and each function's flag (or None).
         self.forced_flag: Optional[tuple] = None
+        # (class node, method name) while an inherited method runs on an instance of this file's class (`inherited.py`)
+        self.inherited: Optional[tuple] = None
         self.flag_params: dict = {}
         self.discarded_names: dict = {}  # id(function) -> {name: every read discards the graph}
         # Per function frame: its in-place writes on saved tensors as (event, line in the frame's body), held until
@@ -234,6 +236,11 @@ class Interpreter(StatementsMixin, LoopsMixin, ExpressionsMixin, CallsMixin, Ops
                 self.pending_inplace[-1].append((event, getattr(event.node, "lineno", 0)))
                 return
             self.deliver(event)
+        elif self.reporting and self.inherited is not None and type(event) is BackwardEvent:
+            # An inherited method's backward through a graph this file's code freed (`inherited.py`).
+            t = event.target
+            if t.freed is not None and t.freed.path is None and t.carried is None and t.rg is not Tri.NO:
+                self.deliver(FreedElsewhereEvent(self.inherited[0], t, self.expr_fact(event.call), self.inherited[1]))
 
     def fact(self, node: ast.AST, kind: str, parent: Optional[Fact] = None, **args) -> Fact:
         """A fact of `kind` (a key of `words.FACT_WORDS`) at `node`, with its structured arguments."""

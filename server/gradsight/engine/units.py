@@ -16,6 +16,7 @@ from . import torchdb as db
 from .astwalk import children, walk
 from .incremental import first_line
 from .interp import Interpreter, ModuleScope, UnitState
+from .inherited import inherited_methods, noop_detach, run_inherited
 from .interp_util import _module_mutations
 from .relocate import Relocation
 from .report import Reporter
@@ -1029,6 +1030,21 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
                 touched |= extra
                 touched.add(meth.node)
                 store(key, touched, tree_read or extra_read, cached, names | extra_names)
+            merge(cached)
+        if info.bases and info.methods:  # keyed by the class's text; the bases' (other files) are in the prefix
+            key = unit_key(("n", cname), info.node)
+            cached = lookup(key)
+            if cached is None:
+                read, cached, touched, tree_read, names = isolated(lambda i=info: noop_detach(interp, i))
+                store(key, touched | read, tree_read, cached, names)
+            merge(cached)
+        for name, meth in inherited_methods(interp, info):
+            key = unit_key(("i", cname, name, base.grad.name), info.node)
+            cached = lookup(key)
+            if cached is None:
+                _, cached, touched, tree_read, names = isolated(
+                    lambda m=meth, n=name, i=info: run_inherited(interp, i, n, m, base))
+                store(key, touched, tree_read, cached, names)
             merge(cached)
     digests.prune()
 

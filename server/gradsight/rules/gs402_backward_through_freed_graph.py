@@ -4,7 +4,7 @@ import ast
 
 from ..engine.report import text as msg
 from ..engine.report import Note
-from ..engine.events import BackwardEvent, CarryEvent
+from ..engine.events import BackwardEvent, CarryEvent, FreedElsewhereEvent
 from ..engine.report import edit_for, insert_after, make_fix
 from ..engine.values import USE, Tri
 from ..findings import Applicability, Severity
@@ -30,11 +30,14 @@ class BackwardThroughFreedGraph(Rule):
     name = "backward-through-freed-graph"
     severity = Severity.ERROR
     summary = "A second backward runs through a graph whose saved tensors an earlier backward already freed."
-    events = (BackwardEvent, CarryEvent)
+    events = (BackwardEvent, CarryEvent, FreedElsewhereEvent)
     what_it_does = ("Flags a backward whose graph shares saved tensors with a graph an earlier backward freed: "
                     "calling `loss.backward()` twice, a loss built from a tensor (a GAN's `fake`) whose graph an "
                     "earlier loss already consumed, and hidden state carried across loop iterations without "
-                    "`.detach()`.")
+                    "`.detach()`. A method a class inherits (from a base in this file or another workspace file) "
+                    "and does not define is run on the class's instances when it calls a method the class overrides: "
+                    "an override that backwards the loss it returns to a base class that backwards it again is "
+                    "flagged on the override's backward.")
     why_bad = (f"PyTorch raises `RuntimeError: {_MSG[1:-1]} ...`: backward frees the tensors each op saved "
                "unless `retain_graph=True`. Adding `retain_graph=True` hides the error but usually keeps memory "
                "growing; the real fix is to cut the shared part (`.detach()`) or backward once.")
@@ -47,6 +50,15 @@ class BackwardThroughFreedGraph(Rule):
                   "which parameters receive gradients, so review it.")
     references = ("https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html",)
     valid = (
+        # The fix: the override only computes the loss; the base class backwards it once.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.fc = nn.Linear(3, 1)\n"
+              "        self.optimizer = torch.optim.SGD(self.fc.parameters(), lr=0.1)\n\n"
+              "    def train_model(self, x):\n        loss = self.compute_loss(x)\n"
+              "        self.optimizer.zero_grad()\n        loss.backward()\n        self.optimizer.step()\n\n"
+              "    def compute_loss(self, x):\n        return self.fc(x).pow(2).mean()\n\n\nclass Bayes(Model):\n"
+              "    def compute_loss(self, x):\n        loss = self.fc(x).pow(2).mean()\n        return loss\n\n\n"
+              "def runs():\n    Bayes().train_model(torch.ones(2, 3))\n"),
         Valid('import torch\nimport torch.nn as nn\n\n\nclass Cell(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n        self.state = {"h": torch.zeros(2, 4)}\n\n    def forward(self, x):\n        h = torch.tanh(self.fc(x) + self.state["h"])\n        self.state["h"] = h.detach()\n        return h\n\n\nmodel = Cell()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor step in range(3):\n    opt.zero_grad()\n    loss = model(torch.randn(2, 4)).pow(2).mean()\n    loss.backward()\n    opt.step()\n'),
         # Truncated BPTT through a helper that detaches the carried state (recursively over a tuple).
         Valid("import torch\nimport torch.nn as nn\n\n\ndef cut(state):\n    return tuple(s.detach() for s in state)\n\n\n"
@@ -101,6 +113,20 @@ class BackwardThroughFreedGraph(Rule):
               "input_gradients(nn.Linear(4, 5), torch.randn(1, 4))\n"),
     )
     invalid = (
+        # A subclass's override backwards the loss it hands back to the base class's `train_model`, which
+        # backwards it again (genrl's bandit model shape). With the base class in another file the finding stands
+        # on the override's backward, with the base class's in `related`.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.fc = nn.Linear(3, 1)\n"
+                "        self.optimizer = torch.optim.SGD(self.fc.parameters(), lr=0.1)\n\n"
+                "    def train_model(self, x):\n        loss = self.compute_loss(x)\n"
+                "        self.optimizer.zero_grad()\n        loss.backward()\n        self.optimizer.step()\n\n"
+                "    def compute_loss(self, x):\n        return self.fc(x).pow(2).mean()\n\n\nclass Bayes(Model):\n"
+                "    def compute_loss(self, x):\n        loss = self.fc(x).pow(2).mean()\n        loss.backward()\n"
+                "        return loss\n\n\ndef second_backward_raises():\n    try:\n"
+                "        Bayes().train_model(torch.ones(2, 3))\n    except RuntimeError as e:\n"
+                "        return \"second time\" in str(e)\n    return False\n",
+                line=14, runtime="silent: second_backward_raises()"),
         # Recurrent state kept in a dict attribute of the module (`self.state["h"] = h`): the statement to change
         # is that store, not the training loop's call of the model.
         Invalid('import torch\nimport torch.nn as nn\n\n\nclass Cell(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n        self.state = {"h": torch.zeros(2, 4)}\n\n    def forward(self, x):\n        h = torch.tanh(self.fc(x) + self.state["h"])\n        self.state["h"] = h\n        return h\n\n\nmodel = Cell()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor step in range(3):\n    opt.zero_grad()\n    loss = model(torch.randn(2, 4)).pow(2).mean()\n    loss.backward()\n    opt.step()\n', line=13, runtime="raises: backward through the graph a second time", also=(21, 22)),
@@ -161,6 +187,9 @@ class BackwardThroughFreedGraph(Rule):
         if isinstance(event, CarryEvent):
             self._carry(event, report)
             return
+        if isinstance(event, FreedElsewhereEvent):
+            self._elsewhere(event, report)
+            return
         t = event.target
         # retain_graph on *this* call does not help: the earlier backward already freed the buffers.
         if t.freed is None or t.rg is Tri.NO or t.carried is not None:
@@ -183,6 +212,22 @@ class BackwardThroughFreedGraph(Rule):
                        "The earlier backward is at line ", freed.line, f"; PyTorch says {_MSG}."), severity=sev,
                    related=[freed, via and Note(via.line, via.column, f"`{via.text}` is used again here, after its graph was freed")],
                    fix=fix)
+
+    def _elsewhere(self, event: FreedElsewhereEvent, report) -> None:
+        """The class's override frees a graph that an inherited method (in a base class, often in another file)
+        backwards again: the finding stands on this file's backward that frees it, the failing one in `related`."""
+        freed, at = event.target.freed, event.at
+        text = report.source.line_text(freed.line)
+        start = len(text) - len(text.lstrip()) + 1
+        where = f"line {at.line}" if at.path is None else f"{at.path.rsplit('/', 1)[-1]}:{at.line}"
+        report.add(self, event.node,
+                   f"This backward frees a graph that the inherited `{event.method}` backwards again ({where}), so "
+                   f"that backward raises. Leave the backward to `{event.method}` or pass `retain_graph=True`; "
+                   f"PyTorch says {_MSG}.",
+                   severity=Severity.ERROR if event.target.freed_sure else Severity.WARNING,
+                   related=[Note(at.line, at.column, f"the inherited `{event.method}` backwards it again here: raises",
+                                 at.path)],
+                   span=(freed.line, start, freed.line, len(text.rstrip()) + 1))
 
     def _carry(self, event: CarryEvent, report) -> None:
         freed = event.value.freed

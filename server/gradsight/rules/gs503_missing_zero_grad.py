@@ -26,7 +26,7 @@ class _LoopScan:
     would cost the square of the nesting): its `.backward()` and `.step()` calls, the names it binds (assigned or
     bound by `with ... as`), whether it sets `x.grad = ...`, and its calls in order."""
 
-    __slots__ = ("backwards", "steps", "bound", "sets_grad", "calls", "branches")
+    __slots__ = ("backwards", "steps", "bound", "sets_grad", "calls", "branches", "contexts")
 
     def __init__(self, node: ast.AST):
         self.backwards: list = []
@@ -35,6 +35,7 @@ class _LoopScan:
         self.sets_grad = False
         self.calls: list = []
         self.branches: list = []  # its `if`s with an `else`, in walk order
+        self.contexts: set = set()  # ids of the calls that make a `with` statement's context manager
         for n in walk(node):
             t = type(n)
             if t is ast.If:
@@ -58,6 +59,8 @@ class _LoopScan:
                         self.bound.update(e.id for e in walk(target) if type(e) is ast.Name)
             elif t is ast.With or t is ast.AsyncWith:
                 for item in n.items:
+                    if isinstance(item.context_expr, ast.Call):
+                        self.contexts.add(id(item.context_expr))
                     if item.optional_vars is not None:
                         self.bound.update(e.id for e in walk(item.optional_vars) if type(e) is ast.Name)
 
@@ -196,12 +199,16 @@ def _same_object(call: ast.Call, target: ast.AST, objects: dict) -> dict:
 
 
 def _zeroes(scan: "_LoopScan", defs: "_FileDefs", scans, depth: int = 0, opts: frozenset = frozenset(),
-            owner=None, objects: dict | None = None) -> bool | None:
+            owner=None, objects: dict | None = None, loose: bool = False) -> bool | None:
     """True if the code zeroes gradients, None if it calls something gradsight cannot see into that may
     (`_may_zero_unseen`), else False. `scans(node)` gives a node's `_LoopScan` (kept per analysis); `opts` are the
     spellings of the optimizers the loop steps, `owner` the class the code stands in, `objects` what the engine knows
     of the objects it calls methods on (`LoopEvent.receivers`: name -> (stored attributes, methods by name, whether a
-    base is unseen); a base class's method in another file is then read like one of this file)."""
+    base is unseen); a base class's method in another file is then read like one of this file). `loose` (where a
+    `zero_grad()` before the loop shows the gradients are meant to be zeroed there): a module's own method on another
+    object (`m.train()`) is not taken for the file's `def` of that name, a `with` statement's context manager
+    (`with self.train_context(ctx):`) is not taken to zero gradients, and of the code it cannot see, only calls handed
+    the optimizer are (not an inherited method of the object that holds it)."""
     if scan.sets_grad:
         return True
     objects = objects or {}
@@ -212,18 +219,33 @@ def _zeroes(scan: "_LoopScan", defs: "_FileDefs", scans, depth: int = 0, opts: f
             return True
         kind, target = _classify(n, objects)
         inner_objects = _same_object(n, target, objects) if kind == "method" else {}
+        if loose and (id(n) in scan.contexts or (kind is None and name in _MODULE_METHODS and _not_self(n))):
+            continue
         if kind is None:
             target = defs.resolve(n)
         if target is not None:
             if depth < 3:
                 inner = _zeroes(scans(target), defs, scans, depth + 1, opts, defs.owner.get(id(target), owner),
-                                inner_objects)
+                                inner_objects, loose)
                 if inner is True:
                     return True
                 unseen = unseen or inner is None
-        elif not unseen and _may_zero_unseen(n, defs, opts, owner, kind):
+        elif not unseen and (_handed_optimizer(n, opts) if loose else _may_zero_unseen(n, defs, opts, owner, kind)):
             unseen = True
     return None if unseen else False
+
+
+def _handed_optimizer(call: ast.Call, opts: frozenset) -> bool:
+    """A call gradsight cannot see into that is handed the optimizer (and is not named for something else)."""
+    name = _call_name(call)
+    if not name or _name_parts(name) & _NOT_ZEROING_PARTS:
+        return False
+    return any(_optimizer_like(a, opts) for a in call.args) or any(_optimizer_like(k.value, opts) for k in call.keywords)
+
+
+def _not_self(call: ast.Call) -> bool:
+    f = call.func
+    return isinstance(f, ast.Attribute) and not (isinstance(f.value, ast.Name) and f.value.id == "self")
 
 
 def _distributed_names(tree: ast.AST) -> frozenset:
@@ -388,6 +410,56 @@ def _one_branch_zero(loop: ast.AST, scan: _LoopScan, defs: _FileDefs, scans, opt
     return None
 
 
+def _reach(scan: "_LoopScan", defs: "_FileDefs", scans, owner, objects: dict, opt: str, depth: int = 0,
+           seen: frozenset = frozenset()) -> tuple:
+    """(backward call, step call) the code runs, itself or through the functions of the file it calls (up to three
+    calls down), each None where none: any `.backward()`, and `opt.step()` (or `scaler.step(opt)`) where `opt` is
+    spelled `self.X` and the call is in a method reached from `owner`'s code through `self.m(...)` only (the same
+    object: another function's `self.X` may be another optimizer)."""
+    back = scan.backwards[0] if scan.backwards else None
+    step = next((c for c in scan.steps if _steps_optimizer(c, opt)), None)
+    if (back is not None and step is not None) or depth >= 3:
+        return back, step
+    for n in scan.calls:
+        kind, target = _classify(n, objects)
+        inner_objects = _same_object(n, target, objects) if kind == "method" else {}
+        if kind is None:
+            target = defs.resolve(n)
+        if target is None or id(target) in seen:
+            continue
+        f = n.func
+        same = isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self" \
+            and (kind == "method" or defs.owner.get(id(target)) is owner)
+        b, s = _reach(scans(target), defs, scans, owner if same else None, inner_objects, opt if same else "",
+                      depth + 1, seen | {id(target)})
+        back = back or (b and n)
+        step = step or (s and n)
+        if back is not None and step is not None:
+            break
+    return back, step
+
+
+def _zeroed_before(loop: ast.AST, tree) -> "ast.Call | None":
+    """The `self.X.zero_grad()` statement that comes before `loop` in the same block, the last one, where no other
+    statement between them is a loop; None otherwise."""
+    for node in walk(tree) if tree is not None else ():
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list) or not any(st is loop for st in block):
+                continue
+            k = next(i for i, st in enumerate(block) if st is loop)
+            for st in reversed(block[:k]):
+                if isinstance(st, (ast.For, ast.AsyncFor, ast.While)):
+                    return None
+                if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+                    f = st.value.func
+                    if isinstance(f, ast.Attribute) and f.attr == "zero_grad" and not st.value.args \
+                            and ast.unparse(f.value).startswith("self."):
+                        return st.value
+            return None
+    return None
+
+
 class MissingZeroGrad(Rule):
     code = "GS503"
     name = "missing-zero-grad"
@@ -403,7 +475,10 @@ class MissingZeroGrad(Rule):
                     "is in an inner loop that accumulates gradients over micro-batches and steps nothing, on that "
                     "inner loop's header. A loop whose only zeroing is `opt.zero_grad()` after `opt.step()` on one "
                     "branch of an `if`/`else` on a configuration (a test nothing in the loop changes) whose other branch "
-                    "also steps `opt` (`scaler.step(opt)` under AMP) is flagged on that `zero_grad()`.")
+                    "also steps `opt` (`scaler.step(opt)` under AMP) is flagged on that `zero_grad()`. "
+                    "`self.opt.zero_grad()` called once just before a loop that itself calls no backward, but whose "
+                    "iterations backward and step `self.opt` through methods of the same object (`self.train_step(b)`, "
+                    "up to three calls down), with nothing in the loop zeroing, is flagged on that `zero_grad()`.")
     why_bad = ("Nothing raises: backward adds into `.grad`, so each step uses the sum of all gradients so far and "
                "training diverges or crawls.")
     example = "for x, y in loader:\n    loss = criterion(model(x), y)\n    loss.backward()\n    optimizer.step()"
@@ -479,6 +554,24 @@ class MissingZeroGrad(Rule):
               "        scaler.scale(loss).backward()\n    else:\n        loss.backward()\n"
               "    if use_amp:\n        scaler.step(opt)\n        scaler.update()\n    else:\n"
               "        opt.step()\n        opt.zero_grad()\n"),
+        # The fix: each step zeroes first (the `zero_grad()` before the loop is then only redundant).
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Recipe:\n    def __init__(self):\n"
+              "        self.model = nn.Linear(2, 1)\n"
+              "        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.0)\n        self.done = 0\n\n"
+              "    def forward_backward(self, x):\n        loss = self.model(x).sum()\n        loss.backward()\n"
+              "        return loss\n\n    def train_step(self, x):\n        self.optimizer.zero_grad()\n        self.forward_backward(x)\n"
+              "        self.optimizer.step()\n\n    def train(self, steps):\n        self.optimizer.zero_grad()\n"
+              "        while self.done < steps:\n            self.train_step(torch.ones(3, 2))\n"
+              "            self.done += 1\n\n\nrecipe = Recipe()\nrecipe.train(3)\n"),
+        # Zeroed once before a loop whose iterations step but never backward: nothing piles up.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Recipe:\n    def __init__(self):\n"
+              "        self.model = nn.Linear(2, 1)\n"
+              "        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.0)\n        self.done = 0\n\n"
+              "    def forward_backward(self, x):\n        loss = self.model(x).sum()\n        loss.backward()\n"
+              "        return loss\n\n    def train_step(self, x):\n        self.model(x)\n"
+              "        self.optimizer.step()\n\n    def train(self, steps):\n        self.optimizer.zero_grad()\n"
+              "        while self.done < steps:\n            self.train_step(torch.ones(3, 2))\n"
+              "            self.done += 1\n\n\nrecipe = Recipe()\nrecipe.train(3)\n"),
         # The last iteration steps without zeroing: nothing backwards after it.
         Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
               "n = 3\nfor i in range(n):\n    m(torch.ones(3, 2)).sum().backward()\n    if i < n - 1:\n"
@@ -513,6 +606,17 @@ class MissingZeroGrad(Rule):
                 "            self.optimizer.step()\n\n\ntrainer = WATrainer()\n"
                 "trainer.train([(torch.ones(4, 3), torch.ones(4, 1))] * 3)\n",
                 line=23, runtime="silent: bool((trainer.model.bias.grad == -6).all())"),
+        # `zero_grad()` once, before a loop whose iterations backward and step through methods of the same object
+        # (torchforge's SFT recipe): the finding stands on that `zero_grad()`.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Recipe:\n    def __init__(self):\n"
+                "        self.model = nn.Linear(2, 1)\n"
+                "        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.0)\n        self.done = 0\n\n"
+                "    def forward_backward(self, x):\n        loss = self.model(x).sum()\n        loss.backward()\n"
+                "        return loss\n\n    def train_step(self, x):\n        self.forward_backward(x)\n"
+                "        self.optimizer.step()\n\n    def train(self, steps):\n        self.optimizer.zero_grad()\n"
+                "        while self.done < steps:\n            self.train_step(torch.ones(3, 2))\n"
+                "            self.done += 1\n\n\nrecipe = Recipe()\nrecipe.train(3)\n",
+                line=21, runtime="silent: bool((recipe.model.bias.grad == 9).all())"),
         # AMP's branch steps through the scaler and never zeroes; only the plain branch does (LAVIS' trainer).
         Invalid("import torch\nimport torch.nn as nn\n\n\nclass Scaler:\n    def scale(self, loss):\n        return loss\n\n"
                 "    def step(self, opt):\n        opt.step()\n\n    def update(self):\n        pass\n\n\n"
@@ -557,6 +661,20 @@ class MissingZeroGrad(Rule):
             self._seen[id(loop)] = (loop, seen_calls, verdict, report.tree_reads != before)
         if verdict is None:
             return
+        if verdict[0] == "once":
+            _, zero, back, step = verdict
+            line = zero.lineno
+            text = report.source.line_text(line)
+            start = len(text) - len(text.lstrip()) + 1
+            opt = ast.unparse(zero.func.value)
+            report.add(self, loop,
+                       msg("This `zero_grad()` runs once, before the loop; each iteration backwards and steps, so "
+                           "gradients pile up. The backward is reached at line ", back.lineno,
+                           f"; call `{opt}.zero_grad()` at the start of each iteration."),
+                       related=[Note(back.lineno, back.col_offset + 1, "backward runs here on every iteration"),
+                                Note(step.lineno, step.col_offset + 1, f"`{opt}` steps here on every iteration")],
+                       span=(line, start, line, len(text.rstrip()) + 1))
+            return
         if verdict[0] == "branch":
             _, zero, step = verdict
             line = zero.lineno
@@ -598,6 +716,32 @@ class MissingZeroGrad(Rule):
                    related=[Note(loop_line, loop_col, "the loop that never zeroes the gradients")],
                    span=(line, start, line, len(text.rstrip()) + 1))
 
+    def _once_before(self, loop: ast.AST, scan: _LoopScan, report, objects: dict):
+        """("once", zero_grad, call to the backward, call to the step): `self.opt.zero_grad()` runs once, just before a
+        loop of a method whose own statements call no backward but whose iterations do, through methods of the same
+        object (`self.train_step(batch)`), and step `self.opt` there too, with nothing in the loop zeroing gradients."""
+        tree = report.tree
+        if tree is None or not any(isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name)
+                                   and c.func.value.id == "self" for c in scan.calls):
+            return None
+        zero = _zeroed_before(loop, tree)
+        if zero is None:
+            return None
+        hit = self._defs.get(id(tree))
+        if hit is None or hit[0] is not tree:
+            hit = self._defs[id(tree)] = (tree, _FileDefs(tree))
+        defs = hit[1]
+        owner = defs.enclosing_class(loop)
+        opt = ast.unparse(zero.func.value)
+        if owner is None or _is_ema(opt):
+            return None
+        back, step = _reach(scan, defs, self._scan, owner, objects, opt)
+        if back is None or step is None:
+            return None
+        if _zeroes(scan, defs, self._scan, 0, frozenset({opt}), owner, objects, loose=True) is not False:
+            return None
+        return "once", zero, back, step
+
     def _accumulation_loop(self, loop: ast.AST, backward: ast.Call):
         """The outermost loop inside `loop` that holds `backward` and no `.step()` call, or None."""
         block = loop.body
@@ -625,7 +769,7 @@ class MissingZeroGrad(Rule):
             backwards = [c for c in backwards
                          if not (isinstance(c.func.value, ast.Name) and c.func.value.id in distributed)]
         if not backwards:
-            return None
+            return self._once_before(loop, scan, report, objects)
         # The optimizer must outlive the iteration: one built inside the loop (assigned, or bound by a `with`
         # such as a meta-learning inner optimizer) is a fresh optimizer each time.
         built_inside = scan.bound
