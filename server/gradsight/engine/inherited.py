@@ -40,14 +40,19 @@ def _calls_on_self(fn: ast.AST, names) -> bool:
 
 
 def inherited_methods(interp, info) -> tuple:
-    """((name, FuncVal), ...): the methods `info` inherits and does not define whose body calls on `self` a method
-    `info` defines (plain methods: no static or class methods, no dunders)."""
+    """((name, FuncVal), ...): the methods `info` inherits from a base class of another workspace file and does not
+    define, whose body calls on `self` a method `info` defines (plain methods: no static or class methods, no
+    dunders)."""
     own = info.methods
     if not own or not info.bases:
         return ()
     out = []
     for name, meth in _class_methods(info, interp.class_bases).items():
         if name in own or name.startswith("__") or not isinstance(meth, FuncVal):
+            continue
+        if meth.module is None or meth.module is interp.scope or getattr(meth.module, "path", None) == interp.scope.path:
+            # A base class of this very file: its text changes with every keystroke here, so the unit would run
+            # again on each one (timm's model files: +100 ms a keystroke); its own units already run its methods.
             continue
         fn = meth.node
         if any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod", "property")

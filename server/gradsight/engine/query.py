@@ -162,12 +162,22 @@ class Query:
         return self._index()["attr_stores"]
 
     @property
+    def functions(self) -> list:
+        """Every function definition of the file (`def` and `async def`), in walk order."""
+        return self._index()["functions"]
+
+    @property
+    def class_defs(self) -> list:
+        """Every class definition of the file, in walk order."""
+        return self._index()["classes"]
+
+    @property
     def name_stores(self) -> set:
         return self._index()["name_stores"]
 
     def _index(self) -> dict:
         if self._idx is None:
-            calls, assigns, attrs, attr_stores, name_stores = [], [], set(), set(), set()
+            calls, assigns, attrs, attr_stores, name_stores, functions, classes = [], [], set(), set(), set(), [], []
             for n in self.nodes():
                 t = type(n)
                 if t is ast.Attribute:
@@ -180,8 +190,12 @@ class Query:
                     assigns.append(n)
                 elif t is ast.Name and type(n.ctx) is ast.Store:
                     name_stores.add(n.id)
+                elif t is ast.FunctionDef or t is ast.AsyncFunctionDef:
+                    functions.append(n)
+                elif t is ast.ClassDef:
+                    classes.append(n)
             self._idx = {"calls": calls, "assigns": assigns, "attrs": attrs, "attr_stores": attr_stores,
-                         "name_stores": name_stores}
+                         "name_stores": name_stores, "functions": functions, "classes": classes}
         return self._idx
 
     def parent(self, node: ast.AST) -> Optional[ast.AST]:

@@ -126,7 +126,10 @@ class NoGradModuleInLoss(Rule):
 
     def check(self, event: FileEvent, report) -> None:
         q = event.query
-        classes = [n for n in q.nodes() if isinstance(n, ast.ClassDef) and q.is_module_class(n)]
+        if not ({"no_grad", "inference_mode"} & q.attrs) \
+                and not any(v.endswith((".no_grad", ".inference_mode")) for v in q.imported):
+            return  # the common case, checked first (this rule runs on every keystroke)
+        classes = [n for n in q.class_defs if q.is_module_class(n)]
         off = {}  # class name -> (method, decorator)
         for cls in classes:
             for name in ("forward", "__call__"):

@@ -85,7 +85,10 @@ class NoGradDefeatsTrainableOption(Rule):
 
     def check(self, event: FileEvent, report) -> None:
         q = event.query
-        for cls in (n for n in q.nodes() if isinstance(n, ast.ClassDef)):
+        if not ({"no_grad", "inference_mode"} & q.attrs) \
+                and not any(v.endswith((".no_grad", ".inference_mode")) for v in q.imported):
+            return  # the common case, checked first (this rule runs on every keystroke)
+        for cls in q.class_defs:
             init, forward = _method(cls, "__init__"), _method(cls, "forward")
             if init is None or forward is None or not q.is_module_class(cls):
                 continue

@@ -163,7 +163,10 @@ class ParameterReadOnlyDetached(Rule):
 
     def check(self, event: FileEvent, report) -> None:
         q = event.query
-        classes = [n for n in q.nodes() if isinstance(n, ast.ClassDef) and q.is_module_class(n)]
+        if not ({"detach", "data"} & q.attrs) or ("Parameter" not in q.attrs
+                                                    and not any(v.endswith(".Parameter") for v in q.imported)):
+            return  # the common case, checked first (this rule runs on every keystroke)
+        classes = [n for n in q.class_defs if q.is_module_class(n)]
         if not classes:
             return
         reads: Optional[dict] = None

@@ -87,9 +87,9 @@ class LossTermOfConstants(Rule):
 
     def check(self, event: FileEvent, report) -> None:
         q = event.query
-        for fn in q.nodes():
-            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
+        if "Variable" not in q.attrs and not any(v.endswith(".Variable") for v in q.imported):
+            return  # the common case, checked first (this rule runs on every keystroke)
+        for fn in q.functions:
             constants: dict = {}
             for n in ast.walk(fn):
                 if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \

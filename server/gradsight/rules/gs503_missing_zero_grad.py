@@ -720,9 +720,27 @@ class MissingZeroGrad(Rule):
         """("once", zero_grad, call to the backward, call to the step): `self.opt.zero_grad()` runs once, just before a
         loop of a method whose own statements call no backward but whose iterations do, through methods of the same
         object (`self.train_step(batch)`), and step `self.opt` there too, with nothing in the loop zeroing gradients."""
+        if not any(isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name)
+                   and c.func.value.id == "self" for c in scan.calls):
+            return None
+        # A cheap look at the line before the loop first: reading `report.tree` makes the analysis unit depend on the
+        # whole file's text (re-run on every keystroke), so it is read only where a `zero_grad` may stand there.
+        lines = report.source.lines
+        indent = len(lines[loop.lineno - 1]) - len(lines[loop.lineno - 1].lstrip())
+        prev, seen = loop.lineno - 2, False
+        while prev >= 0:
+            text = lines[prev]
+            if text.strip() and not text.lstrip().startswith("#"):
+                if len(text) - len(text.lstrip()) < indent:
+                    break  # the start of the loop's block
+                if "zero_grad" in text:
+                    seen = True
+                    break
+            prev -= 1
+        if not seen:
+            return None
         tree = report.tree
-        if tree is None or not any(isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name)
-                                   and c.func.value.id == "self" for c in scan.calls):
+        if tree is None:
             return None
         zero = _zeroed_before(loop, tree)
         if zero is None:
