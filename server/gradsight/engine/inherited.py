@@ -40,19 +40,14 @@ def _calls_on_self(fn: ast.AST, names) -> bool:
 
 
 def inherited_methods(interp, info) -> tuple:
-    """((name, FuncVal), ...): the methods `info` inherits from a base class of another workspace file and does not
-    define, whose body calls on `self` a method `info` defines (plain methods: no static or class methods, no
-    dunders)."""
+    """((name, FuncVal), ...): the methods `info` inherits and does not define whose body calls on `self` a method
+    `info` defines (plain methods: no static or class methods, no dunders)."""
     own = info.methods
     if not own or not info.bases:
         return ()
     out = []
     for name, meth in _class_methods(info, interp.class_bases).items():
         if name in own or name.startswith("__") or not isinstance(meth, FuncVal):
-            continue
-        if meth.module is None or meth.module is interp.scope or getattr(meth.module, "path", None) == interp.scope.path:
-            # A base class of this very file: its text changes with every keystroke here, so the unit would run
-            # again on each one (timm's model files: +100 ms a keystroke); its own units already run its methods.
             continue
         fn = meth.node
         if any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod", "property")
@@ -150,6 +145,20 @@ def none_backwarded(interp, info, name: str, meth: FuncVal) -> None:
         else:
             at = interp.expr_fact(call)
         interp.emit(NoneBackwardedEvent(info.methods[mname].node, at, name, mname))
+
+
+def same_file(interp, meth: FuncVal) -> bool:
+    """Whether `meth` is defined in the analysed file (a base class of this very file)."""
+    return meth.module is None or meth.module is interp.scope or getattr(meth.module, "path", None) == interp.scope.path
+
+
+def syntax_only(interp, info, name: str, meth: FuncVal) -> None:
+    """For a base class of this very file, only what the syntax says (`none_backwarded`): running the inherited
+    method would make the unit depend on text that changes with every keystroke here (timm's model files: +90 ms a
+    keystroke), and the base class's own units already run its methods."""
+    none_backwarded(interp, info, name, meth)
+    if interp.track is not None:
+        interp.track.add(meth.node)
 
 
 def run_inherited(interp, info, name: str, meth: FuncVal, entry: State) -> None:

@@ -16,7 +16,7 @@ from . import torchdb as db
 from .astwalk import children, walk
 from .incremental import first_line
 from .interp import Interpreter, ModuleScope, UnitState
-from .inherited import inherited_methods, noop_detach, run_inherited
+from .inherited import inherited_methods, noop_detach, run_inherited, same_file, syntax_only
 from .interp_util import _module_mutations
 from .relocate import Relocation
 from .report import Reporter
@@ -1039,11 +1039,13 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
                 store(key, touched | read, tree_read, cached, names)
             merge(cached)
         for name, meth in inherited_methods(interp, info):
-            key = unit_key(("i", cname, name, base.grad.name), info.node)
+            here = same_file(interp, meth)
+            key = unit_key(("i", cname, name, base.grad.name, here), info.node)
             cached = lookup(key)
             if cached is None:
                 _, cached, touched, tree_read, names = isolated(
-                    lambda m=meth, n=name, i=info: run_inherited(interp, i, n, m, base))
+                    (lambda m=meth, n=name, i=info: syntax_only(interp, i, n, m)) if here else
+                    (lambda m=meth, n=name, i=info: run_inherited(interp, i, n, m, base)))
                 store(key, touched, tree_read, cached, names)
             merge(cached)
     digests.prune()
