@@ -178,22 +178,25 @@ class Query:
     def _index(self) -> dict:
         if self._idx is None:
             calls, assigns, attrs, attr_stores, name_stores, functions, classes = [], [], set(), set(), set(), [], []
+            name, attribute, call, assign, store = ast.Name, ast.Attribute, ast.Call, ast.Assign, ast.Store
+            kept = {ast.FunctionDef: functions, ast.AsyncFunctionDef: functions, ast.ClassDef: classes}
             for n in self.nodes():
                 t = type(n)
-                if t is ast.Attribute:
+                if t is name:  # the commonest node first
+                    if type(n.ctx) is store:
+                        name_stores.add(n.id)
+                elif t is attribute:
                     attrs.add(n.attr)
-                    if type(n.ctx) is ast.Store:
+                    if type(n.ctx) is store:
                         attr_stores.add(n.attr)
-                elif t is ast.Call:
+                elif t is call:
                     calls.append(n)
-                elif t is ast.Assign:
+                elif t is assign:
                     assigns.append(n)
-                elif t is ast.Name and type(n.ctx) is ast.Store:
-                    name_stores.add(n.id)
-                elif t is ast.FunctionDef or t is ast.AsyncFunctionDef:
-                    functions.append(n)
-                elif t is ast.ClassDef:
-                    classes.append(n)
+                else:
+                    out = kept.get(t)
+                    if out is not None:
+                        out.append(n)
             self._idx = {"calls": calls, "assigns": assigns, "attrs": attrs, "attr_stores": attr_stores,
                          "name_stores": name_stores, "functions": functions, "classes": classes}
         return self._idx
