@@ -34,6 +34,22 @@ def at(fact):
     return msg("line ", fact.line)
 
 
+def add_at_origin(rule, report, node, origin, message: str, related: list) -> None:
+    """Report where the fix goes: the whole line of `origin` (the statement that made the value to detach or to
+    compute without gradient) when it is another line of this file, through `report.add_in` when it is in another
+    workspace file, else at `node`; `related` names `node`'s role (the loss, the policy term)."""
+    line = report.source.span(node)[0]
+    if origin is not None and origin.path is None and isinstance(origin.line, int) and origin.line != line \
+            and 1 <= origin.line <= len(report.source.lines):
+        text = report.source.line_text(origin.line)
+        start = len(text) - len(text.lstrip()) + 1
+        report.add(rule, node, message, related=related, span=(origin.line, start, origin.line, len(text.rstrip()) + 1))
+        return
+    if origin is not None and origin.path is not None and report.add_in(rule, origin, message, related=related):
+        return
+    report.add(rule, node, message)
+
+
 @dataclass(frozen=True)
 class Invalid:
     """Code the rule must flag.

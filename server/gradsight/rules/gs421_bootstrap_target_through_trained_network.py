@@ -3,7 +3,7 @@ from __future__ import annotations
 from ..engine.events import BootstrapTargetEvent
 from ..engine.report import Note
 from ..findings import Severity
-from .base import Invalid, Rule, Valid
+from .base import Invalid, Rule, Valid, add_at_origin
 
 _HEAD = ("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n"
          "q = nn.Linear(4, 2)\nopt = torch.optim.SGD(q.parameters(), lr=0.1)\n"
@@ -121,16 +121,6 @@ class BootstrapTargetThroughTrainedNetwork(Rule):
                    f"too. A TD target is a constant: compute it under `torch.no_grad()` or detach it.")
         loss_line, loss_col, _, _ = report.source.span(event.node)
         loss = Note(loss_line, loss_col, "the loss whose backward runs through the target into the network it trains")
-        origin = event.value_origin
-        if origin.path is not None and report.add_in(self, origin, message, related=[loss]):
-            return
-        if origin.path is None and isinstance(origin.line, int) and origin.line != loss_line \
-                and 1 <= origin.line <= len(report.source.lines):
-            # The finding goes where the fix goes: the statement that computes the next state's value, which
-            # should run under `torch.no_grad()` (or detach it); the loss is in `related`.
-            text = report.source.line_text(origin.line)
-            start = len(text) - len(text.lstrip()) + 1
-            report.add(self, event.node, message, related=[loss],
-                       span=(origin.line, start, origin.line, len(text.rstrip()) + 1))
-            return
-        report.add(self, event.node, message)
+        # The finding goes where the fix goes: the statement that computes the next state's value, which should run
+        # under `torch.no_grad()` (or detach it); the loss is in `related`.
+        add_at_origin(self, report, event.node, event.value_origin, message, [loss])

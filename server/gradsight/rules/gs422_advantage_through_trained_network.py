@@ -3,7 +3,7 @@ from __future__ import annotations
 from ..engine.events import AdvantageGraphEvent
 from ..engine.report import Note
 from ..findings import Severity
-from .base import Invalid, Rule, Valid
+from .base import Invalid, Rule, Valid, add_at_origin
 
 _HEAD = ("import torch\nimport torch.nn as nn\nfrom torch.distributions import Categorical\n\n"
          "torch.manual_seed(0)\nactor = nn.Linear(4, 2)\ncritic = nn.Linear(4, 1)\n"
@@ -125,14 +125,4 @@ class AdvantageThroughTrainedNetwork(Rule):
                    f"the advantage where it weights `log_prob`.")
         line, col, _, _ = report.source.span(event.node)
         term = Note(line, col, "the policy-gradient term that backwards through the advantage")
-        origin = event.advantage
-        if origin.path is None and isinstance(origin.line, int) and origin.line != line \
-                and 1 <= origin.line <= len(report.source.lines):
-            text = report.source.line_text(origin.line)
-            start = len(text) - len(text.lstrip()) + 1
-            report.add(self, event.node, message, related=[term],
-                       span=(origin.line, start, origin.line, len(text.rstrip()) + 1))
-            return
-        if origin.path is not None and report.add_in(self, origin, message, related=[term]):
-            return
-        report.add(self, event.node, message)
+        add_at_origin(self, report, event.node, event.advantage, message, [term])  # where `.detach()` goes
