@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from typing import Optional
 
 from ..engine.query import FileEvent
@@ -20,6 +21,9 @@ def _zero_defaults(fn: ast.AST) -> dict:
         if d is not None:
             out[p.arg] = d
     return {k: v for k, v in out.items() if isinstance(v, ast.Constant) and type(v.value) is int and v.value == 0}
+
+
+_NEG_SLICE = re.compile(r"\[\s*-\s*[A-Za-z_]")
 
 
 def _reads(node: ast.AST, name: str) -> bool:
@@ -93,10 +97,14 @@ class NegativeZeroSliceUnfreezesAll(Rule):
         q = event.query
         if not ({"requires_grad", "requires_grad_"} & q.attrs):
             return  # the common case, checked first (this rule runs on every keystroke)
+        lines = report.source.lines
         for fn in q.functions:
             zero = _zero_defaults(fn)
             if not zero:
                 continue
+            if not any(_NEG_SLICE.search(lines[i])
+                       for i in range(fn.lineno - 1, min(fn.end_lineno or fn.lineno, len(lines)))):
+                continue  # no `[-name` in its lines: cheaper than walking its nodes on every keystroke
             for sl in ast.walk(fn):
                 if not (isinstance(sl, ast.Slice) and sl.upper is None and sl.step is None
                         and isinstance(sl.lower, ast.UnaryOp) and isinstance(sl.lower.op, ast.USub)
