@@ -107,6 +107,12 @@ class Source:
     def line_text(self, line: int) -> str:
         return self.lines[line - 1] if 1 <= line <= len(self.lines) else ""
 
+    def line_span(self, line: int) -> tuple[int, int, int, int]:
+        """The span of line `line`'s text, indentation and trailing blanks left out (1-based columns): a finding on
+        a whole statement line."""
+        text = self.line_text(line)
+        return (line, len(text) - len(text.lstrip()) + 1, line, len(text.rstrip()) + 1)
+
     def cp_col(self, line: int, byte_col: int) -> int:
         """1-based code-point column from ast's 0-based UTF-8 byte offset."""
         text = self.line_text(line)

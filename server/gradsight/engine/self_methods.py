@@ -18,15 +18,8 @@ import ast
 from typing import Optional
 
 from .astwalk import walk
+from .interp_super import _owner
 from .values import UNKNOWN, BoundMethod, ClassInfo, ObjectVal, Value
-
-
-def _owner(interp, fn: ast.AST) -> Optional[ClassInfo]:
-    for info in interp.scope.classes.values():
-        meth = info.methods.get(getattr(fn, "name", ""))
-        if meth is not None and meth.node is fn:
-            return info
-    return None
 
 
 def _stored_attrs(cls: ast.ClassDef) -> frozenset:

@@ -41,9 +41,7 @@ def add_at_origin(rule, report, node, origin, message: str, related: list) -> No
     line = report.source.span(node)[0]
     if origin is not None and origin.path is None and isinstance(origin.line, int) and origin.line != line \
             and 1 <= origin.line <= len(report.source.lines):
-        text = report.source.line_text(origin.line)
-        start = len(text) - len(text.lstrip()) + 1
-        report.add(rule, node, message, related=related, span=(origin.line, start, origin.line, len(text.rstrip()) + 1))
+        report.add(rule, node, message, related=related, span=report.source.line_span(origin.line))
         return
     if origin is not None and origin.path is not None and report.add_in(rule, origin, message, related=related):
         return

@@ -720,16 +720,13 @@ class LossAccumulatesGraph(Rule):
             param = event.kept_at.arg("name")
             if param and _tensor_method_on(report.tree, event.kept_at.line, param):
                 line, col, _, _ = report.source.span(event.node)
-                kept = event.kept_at.line
-                text = report.source.line_text(kept)
-                start = len(text) - len(text.lstrip()) + 1
                 report.add(self, event.node,
                            f"`{param}` is kept here with its graph, and the training loop passes a new one every "
                            f"step: memory grows. Detach `{param}` here.",
                            related=[Note(line, col, f"`{event.target_expr}` passes a tensor with its graph here "
                                                     f"every step")] + related
                            + [Note(event.backward_in_loop, 1, "the loop calls backward here")],
-                           span=(kept, start, kept, len(text.rstrip()) + 1))
+                           span=report.source.line_span(event.kept_at.line))
                 return
         if event.how == "write" and isinstance(event.value_node, ast.Call):
             # `self.update_best(dist, best)`: the helper writes into the buffer it is handed (`call_writes`).

@@ -53,14 +53,10 @@ class NoopDetachOverride(Rule):
 
     def check(self, event: NoopDetachEvent, report) -> None:
         fn = event.node
-        last = fn.body[-1]
-        line = last.lineno
-        text = report.source.line_text(line)
-        start = len(text) - len(text.lstrip()) + 1
         report.add(self, fn,
                    msg(f"This `{event.method}()` does nothing, yet the base class's `{event.method}()` detaches the "
                        "object's tensors. The state keeps its graph (the base's is at ", at(event.base),
                        "); detach this class's tensors here."),
                    related=[Note(event.base.line, event.base.column, f"the base class's `{event.method}()` detaches",
                                  event.base.path)],
-                   span=(line, start, line, len(text.rstrip()) + 1))
+                   span=report.source.line_span(fn.body[-1].lineno))

@@ -64,13 +64,9 @@ class OverrideReturnsNoneBackwarded(Rule):
 
     def check(self, event: NoneBackwardedEvent, report) -> None:
         fn = event.node
-        last = fn.body[-1]
-        line = last.lineno
-        text = report.source.line_text(line)
-        start = len(text) - len(text.lstrip()) + 1
         report.add(self, fn,
                    msg(f"This method returns nothing, yet the inherited `{event.inherited}` backwards its result. "
                        f"`None.backward()` raises there (", at(event.at), f"); return the loss from `{event.method}`."),
                    related=[Note(event.at.line, event.at.column, "`.backward()` on the `None` it returns: raises "
                                  "AttributeError", event.at.path)],
-                   span=(line, start, line, len(text.rstrip()) + 1))
+                   span=report.source.line_span(fn.body[-1].lineno))
