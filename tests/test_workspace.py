@@ -717,3 +717,48 @@ def test_a_callers_object_keeps_one_value_of_its_flag(tmp_path):
                               timeout=300)
         assert proc.returncode == 0, proc.stderr[-2000:]
     assert analyze_source(FLAG_AGENT, str(tmp_path / "agent.py"), workspace=Workspace(tmp_path)).findings == []
+
+
+GATHER_UTILS = """import torch
+import torch.distributed as dist
+
+
+def concat_all_gather(tensor):
+    gathered = [torch.ones_like(tensor) for _ in range(dist.get_world_size())]
+    dist.all_gather(gathered, tensor)
+    return torch.cat(gathered, dim=0)
+"""
+
+GATHER_LOSS = """import torch.nn.functional as F
+
+from .utils import concat_all_gather
+
+
+def triplet_loss(embedding, targets):
+    embedding = F.normalize(embedding, dim=1)
+    all_embedding = concat_all_gather(embedding)
+    all_targets = concat_all_gather(targets)
+    dist_mat = all_embedding @ all_embedding.T
+    loss = F.cross_entropy(dist_mat, all_targets)
+    return loss
+"""
+
+
+def test_gather_helper_in_another_file_is_a_collective(tmp_path):
+    # fast-reid's triplet loss (GS214): the helper in utils.py gathers into fresh buffers outside autograd; the
+    # call on the embeddings is reported where it stands, the call on the labels is not.
+    (tmp_path / "losses").mkdir()
+    (tmp_path / "losses" / "__init__.py").write_text("")
+    (tmp_path / "losses" / "utils.py").write_text(GATHER_UTILS)
+    (tmp_path / "losses" / "triplet.py").write_text(GATHER_LOSS)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
+    ws = Workspace(tmp_path)
+    path = str(tmp_path / "losses" / "triplet.py")
+    found = [(f.code, f.line) for f in analyze_source(GATHER_LOSS, path, workspace=ws).findings]
+    assert ("GS214", 8) in found and ("GS214", 9) not in found
+    # With `@torch.no_grad()` on the helper (MoCo's keys), the gather is a constant on purpose.
+    ws.set_overlay(str(tmp_path / "losses" / "utils.py"),
+                   GATHER_UTILS.replace("def concat_all_gather", "@torch.no_grad()\ndef concat_all_gather"))
+    assert "GS214" not in {f.code for f in analyze_source(GATHER_LOSS, path, workspace=ws).findings}
+    # Without a workspace the helper is unknown: nothing is claimed.
+    assert "GS214" not in {f.code for f in analyze_source(GATHER_LOSS, path).findings}

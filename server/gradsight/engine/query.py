@@ -17,7 +17,7 @@ import ast
 import bisect
 import threading
 from dataclasses import dataclass
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 from .astwalk import children, dotted_name, walk
 from .events import Event
@@ -34,8 +34,10 @@ class Query:
     """Questions about one parsed file. Positions are the tree's; nothing is cached across analyses."""
 
     def __init__(self, tree: ast.Module, imports: dict, classes: dict, memo: Optional["NodeMemo"] = None,
-                 path: str = ""):
+                 path: str = "", resolve: Optional[Callable] = None, functions: Optional[dict] = None):
         self.tree = tree
+        self._resolve = resolve  # resolve(module, level) -> another workspace file's ModuleScope, or None
+        self._functions = functions or {}  # this file's top-level functions: name -> FuncVal
         self._imports = imports  # local name -> qualified name (module scope)
         self._classes = classes  # class name -> ClassInfo (with `is_module`)
         self._parents: Optional[dict] = None
@@ -48,6 +50,27 @@ class Query:
         self._roots: Optional[frozenset] = None
 
     # -- names -------------------------------------------------------------------------------------------
+    def function_def(self, name: str) -> Optional[tuple]:
+        """`(def, its file's imports)` for a plain function called by its bare name: this file's own top-level
+        `def`, or one imported from another file of the workspace (`from .utils import gather`), read through the
+        analysis's resolver (so that file is one of the analysis's recorded dependencies). None for anything else."""
+        own = self._functions.get(name)
+        if own is not None:
+            return own.node, self._imports
+        qual = self._imports.get(name)
+        if qual is None or self._resolve is None:
+            return None
+        level = len(qual) - len(qual.lstrip("."))
+        module, _, attr = qual[level:].rpartition(".")
+        if not attr or (not module and not level):
+            return None
+        try:
+            other = self._resolve(module, level)
+        except (OSError, ValueError, RecursionError):
+            return None
+        found = getattr(other, "functions", {}).get(attr) if other is not None else None
+        return (found.node, other.imports) if found is not None else None
+
     def qualname(self, node: ast.AST) -> Optional[str]:
         """`T.no_grad` -> `torch.no_grad` when `import torch as T`; `nn.Linear` -> `torch.nn.Linear`."""
         name = dotted_name(node)

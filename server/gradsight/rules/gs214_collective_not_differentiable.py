@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import ast
 
+from ..engine.astwalk import walk
 from ..engine.query import FileEvent
 from ..findings import Severity
 from .base import Invalid, Rule, Valid, dotted_name
@@ -159,8 +160,9 @@ class CollectiveNotDifferentiable(Rule):
                     "inside a custom `autograd.Function` (where differentiable collectives are built); a gathered "
                     "list into which the local tensor is put back (`gathered[rank] = z`); an `all_reduce` of the "
                     "loss value itself (averaging it over ranks); `broadcast`; and the differentiable "
-                    "`torch.distributed.nn.functional` versions. A collective inside a helper function that the loss "
-                    "calls is not followed.")
+                    "`torch.distributed.nn.functional` versions. A plain helper function (of the same file or "
+                    "imported from another file of the workspace) that gathers one of its parameters into buffers it "
+                    "made and returns them, outside `no_grad`, counts as a gather at the line that calls it.")
     why_bad = ("The c10d collectives have no autograd formula. `all_reduce` sums the tensor across ranks in place, "
                "but autograd keeps treating it as this rank's local value: backward differentiates only the local "
                "share, so after DDP averages the gradients they are `1/world_size` of the global-batch gradient (and "
@@ -203,7 +205,16 @@ class CollectiveNotDifferentiable(Rule):
     _reference = ("net.zero_grad()\nz = F.normalize(net(x), dim=1)\n"
                   "F.cross_entropy(z @ torch.cat(dist_fn.all_gather(z)).T / 0.1, labels).backward()\n"
                   "dist.destroy_process_group()\n")
+    # MoCo's gather helper without its `@torch.no_grad()` (fast-reid's `concat_all_gather`).
+    _helper = ("\n\ndef concat_all_gather(t):\n"
+                 "    gathered = [torch.ones_like(t) for _ in range(dist.get_world_size())]\n"
+                 "    dist.all_gather(gathered, t)\n    return torch.cat(gathered, dim=0)\n")
     valid = (
+        # A gather helper on labels only: the features keep their graph on both sides of the similarity.
+        Valid(_store + _helper + "\n\ndef supcon_loss(z):\n    z = F.normalize(z, dim=1)\n"
+              "    all_labels = concat_all_gather(labels)\n"
+              "    return F.cross_entropy(z @ z.T / 0.1, all_labels)\n\n\n"
+              "supcon_loss(net(x)).backward()\ndist.destroy_process_group()\n"),
         # The fix: the autograd-aware all_reduce.
         Valid(_store + "\n\ndef barlow_loss(za, zb):\n    c = za.T @ zb / za.shape[0]\n"
               "    c = c / dist.get_world_size()\n    c = dist_fn.all_reduce(c)\n"
@@ -240,6 +251,13 @@ class CollectiveNotDifferentiable(Rule):
               "info_nce_loss(net(x)).backward()\ndist.destroy_process_group()\n"),
     )
     invalid = (
+        # fast-reid's triplet loss: the gathered embeddings (from a helper in another module) stand on both sides of
+        # the distance matrix, so no gradient reaches the local ones through it.
+        Invalid(_store + _helper + "\n\ndef info_nce_loss(z):\n    z = F.normalize(z, dim=1)\n"
+                "    all_z = concat_all_gather(z)\n"
+                "    return F.cross_entropy(z @ all_z.T / 0.1, labels)\n\n\n"
+                "info_nce_loss(net(x)).backward()\ngot = net.weight.grad.clone()\n" + _reference,
+                line=24, runtime="silent: not torch.allclose(got, net.weight.grad)"),
         # lightly's BarlowTwinsLoss (the cross-correlation matrix summed over ranks in place): the gradient each
         # rank computes is 1/world_size of the gradient on the global batch.
         Invalid(_barlow, line=16,
@@ -255,27 +273,50 @@ class CollectiveNotDifferentiable(Rule):
 
     def check(self, event: FileEvent, report) -> None:
         q = event.query
-        if not (q.attrs & _OP_NAMES or q.imported & _QUALIFIED):
-            return  # no collective is even spelled (one pass; this rule runs on every keystroke)
-        self._walked: dict = {}
+        spelled = bool(q.attrs & _OP_NAMES or q.imported & _QUALIFIED)
         # A loss the result could reach: a `backward()`, or a variable named `*loss*`; else only a loss function's
         # return value (checked per call, from names alone).
         sinks = "backward" in q.attrs or any(_lossy(n) for n in q.name_stores) or any(_lossy(n) for n in q.attr_stores)
+        if not spelled and not sinks:
+            # Neither a collective nor a loss is spelled (one pass; this rule runs on every keystroke). A loss
+            # function (by name) calling a gather helper imported from another file is asked per call below.
+            if not any(_lossy(f.name) for f in q.functions) and not any(_lossy(c.name) for c in q.class_defs):
+                return
+        self._walked: dict = {}
+        self._helpers: dict = {}
         for call in q.calls():
             qual = q.call_name(call)
-            if qual not in _QUALIFIED:
+            helper = None
+            if qual in _QUALIFIED:
+                op = qual.rsplit(".", 1)[-1]
+            elif isinstance(call.func, ast.Name) and (qual is None or not qual.startswith("torch.")):
+                helper = call.func.id
+            else:
                 continue
-            op = qual.rsplit(".", 1)[-1]
             fn = q.enclosing_function(call)
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or self._in_autograd_function(q, fn):
                 continue
             if not (sinks or self._is_loss_function(q, fn)) or self._no_grad(q, call):
                 continue
-            written, read = (_param(call, w) for w in _OPS[op])
-            out = dotted_name(written) if written is not None else None
-            if out is None or read is None:
-                continue
             stmt = q.statement(call)
+            if helper is not None:
+                # `all_x = concat_all_gather(x)`: a plain function of this file or another that gathers one of
+                # its parameters into fresh buffers and returns them.
+                found = self._gather_helper(q, helper)
+                if found is None or not isinstance(stmt, ast.Assign) or stmt.value is not call \
+                        or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+                    continue
+                op, index, name = found
+                read = call.args[index] if index < len(call.args) else next(
+                    (k.value for k in call.keywords if k.arg == name), None)
+                out = stmt.targets[0].id
+                if read is None or isinstance(read, ast.Starred):
+                    continue
+            else:
+                written, read = (_param(call, w) for w in _OPS[op])
+                out = dotted_name(written) if written is not None else None
+                if out is None or read is None:
+                    continue
             # All-reducing the loss value itself (to average it over ranks) only scales its gradient by a constant
             # whose right value depends on how the gradients are averaged later: left alone.
             if op not in _GATHERS and _lossy(out):
@@ -288,7 +329,11 @@ class CollectiveNotDifferentiable(Rule):
                 continue
             src = dotted_name(read)
             src = f"`{src}`" if src and len(src) <= 20 else "its input"
-            if op in _GATHERS:
+            if helper is not None:
+                message = (f"`{helper}` gathers {src} with `{op}`, outside autograd: its output carries no gradient "
+                           f"back. Gather with `torch.distributed.nn.functional.{_DIFFERENTIABLE.get(op, op)}` in it "
+                           f"(differentiable), or detach the output on purpose.")
+            elif op in _GATHERS:
                 message = (f"`{op}` of {src} runs outside autograd: its output carries no gradient back. "
                            f"Use `torch.distributed.nn.functional.{_DIFFERENTIABLE.get(op, op)}`, which is "
                            f"differentiable, or detach the output on purpose.")
@@ -296,6 +341,64 @@ class CollectiveNotDifferentiable(Rule):
                 message = (f"`{op}` changes {src} outside autograd: backward sees only this rank's local value. "
                            f"Use the differentiable `torch.distributed.nn.functional.{op}`, which returns the result.")
             report.add(self, stmt, message)
+
+    # -- gather helpers ----------------------------------------------------------------------------------
+    def _gather_helper(self, q, name: str):
+        """`(op, index, parameter)` when `name` is a plain function (this file's or imported from another file of
+        the workspace) that runs outside `no_grad` a gather collective (`all_gather`, ...) reading one of its
+        parameters into buffers it made itself (`[torch.ones_like(t) for _ in ...]`) and returns what it gathered
+        without putting the local tensor back: MoCo's `concat_all_gather` without its `@torch.no_grad()`."""
+        if name in self._helpers:
+            return self._helpers[name]
+        self._helpers[name] = None
+        found = q.function_def(name)
+        if found is None:
+            return None
+        fn, imports = found
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+        for dec in fn.decorator_list:
+            spelled = dotted_name(dec.func if isinstance(dec, ast.Call) else dec) or ""
+            root, _, rest = spelled.partition(".")
+            qual = imports.get(root, root) + ("." + rest if rest else "")
+            if qual in _NO_GRAD or spelled.rsplit(".", 1)[-1] in ("no_grad", "inference_mode"):
+                return None
+        body = list(walk(fn))
+        made: set = set()  # buffers the helper made itself, with no graph in them
+        for node in body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                value = node.value
+                elts = [value.elt] if isinstance(value, ast.ListComp) else list(value.elts) \
+                    if isinstance(value, (ast.List, ast.Tuple)) else []
+                if elts and all(_no_graph(e) for e in elts):
+                    made.add(node.targets[0].id)
+        for node in body:
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+                continue
+            op = node.func.attr
+            spelled = dotted_name(node.func) or ""
+            root, _, rest = spelled.partition(".")
+            qual = imports.get(root, root) + ("." + rest if rest else "")
+            if op not in _GATHERS or qual not in _QUALIFIED:
+                continue
+            written, read = (_param(node, w) for w in _OPS[op])
+            if not isinstance(read, ast.Name) or read.id not in params or not isinstance(written, ast.Name) \
+                    or written.id not in made:
+                continue
+            stmt = next((s for s in body if isinstance(s, ast.stmt) and s.lineno <= node.lineno <= s.end_lineno
+                         and not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.If, ast.For,
+                                                ast.While, ast.With, ast.Try))), None)
+            if stmt is None or self._local_put_back(fn, written.id, stmt):
+                continue
+            names = {written.id}
+            for s in body:
+                if isinstance(s, ast.Assign) and s.lineno > stmt.lineno and _flows(s.value, names):
+                    names |= {t.id for t in s.targets if isinstance(t, ast.Name)}
+            if any(isinstance(r, ast.Return) and r.value is not None and _flows(r.value, names) for r in body):
+                self._helpers[name] = (op, params.index(read.id), read.id)
+                return self._helpers[name]
+        return None
 
     # -- where the call stands -----------------------------------------------------------------------------
     @staticmethod
