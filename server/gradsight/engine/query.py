@@ -51,12 +51,12 @@ class Query:
 
     # -- names -------------------------------------------------------------------------------------------
     def function_def(self, name: str) -> Optional[tuple]:
-        """`(def, its file's imports)` for a plain function called by its bare name: this file's own top-level
+        """`(def, its file's imports, its file's Source or None for this file)` for a plain function called by its bare name: this file's own top-level
         `def`, or one imported from another file of the workspace (`from .utils import gather`), read through the
         analysis's resolver (so that file is one of the analysis's recorded dependencies). None for anything else."""
         own = self._functions.get(name)
         if own is not None:
-            return own.node, self._imports
+            return own.node, self._imports, None
         qual = self._imports.get(name)
         if qual is None or self._resolve is None:
             return None
@@ -69,7 +69,7 @@ class Query:
         except (OSError, ValueError, RecursionError):
             return None
         found = getattr(other, "functions", {}).get(attr) if other is not None else None
-        return (found.node, other.imports) if found is not None else None
+        return (found.node, other.imports, getattr(other, "source", None)) if found is not None else None
 
     def qualname(self, node: ast.AST) -> Optional[str]:
         """`T.no_grad` -> `torch.no_grad` when `import torch as T`; `nn.Linear` -> `torch.nn.Linear`."""

@@ -289,7 +289,8 @@ class CollectiveNotDifferentiable(Rule):
             helper = None
             if qual in _QUALIFIED:
                 op = qual.rsplit(".", 1)[-1]
-            elif isinstance(call.func, ast.Name) and (qual is None or not qual.startswith("torch.")):
+            elif isinstance(call.func, ast.Name) and (qual is None or not qual.startswith("torch.")) \
+                    and self._gather_helper(q, call.func.id) is not None:
                 helper = call.func.id
             else:
                 continue
@@ -354,8 +355,14 @@ class CollectiveNotDifferentiable(Rule):
         found = q.function_def(name)
         if found is None:
             return None
-        fn, imports = found
+        fn, imports, source = found
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        # Spelled at all? This file's attribute names, or the other file's lines of the function (no walk).
+        if source is None:
+            if not q.attrs & _GATHERS:
+                return None
+        elif not any(op in source.line_text(n) for n in range(fn.lineno, fn.end_lineno + 1) for op in _GATHERS):
             return None
         params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
         for dec in fn.decorator_list:
