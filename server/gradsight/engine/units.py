@@ -169,6 +169,24 @@ def _reads_current(entry, value_of, module_key: str) -> bool:
     return all(value_of(name) == v for name, v in entry.reads)
 
 
+def _current_entry(entries: tuple, frame: tuple, valid) -> tuple:
+    """(entry, exact): the first of a unit's cached results (newest first) that is `valid` and was made at `frame`
+    (exact), else the first valid one, else (None, False). Frames are compared before validity (cheap tuple
+    comparisons; `valid` reads every dependency and looked-up value), so a keystroke that moved every result
+    validates one entry of each unit, not every version kept."""
+    later = []
+    for entry in entries:
+        if entry.frame is frame or entry.frame == frame:
+            if valid(entry):
+                return entry, True
+        else:
+            later.append(entry)
+    for entry in later:
+        if valid(entry):
+            return entry, False
+    return None, False
+
+
 def _read_result(digests: "Digests", touched: set, tree_read: bool, delta: tuple, names: set, value_of,
                  module_key: str) -> CallerResult:
     """The `CallerResult` of a unit that ran `touched` and looked up the module-level `names`."""
@@ -978,16 +996,14 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
         if type(entries) is not tuple:
             return None
         current = digests.frame()
-        found = None
-        for entry in entries:
-            if (entry.whole is not None and entry.whole != digests.whole()) or not digests.valid(entry.deps) \
-                    or not _reads_current(entry, value_of, module_key):
-                continue
-            if entry.frame is current or entry.frame == current:
-                cache.touch(key)
-                return entry.delta
-            found = found or entry
-        if found is None or not shift:
+        found, exact = _current_entry(entries, current, lambda e: (e.whole is None or e.whole == digests.whole())
+                                      and digests.valid(e.deps) and _reads_current(e, value_of, module_key))
+        if found is None:
+            return None
+        if exact:
+            cache.touch(key)
+            return found.delta
+        if not shift:
             return None
         # Moved, and kept beside the version it was moved from (a keystroke that breaks a statement and the next
         # that mends it alternate between two frames: each finds its own).
