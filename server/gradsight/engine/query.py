@@ -202,7 +202,8 @@ class Query:
         if self._idx is None:
             calls, assigns, attrs, attr_stores, name_stores, functions, classes = [], [], set(), set(), set(), [], []
             name, attribute, call, assign, store = ast.Name, ast.Attribute, ast.Call, ast.Assign, ast.Store
-            kept = {ast.FunctionDef: functions, ast.AsyncFunctionDef: functions, ast.ClassDef: classes}
+            fdef, adef, cdef = ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef
+            # (identity tests only, no call per node: this walks every node of the file on every keystroke)
             for n in self.nodes():
                 t = type(n)
                 if t is name:  # the commonest node first
@@ -216,10 +217,10 @@ class Query:
                     calls.append(n)
                 elif t is assign:
                     assigns.append(n)
-                else:
-                    out = kept.get(t)
-                    if out is not None:
-                        out.append(n)
+                elif t is fdef or t is adef:
+                    functions.append(n)
+                elif t is cdef:
+                    classes.append(n)
             self._idx = {"calls": calls, "assigns": assigns, "attrs": attrs, "attr_stores": attr_stores,
                          "name_stores": name_stores, "functions": functions, "classes": classes}
         return self._idx

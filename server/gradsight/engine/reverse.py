@@ -39,8 +39,8 @@ from .interp import Interpreter, ModuleScope
 from .relocate import Relocation
 from .report import Note, Reporter
 from .state import State
-from .units import (Digests, RecordingDict, UnitCache, _isolated, _keep, _module_value, _read_result, _ReadLog,
-                    _reads_current, import_digests, outline_key)
+from .units import (Digests, RecordingDict, UnitCache, _current_entry, _isolated, _keep, _module_value, _read_result,
+                    _ReadLog, _reads_current, import_digests, outline_key)
 from .values import UNKNOWN
 
 MAX_FILES = 16  # importing files looked at per analysis
@@ -271,21 +271,22 @@ def _lookup(cache: UnitCache, key: str, digests: Digests, path: str, shift: bool
     entries = cache.get(key)
     if entries is None:
         return None
-    for k, entry in enumerate(entries):
-        if (entry.whole is not None and entry.whole != digests.whole()) or not digests.valid(entry.deps) \
-                or not current_reads(entry):
-            continue
-        current = digests.frame()
-        if entry.frame is current or entry.frame == current:
-            cache.touch(key)
-            return entry.delta
-        if not shift:
-            return None
-        delta = Relocation.between(entry.frame, current, path, cache.relocations).delta(entry.delta)
-        if delta is not None:
-            _keep(cache, key, dataclasses.replace(entry, delta=delta, frame=current), entries[:k] + entries[k + 1:])
-        return delta
-    return None
+    current = digests.frame()
+    found, exact = _current_entry(entries, current, lambda e: (e.whole is None or e.whole == digests.whole())
+                                  and digests.valid(e.deps) and current_reads(e))
+    if found is None:
+        return None
+    if exact:
+        cache.touch(key)
+        return found.delta
+    if not shift:
+        return None
+    # Moved, and kept beside the version it was moved from (a keystroke that breaks a statement and the next that
+    # mends it alternate between two frames: each finds its own, as in `analyse_definitions`).
+    delta = Relocation.between(found.frame, current, path, cache.relocations).delta(found.delta)
+    if delta is not None:
+        _keep(cache, key, dataclasses.replace(found, delta=delta, frame=current), entries)
+    return delta
 
 
 def _run_caller(interp: Interpreter, scope: ModuleScope, reporter: Reporter, workspace, used: RecordingDict,

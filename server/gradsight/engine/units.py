@@ -169,6 +169,24 @@ def _reads_current(entry, value_of, module_key: str) -> bool:
     return all(value_of(name) == v for name, v in entry.reads)
 
 
+def _current_entry(entries: tuple, frame: tuple, valid) -> tuple:
+    """(entry, exact): the first of a unit's cached results (newest first) that is `valid` and was made at `frame`
+    (exact), else the first valid one, else (None, False). Frames are compared before validity (cheap tuple
+    comparisons; `valid` reads every dependency and looked-up value), so a keystroke that moved every result
+    validates one entry of each unit, not every version kept."""
+    later = []
+    for entry in entries:
+        if entry.frame is frame or entry.frame == frame:
+            if valid(entry):
+                return entry, True
+        else:
+            later.append(entry)
+    for entry in later:
+        if valid(entry):
+            return entry, False
+    return None, False
+
+
 def _read_result(digests: "Digests", touched: set, tree_read: bool, delta: tuple, names: set, value_of,
                  module_key: str) -> CallerResult:
     """The `CallerResult` of a unit that ran `touched` and looked up the module-level `names`."""
@@ -377,32 +395,57 @@ class RecordingDict(dict):
 
 def import_digests(workspace, scope: ModuleScope, path: str, depth: int = 2) -> str:
     """Digests of the workspace files this file imports (and what those import, `depth` levels): part of the
-    definition-cache key, so a change to an imported helper is seen."""
-    out: list[str] = []
+    definition-cache key, so a change to an imported helper is seen.
+
+    Memoised in the workspace (`Workspace.import_memo`, asked on every keystroke: timm's `vision_transformer.py`
+    resolves about a thousand imports two levels down): an answer is reused while every `find` answer it used is
+    still the one `find` would give (none expired, `Workspace.found_generation` unchanged) and every file it read
+    still gives the same scope object and digest (`scope_for` is asked again, so an edited file is seen at once);
+    then computing it again would make the same calls with the same answers."""
     # Not the file itself (a module it imports may import it back): its own text is in every cache key already,
     # and its digest here would change with every keystroke and invalidate every cached definition.
     try:
-        seen: set[str] = {str(pathlib.Path(path).resolve())}
+        me = str(pathlib.Path(path).resolve())
     except (OSError, ValueError, RuntimeError):
-        seen = set()
+        me = None
+    memo = getattr(workspace, "import_memo", None)
+    key = (me, path, depth, tuple(sorted(set(scope.imports.values()))))
+    if memo is not None:
+        hit = memo.get(key)
+        if hit is not None and workspace.found_current(hit[1], hit[2]) \
+                and all(workspace.scope_for(found) is sc and workspace.cached_digest(found) == digest
+                        for found, sc, digest in hit[3]):
+            return hit[0]
+    generation = getattr(workspace, "found_generation", None)
+    out: list[str] = []
+    seen: set[str] = {me} if me is not None else set()
+    stamps: list = []
+    read: list = []
     frontier = [(scope, path)]
     for _ in range(depth):
         nxt = []
         for sc, origin in frontier:
-            for qual in sorted(set(sc.imports.values())):
+            for qual in (key[3] if sc is scope else sorted(set(sc.imports.values()))):
                 level = len(qual) - len(qual.lstrip("."))
                 for module in {qual.lstrip("."), qual.lstrip(".").rpartition(".")[0]}:
-                    found = workspace.find(module, level, origin)
+                    found = workspace.find(module, level, origin, stamps) if memo is not None \
+                        else workspace.find(module, level, origin)
                     if found is None or str(found) in seen:
                         continue
                     seen.add(str(found))
                     other = workspace.scope_for(found)
                     digest = workspace.cached_digest(found)
+                    read.append((found, other, digest))
                     out.append(f"{found}:{digest}")
                     if other is not None:
                         nxt.append((other, str(found)))
         frontier = nxt
-    return "|".join(sorted(out))
+    answer = "|".join(sorted(out))
+    if memo is not None:
+        if len(memo) > 256:
+            memo.clear()
+        memo[key] = (answer, min(stamps, default=float("inf")), generation, tuple(read))
+    return answer
 
 
 def _merge(interp: Interpreter, reporter: Reporter, used: "RecordingDict", delta: tuple) -> None:
@@ -953,16 +996,14 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
         if type(entries) is not tuple:
             return None
         current = digests.frame()
-        found = None
-        for entry in entries:
-            if (entry.whole is not None and entry.whole != digests.whole()) or not digests.valid(entry.deps) \
-                    or not _reads_current(entry, value_of, module_key):
-                continue
-            if entry.frame is current or entry.frame == current:
-                cache.touch(key)
-                return entry.delta
-            found = found or entry
-        if found is None or not shift:
+        found, exact = _current_entry(entries, current, lambda e: (e.whole is None or e.whole == digests.whole())
+                                      and digests.valid(e.deps) and _reads_current(e, value_of, module_key))
+        if found is None:
+            return None
+        if exact:
+            cache.touch(key)
+            return found.delta
+        if not shift:
             return None
         # Moved, and kept beside the version it was moved from (a keystroke that breaks a statement and the next
         # that mends it alternate between two frames: each finds its own).

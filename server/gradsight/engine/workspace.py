@@ -41,6 +41,11 @@ class Workspace:
         self._cache: dict[str, tuple[str, object]] = {}
         self._disk: dict[str, tuple[tuple[int, int], str]] = {}
         self._found: dict[tuple, tuple[Optional[pathlib.Path], float]] = {}
+        self.found_generation = 0  # bumped whenever `_found` is cleared (memos of its answers then go stale)
+        self._parent_of: dict[str, str] = {}  # path -> its folder (`find`'s key for absolute imports)
+        # `units.import_digests` answers: key -> (answer, time of the oldest `find` answer used, `found_generation`,
+        # (file, scope, digest) of each workspace file read); see `units.import_digests`.
+        self.import_memo: dict = {}
         self._digests: dict[int, tuple[str, str]] = {}  # id(text) -> (text, sha1): texts are reused objects
         self._lock = threading.Lock()
         # What other files call where grad mode may be off (`no_grad_callers`): the file list (time, paths), per
@@ -73,6 +78,7 @@ class Workspace:
                 self._importers.pop(target, None)  # this buffer may start or stop importing it
             if (key in self.overlays) != (text is not None):
                 self._found.clear()  # a buffer opened or closed may make an import resolvable (not an edit)
+                self.found_generation += 1
             if text is None:
                 self.overlays.pop(key, None)
             else:
@@ -115,19 +121,36 @@ class Workspace:
         except (OSError, UnicodeDecodeError):
             return None
 
-    def find(self, module: str, level: int, from_path: str) -> Optional[pathlib.Path]:
+    def find(self, module: str, level: int, from_path: str, stamps: Optional[list] = None) -> Optional[pathlib.Path]:
         """The workspace file `module` names (relative to `from_path` when `level` > 0), or None. Answers are
         kept for a couple of seconds: an analysis asks about the same imports many times, and files appear
-        or vanish far more slowly than keystrokes."""
+        or vanish far more slowly than keystrokes. `stamps`: a list the time of the answer is appended to."""
         # Absolute imports also look beside the importing file, so the answer depends on its folder.
-        key = (module, level, from_path if level else str(pathlib.Path(from_path).parent))
+        if level:
+            folder = from_path
+        else:
+            folder = self._parent_of.get(from_path)
+            if folder is None:
+                if len(self._parent_of) > 4096:
+                    self._parent_of.clear()
+                folder = self._parent_of[from_path] = str(pathlib.Path(from_path).parent)
+        key = (module, level, folder)
         now = time.monotonic()
         hit = self._found.get(key)
         if hit is not None and now - hit[1] < FIND_TTL:
+            if stamps is not None:
+                stamps.append(hit[1])
             return hit[0]
         found = self._find(module, level, from_path)
         self._found[key] = (found, now)
+        if stamps is not None:
+            stamps.append(now)
         return found
+
+    def found_current(self, oldest: float, generation: int) -> bool:
+        """Whether `find` answers given at time `oldest` or later, under `found_generation` `generation`, are all
+        still the answers `find` gives now (none expired, none forgotten)."""
+        return generation == self.found_generation and time.monotonic() - oldest < FIND_TTL
 
     def _find(self, module: str, level: int, from_path: str) -> Optional[pathlib.Path]:
         parts = [p for p in module.split(".") if p]
