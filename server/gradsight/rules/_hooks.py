@@ -185,11 +185,11 @@ def hooks(q, kinds=FORWARD_HOOKS, callbacks: bool = False) -> Iterator[Hook]:
 
 def derived(fn: ast.AST, seeds: tuple, keep=None) -> set:
     """`seeds` and the local names of `fn` bound (in source order, loops once) from expressions that read one of
-    them; `keep(expr)` says whether an expression passes the value on (default: always)."""
+    them; `keep(expr, names)` says whether an expression passes the value on (default: always)."""
     names = set(seeds)
     for n in own_nodes(fn):
         if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and n.value is not None:
-            if not reads(n.value, names) or (keep is not None and not keep(n.value)):
+            if not reads(n.value, names) or (keep is not None and not keep(n.value, names)):
                 continue
             targets = n.targets if isinstance(n, ast.Assign) else [n.target]
             names |= {t.id for tgt in targets for t in walk(tgt) if isinstance(t, ast.Name)}

@@ -33,6 +33,22 @@ def _in_try(q, node: ast.AST, fn: ast.AST) -> bool:
     return False
 
 
+def _same_tensor(expr: ast.AST, names: set) -> bool:
+    """`output`, `output[0]`, `output.last_hidden_state`, `output.view(...)`: an expression that is the received tensor
+    or a view of it (a call of some other function on it may return anything: an autograd `Node`, None)."""
+    while True:
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
+            expr = expr.func.value
+        elif isinstance(expr, ast.Subscript):
+            expr = expr.value
+        elif isinstance(expr, ast.Attribute):
+            if expr.attr == "grad_fn":
+                return False
+            expr = expr.value
+        else:
+            return isinstance(expr, ast.Name) and expr.id in names
+
+
 class TensorHookInForwardHook(Rule):
     code = "GS430"
     name = "tensor-hook-without-grad-check"
@@ -110,11 +126,12 @@ class TensorHookInForwardHook(Rule):
             seen.add(id(hook.fn))
             if _guarded(q, hook.fn):
                 continue
-            tensors = _hooks.derived(hook.fn, hook.params)
+            tensors = _hooks.derived(hook.fn, hook.params, keep=_same_tensor)
             for n in _hooks.own_nodes(hook.fn):
                 if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "register_hook"):
                     continue
-                if _hooks.root_name(n.func.value) not in tensors or _in_try(q, n, hook.fn):
+                recv = n.func.value
+                if _hooks.root_name(recv) not in tensors or not _same_tensor(recv, tensors) or _in_try(q, n, hook.fn):
                     continue
                 shown = report.source.segment(n.func.value)
                 shown = shown if shown and len(shown) <= 30 and "\n" not in shown else "output"

@@ -207,7 +207,7 @@ class HookStoresGraph(Rule):
 
     def _check_hook(self, q, hook, me: str, report) -> None:
         fn = hook.fn
-        tensors = _hooks.derived(fn, hook.params, keep=lambda e: not _detached(e))
+        tensors = _hooks.derived(fn, hook.params, keep=lambda e, _names: not _detached(e))
         own = _hooks.own_nodes(fn)
         copies = {}  # local name -> the statement that bound it to a container holding a CPU copy
         cls = q.enclosing(fn, (ast.ClassDef,))
