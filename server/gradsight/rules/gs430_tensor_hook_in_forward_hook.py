@@ -13,9 +13,12 @@ _TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))
 
 
 def _guarded(q, fn: ast.AST) -> bool:
-    """Whether the hook looks at the grad state before it registers: it reads some `.requires_grad` or asks
-    `torch.is_grad_enabled()` (the usual guard, `if not output.requires_grad: return`)."""
+    """Whether the hook decides when it registers: it reads some `.requires_grad` or asks `torch.is_grad_enabled()`
+    (the usual guard, `if not output.requires_grad: return`), or it tests anything at all (torch-cam's
+    `if self._hooks_enabled:`, a switch its no-grad passes turn off): the author controls when the hook acts."""
     for n in _hooks.own_nodes(fn):
+        if isinstance(n, (ast.If, ast.IfExp)):
+            return True
         if isinstance(n, ast.Attribute) and n.attr == "requires_grad":
             return True
         if isinstance(n, ast.Call) and (q.call_name(n) or "").endswith("is_grad_enabled"):
@@ -57,8 +60,9 @@ class TensorHookInForwardHook(Rule):
                "whenever the model runs under `torch.no_grad()`.")
     events = (FileEvent,)
     what_it_does = ("Flags a function registered with `register_forward_hook` that registers a tensor hook "
-                    "(`register_hook`) on the output (or input) it receives, with no test of `requires_grad` (or "
-                    "`torch.is_grad_enabled()`) in the hook and no `try` around the call. The finding stands on the "
+                    "(`register_hook`) on the output (or input) it receives, with no `if` in the hook (a test of "
+                    "`requires_grad`, `torch.is_grad_enabled()` or a switch of the object's own) and no `try` around "
+                    "the call. The finding stands on the "
                     "hook's `def`, where the guard goes; the related note points at the `register_hook` call.")
     why_bad = ("A forward hook runs in the grad mode of whoever calls the model. The usual Grad-CAM trick, "
                "capturing the target layer's gradient with `output.register_hook(...)` from a forward hook, works "
@@ -82,6 +86,13 @@ class TensorHookInForwardHook(Rule):
               "grads = []\n\n\ndef save_gradient(module, input, output):\n    if torch.is_grad_enabled():\n"
               "        output.register_hook(grads.append)\n\n\n"
               "model[0].register_forward_hook(save_gradient)\nwith torch.no_grad():\n    model(torch.randn(2, 4))\n"),
+        # A switch of the object's own, turned off for the no-grad passes (torch-cam's `_hooks_enabled`).
+        Valid("import torch\n\n\nclass Cam:\n    def __init__(self, layer):\n        self.enabled = True\n"
+              "        self.grads = []\n        layer.register_forward_hook(self.hook)\n\n"
+              "    def hook(self, module, input, output):\n        if self.enabled:\n"
+              "            output.register_hook(self.grads.append)\n\n\n"
+              "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU())\ncam = Cam(model[0])\n"
+              "cam.enabled = False\nwith torch.no_grad():\n    model(torch.randn(2, 4))\n"),
         # A tensor hook registered outside any forward hook, on a tensor that requires grad.
         Valid("import torch\n\nw = torch.randn(3, requires_grad=True)\ngrads = []\nw.register_hook(grads.append)\n"
               "(w * 2).sum().backward()\n"),
