@@ -175,8 +175,10 @@ def hooks(q, kinds=FORWARD_HOOKS, callbacks: bool = False) -> Iterator[Hook]:
         if not (isinstance(target, ast.Attribute) and isinstance(value, ast.Attribute)
                 and isinstance(value.value, ast.Name)):
             continue
+        if isinstance(target.value, ast.Name) and target.value.id == value.value.id:
+            continue  # `self.a = self.b`, the common case, decided without the parents of the statement
         me = _self_name(q, stmt)
-        if me is None or value.value.id != me or (isinstance(target.value, ast.Name) and target.value.id == me):
+        if me is None or value.value.id != me:
             continue
         fn = _method(q, stmt, value.attr)
         if fn is not None:
