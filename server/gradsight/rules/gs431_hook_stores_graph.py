@@ -173,7 +173,7 @@ class HookStoresGraph(Rule):
         Invalid("import torch\nfrom collections import defaultdict\n\n\nclass Attention(torch.nn.Module):\n"
                 "    def __init__(self):\n        super().__init__()\n        self.proj = torch.nn.Linear(4, 4)\n"
                 "        self.callback = None\n\n    def forward(self, x):\n        attn = self.proj(x).softmax(-1)\n"
-                "        if self.callback is not None:\n            self.callback(attn)\n        return attn @ x\n\n\n"
+                "        if self.callback is not None:\n            self.callback(attn)\n        return attn * x\n\n\n"
                 "class Recorder(torch.nn.Module):\n    def __init__(self, net):\n        super().__init__()\n"
                 "        self.net = net\n        self.recordings = defaultdict(list)\n        net.callback = self.record\n\n"
                 "    def record(self, attn):\n        data = {'attn': attn.cpu()}\n        self.recordings[0].append(data)\n\n"
