@@ -19,7 +19,6 @@ from ..engine.astwalk import children, walk
 FORWARD_HOOKS = ("register_forward_hook", "register_forward_pre_hook")
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-_PARTIAL = ("partial", "functools.partial")
 
 
 @dataclass(frozen=True)
@@ -133,7 +132,7 @@ def resolve(q, expr: ast.AST, at: ast.AST, depth: int = 0) -> list:
         return [(fn, 1)] if fn is not None else []
     if isinstance(expr, ast.Call) and depth == 0:
         func = expr.func
-        if (q.call_name(expr) in ("functools.partial",) or (isinstance(func, ast.Name) and func.id == "partial")) \
+        if (q.call_name(expr) == "functools.partial" or (isinstance(func, ast.Name) and func.id == "partial")) \
                 and expr.args:
             return [(fn, bound + len(expr.args) - 1) for fn, bound in resolve(q, expr.args[0], at, 1)]
         out = []
