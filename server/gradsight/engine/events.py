@@ -96,6 +96,13 @@ class NumpyEvent(Event):
 
 
 @dataclass(frozen=True)
+class TensorHookEvent(Event):
+    """`t.register_hook(fn)`: torch raises unless `t` requires grad (GS432)."""
+    target: TensorVal
+    expr: str
+
+
+@dataclass(frozen=True)
 class OptimizerEvent(Event):
     params: tuple  # ((ast expr, TensorVal), ...)
     optimizer: str

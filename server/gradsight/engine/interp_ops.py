@@ -11,7 +11,8 @@ from .gradtests import grad_tested, grad_tests
 from . import torchdb as db
 from .call_writes import note_write
 from .events import (BackwardEvent, BootstrapTargetEvent, CarryEvent, FactoryEvent, InferenceSaveEvent, InplaceEvent,
-                     LossTargetEvent, NumpyEvent, OutArgEvent, SameTensorLossEvent, StoreGraphEvent, ViewInplaceEvent)
+                     LossTargetEvent, NumpyEvent, OutArgEvent, SameTensorLossEvent, StoreGraphEvent, TensorHookEvent,
+                     ViewInplaceEvent)
 from .interp_util import (grad_origins, _basic_index, _broadcast, _cap, _fsite, _pcut_of, _pretty, _reduced_shape,
                           _saved_input_indices, const_bool, key_of, kwarg, map_tensors)
 from .state import State
@@ -168,6 +169,8 @@ class OpsMixin:
             if key and state.get(key) == recv:
                 state.set(key, recv.with_(retains=True))
             return PyVal()
+        if name == "register_hook":
+            self.emit(TensorHookEvent(node, recv, self.seg(recv_node)))
         if name in ("register_hook", "size", "dim", "numel", "stride", "element_size"):
             return PyVal() if name in ("size", "dim", "numel", "stride", "element_size") else recv
         if name == "detach_" and recv.view is not None:
