@@ -192,6 +192,11 @@ class TensorVal(Value):
     view: Optional[Fact] = None  # a view of another tensor (basic indexing, .view(), .transpose(), ...)
     multiview: bool = False  # an output of split/chunk/unbind: may not be modified in place
     nograd_view: bool = False  # a view created under no_grad of a tensor that requires grad
+    # The output of a custom `autograd.Function` whose `forward` returns an input as-is (or a view of one), or a view
+    # of such an output: torch makes it a view created inside a custom Function, which may not be modified in place
+    # when it requires grad. The fact is the `apply` call; `fnview_sure` is False where only some paths made it so.
+    fnview: Optional[Fact] = None
+    fnview_sure: bool = True
     is_data: bool = False  # `t.data`: same storage, no autograd tracking
     retains: bool = False  # retain_grad() was called: `.grad` of this non-leaf is populated
     leaf_view: bool = False  # a view of a leaf that requires grad (in-place on it raises)
@@ -252,6 +257,9 @@ class TensorVal(Value):
             view=_first(self.view, other.view),
             multiview=self.multiview and other.multiview,
             nograd_view=self.nograd_view and other.nograd_view,
+            fnview=_first(self.fnview, other.fnview),
+            fnview_sure=bool(self.fnview and other.fnview and self.fnview_sure and other.fnview_sure)
+            if self.fnview is not None or other.fnview is not None else True,
             is_data=self.is_data and other.is_data,
             retains=self.retains or other.retains,
             gained=self.gained and other.gained,
@@ -306,6 +314,9 @@ class PyVal(Value):
     is_none: bool = False  # surely `None`
     truth: Optional[bool] = None  # surely `True` / `False` (a bool constant; a default a call left as it is)
     string: Optional[str] = None  # surely this string (a string constant; a string a call passed or left as default)
+    # A parameter's `None` default in a function analysed on its own (no call left it): its callers may pass anything,
+    # so an `is None` test of it is not decided (both branches run), while a method or attribute of it stays unknown.
+    unbound_default: bool = False
 
     def join(self, other: Value) -> Value:
         if self is other:
@@ -315,7 +326,8 @@ class PyVal(Value):
         return PyVal(cut=_first(self.cut, other.cut), pcut=self.pcut | other.pcut,
                      scalar=self.scalar and other.scalar, scalar_items=self.scalar_items and other.scalar_items,
                      is_none=self.is_none and other.is_none, truth=self.truth if self.truth == other.truth else None,
-                     string=self.string if self.string == other.string else None)
+                     string=self.string if self.string == other.string else None,
+                     unbound_default=self.unbound_default or other.unbound_default)
 
 
 @dataclass(frozen=True)
