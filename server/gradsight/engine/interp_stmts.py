@@ -712,8 +712,6 @@ class StatementsMixin:
             base = state.get(base_key) if base_key is not None else None
             if isinstance(base, (ModuleVal, ObjectVal)):
                 val = base.attr(test.left.attr)
-        if isinstance(val, PyVal) and val.is_none and val.unbound_default:
-            return None  # `if mask is not None:` with `mask=None` left by no call: callers may pass a mask
         if isinstance(val, PyVal) and val.is_none:
             is_none = True
         elif isinstance(val, (TensorVal, ModuleVal, ObjectVal, OptimizerVal, ParamsVal)):

@@ -195,8 +195,7 @@ def _constant_default(node: Optional[ast.AST], called: bool = False) -> Value:
                      is_none=node.value is None,
                      truth=(node.value if isinstance(node.value, bool) else False if node.value is None else None)
                      if called else None,
-                     string=node.value if called and isinstance(node.value, str) else None,
-                     unbound_default=node.value is None and not called)
+                     string=node.value if called and isinstance(node.value, str) else None)
     return UNKNOWN
 
 

@@ -314,9 +314,6 @@ class PyVal(Value):
     is_none: bool = False  # surely `None`
     truth: Optional[bool] = None  # surely `True` / `False` (a bool constant; a default a call left as it is)
     string: Optional[str] = None  # surely this string (a string constant; a string a call passed or left as default)
-    # A parameter's `None` default in a function analysed on its own (no call left it): its callers may pass anything,
-    # so an `is None` test of it is not decided (both branches run), while a method or attribute of it stays unknown.
-    unbound_default: bool = False
 
     def join(self, other: Value) -> Value:
         if self is other:
@@ -326,8 +323,7 @@ class PyVal(Value):
         return PyVal(cut=_first(self.cut, other.cut), pcut=self.pcut | other.pcut,
                      scalar=self.scalar and other.scalar, scalar_items=self.scalar_items and other.scalar_items,
                      is_none=self.is_none and other.is_none, truth=self.truth if self.truth == other.truth else None,
-                     string=self.string if self.string == other.string else None,
-                     unbound_default=self.unbound_default or other.unbound_default)
+                     string=self.string if self.string == other.string else None)
 
 
 @dataclass(frozen=True)
