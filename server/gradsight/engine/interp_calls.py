@@ -4,6 +4,7 @@ being built."""
 from __future__ import annotations
 
 import ast
+import itertools
 from dataclasses import replace
 from typing import Optional
 
@@ -849,13 +850,16 @@ class CallsMixin:
                     layers = (UNKNOWN,)
             if short == "ModuleList" and len(args) == 1 and isinstance(args[0][1], SeqVal):
                 layers = args[0][1].items
+            head: tuple = ()
             if short in ("Sequential", "ModuleList") and not all(isinstance(v, ModuleVal) for v in layers):
+                if short == "Sequential" and not (len(args) == 1 and isinstance(args[0][0], ast.Starred)):
+                    head = tuple(itertools.takewhile(lambda v: isinstance(v, ModuleVal), layers))
                 layers = ()
             has = layers_have_params(layers)
             if not layers and not (short == "ModuleList" and not args and not kwargs):
                 has = Tri.MAYBE  # an empty `nn.ModuleList()` has no parameters until modules are appended
             return ModuleVal(qual, layers=layers if short in ("Sequential", "ModuleList") else (), has_params=has,
-                             origin=origin)
+                             origin=origin, head=head)
         if short in db.PARAMLESS_MODULES or short.endswith("Loss"):
             reduction = None
             red = kwargs.get("reduction", (None, None))[0]

@@ -144,8 +144,8 @@ class ObjectsMixin:
                 unsaved = unsaved or not (isinstance(res, TensorVal) and res.saved is not None)
                 out = join_values(out, res)
                 ends.append(branch)
-            if unsaved and isinstance(out, TensorVal):
-                out = out.with_(saved=None, saved_seg=None)  # saved only if every alternative saves it
+            if unsaved and isinstance(out, TensorVal) and out.saved is not None:
+                out = out.with_(saved_sure=False)  # saved on the paths whose module saves it
             joined = ends[0]
             for e in ends[1:]:
                 joined = joined.join(e)
@@ -171,6 +171,13 @@ class ObjectsMixin:
                 val = self.call_module(layer, [(arg_node, val)], {}, node, state)
                 arg_node = node
             return val
+        if short == "Sequential" and mod.head and args:
+            # Known children, then one gradsight cannot see: they run on the input (and save it), the rest is unknown.
+            val, arg_node = args[0][1], args[0][0]
+            for layer in mod.head:
+                val = self.call_module(layer, [(arg_node, val)], {}, node, state)
+                arg_node = node
+            return UNKNOWN
         if not args:
             return UNKNOWN
         if short in db.LOSS_MODULES_WITH_TARGET:
@@ -178,6 +185,10 @@ class ObjectsMixin:
             if target is not None:
                 self.check_loss_target(short, args[0], target, node, state)
         in_node, x = args[0]
+        if short == "Identity" and isinstance(x, TensorVal):
+            # `nn.Identity` returns its input object itself: what an op saved of it (a ReLU's output, timm's
+            # `ConvBNAct` ending in `self.lab = nn.Identity()`) is still saved, and the storage is the same.
+            return x
         if not isinstance(x, TensorVal) and x is not UNKNOWN and not isinstance(x, SeqVal):
             return UNKNOWN
         inplace_key = None

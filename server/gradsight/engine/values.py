@@ -335,6 +335,9 @@ class ModuleVal(Value):
     qual: str
     cls: Any = None  # ClassInfo for user-defined modules
     layers: tuple = ()  # nn.Sequential children, in order
+    # An nn.Sequential with a child gradsight cannot see (`SamePad` from another package): the known children
+    # before the first unknown one, which still run first on its input (what they save is saved).
+    head: tuple = ()
     inplace: bool = False  # nn.ReLU(inplace=True) and friends
     has_params: Tri = Tri.YES
     reduction: Optional[str] = None  # loss modules
@@ -364,6 +367,8 @@ class ModuleVal(Value):
                 # side may hold (iterating it joins them anyway).
                 layers = tuple(dict.fromkeys(self.layers + other.layers)) if self.layers or other.layers else ()
                 return replace(self, layers=layers if len(layers) <= 8 else (), has_params=has)
+            if self.head != other.head:
+                return replace(self, has_params=has, head=())
             return replace(self, has_params=has)
         if isinstance(other, ModuleVal):
             alts = tuple(dict.fromkeys((self.alts or (self,)) + (other.alts or (other,))))

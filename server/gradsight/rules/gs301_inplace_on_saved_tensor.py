@@ -101,6 +101,23 @@ class InplaceOnSavedTensor(Rule):
               "        linear = self.linear(x)\n        bn = self.bn(linear) if self.use_norm else linear\n"
               "        return self.relu(bn)\n\n\nfor use_norm in (True, False):\n"
               "    Block(4, 3, use_norm=use_norm)(torch.randn(8, 4)).sum().backward()\n"),
+        # A `Sequential` whose first child gradsight cannot see (an activation chosen by name): nothing known saves `x`.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Enc(nn.Module):\n"
+              '    def __init__(self, dim, act="Tanh"):\n        super().__init__()\n'
+              "        self.proj = nn.Linear(dim, dim)\n"
+              "        self.gate = nn.Sequential(getattr(nn, act)(), nn.Linear(dim, dim))\n\n"
+              "    def forward(self, features):\n        x = self.proj(features)\n        x += self.gate(x)\n"
+              "        return x\n\n\nEnc(4)(torch.randn(2, 5, 4)).sum().backward()\n"),
+        # `nn.Identity` returns its input: Hardswish saved its own input, not the output the residual writes into.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass ConvAct(nn.Module):\n"
+              "    def __init__(self, c, use_act=True):\n        super().__init__()\n"
+              "        self.conv = nn.Conv2d(c, c, 1)\n"
+              "        self.act = nn.Hardswish() if use_act else nn.Identity()\n"
+              "        self.drop = nn.Identity()\n\n    def forward(self, x):\n"
+              "        return self.drop(self.act(self.conv(x)))\n\n\nclass Block(nn.Module):\n"
+              "    def __init__(self, c):\n        super().__init__()\n        self.agg = ConvAct(c)\n\n"
+              "    def forward(self, x):\n        identity = x\n        x = self.agg(x)\n        x += identity\n"
+              "        return x\n\n\nBlock(2)(torch.randn(1, 2, 3, 3)).sum().backward()\n"),
     )
     invalid = (
         # An L2-normalised embedding built on its base class's `forward` (through `super()`): `pow` saved the
@@ -222,6 +239,30 @@ class InplaceOnSavedTensor(Rule):
                 "        x_conv = self.pos_conv(x.transpose(1, 2))\n"
                 "        x_conv = x_conv.transpose(1, 2)\n        x = x + x_conv\n        return x\n\n\n"
                 "Enc(8, 4)(torch.randn(2, 5, 8)).sum().backward()\n"),
+        # A `Sequential` with a child gradsight cannot see (wav2vec's `SamePad` from another package): the conv before
+        # it still ran first, and saved its input, a view of `x`.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Enc(nn.Module):\n"
+                '    def __init__(self, dim, act="GELU"):\n        super().__init__()\n'
+                "        self.proj = nn.Linear(dim, dim)\n"
+                "        self.pos_conv = nn.Sequential(nn.Conv1d(dim, dim, 3, padding=1), getattr(nn, act)())\n\n"
+                "    def forward(self, features):\n        x = self.proj(features)\n"
+                "        x_conv = self.pos_conv(x.transpose(1, 2))\n        x += x_conv.transpose(1, 2)\n"
+                "        return x\n\n\nEnc(4)(torch.randn(2, 5, 4)).sum().backward()\n", line=14,
+                runtime="raises: modified by an inplace operation"),
+        # The block ends in `nn.Identity` (no affine layer), which hands back ReLU's saved output itself (timm's HGNet
+        # `ConvBNAct`); with the affine layer chosen instead nothing would be saved.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Affine(nn.Module):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.scale = nn.Parameter(torch.ones(1))\n\n"
+                "    def forward(self, x):\n        return self.scale * x\n\n\nclass ConvAct(nn.Module):\n"
+                "    def __init__(self, c, use_affine=False):\n        super().__init__()\n"
+                "        self.conv = nn.Conv2d(c, c, 1)\n        self.act = nn.ReLU()\n"
+                "        self.affine = Affine() if use_affine else nn.Identity()\n\n    def forward(self, x):\n"
+                "        return self.affine(self.act(self.conv(x)))\n\n\nclass Block(nn.Module):\n"
+                "    def __init__(self, c, use_affine=False):\n        super().__init__()\n"
+                "        self.agg = nn.Sequential(ConvAct(c, use_affine), ConvAct(c, use_affine))\n\n"
+                "    def forward(self, x):\n        identity = x\n        x = self.agg(x)\n        x += identity\n"
+                "        return x\n\n\nBlock(2)(torch.randn(1, 2, 3, 3)).sum().backward()\n", line=33,
+                runtime="raises: modified by an inplace operation"),
     )
 
     def check(self, event: InplaceEvent, report) -> None:
