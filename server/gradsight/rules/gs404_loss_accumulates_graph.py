@@ -372,7 +372,14 @@ class LossAccumulatesGraph(Rule):
                     "(`logits, hidden = self.forward(inp, hidden)` in a generation loop: one that samples or decodes "
                     "each step, or a function named `generate`, `sample`, `translate`, ...) is flagged too: each "
                     "step's graph hangs off the next one's. A backward of the last item of a history "
-                    "(`losses[-1].backward()`) does not backward the history.")
+                    "(`losses[-1].backward()`) does not backward the history. An accumulation bounded by the code "
+                    "rather than by the data is true but harmless, and left alone: a total made anew on every step of "
+                    "a loop that itself calls backward (k discriminator steps summed per batch), or a list or total "
+                    "made anew per call or per batch whose loop walks the model's parts (`model.parameters()`, a "
+                    "module or optimizer it calls or steps: one loss per head, per agent), or, without backward, "
+                    "combines per item values made before it without running a model (`reg += m.sum()` over the "
+                    "layers' masks). A total made before the batch loop, or anew only per epoch, grows with the "
+                    "data and stays flagged.")
     why_bad = ("Nothing raises, but the accumulator holds a reference to each step's graph, so memory grows with "
                "every iteration (on a GPU, until it runs out). Logging needs the number, not the graph.")
     example = "total_loss = 0\nfor x in data:\n    loss = model(x).mean()\n    loss.backward()\n    total_loss += loss"
