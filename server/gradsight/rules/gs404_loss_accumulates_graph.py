@@ -330,9 +330,12 @@ def _bounded(tree: ast.AST | None, event, name: str) -> str | None:
                                     and not _inside(s, spanning[-1])
                                     for s in _own_nodes(scope) if isinstance(s, ast.Assign)):
             return None
-    if home is not None and event.backward_in_loop is not None and any(
-            _is_backward_call(n) and not _inside(n, spanning[-1]) for n in _own_nodes(home)):
-        return "step"
+    if home is not None and event.backward_in_loop is not None:
+        # A backward in the re-making loop's own body, in no loop inside it: a sibling batch loop that backwards
+        # (`for x in labeled: ...; for x in unlabeled: ...` in an epoch) does not make the epoch a training step.
+        inner_loops = [n for n in _own_nodes(home) if n is not home and isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+        if any(_is_backward_call(n) and not any(_inside(n, loop) for loop in inner_loops) for n in _own_nodes(home)):
+            return "step"
     if all(_iterates_parts(loop) for loop in spanning):
         return "parts"
     if event.backward_in_loop is None and all(_iterates_parts(loop) or _runs_no_model(loop) for loop in spanning):
@@ -864,6 +867,14 @@ class LossAccumulatesGraph(Rule):
                 '    return losses\n\n\nheads = [nn.Linear(4, 1) for _ in range(2)]\n'
                 'losses = train([torch.randn(8, 4) for _ in range(3)], heads, [torch.optim.SGD(h.parameters(), lr=0.1) for h in heads])\n',
                 line=13, runtime="silent: all(l.grad_fn is not None for l in losses)"),
+        # An epoch whose second batch loop backwards: the epoch is still no training step, the total grows with it.
+        Invalid('import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 1)\n'
+                'opt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor epoch in range(2):\n    total_loss = 0\n'
+                '    for x in torch.randn(3, 8, 4):\n        opt.zero_grad()\n'
+                '        loss = model(x).pow(2).mean()\n        loss.backward()\n        opt.step()\n'
+                '        total_loss += loss\n    for x in torch.randn(2, 8, 4):\n        opt.zero_grad()\n'
+                '        model(x).abs().mean().backward()\n        opt.step()\n',
+                line=12, runtime="silent: total_loss.grad_fn is not None"),
     )
 
     def check(self, event: AccumulateEvent, report) -> None:
