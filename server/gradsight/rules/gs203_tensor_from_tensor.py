@@ -18,8 +18,8 @@ class TensorFromTensor(Rule):
     what_it_does = ("Flags `torch.tensor(t)` where `t` requires grad, with grad mode on (typically inside a loss "
                     "or a forward pass), `torch.tensor([t1, t2, ...])` of a list (a literal or a list "
                     "comprehension) whose tensors require grad, and the pre-0.4 `torch.autograd.Variable(t)` of such a "
-                    "tensor (under torch 2.x a new leaf without history, even with `requires_grad=True`). A copy "
-                    "whose values are only read as numbers is left alone: all-reduced, updated in place and turned "
+                    "tensor (under torch 2.x a new leaf without history, even with `requires_grad=True`). A "
+                    "`torch.tensor()` copy whose values are only read as numbers is left alone: all-reduced, updated in place and turned "
                     "into Python numbers (`.item()`, `float()`, `.tolist()`), as a logging helper does with a loss; "
                     "so is a copy used only as a regression target (a loss's other argument, the other side of a "
                     "subtraction, or returned).")
@@ -87,8 +87,10 @@ class TensorFromTensor(Rule):
     )
 
     def check(self, event: GraphCutEvent, report) -> None:
-        if _used_as_target(report.tree, event.node) or _read_as_numbers(report.tree, event.node):
+        if _used_as_target(report.tree, event.node):
             return
+        if event.api != "Variable" and _read_as_numbers(report.tree, event.node):
+            return  # a `torch.tensor()` copy only read as numbers; `Variable(t)` is written to keep history
         origin = event.target.origin
         # A "from `expr`" fact names the expression itself: "the values come from `expr`", not "from from".
         where = f"`{origin.arg('expr')}`" if origin is not None and origin.kind == "from" and origin.arg("expr") \
