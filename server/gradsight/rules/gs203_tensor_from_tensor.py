@@ -18,7 +18,11 @@ class TensorFromTensor(Rule):
     what_it_does = ("Flags `torch.tensor(t)` where `t` requires grad, with grad mode on (typically inside a loss "
                     "or a forward pass), `torch.tensor([t1, t2, ...])` of a list (a literal or a list "
                     "comprehension) whose tensors require grad, and the pre-0.4 `torch.autograd.Variable(t)` of such a "
-                    "tensor (under torch 2.x a new leaf without history, even with `requires_grad=True`).")
+                    "tensor (under torch 2.x a new leaf without history, even with `requires_grad=True`). A "
+                    "`torch.tensor()` copy whose values are only read as numbers is left alone: all-reduced, updated in place and turned "
+                    "into Python numbers (`.item()`, `float()`, `.tolist()`), as a logging helper does with a loss; "
+                    "so is a copy used only as a regression target (a loss's other argument, the other side of a "
+                    "subtraction, or returned).")
     why_bad = ("The copy is a new leaf with `requires_grad=False`: nothing upstream of it receives a gradient. "
                "PyTorch only warns (\"To copy construct from a tensor, it is recommended to use "
                "sourceTensor.detach().clone()...\"), and `torch.tensor([a, b])` built from tensors does not even "
@@ -54,6 +58,13 @@ class TensorFromTensor(Rule):
               "v = v_net(states)\nR = v[-1]\nrets = []\nfor r in [1.0, 0.0, 1.0]:\n    R = r + 0.9 * R\n"
               "    rets.append(R)\nreturns = torch.tensor(rets)\ncritic_loss = ((returns - v[:3].squeeze(1)) ** 2).mean()\n"
               "critic_loss.backward()\n"),
+        # A logging helper's copy of the loss (LLaMA-Adapter's `all_reduce_mean`): all-reduced, divided in place and
+        # read with `.item()`. Only numbers leave it, and a number has no gradient to lose.
+        Valid('import types\nimport torch\nimport torch.nn as nn\n\n'
+              'dist = types.SimpleNamespace(all_reduce=lambda t: None, get_world_size=lambda: 2)\n\n\n'
+              'def all_reduce_mean(x):\n    x_reduce = torch.tensor(x)\n    dist.all_reduce(x_reduce)\n'
+              '    x_reduce /= dist.get_world_size()\n    return x_reduce.item()\n\n\nmodel = nn.Linear(3, 1)\n'
+              'loss = model(torch.randn(4, 3)).pow(2).mean()\nloss.backward()\nprint(all_reduce_mean(loss))\n'),
     )
     invalid = (
         Invalid("import torch\nx = torch.randn(3, requires_grad=True)\ny = torch.tensor(x * 2)\n", line=3,
@@ -65,11 +76,21 @@ class TensorFromTensor(Rule):
                 "loss.backward()\n", line=5, runtime="silent: net.weight.grad is None"),
         Invalid("import torch\nw = torch.randn(3, requires_grad=True)\nparts = [(w * i).sum() for i in range(3)]\n"
                 "total = torch.tensor(parts).sum()\n", line=4, runtime="silent: not total.requires_grad"),
+        # The same all-reduced copy added into the loss: the model's gradient is lost (silently: `reg` has one).
+        Invalid('import types\nimport torch\nimport torch.nn as nn\n\n'
+                'dist = types.SimpleNamespace(all_reduce=lambda t: None, get_world_size=lambda: 2)\n'
+                'model = nn.Linear(3, 1)\nreg = torch.zeros(1, requires_grad=True)\n'
+                'loss = model(torch.randn(4, 3)).pow(2).mean()\nloss_reduce = torch.tensor(loss)\n'
+                'dist.all_reduce(loss_reduce)\nloss_reduce /= dist.get_world_size()\n'
+                'total = loss_reduce + reg.sum()\ntotal.backward()\n',
+                line=9, runtime="silent: model.weight.grad is None")
     )
 
     def check(self, event: GraphCutEvent, report) -> None:
         if _used_as_target(report.tree, event.node):
             return
+        if event.api != "Variable" and _read_as_numbers(report.tree, event.node):
+            return  # a `torch.tensor()` copy only read as numbers; `Variable(t)` is written to keep history
         origin = event.target.origin
         # A "from `expr`" fact names the expression itself: "the values come from `expr`", not "from from".
         where = f"`{origin.arg('expr')}`" if origin is not None and origin.kind == "from" and origin.arg("expr") \
@@ -127,3 +148,60 @@ def _used_as_target(tree, call: ast.AST) -> bool:
                 continue
         return False
     return True
+
+
+# Calls that hand a tensor to the other processes (torch.distributed, horovod): they read and overwrite its values.
+_COLLECTIVES = frozenset({"all_reduce", "reduce", "all_gather", "broadcast", "reduce_scatter", "allreduce",
+                          "allreduce_", "allgather", "all_gather_into_tensor"})
+_NUMBER_CALLS = frozenset({"float", "int", "print", "round"})
+
+
+def _read_as_numbers(tree, call: ast.AST) -> bool:
+    """Whether the copy is bound to a name whose values are only ever read as numbers: all-reduced across processes
+    (`dist.all_reduce(x)`), updated in place (`x /= world_size`), and turned into Python numbers (`x.item()`,
+    `float(x)`, `x.cpu().tolist()`), as a logging helper does with a loss (`all_reduce_mean`: `torch.tensor(x)
+    .cuda()`, all-reduce, `.item()`). A number has no gradient to lose: the copy cuts nothing anyone wanted."""
+    if tree is None:
+        return False
+    scope = tree
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.lineno <= call.lineno <= (n.end_lineno or 0) \
+                and n.lineno >= getattr(scope, "lineno", 0):
+            scope = n
+    parents = {child: parent for parent in ast.walk(scope) for child in ast.iter_child_nodes(parent)}
+    stmt = call
+    while stmt in parents and not isinstance(stmt, ast.stmt):
+        stmt = parents[stmt]
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+        return False
+    name = stmt.targets[0].id
+    uses = [n for n in ast.walk(scope) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+            and (n.lineno, n.col_offset) > (stmt.end_lineno, stmt.end_col_offset)]
+    if not uses:
+        return False
+    for use in uses:
+        node = use
+        # `x.cpu()`, `x.detach()`, `x.div_(n)`: the same values, then read on.
+        while isinstance(parents.get(node), ast.Attribute) and isinstance(parents.get(parents[node]), ast.Call) \
+                and parents[node].attr in (db.COPY_METHODS | {"detach", "div_", "mul_", "add_", "sub_"} | set(db.CUT_METHODS)):
+            attr = parents[node].attr
+            node = parents[parents[node]]
+            if attr in db.CUT_METHODS:
+                break
+        else:
+            attr = None
+        parent = parents.get(node)
+        if attr in db.CUT_METHODS:
+            continue  # a Python number or array: no history to lose
+        if isinstance(parent, ast.Call) and node in parent.args:
+            func = parent.func
+            fname = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if fname in _COLLECTIVES or fname in _NUMBER_CALLS:
+                continue
+        if isinstance(parent, ast.Expr):
+            continue  # `x.div_(world_size)` as a statement: updated in place, read later
+        if isinstance(parent, ast.AugAssign) and parent.target is node:
+            continue
+        return False
+    return True
+

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import ast
 
+from ..engine import torchdb as db
 from ..engine.events import AccumulateEvent
 from ..engine.report import insert_after, make_fix, Note, text as msg
 from ..engine.values import Tri
@@ -188,6 +189,160 @@ def _within_one_step(tree: ast.AST | None, node: ast.AST, name: str) -> bool:
     return False
 
 
+# Iterating these walks the model's parts (`for p in model.parameters()`), not the data.
+_PART_ITERS = frozenset({"parameters", "named_parameters", "modules", "named_modules", "children", "named_children",
+                         "buffers", "named_buffers"})
+# Calls on a loop variable that say it is a model part: a module it calls, an optimizer it steps.
+_PART_METHODS = frozenset({"step", "zero_grad", "forward", "parameters", "named_parameters"})
+# Calls that run no model: tensor methods, torch/NumPy/math functions and these builtins. A loop making only such
+# calls combines values that existed before it.
+_PLAIN_BUILTINS = frozenset({"len", "float", "int", "sum", "min", "max", "abs", "round", "range", "zip", "enumerate",
+                             "isinstance", "print", "list", "tuple", "dict", "str", "bool"})
+_PLAIN_ROOTS = frozenset({"torch", "F", "np", "numpy", "math"})
+_TENSOR_METHODS = frozenset(db.PURE_METHODS | db.VIEW_METHODS | db.REDUCTIONS | db.ELEMENTWISE_UNARY
+                            | db.COPY_METHODS | set(db.CUT_METHODS)
+                            | {"size", "numel", "dim", "item", "expand_as", "masked_select", "gather"})
+_FRESH_CALLS = frozenset({"list", "dict", "set", "tuple", "defaultdict", "OrderedDict", "zeros", "zeros_like",
+                          "ones", "ones_like", "empty", "empty_like", "full", "full_like", "tensor"})
+
+
+def _own_nodes(node: ast.AST):
+    """The nodes of `node`, not those of functions or classes defined inside it."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        yield n
+        todo.extend(c for c in ast.iter_child_nodes(n)
+                    if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)))
+
+
+def _inside(node: ast.AST, outer: ast.AST) -> bool:
+    return outer.lineno <= node.lineno <= (outer.end_lineno or outer.lineno)
+
+
+def _fresh_binding(stmt: ast.AST, name: str) -> bool:
+    """`name = 0`, `name = []`, `name = {}`, `name = torch.zeros(...)`: the accumulator made anew."""
+    if not (isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)):
+        return False
+    value = stmt.value
+    if isinstance(value, (ast.Constant, ast.List, ast.Dict, ast.Tuple, ast.Set, ast.ListComp, ast.DictComp)):
+        return True
+    if isinstance(value, ast.Call):
+        func = value.func
+        fname = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        return fname in _FRESH_CALLS
+    return False
+
+
+def _is_backward_call(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and (isinstance(node.func, ast.Attribute) and node.func.attr == "backward"
+                                           or isinstance(node.func, ast.Name) and node.func.id == "backward")
+
+
+def _iterates_parts(loop: ast.AST) -> bool:
+    """A `for` loop over the model's parts: over `model.parameters()` (and the like), or whose loop variable is a
+    module it calls or an optimizer it steps (`for head, opt in zip(heads, opts): head(x) ... opt.step()`), or
+    selects one (`for agent in range(n): self.critics[agent](x) ... self.optims[agent].step()`). Such a loop runs
+    once per part of the model, however much data the training sees."""
+    if not isinstance(loop, (ast.For, ast.AsyncFor)):
+        return False
+    if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _PART_ITERS
+           for n in ast.walk(loop.iter)):
+        return True
+    names = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    if not names:
+        return False
+
+    def part(expr: ast.AST) -> bool:
+        if isinstance(expr, ast.Name):
+            return expr.id in names
+        return isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Name) and expr.slice.id in names
+
+    for n in _own_nodes(loop):
+        if isinstance(n, ast.Call):
+            if part(n.func):
+                return True
+            if isinstance(n.func, ast.Attribute) and n.func.attr in _PART_METHODS and part(n.func.value):
+                return True
+    return False
+
+
+def _runs_no_model(loop: ast.AST) -> bool:
+    """A `for` loop over a collection (not a `range`) whose body calls no model: only tensor methods, torch, NumPy
+    and math functions and plain builtins (`for m in masks: reg += m.sum()`). What it adds up are pieces of values
+    that existed before it, one per item."""
+    if not isinstance(loop, (ast.For, ast.AsyncFor)):
+        return False
+    it = loop.iter
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range":
+        return False
+    for n in _own_nodes(loop):
+        if n is it or not isinstance(n, ast.Call):
+            continue
+        func = n.func
+        if isinstance(func, ast.Name):
+            if func.id not in _PLAIN_BUILTINS:
+                return False
+            continue
+        if not isinstance(func, ast.Attribute):
+            return False
+        root = func.value
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if isinstance(root, ast.Name) and root.id in _PLAIN_ROOTS:
+            continue
+        if func.attr not in _TENSOR_METHODS:
+            return False
+    return True
+
+
+def _bounded(tree: ast.AST | None, event, name: str) -> str | None:
+    """Why what the accumulation keeps is bounded by the code rather than by the data, or None. The loops the
+    accumulator lives across are those holding the statement, from the innermost out to the first whose body makes
+    it anew (`loss_d_sum = 0.0`) before them; without one, the function making it (a local, returned or dropped per
+    call). It is bounded when
+    * that re-making loop itself calls backward besides (a training step: `loss_g.backward()` then k discriminator
+      steps summed into a total made anew each step), for a loop that calls backward; or
+    * every loop it lives across runs once per part of the model (`_iterates_parts`), or, in a loop without
+      backward, combines values made before it without running a model (`_runs_no_model`).
+    A total made before the batch loop, or outside the function, is not bounded: it grows with the data."""
+    node = event.node
+    if tree is None or not (event.target_expr == name or event.target_expr.startswith(name + "[")) \
+            or event.how not in ("+=", "append", "write") or event.per_call or event.kept_at is not None:
+        return None
+    funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and _inside(node, n)]
+    scope = max(funcs, key=lambda n: n.lineno) if funcs else tree
+    loops = sorted((n for n in _own_nodes(scope) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))
+                    and _inside(node, n)), key=lambda n: n.lineno)
+    if not loops:
+        return None
+    spanning = [loops[-1]]
+    home = None
+    for outer in reversed(loops[:-1]):
+        inner = spanning[-1]
+        if any(_fresh_binding(s, name) and s.lineno < inner.lineno and not _inside(s, inner)
+               for s in _own_nodes(outer) if isinstance(s, ast.Assign)):
+            home = outer
+            break
+        spanning.append(outer)
+    if home is None:
+        if scope is tree or not any(_fresh_binding(s, name) and s.lineno < spanning[-1].lineno
+                                    and not _inside(s, spanning[-1])
+                                    for s in _own_nodes(scope) if isinstance(s, ast.Assign)):
+            return None
+    if home is not None and event.backward_in_loop is not None:
+        # A backward in the re-making loop's own body, in no loop inside it: a sibling batch loop that backwards
+        # (`for x in labeled: ...; for x in unlabeled: ...` in an epoch) does not make the epoch a training step.
+        inner_loops = [n for n in _own_nodes(home) if n is not home and isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+        if any(_is_backward_call(n) and not any(_inside(n, loop) for loop in inner_loops) for n in _own_nodes(home)):
+            return "step"
+    if all(_iterates_parts(loop) for loop in spanning):
+        return "parts"
+    if event.backward_in_loop is None and all(_iterates_parts(loop) or _runs_no_model(loop) for loop in spanning):
+        return "items"
+    return None
+
+
 class LossAccumulatesGraph(Rule):
     code = "GS404"
     name = "loss-accumulates-graph"
@@ -220,7 +375,14 @@ class LossAccumulatesGraph(Rule):
                     "(`logits, hidden = self.forward(inp, hidden)` in a generation loop: one that samples or decodes "
                     "each step, or a function named `generate`, `sample`, `translate`, ...) is flagged too: each "
                     "step's graph hangs off the next one's. A backward of the last item of a history "
-                    "(`losses[-1].backward()`) does not backward the history.")
+                    "(`losses[-1].backward()`) does not backward the history. An accumulation bounded by the code "
+                    "rather than by the data is true but harmless, and left alone: a total made anew on every step of "
+                    "a loop that itself calls backward (k discriminator steps summed per batch), or a list or total "
+                    "made anew per call or per batch whose loop walks the model's parts (`model.parameters()`, a "
+                    "module or optimizer it calls or steps: one loss per head, per agent), or, without backward, "
+                    "combines per item values made before it without running a model (`reg += m.sum()` over the "
+                    "layers' masks). A total made before the batch loop, or anew only per epoch, grows with the "
+                    "data and stays flagged.")
     why_bad = ("Nothing raises, but the accumulator holds a reference to each step's graph, so memory grows with "
                "every iteration (on a GPU, until it runs out). Logging needs the number, not the graph.")
     example = "total_loss = 0\nfor x in data:\n    loss = model(x).mean()\n    loss.backward()\n    total_loss += loss"
@@ -426,6 +588,54 @@ class LossAccumulatesGraph(Rule):
         Valid("import torch\n\n\ndef scores(dist):\n    out = torch.zeros(len(dist))\n    out[:] = dist\n    return out.sum().item()\n\n\n"
               "w = torch.rand(3, 5, requires_grad=True)\nbest = torch.zeros(3)\nfor _ in range(3):\n"
               "    dist = w.pow(2).sum(1)\n    dist.sum().backward()\n    best += scores(dist)\n"),
+        # Bounded accumulations (fresh rounds' "true but harmless" GS404s): what is kept is bounded by the code, not by
+        # the data. A total made anew on every step of a loop that itself backwards, summing k discriminator steps
+        # (melgan's `loss_d_sum`); a list made anew per batch holding one loss per linear head (ibot's
+        # eval_linear_multi), or per call holding one loss per agent (pytorch-maddpg's `update_policy`); a regulariser
+        # summed over the gate masks of the layers made before the loop, in an evaluation pass (HAT's `criterion`).
+        Valid('import torch\nimport torch.nn as nn\n\n\ndef train(loader, g, d, opt_g, opt_d, rep):\n'
+              '    for x, real in loader:\n        opt_g.zero_grad()\n        fake = g(x)\n'
+              '        d(fake).pow(2).mean().backward()\n        opt_g.step()\n        fake = fake.detach()\n'
+              '        loss_d_sum = 0.0\n        for _ in range(rep):\n            opt_d.zero_grad()\n'
+              '            loss_d = (d(real) - 1).pow(2).mean() + d(fake).pow(2).mean()\n'
+              '            loss_d.backward()\n            opt_d.step()\n            loss_d_sum += loss_d\n'
+              '        print((loss_d_sum / rep).item())\n\n\ng, d = nn.Linear(4, 4), nn.Linear(4, 1)\n'
+              'train([(torch.randn(8, 4), torch.randn(8, 4)) for _ in range(3)], g, d,\n'
+              '      torch.optim.SGD(g.parameters(), lr=0.1), torch.optim.SGD(d.parameters(), lr=0.1), 2)\n'),
+        Valid('import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n'
+              'def train(loader, heads, optimizers):\n    for x, y in loader:\n        losses = []\n'
+              '        for head, opt in zip(heads, optimizers):\n            loss = F.cross_entropy(head(x), y)\n'
+              '            opt.zero_grad()\n            loss.backward()\n            opt.step()\n'
+              '            losses.append(loss)\n        print([loss.item() for loss in losses])\n\n\n'
+              'heads = [nn.Linear(4, 3) for _ in range(2)]\n'
+              'train([(torch.randn(8, 4), torch.randint(0, 3, (8,))) for _ in range(3)], heads,\n'
+              '      [torch.optim.SGD(h.parameters(), lr=0.1) for h in heads])\n'),
+        Valid('import torch\nimport torch.nn as nn\n\n\nclass MADDPG:\n    def __init__(self, n_agents):\n'
+              '        self.n_agents = n_agents\n'
+              '        self.critics = [nn.Linear(4, 1) for _ in range(n_agents)]\n'
+              '        self.optims = [torch.optim.SGD(c.parameters(), lr=0.1) for c in self.critics]\n\n'
+              '    def update_policy(self, batch):\n        c_loss = []\n'
+              '        for agent in range(self.n_agents):\n            self.optims[agent].zero_grad()\n'
+              '            loss_q = self.critics[agent](batch).pow(2).mean()\n            loss_q.backward()\n'
+              '            self.optims[agent].step()\n            c_loss.append(loss_q)\n        return c_loss\n'
+              '\n\nmaddpg = MADDPG(3)\nfor step in range(3):\n'
+              '    c_loss = maddpg.update_policy(torch.randn(8, 4))\n'),
+        Valid('import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n'
+              '        super().__init__()\n        self.fc1 = nn.Linear(4, 4)\n'
+              '        self.fc2 = nn.Linear(4, 3)\n        self.e1 = nn.Embedding(2, 4)\n'
+              '        self.e2 = nn.Embedding(2, 3)\n\n    def forward(self, t, x):\n'
+              '        g1 = torch.sigmoid(self.e1(t))\n        g2 = torch.sigmoid(self.e2(t))\n'
+              '        return self.fc2(self.fc1(x) * g1) * g2, [g1, g2]\n\n\nclass Appr:\n'
+              '    def __init__(self, model):\n        self.model = model\n'
+              '        self.ce = nn.CrossEntropyLoss()\n\n    def criterion(self, outputs, targets, masks):\n'
+              '        reg = 0\n        count = 0\n        for m in masks:\n            reg += m.sum()\n'
+              '            count += m.numel()\n        reg /= count\n'
+              '        return self.ce(outputs, targets) + 0.75 * reg, reg\n\n    def eval(self, t, batches):\n'
+              '        total_loss = 0\n        self.model.eval()\n        for x, y in batches:\n'
+              '            output, masks = self.model(t, x)\n'
+              '            loss, _ = self.criterion(output, y, masks)\n            total_loss += loss.item()\n'
+              '        return total_loss / len(batches)\n\n\na = Appr(Net())\n'
+              'print(a.eval(torch.tensor([0]), [(torch.randn(5, 4), torch.randint(0, 3, (5,))) for _ in range(3)]))\n'),
     )
     invalid = (
         # An attack's best-so-far buffer (advertorch's EAD): a helper method writes the step's distance into the
@@ -631,6 +841,40 @@ class LossAccumulatesGraph(Rule):
                 "for epoch in range(2):\n    for x in torch.randn(3, 8, 4):\n        out = model(x)\n"
                 "        loss = out.pow(2).mean()\n        loss.backward()\n        total += loss\n", line=10,
                 runtime="silent: total.grad_fn is not None"),
+        # Their look-alikes that grow with the data: a total made anew per epoch (the scheduler's `step()` is no
+        # backward), a per-call list over `range(n_updates)` whose loop variable selects no model part, and one
+        # graph per head kept across every batch of the loader.
+        Invalid('import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 1)\n'
+                'opt = torch.optim.SGD(model.parameters(), lr=0.1)\n'
+                'sched = torch.optim.lr_scheduler.StepLR(opt, 1)\nfor epoch in range(2):\n    total_loss = 0\n'
+                '    for x in torch.randn(3, 8, 4):\n        opt.zero_grad()\n'
+                '        loss = model(x).pow(2).mean()\n        loss.backward()\n        opt.step()\n'
+                '        total_loss = total_loss + loss\n    sched.step()\n',
+                line=13, runtime="silent: total_loss.grad_fn is not None"),
+        Invalid('import torch\nimport torch.nn as nn\n\n\nclass Agent:\n    def __init__(self):\n'
+                '        self.critic = nn.Linear(4, 1)\n'
+                '        self.opt = torch.optim.SGD(self.critic.parameters(), lr=0.1)\n\n'
+                '    def update(self, n_updates):\n        c_loss = []\n        for i in range(n_updates):\n'
+                '            self.opt.zero_grad()\n'
+                '            loss = self.critic(torch.randn(8, 4)).pow(2).mean()\n            loss.backward()\n'
+                '            self.opt.step()\n            c_loss.append(loss)\n        return c_loss\n\n\n'
+                'c_loss = Agent().update(3)\n',
+                line=17, runtime="silent: all(l.grad_fn is not None for l in c_loss)"),
+        Invalid('import torch\nimport torch.nn as nn\n\n\ndef train(loader, heads, optimizers):\n    losses = []\n'
+                '    for x in loader:\n        for head, opt in zip(heads, optimizers):\n'
+                '            opt.zero_grad()\n            loss = head(x).pow(2).mean()\n'
+                '            loss.backward()\n            opt.step()\n            losses.append(loss)\n'
+                '    return losses\n\n\nheads = [nn.Linear(4, 1) for _ in range(2)]\n'
+                'losses = train([torch.randn(8, 4) for _ in range(3)], heads, [torch.optim.SGD(h.parameters(), lr=0.1) for h in heads])\n',
+                line=13, runtime="silent: all(l.grad_fn is not None for l in losses)"),
+        # An epoch whose second batch loop backwards: the epoch is still no training step, the total grows with it.
+        Invalid('import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 1)\n'
+                'opt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor epoch in range(2):\n    total_loss = 0\n'
+                '    for x in torch.randn(3, 8, 4):\n        opt.zero_grad()\n'
+                '        loss = model(x).pow(2).mean()\n        loss.backward()\n        opt.step()\n'
+                '        total_loss += loss\n    for x in torch.randn(2, 8, 4):\n        opt.zero_grad()\n'
+                '        model(x).abs().mean().backward()\n        opt.step()\n',
+                line=12, runtime="silent: total_loss.grad_fn is not None"),
     )
 
     def check(self, event: AccumulateEvent, report) -> None:
@@ -644,6 +888,8 @@ class LossAccumulatesGraph(Rule):
                     or _backwarded(report.tree, name, anywhere=True) \
                     or _backwarded_after_loop(report.tree, event.node, name):
                 return
+            if _bounded(report.tree, event, name) is not None:
+                return  # true, but what it keeps is bounded by the code, not by the data: no growth to report
             if event.dropped:
                 # The function never backwards and every graph it builds dies with its locals: what the loop keeps
                 # grows with every iteration, and nothing can ever use it.
@@ -690,6 +936,8 @@ class LossAccumulatesGraph(Rule):
         if _detached_where_backwarded(report.tree, event) or (
                 event.how == "append" and _within_one_step(report.tree, event.node, name)):
             return
+        if _bounded(report.tree, event, name) is not None:
+            return  # one step's inner loop, or one graph per model part: bounded, not a leak
         fix = None
         if event.how == "write" and isinstance(event.value_node, ast.Subscript):
             # `best[mask] = adv[mask]`: a piece of a tensor, seldom one number (`.item()` would raise); the buffer
