@@ -15,6 +15,7 @@ Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-p
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh8  # 25 more, the tenth session's round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh9  # 36 more, fetched for the ninth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh10 # 38 more, fetched for the tenth fresh round
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh11 # 40 more, fetched for the eleventh fresh round
 """
 
 from __future__ import annotations
@@ -261,6 +262,23 @@ FRESH10 = ("tinkoff-ai/CORL", "MishaLaskin/rad", "MrSyee/pg-is-all-you-need", "L
            "seungwonpark/melgan", "maum-ai/univnet", "svc-develop-team/so-vits-svc", "thstkdgus35/EDSR-PyTorch",
            "knazeri/edge-connect", "swz30/MPRNet", "ShannonAI/mrc-for-flat-nested-ner")
 
+# 40 more, fetched in the twelfth session (2026-11-26) for the eleventh fresh round (not under /work/.mirror before,
+# in no earlier list, not held out by issue 13), chosen by name and description only, and read only to measure
+# (bench/fresh11-notes.md). `--fresh11`.
+FRESH11 = ("MarcoMeter/recurrent-ppo-truncated-bptt", "young-geng/CQL", "sfujim/LAP-PAL",
+           "jannerm/trajectory-transformer", "jsikyoon/dreamer-torch", "lucidrains/q-transformer",
+           "huangzh13/StyleGAN.pytorch", "mingyuliutw/UNIT", "williamSYSU/TextGAN-PyTorch", "suragnair/seqGAN",
+           "NVlabs/eg3d", "HobbitLong/PyContrast", "Separius/SimCLRv2-Pytorch", "facebookresearch/SLIP",
+           "lucidrains/electra-pytorch", "TorchSSL/TorchSSL", "ashawkey/stable-dreamfusion", "sp-uhh/sgmse",
+           "hustvl/YOLOS", "Atten4Vis/ConditionalDETR", "leoxiaobin/deep-high-resolution-net.pytorch",
+           "princeton-vl/pytorch_stacked_hourglass", "wolny/pytorch-3dunet", "ZJULearning/RMI", "cszn/KAIR",
+           "KaiyangZhou/CoOp", "muzairkhattak/multimodal-prompt-learning", "monologg/R-BERT",
+           "ruotianluo/ImageCaptioning.pytorch", "hengyuan-hu/bottom-up-attention-vqa",
+           "AaronCCWong/Show-Attend-and-Tell", "yitu-opensource/T2T-ViT", "xternalz/WideResNet-pytorch",
+           "meijieru/crnn.pytorch", "victoresque/pytorch-template", "thuml/Anomaly-Transformer",
+           "lucidrains/slot-attention", "lucidrains/deep-daze", "facebookresearch/ppuda", "galsang/BiDAF-pytorch")
+
+
 
 def _skipped(rel: str) -> bool:
     parts = rel.split("/")
@@ -332,11 +350,13 @@ def main() -> int:
     ap.add_argument("--fresh8", action="store_true", help="check the 25 repositories of FRESH8 instead")
     ap.add_argument("--fresh9", action="store_true", help="check the 36 repositories of FRESH9 instead")
     ap.add_argument("--fresh10", action="store_true", help="check the 38 repositories of FRESH10 instead")
+    ap.add_argument("--fresh11", action="store_true", help="check the 40 repositories of FRESH11 instead")
     args = ap.parse_args()
     repos = tuple(r.strip() for r in args.repos.split(",") if r.strip()) if args.repos else (
         FRESH if args.fresh else FRESH2 if args.fresh2 else FRESH3 if args.fresh3 else FRESH4 if args.fresh4 else
         FRESH5 if args.fresh5 else FRESH6 if args.fresh6 else FRESH7 if args.fresh7 else
-        FRESH8 if args.fresh8 else FRESH9 if args.fresh9 else FRESH10 if args.fresh10 else REPOS)
+        FRESH8 if args.fresh8 else FRESH9 if args.fresh9 else FRESH10 if args.fresh10 else
+        FRESH11 if args.fresh11 else REPOS)
     found: list[dict] = []
     lines = 0
     start = time.monotonic()

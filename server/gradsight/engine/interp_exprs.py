@@ -333,6 +333,10 @@ class ExpressionsMixin:
             return state.env[key]
         base = self.eval(node.value, state)
         index = self.eval(node.slice, state)
+        if isinstance(base, TensorVal) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+            # A tensor cannot be indexed by a string: what was taken for a tensor (an unseen model's output) is a
+            # mapping, and nothing is known of its entries (a detector's `pred[0]["labels"]` are integers).
+            return UNKNOWN
         if isinstance(base, TensorVal):
             val = self.tensor_op("torch.Tensor.__getitem__", [(node.value, base)], node, state)
             if isinstance(val, TensorVal) and val.view is None and _int_index(node.slice, index):

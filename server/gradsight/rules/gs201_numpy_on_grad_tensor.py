@@ -46,6 +46,18 @@ class NumpyOnGradTensor(Rule):
               "ids = G(torch.randn(2, 4)).to(dtype=torch.long).numpy()\n"
               "legacy = G(torch.randn(2, 4)).type(torch.LongTensor).numpy()\n"
               "flags = G(torch.randn(2, 4)).to(bool).numpy()\n"),
+        # An entry read by a string key from an unseen model's output: the output is a mapping, not a tensor, and
+        # its entries may be integers (a detector's "labels", built from `torch.arange`) without history.
+        Valid("import torch\nimport torch.nn as nn\n\n\ndef get_classes(model, images):\n    model.eval()\n"
+              "    pred = model(images)\n    classes = list(pred[0][\"labels\"].cpu().numpy())\n"
+              "    scores = list(pred[0][\"scores\"].detach().cpu().numpy())\n    return classes, scores\n\n\n"
+              "class Detector(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+              "        self.head = nn.Linear(8, 5)\n\n    def forward(self, images):\n        results = []\n"
+              "        for feats in images:\n            scores = self.head(feats).softmax(-1)\n"
+              "            labels = torch.arange(5).view(1, -1).expand_as(scores)\n"
+              "            results.append({\"scores\": scores.reshape(-1), \"labels\": labels.reshape(-1)})\n"
+              "        return results\n\n\nmodels = {\"detector\": Detector}\n"
+              "print(get_classes(models[\"detector\"](), [torch.randn(3, 8)]))\n"),
     )
     invalid = (
         Invalid("import torch\nimport torch.nn as nn\nnet = nn.Linear(3, 1)\npred = net(torch.randn(4, 3))\n"
