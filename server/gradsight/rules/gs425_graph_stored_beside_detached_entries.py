@@ -173,6 +173,25 @@ def _cut_bound(fn: ast.AST, name: str) -> bool:
     return name in cut
 
 
+_BUILTINS = frozenset({"max", "min", "abs", "round", "len", "sum", "pow", "getattr", "float", "int", "bool"})
+
+
+def _computed_by_call(fn: ast.AST, name: str) -> bool:
+    """Every binding of `name` in the function is a call's result, not a builtin's (`a, b = model(x)`, `e =
+    self._get_entropy(dist)`, `e = reduce(e)`): a tensor a model or a loss made, not a coefficient computed from
+    settings (`lambd = self.lambd * max(...)`) nor a parameter of the function."""
+    binds = [b for b in _bindings(fn) if _binds(b, name)]
+    if not binds:
+        return False
+    for b in binds:
+        call = b.value
+        if not isinstance(b, ast.Assign) or not isinstance(call, ast.Call):
+            return False
+        if isinstance(call.func, ast.Name) and call.func.id in _BUILTINS:
+            return False
+    return True
+
+
 def _sites(q) -> Iterator[tuple]:
     """(function, container, raw store statement, name, key, cut store, why) for each finding."""
     groups: dict = {}
@@ -200,7 +219,8 @@ def _sites(q) -> Iterator[tuple]:
                 continue
             for node, key, value in raws:
                 stmt = q.statement(node)
-                if stmt is None or _cut_bound(fn, value.id) or _no_grad_around(stmt, fn, q):
+                if stmt is None or _cut_bound(fn, value.id) or not _computed_by_call(fn, value.id) \
+                        or _no_grad_around(stmt, fn, q):
                     continue
                 why = _evidence(fn, value.id, stmt.lineno, cuts)
                 if why is not None:
@@ -231,8 +251,9 @@ class GraphStoredBesideDetachedEntries(Rule):
     fix_safety = ("There is no automatic fix: whether the entry should be a number (`.item()`) or a detached "
                   "tensor is the author's choice.")
     references = ("https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory",)
-    _head = ("import torch\n\nmodel = torch.nn.Linear(4, 2)\n\n\n"
-             "def compute_loss(x):\n    out = model(x)\n    simple_loss, recon_loss = out[:, 0].mean(), out[:, 1].mean()\n"
+    _head = ("import torch\n\nmodel = torch.nn.Linear(4, 2)\n\n\ndef losses(x):\n    out = model(x)\n"
+             "    return out[:, 0].mean(), out[:, 1].mean()\n\n\n"
+             "def compute_loss(x):\n    simple_loss, recon_loss = losses(x)\n"
              "    loss = simple_loss + 0.1 * recon_loss\n    info = {}\n"
              "    info[\"loss\"] = loss.detach().item()\n    info[\"simple_loss\"] = simple_loss.detach().item()\n")
     _tail = ("    return loss, info\n\n\ntotal = {}\nfor _ in range(3):\n"
@@ -267,7 +288,7 @@ class GraphStoredBesideDetachedEntries(Rule):
               "step(torch.randn(3, 4)).backward()\n"),
     )
     invalid = (
-        Invalid(_head + "    info[\"recon_loss\"] = recon_loss\n" + _tail, line=13,
+        Invalid(_head + "    info[\"recon_loss\"] = recon_loss\n" + _tail, line=17,
                 runtime="silent: total[\"recon_loss\"].grad_fn is not None"),
         Invalid(_entropy + "    out[\"composite_entropy\"] = entropy\n" + _entropy_tail, line=11,
                 runtime="silent: all(o[\"composite_entropy\"].grad_fn is not None for o in logs)"),
