@@ -816,6 +816,25 @@ policy_optim.zero_grad()
 
         Agent().learn(T.randn(4, 2), T.randn(4, 1), T.randn(4, 1))
         """, [], "ok"),
+    # `enumerate` over a loader gradsight cannot see gives an index and an unknown item (as `for x, y in loader`
+    # does), not plain Python data: the model applied to the item still has a graph. Until 2026-11-26 the items were
+    # taken for numbers and `model(x)` was unknown in every `for i, (x, y) in enumerate(loader)` loop.
+    "enumerate_over_unknown_loader": ("""\
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(3, 3)
+
+
+        def train(loader):
+            for i, (x, y) in enumerate(loader):
+                out = model(x).sigmoid()
+                out.add_(1)
+                out.sum().backward()
+
+
+        train(torch.utils.data.TensorDataset(torch.randn(4, 3), torch.randn(4)))
+        """, [("GS301", 10)], "raises: " + INPLACE),
     # `zip` of two parameter lists (a target network's soft update) pairs their parameters.
     "soft_update_over_zip": ("""\
         import copy

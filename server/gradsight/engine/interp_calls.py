@@ -698,6 +698,11 @@ class CallsMixin:
                                                          and v.evidence else v) for _, v in args)),), homog=True)
         if name == "enumerate" and len(args) == 1 and not kwargs and isinstance(args[0][1], known):
             return SeqVal((SeqVal((PyVal(scalar=True), self.element_of(args[0][1]))),), homog=True)
+        if name == "enumerate" and args and args[0][1] is UNKNOWN and not any(isinstance(a[0], ast.Starred)
+                                                                              for a in args):
+            # `for i, (x, y) in enumerate(loader)` over what gradsight cannot see: an index and an unknown item, as
+            # `for x, y in loader` gives (not plain Python data: a model applied to it still trains).
+            return SeqVal((SeqVal((PyVal(scalar=True), UNKNOWN)),), homog=True)
         if name == "map" and len(args) == 2 and not kwargs and isinstance(args[0][0], ast.Lambda) \
                 and isinstance(args[1][1], known) and len(args[0][0].args.args) == 1 and not (
                     args[0][0].args.vararg or args[0][0].args.kwarg or args[0][0].args.kwonlyargs):
