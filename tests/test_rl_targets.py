@@ -1,0 +1,183 @@
+"""Bootstrap targets in RL agents written as plain classes (GS421): what the analysis sees when a method is analysed
+on its own, with `self` known only from `__init__` (no module-level code calls it), and the syntax facts it rests on
+(`engine/init_optimizers.py`). The torch behaviour of these shapes is checked by GS421's examples
+(`tests/test_rules_torch.py`)."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from gradsight.analysis import analyze_source
+from gradsight.engine.init_optimizers import init_optimizers
+
+HEAD = textwrap.dedent("""\
+    import copy
+
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class Agent:
+        def __init__(self, arch="mlp"):
+            if arch == "mlp":
+                self.q = nn.Linear(4, 2)
+            else:
+                self.q = nn.Sequential(nn.Linear(4, 2))
+            self.q_target = copy.deepcopy(self.q)
+            self.opt = torch.optim.Adam(self.q.parameters(), lr=1e-3)
+            self.gamma = 0.99
+
+    """)
+
+
+def _method(body: str) -> str:
+    return textwrap.indent(textwrap.dedent(body), "    ")
+
+
+STEP = ("loss = F.mse_loss(self.q(s).gather(1, a).squeeze(1), y)\nself.opt.zero_grad()\nloss.backward()\n"
+        "self.opt.step()\n")
+
+
+def _learn(target: str) -> str:
+    return _method("def learn(self, s, a, r, s2, done):\n" + textwrap.indent(textwrap.dedent(target) + STEP, "    "))
+
+
+def _loud(code: str) -> list[tuple[int, str]]:
+    return [(f.line, f.code) for f in analyze_source(code, "agent.py").findings
+            if f.severity.value in ("warning", "error")]
+
+
+def _line_of(code: str, text: str) -> int:
+    return next(i for i, line in enumerate(code.splitlines(), 1) if text in line)
+
+
+def test_online_network_bootstrap_value_is_flagged_without_a_caller():
+    code = HEAD + _learn("q_next = self.q(s2).max(1)[0]\ny = r + self.gamma * q_next * (1 - done)\n")
+    assert _loud(code) == [(_line_of(code, "q_next = self.q(s2)"), "GS421")]
+
+
+def test_bootstrap_value_on_one_path_only_is_flagged_where_it_is_made():
+    code = HEAD + _learn("if self.double:\n    q_next = self.q(s2).max(1)[0]\nelse:\n"
+                         "    q_next = self.q_target(s2).detach().max(1)[0]\n"
+                         "y = r + self.gamma * q_next * (1 - done)\n")
+    assert _loud(code) == [(_line_of(code, "q_next = self.q(s2)"), "GS421")]
+
+
+def test_model_rebuilt_by_a_loader_and_a_clone_built_with_type_self_keep_the_evidence():
+    code = HEAD + _learn("q_next = self.q(s2).max(1)[0]\ny = r + self.gamma * q_next * (1 - done)\n") + "\n" + \
+        _method("def load(self, path):\n    self.q = nn.Linear(4, 2)\n    self.q.load_state_dict(torch.load(path))\n"
+                "\ndef clone(self):\n    other = type(self)()\n    other.q = copy.deepcopy(self.q)\n"
+                "    other.opt = torch.optim.Adam(other.q.parameters(), lr=1e-3)\n    return other\n")
+    assert _loud(code) == [(_line_of(code, "q_next = self.q(s2)"), "GS421")]
+
+
+def test_semi_gradient_targets_are_quiet():
+    for target in ("with torch.no_grad():\n    q_next = self.q(s2).max(1)[0]\ny = r + self.gamma * q_next * (1 - done)\n",
+                   "q_next = self.q(s2).max(1)[0].detach()\ny = r + self.gamma * q_next * (1 - done)\n",
+                   "if self.double:\n    with torch.no_grad():\n        q_next = self.q(s2).max(1)[0]\nelse:\n"
+                   "    q_next = self.q_target(s2).detach().max(1)[0]\ny = r + self.gamma * q_next * (1 - done)\n",
+                   # A consistency term (not a reward plus a scaled value): the gradient through both is meant.
+                   "y = self.q(s2).gather(1, a).squeeze(1)\n"):
+        assert _loud(HEAD + _learn(target)) == [], target
+
+
+def test_target_network_value_is_gs418_not_gs421():
+    code = HEAD + _learn("q_next = self.q_target(s2).max(1)[0]\ny = r + self.gamma * q_next * (1 - done)\n")
+    assert [c for _, c in _loud(code)] == ["GS418"]
+
+
+SAC = textwrap.dedent("""\
+    import copy
+
+    import torch
+    import torch.nn.functional as F
+
+
+    class SAC:
+        def __init__(self, actor, critic, lr=3e-4):
+            self.actor = actor
+            self.critic = critic
+            self.critic_target = copy.deepcopy(critic)
+            self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=lr)
+            self.alpha = 0.2
+
+        def update(self, s, a, r, s2, d):
+            with torch.no_grad():
+                a2, logp2 = self.actor(s2)
+            NEXT
+            target = r + 0.99 * (1 - d) * (torch.min(q1_t, q2_t) - self.alpha * logp2)
+            q1, q2 = self.critic(s, a)
+            loss = F.mse_loss(q1, target) + F.mse_loss(q2, target)
+            self.critic_opt.zero_grad()
+            loss.backward()
+            self.critic_opt.step()
+    """)
+
+
+def test_sac_target_from_the_online_critic_is_flagged_and_from_the_target_critic_under_no_grad_is_quiet():
+    bug = SAC.replace("NEXT", "q1_t, q2_t = self.critic(s2, a2)")
+    assert _loud(bug) == [(_line_of(bug, "target = r"), "GS421")]
+    ok = SAC.replace("NEXT", "with torch.no_grad():\n            q1_t, q2_t = self.critic_target(s2, a2)")
+    assert _loud(ok) == []
+
+
+def _tables(src: str):
+    tree = ast.parse(textwrap.dedent(src))
+    cls = tree.body[0]
+    return init_optimizers(cls, lambda n: "torch.optim.Adam" if ast.unparse(n) in ("Adam", "torch.optim.Adam")
+                           else None)
+
+
+def test_init_optimizers_pairs_a_model_built_in_init_branches_and_ignores_stores_into_other_objects():
+    optimizers, models, init = _tables("""\
+        class A:
+            def __init__(self, mlp):
+                if mlp:
+                    self.q = Net()
+                else:
+                    self.q = Cnn()
+                self.opt = Adam(self.q.parameters())
+
+            def clone(self):
+                other = type(self)(True)
+                other.q = Net()
+                other.opt = Adam(other.q.parameters())
+                return other
+        """)
+    assert set(optimizers) == {"opt"} and set(models) == {"q"} and init is not None
+
+
+def test_init_optimizers_keeps_a_model_rebuilt_elsewhere_as_trained_but_not_paired():
+    optimizers, models, _ = _tables("""\
+        class A:
+            def __init__(self):
+                self.q = Net()
+                self.opt = Adam(self.q.parameters())
+
+            def load(self, ckpt):
+                self.q = Net(**ckpt)
+        """)
+    assert optimizers == {} and set(models) == {"q"}
+    optimizers, models, init = _tables("""\
+        class A:
+            def __init__(self):
+                self.q = Net()
+                self.opt = Adam(self.q.parameters())
+
+            def reset(self):
+                self.q = None
+        """)
+    assert optimizers == {} and models == {} and init is None
+    optimizers, models, _ = _tables("""\
+        class A:
+            def __init__(self):
+                self.q = Net()
+                self.opt = Adam(self.q.parameters())
+
+            def swap(self):
+                me = self
+                me.opt = None
+        """)
+    assert optimizers == {} and models == {}  # the optimizer may be replaced: nothing is known
