@@ -181,3 +181,14 @@ def test_init_optimizers_keeps_a_model_rebuilt_elsewhere_as_trained_but_not_pair
                 me.opt = None
         """)
     assert optimizers == {} and models == {}  # the optimizer may be replaced: nothing is known
+
+
+def test_init_optimizers_reads_params_keyword():
+    optimizers, models, _ = _tables("""\
+        class A:
+            def __init__(self, agent):
+                self.agent = agent
+                self.agent = self.agent.to("cpu")
+                self.optim = Adam(params=self.agent.parameters(), lr=1e-3)
+        """)
+    assert optimizers == {"optim": ("agent", "Adam", optimizers["optim"][2])} and set(models) == {"agent"}

@@ -33,7 +33,7 @@ def _optimizer_class(qual: Optional[str]) -> bool:
 
 def init_optimizers(cls: ast.ClassDef, qual_of: Callable[[ast.AST], Optional[str]]) -> tuple:
     """(optimizers, models, init): `optimizers` maps `X` to (`Y`, the optimizer's short name, the call) for each
-    `self.X = Opt(self.Y.parameters(), ...)` directly in `__init__`'s body, `Opt` a `torch.optim` optimizer class
+    `self.X = Opt(self.Y.parameters(), ...)` (or `params=self.Y.parameters()`) directly in `__init__`'s body, `Opt` a `torch.optim` optimizer class
     or a parameter of `__init__` whose default is one; `models` maps each such `Y` to the first of those calls.
     An optimizer attribute stored (assigned, deleted, augmented) outside that one statement anywhere in the class
     is left out, and so is one over a model stored anywhere but `__init__` above it; such a model stays in `models`
@@ -50,11 +50,12 @@ def init_optimizers(cls: ast.ClassDef, qual_of: Callable[[ast.AST], Optional[str
             continue
         target = _self_attr(stmt.targets[0], me)
         call = stmt.value
-        if target is None or not call.args or not isinstance(call.func, (ast.Name, ast.Attribute)):
+        # The parameters, first positional argument or `params=` (`Adam(params=self.agent.parameters(), lr=lr)`).
+        first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "params"), None)
+        if target is None or first is None or not isinstance(call.func, (ast.Name, ast.Attribute)):
             continue
         func = call.func
         qual = qual_of(defaults[func.id]) if isinstance(func, ast.Name) and func.id in defaults else qual_of(func)
-        first = call.args[0]
         if not _optimizer_class(qual) or not (isinstance(first, ast.Call) and not first.args and not first.keywords
                                               and isinstance(first.func, ast.Attribute)
                                               and first.func.attr == "parameters"):
