@@ -192,3 +192,38 @@ def test_init_optimizers_reads_params_keyword():
                 self.optim = Adam(params=self.agent.parameters(), lr=1e-3)
         """)
     assert optimizers == {"optim": ("agent", "Adam", optimizers["optim"][2])} and set(models) == {"agent"}
+
+
+MODULE_AGENT = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class DQNAgent(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.q = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 2))
+            self.optimizer = torch.optim.Adam(self.parameters(), lr=1e-3)
+
+        def learn(self, s, a, r, s2, done):
+            NEXT
+            y = r + 0.99 * q_next * (1 - done)
+            loss = F.smooth_l1_loss(self.q(s).gather(1, a).squeeze(1), y)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+    """)
+
+
+def test_module_agent_whose_init_builds_the_optimizer_over_its_own_parameters():
+    bug = MODULE_AGENT.replace("NEXT", "q_next = self.q(s2).max(1)[0]")
+    assert _loud(bug) == [(_line_of(bug, "q_next = self.q(s2)"), "GS421")]
+    ok = MODULE_AGENT.replace("NEXT", "q_next = self.q(s2).max(1)[0].detach()")
+    assert _loud(ok) == []
+
+
+def test_the_finding_goes_where_the_selected_value_was_made():
+    code = HEAD.replace("class Agent:", "class Agent:  # noqa") + _learn(
+        "next_q = self.q(s2)\ny = r + self.gamma * (1 - done) * next_q.max(1)[0]\n")
+    assert _loud(code) == [(_line_of(code, "next_q = self.q(s2)"), "GS421")]

@@ -457,6 +457,10 @@ class OpsMixin:
             else:
                 factors.append(n)
         for f in factors:
+            # `next_values.max(1)[0]`: a selection from a name leads to where that name's value was made.
+            while isinstance(f, (ast.Call, ast.Attribute, ast.Subscript)) \
+                    and isinstance(f.func if isinstance(f, ast.Call) else f, (ast.Attribute, ast.Subscript)):
+                f = f.func.value if isinstance(f, ast.Call) else f.value
             origin = self.value_made(f, state)
             if origin is not None:
                 return origin
