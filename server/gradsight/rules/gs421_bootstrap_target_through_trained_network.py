@@ -69,7 +69,9 @@ class BootstrapTargetThroughTrainedNetwork(Rule):
                     "loss with a target (`F.mse_loss`, `F.smooth_l1_loss`, their `nn` modules, ...) in grad mode and "
                     "`v`'s graph runs through a module that an optimizer trains and that the prediction runs "
                     "through too: DQN, SARSA or double DQN taking the next state's value from the online network "
-                    "without `torch.no_grad()` or `.detach()`. Targets that are a network's plain output (invariance "
+                    "without `torch.no_grad()` or `.detach()`, also where only one path of an `if` keeps the graph "
+                    "(the double-DQN branch) and in an agent class whose `__init__` hands the model's parameters to "
+                    "the optimizer. Targets that are a network's plain output (invariance "
                     "and consistency terms) and targets through networks no optimizer trains (GS418) are left "
                     "alone.")
     why_bad = ("Temporal-difference learning is a semi-gradient method: the target `r + gamma * Q(s')` is a "
