@@ -227,3 +227,29 @@ def test_the_finding_goes_where_the_selected_value_was_made():
     code = HEAD.replace("class Agent:", "class Agent:  # noqa") + _learn(
         "next_q = self.q(s2)\ny = r + self.gamma * (1 - done) * next_q.max(1)[0]\n")
     assert _loud(code) == [(_line_of(code, "next_q = self.q(s2)"), "GS421")]
+
+
+SIDE_EFFECT = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+    net = nn.Linear(4, 2)
+    policies, values = [], []
+    for _ in range(3):
+        x = torch.randn(1, 4)
+        [arr.append(el) for arr, el in zip((policies, values), (net(x), net(x).sum()))]
+    a = values[0]
+    raised = False
+    try:
+        a.numpy()
+    except RuntimeError:
+        raised = True
+    """)
+
+
+def test_side_effect_comprehension_fills_the_lists_it_names():
+    ns: dict = {}
+    exec(compile(SIDE_EFFECT, "side.py", "exec"), ns)  # torch: the appended value keeps its graph
+    assert ns["raised"] and ns["values"][0].requires_grad
+    facts = {(f.line, f.name): f.summary for f in analyze_source(SIDE_EFFECT, "side.py").facts}
+    assert facts[(_line_of(SIDE_EFFECT, "a = values[0]"), "a")].startswith("requires grad")
