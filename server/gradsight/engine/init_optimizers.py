@@ -33,10 +33,12 @@ def _optimizer_class(qual: Optional[str]) -> bool:
 
 def init_optimizers(cls: ast.ClassDef, qual_of: Callable[[ast.AST], Optional[str]]) -> tuple:
     """(optimizers, models, init): `optimizers` maps `X` to (`Y`, the optimizer's short name, the call) for each
-    `self.X = Opt(self.Y.parameters(), ...)` directly in `__init__`'s body, `Opt` a `torch.optim` optimizer class
+    `self.X = Opt(self.Y.parameters(), ...)` (or `params=self.Y.parameters()`) directly in `__init__`'s body, `Opt` a `torch.optim` optimizer class
     or a parameter of `__init__` whose default is one; `models` maps each such `Y` to the first of those calls.
-    Attributes stored (assigned, deleted, augmented) outside that one statement anywhere in the class are left
-    out, and so are optimizers over them. `init` is the `__init__` node (None: no table)."""
+    An optimizer attribute stored (assigned, deleted, augmented) outside that one statement anywhere in the class
+    is left out, and so is one over a model stored anywhere but `__init__` above it; such a model stays in `models`
+    where every other store builds a new object into it (a checkpoint's loader). `init` is the `__init__` node
+    (None: no table)."""
     init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
     if init is None or not init.args.args:
         return {}, {}, None
@@ -48,11 +50,12 @@ def init_optimizers(cls: ast.ClassDef, qual_of: Callable[[ast.AST], Optional[str
             continue
         target = _self_attr(stmt.targets[0], me)
         call = stmt.value
-        if target is None or not call.args or not isinstance(call.func, (ast.Name, ast.Attribute)):
+        # The parameters, first positional argument or `params=` (`Adam(params=self.agent.parameters(), lr=lr)`).
+        first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "params"), None)
+        if target is None or first is None or not isinstance(call.func, (ast.Name, ast.Attribute)):
             continue
         func = call.func
         qual = qual_of(defaults[func.id]) if isinstance(func, ast.Name) and func.id in defaults else qual_of(func)
-        first = call.args[0]
         if not _optimizer_class(qual) or not (isinstance(first, ast.Call) and not first.args and not first.keywords
                                               and isinstance(first.func, ast.Attribute)
                                               and first.func.attr == "parameters"):
@@ -62,28 +65,63 @@ def init_optimizers(cls: ast.ClassDef, qual_of: Callable[[ast.AST], Optional[str
             found[target] = (model, qual.rsplit(".", 1)[-1], call, stmt)
     if not found:
         return {}, {}, None
-    # Stores of the attributes anywhere in the class but those statements: the pairing is then not certain.
-    stored: dict = {}
-    for n in walk(cls):
-        targets = ()
-        if isinstance(n, (ast.Assign, ast.Delete)):
-            targets = n.targets
-        elif isinstance(n, (ast.AugAssign, ast.AnnAssign)):
-            targets = (n.target,)
-        for t in targets:
-            for leaf in walk(t):
-                if isinstance(leaf, ast.Attribute) and isinstance(leaf.ctx, (ast.Store, ast.Del)):
-                    stored.setdefault(leaf.attr, []).append(n)
+    stored = _self_stores(cls)
     optimizers: dict = {}
     models: dict = {}
     for target, (model, short, call, stmt) in found.items():
         if stored.get(target, []) != [stmt]:
             continue
-        if any(s.lineno > 0 and s is not stmt and not _plain_store(s, me, model, init) for s in stored.get(model, [])):
+        others = [s for s in stored.get(model, []) if s.lineno > 0 and not _built_before(s, init, stmt)
+                  and not _plain_store(s, me, model, init)]
+        if not others:
+            # Nothing but `__init__`, before the optimizer took its parameters, stores the model: the optimizer
+            # steps exactly its parameters.
+            optimizers[target] = (model, short, call)
+            models.setdefault(model, call)
+        elif all(_rebuilt(s) for s in others):
+            # Other methods put a newly built model there (`self.actor = EvolvableMLP(**checkpoint[...])` when
+            # loading a checkpoint): which parameters the optimizer holds is no longer certain, but the attribute
+            # still holds the model the class trains.
+            models.setdefault(model, call)
+    return optimizers, models, init if models else None
+
+
+def _self_stores(cls: ast.ClassDef) -> dict:
+    """Attribute name -> the statements of the class's methods that store (assign, delete, augment) that attribute
+    of the instance they run on: `self.x = ...`, or through a name bound to `self`. A store into another object
+    (`clone.actor = ...` on `clone = type(self)(...)`) is not one."""
+    stored: dict = {}
+    for fn in cls.body:
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        optimizers[target] = (model, short, call)
-        models.setdefault(model, call)
-    return optimizers, models, init if optimizers else None
+        params = fn.args.posonlyargs + fn.args.args
+        nodes = walk(fn)
+        selves = {params[0].arg} if params else set()
+        selves |= {t.id for n in nodes if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name)
+                   and n.value.id in selves for t in n.targets if isinstance(t, ast.Name)}
+        for n in nodes:
+            targets = ()
+            if isinstance(n, (ast.Assign, ast.Delete)):
+                targets = n.targets
+            elif isinstance(n, (ast.AugAssign, ast.AnnAssign)):
+                targets = (n.target,)
+            for t in targets:
+                for leaf in walk(t):
+                    if isinstance(leaf, ast.Attribute) and isinstance(leaf.ctx, (ast.Store, ast.Del)) \
+                            and (not isinstance(leaf.value, ast.Name) or leaf.value.id in selves):
+                        stored.setdefault(leaf.attr, []).append(n)
+    return stored
+
+
+def _built_before(stmt: ast.AST, init: ast.FunctionDef, opt_stmt: ast.AST) -> bool:
+    """A store in `__init__` (its branches included) above the statement that builds the optimizer."""
+    return stmt.lineno < opt_stmt.lineno and init.lineno <= stmt.lineno <= (init.end_lineno or init.lineno)
+
+
+def _rebuilt(stmt: ast.AST) -> bool:
+    """`self.Y = SomeClass(...)` (or `.to(device)` of one): the attribute gets a newly built object, not None."""
+    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.Call) \
+        and isinstance(stmt.targets[0], ast.Attribute)
 
 
 def _plain_store(stmt: ast.AST, me: str, model: str, init: ast.FunctionDef) -> bool:

@@ -22,7 +22,7 @@ from .views import view_binding
 from .interp_super import is_super_call, super_call
 from .self_methods import own_method
 from .state import State
-from .values import (CREATED_WITHOUT_GRAD, UNKNOWN, BoundMethod, ClassVal, DistVal, FuncVal, GradModeCtx, ModuleRef, ModuleVal,
+from .values import (CREATED_WITHOUT_GRAD, UNKNOWN, BoundMethod, ClassVal, DistVal, FuncVal, GradModeCtx, ModuleRef, ModuleVal, NameOf,
                      ObjectVal, OptimizerVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value, carries_graph,
                      summarise)
 
@@ -46,9 +46,16 @@ class CallsMixin:
             if owner is not None:
                 trained = self.evidence_models.get((("class", owner), "self." + model_key[len(me) + 1:]))
         psaved: frozenset = frozenset()
+        psrc: frozenset = frozenset()
         hit = self.init_table(model)
         if hit is not None and hit[0] in hit[1][1]:
             call = hit[1][1][hit[0]]
+            # The model `__init__` hands to an optimizer, identified by that call: its output's graph runs through
+            # parameters an optimizer trains (GS421 compares a bootstrap value's model with the prediction's).
+            site = _init_site(call)
+            psrc = frozenset({site})
+            self.note_trained(psrc)
+            self.optimized_modules.setdefault(NameOf(site), model_key)
             if trained is None:
                 trained = self.fact(call, "optimizer-trains", op=self.seg(call.func), model=model_key)
             if ins is None:
@@ -61,7 +68,7 @@ class CallsMixin:
                 psaved = frozenset({_init_site(call)})
         if trained is None:
             return UNKNOWN
-        return TensorVal(rg=Tri.YES, leaf=Tri.NO, evidence=True, psrc_partial=True, psaved=psaved,
+        return TensorVal(rg=Tri.YES, leaf=Tri.NO, evidence=True, psrc_partial=True, psaved=psaved, psrc=psrc,
                          origin=self.fact(node, "runs-trained-model", trained, expr=self.seg(node), model=model_key))
 
     def unknown_view_detach(self, ref: ast.Name, node: ast.Call, state: State) -> None:

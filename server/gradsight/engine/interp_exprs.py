@@ -6,6 +6,7 @@ import ast
 from dataclasses import dataclass
 from typing import Optional
 
+from .astwalk import walk
 from . import torchdb as db
 from .events import GradReadEvent
 from .interp_util import BUILTINS, string_compare, MODULE_METHODS, _int_index, _is_static, _is_staticmethod, _msite, _pcut_of, key_of
@@ -499,7 +500,34 @@ class ExpressionsMixin:
         return UNKNOWN
 
     def expr_ListComp(self, node, state) -> Value:
+        rows = _literal_rows(node)
+        if rows is not None:
+            return self._unrolled(node, rows, state)
         return self._comprehension(node, [node.elt], state)
+
+    def _unrolled(self, node, rows: list, state: State) -> Value:
+        """A comprehension over literal tuples (`[arr.append(el) for arr, el in zip((policies, values), (p, v))]`)
+        run once per row, in the caller's state: what its element does to other names (the lists it appends to) is
+        what the code does. Its own names do not outlive it."""
+        names = [n.id for n in walk(node.generators[0].target) if isinstance(n, ast.Name)]
+        before = {n: state.env[n] for n in names if n in state.env}
+        vals = []
+        target = node.generators[0].target
+        for row in rows:
+            items = [self.eval(e, state) for e in row]
+            self.assign(target, items[0] if len(items) == 1 else SeqVal(tuple(items)), state, node)
+            bound = {n: state.env.get(n) for n in names}
+            vals.append(self.eval(node.elt, state))
+            # `arr.append(el)` changed the list `arr` is another name for: the name in the literal gets it.
+            pairs = [(target, row[0])] if len(row) == 1 else list(zip(getattr(target, "elts", ()), row))
+            for t, e in pairs:
+                key = key_of(e)
+                if isinstance(t, ast.Name) and key is not None and state.env.get(t.id) is not bound[t.id]:
+                    state.set(key, state.env[t.id])
+        for n in names:
+            state.env.pop(n, None)
+        state.env.update(before)
+        return SeqVal(tuple(vals))
 
     expr_SetComp = expr_ListComp
     expr_GeneratorExp = expr_ListComp
@@ -516,3 +544,25 @@ def _is_property(fn: ast.AST) -> bool:
             return True
     return False
 
+
+
+def _literal_rows(node: ast.ListComp) -> Optional[list]:
+    """The rows of a comprehension with one `for` and no `if` over a literal tuple or list, or over `zip` of literal
+    tuples or lists of one length (at most 8 rows, no starred items): each row's item expressions. None otherwise."""
+    if len(node.generators) != 1 or node.generators[0].ifs or node.generators[0].is_async:
+        return None
+    it = node.generators[0].iter
+    if isinstance(it, (ast.Tuple, ast.List)):
+        cols = [it]
+    elif isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "zip" and it.args \
+            and not it.keywords and all(isinstance(a, (ast.Tuple, ast.List)) for a in it.args):
+        cols = it.args
+        if not isinstance(node.generators[0].target, ast.Tuple) or len(node.generators[0].target.elts) != len(cols):
+            return None
+    else:
+        return None
+    lengths = {len(c.elts) for c in cols}
+    if len(lengths) != 1 or not 0 < lengths.pop() <= 8 \
+            or any(isinstance(e, ast.Starred) for c in cols for e in c.elts):
+        return None
+    return [list(row) for row in zip(*(c.elts for c in cols))]

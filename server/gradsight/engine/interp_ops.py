@@ -248,18 +248,22 @@ class OpsMixin:
                 and p.storage is not None and p.storage == t.storage and p.view is None and t.view is None \
                 and not p.multiview and not t.multiview and Tri.YES in (p.rg, t.rg) and self.allocated_here(p.storage):
             self.emit(SameTensorLossEvent(node, op, pred_node, target_node))
-        if not (isinstance(p, TensorVal) and isinstance(t, TensorVal)) or p.rg is not Tri.YES or t.rg is not Tri.YES \
-                or t.leaf is not Tri.NO or not p.psrc or not t.psrc:
+        if not (isinstance(p, TensorVal) and isinstance(t, TensorVal)) or p.rg is not Tri.YES or not p.psrc \
+                or not t.psrc or not any(self.is_trained(site) for site in p.psrc):
             return
-        if not any(self.is_trained(site) for site in p.psrc):
+        if t.rg is Tri.YES and t.leaf is Tri.NO:
+            untrained = tuple((site, self.module_name(site)) for site in sorted(t.psrc - p.psrc, key=repr)
+                              if not self.is_trained(site))
+            if untrained:
+                self.emit(LossTargetEvent(node, op, self.seg(target_node), target_node, untrained, t.origin))
+        elif t.rg is not Tri.MAYBE or t.boot is None:
+            # A bootstrapped target that has a graph on one path only (`if self.double: v = self.q(s2)` / `else:`
+            # from the target network, detached) still trains through it on that path.
             return
-        untrained = tuple((site, self.module_name(site)) for site in sorted(t.psrc - p.psrc, key=repr)
-                          if not self.is_trained(site))
-        if untrained:
-            self.emit(LossTargetEvent(node, op, self.seg(target_node), target_node, untrained, t.origin))
-        if t.boot is None or t.psrc_partial or not t.psrc <= p.psrc:
+        if t.boot is None or not t.psrc <= p.psrc:
             # Only a target whose graph runs through nothing but the prediction's modules: a target network of the
-            # same class shares its sub-modules' sites with the online one, but not its own (GS418's case).
+            # same class shares its sub-modules' sites with the online one, but not its own (GS418's case). An
+            # unknown input (a method's argument) may add modules to the target's graph; it still runs through these.
             return
         outer = sorted(t.psrc, key=lambda s: (any(ParentOf(s, o) in self.optimized_modules for o in t.psrc), repr(s)))
         shared = tuple((site, self.module_name(site)) for site in outer if self.is_trained(site))
@@ -382,7 +386,7 @@ class OpsMixin:
         base = tensors[0][1]
         leaf_view = view is not None and rg is Tri.YES and (
             (base.leaf is Tri.YES and base.rg is Tri.YES) or base.leaf_view)
-        boot = self.bootstrap(short, args, state) if rg is Tri.YES else None
+        boot = self.bootstrap(short, args, state) if rg is not Tri.NO else None
         logp, adv = self.pg_markers(short, args, node, state) if rg is Tri.YES else (None, None)
         result = TensorVal(rg=rg, leaf=Tri.NO if rg is Tri.YES else (Tri.YES if rg is Tri.NO else Tri.MAYBE),
                            origin=origin, nograd=nograd, saved=saved_out, freed=freed, freed_sure=freed_sure,
@@ -434,7 +438,7 @@ class OpsMixin:
             return None
         for (scaled_node, scaled), (rest_node, rest) in (args, args[::-1]):
             if not (isinstance(scaled_node, ast.BinOp) and isinstance(scaled_node.op, (ast.Mult, ast.Div))) \
-                    or not isinstance(scaled, TensorVal) or scaled.rg is not Tri.YES or not scaled.psrc:
+                    or not isinstance(scaled, TensorVal) or scaled.rg is Tri.NO or not scaled.psrc:
                 continue
             if isinstance(rest, TensorVal) and (rest.rg is not Tri.NO or rest.psrc):
                 continue
@@ -456,6 +460,10 @@ class OpsMixin:
             else:
                 factors.append(n)
         for f in factors:
+            # `next_values.max(1)[0]`: a selection from a name leads to where that name's value was made.
+            while isinstance(f, (ast.Call, ast.Attribute, ast.Subscript)) \
+                    and isinstance(f.func if isinstance(f, ast.Call) else f, (ast.Attribute, ast.Subscript)):
+                f = f.func.value if isinstance(f, ast.Call) else f.value
             origin = self.value_made(f, state)
             if origin is not None:
                 return origin
@@ -469,7 +477,7 @@ class OpsMixin:
         origin = None
         for _ in range(4):
             v = state.get(node.id) if isinstance(node, ast.Name) else None
-            if not isinstance(v, TensorVal) or v.rg is not Tri.YES or not v.psrc or v.origin is None \
+            if not isinstance(v, TensorVal) or v.rg is Tri.NO or not v.psrc or v.origin is None \
                     or v.origin.path is not None:
                 return origin
             origin = v.origin

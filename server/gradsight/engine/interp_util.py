@@ -446,6 +446,10 @@ def _class_methods(info: ClassInfo, bases_of=None) -> dict:
     return out
 
 
+# Builtins that only read the object they are given: `type(self)(...)` builds another instance.
+_READING_BUILTINS = frozenset({"type", "isinstance", "id", "hasattr", "repr", "str", "hash", "callable"})
+
+
 def _own_mutations(fn: ast.AST, methods: dict) -> tuple:
     """For `Interpreter.method_mutations`: (the attributes of `self` that method `fn` itself may rebind or change:
     `self.x = ...`, `self.x += ...`, `self.x[k] = ...`, `self.x.append(...)`, `self.x.add_(...)`, "x:mode" for
@@ -481,8 +485,9 @@ def _own_mutations(fn: ast.AST, methods: dict) -> tuple:
                         out.add(f"{attr}:call")
                     elif attr and (f.attr not in _KEEPING_METHODS or f.attr.endswith("_")):
                         out.add(attr)
-            if any(isinstance(a, ast.Name) and a.id == me for a in list(n.args) + [k.value for k in n.keywords]):
-                out.add("*")  # `self` handed to other code
+            if any(isinstance(a, ast.Name) and a.id == me for a in list(n.args) + [k.value for k in n.keywords]) \
+                    and not (isinstance(f, ast.Name) and f.id in _READING_BUILTINS):
+                out.add("*")  # `self` handed to other code (not `type(self)`, `isinstance(self, C)`)
         elif isinstance(n, ast.Attribute) and n.attr == "__dict__" and isinstance(n.value, ast.Name) \
                 and n.value.id == me:
             out.add("*")

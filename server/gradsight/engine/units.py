@@ -980,14 +980,14 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
     def merge(delta: tuple) -> None:
         _merge(interp, reporter, used, delta)
 
-    def isolated(body):
+    def isolated(body, optimized=None):
         """`_isolated`, with the module-level names looked up (`_ReadLog`) as a fifth part."""
         names = log.names = set()
         scope.env = log
         if stats is not None:
             stats["units_run"] = stats.get("units_run", 0) + 1
         try:
-            return _isolated(interp, reporter, used, module_optimized, body) + (names,)
+            return _isolated(interp, reporter, used, optimized or module_optimized, body) + (names,)
         finally:
             scope.env = env
 
@@ -1041,7 +1041,8 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
             store(key, touched, tree_read, cached, names)
         merge(cached)
     for cname, info in scope.classes.items():
-        instance = None  # (self value, functions its __init__ ran, tree read, names): made when a method needs it
+        # (self value, functions its __init__ ran, tree read, names, optimizer bookkeeping): made when a method needs it
+        instance = None
         for name, meth in info.methods.items():
             entry = grad_for(name)
             key = unit_key(("m", cname, name, entry.grad.name), meth.node)
@@ -1053,6 +1054,7 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
                 extra_names: set = set()
                 is_class = any(isinstance(d, ast.Name) and d.id == "classmethod" for d in meth.node.decorator_list)
                 self_val = None
+                optimized = None
                 if is_class:
                     # `cls` is the class, not an instance: `cls(...)` builds one (Conv-TasNet's
                     # `load_model_from_package`), it does not run `forward`. Unknown.
@@ -1060,14 +1062,17 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
                 elif not is_static:
                     if instance is None:
                         if info.is_module:
-                            value, _, inst_touched, inst_read, inst_names = isolated(
-                                lambda: interp.instantiate(info, [], {}, info.node, base))
-                            instance = (value, inst_touched, inst_read, inst_names)
+                            # What the module's `__init__` told the optimizer bookkeeping (`self.optimizer =
+                            # Adam(self.parameters())`) holds for every method run on that instance.
+                            (value, books), _, inst_touched, inst_read, inst_names = isolated(
+                                lambda: (interp.instantiate(info, [], {}, info.node, base),
+                                         dict(interp.optimized_modules)))
+                            instance = (value, inst_touched, inst_read, inst_names, books)
                         else:
-                            instance = (UNKNOWN, set(), False, set())
-                    self_val, extra, extra_read, extra_names = instance
+                            instance = (UNKNOWN, set(), False, set(), None)
+                    self_val, extra, extra_read, extra_names, optimized = instance
                 _, cached, touched, tree_read, names = isolated(
-                    lambda m=meth, sv=self_val, e=entry: run_unit(interp, scope, m, sv, e, grad_for))
+                    lambda m=meth, sv=self_val, e=entry: run_unit(interp, scope, m, sv, e, grad_for), optimized)
                 touched |= extra
                 touched.add(meth.node)
                 store(key, touched, tree_read or extra_read, cached, names | extra_names)

@@ -230,7 +230,9 @@ class TensorVal(Value):
         return TensorVal(
             rg=self.rg.join(other.rg),
             leaf=self.leaf.join(other.leaf),
-            origin=_first(self.origin, other.origin),
+            # Where only one path has a graph through modules, its origin (where a bootstrap value was made, GS421).
+            origin=other.origin if self.rg is Tri.NO and other.rg is not Tri.NO and other.psrc
+            else _first(self.origin, other.origin),
             nograd=self.nograd if self.nograd is not None and other.nograd is not None else None,
             saved=_first(self.saved, other.saved),
             saved_sure=(self.saved_sure and other.saved_sure) if self.saved is None and other.saved is None

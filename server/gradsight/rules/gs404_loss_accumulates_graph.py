@@ -44,6 +44,7 @@ def _backwarded_after_loop(tree: ast.AST | None, node: ast.AST, name: str) -> bo
     backward, as long as the loop that fills them."""
     if tree is None:
         return False
+    root = tree
     funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
              and n.lineno <= node.lineno <= (n.end_lineno or n.lineno)]
     if funcs:
@@ -61,12 +62,37 @@ def _backwarded_after_loop(tree: ast.AST | None, node: ast.AST, name: str) -> bo
             if any(isinstance(n, ast.Name) and n.id in readers for n in ast.walk(stmt.value)):
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 readers |= {t.id for t in targets if isinstance(t, ast.Name)}
+    helpers = None
     for stmt in after:
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
                 and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "backward" \
                 and any(isinstance(n, ast.Name) and n.id in readers for n in ast.walk(stmt.value)):
             return True
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Name):
+            # `_update_networks(args, model, policy_loss + value_loss, optimiser)`: a function of the file that
+            # backwards the parameter the kept values go into.
+            helpers = _backwarding_helpers(root) if helpers is None else helpers
+            params = helpers.get(stmt.value.func.id, ())
+            if any(i in params and any(isinstance(n, ast.Name) and n.id in readers for n in ast.walk(a))
+                   for i, a in enumerate(stmt.value.args)):
+                return True
     return False
+
+
+def _backwarding_helpers(tree: ast.AST) -> dict:
+    """Module-level functions of the file -> the positions of their parameters that their body backwards
+    (`loss.backward()` on the parameter `loss`)."""
+    out: dict = {}
+    for fn in getattr(tree, "body", ()):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+        hit = {params.index(n.func.value.id) for n in ast.walk(fn) if isinstance(n, ast.Call)
+               and isinstance(n.func, ast.Attribute) and n.func.attr == "backward"
+               and isinstance(n.func.value, ast.Name) and n.func.value.id in params}
+        if hit:
+            out[fn.name] = hit
+    return out
 
 
 def _detached_where_backwarded(tree: ast.AST | None, event) -> bool:
@@ -140,6 +166,7 @@ def _tensor_method_on(tree: ast.AST | None, line: int, param: str) -> bool:
     method on that parameter (`param.cpu()`)."""
     if tree is None:
         return False
+    root = tree
     funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
              and n.lineno <= line <= (n.end_lineno or n.lineno)]
     if not funcs:
@@ -394,6 +421,13 @@ class LossAccumulatesGraph(Rule):
                   "on it (a backward through the buffer) notices.")
     references = ("https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory",)
     valid = (
+        # ACER's n-step loop (Kaixhin/ACER): the losses summed over the steps go, after the loop, to a function of
+        # the file that backwards them.
+        Valid("import torch\nimport torch.nn as nn\n\nnet = nn.Linear(4, 1)\n"
+              "opt = torch.optim.SGD(net.parameters(), lr=0.1)\n\n\n"
+              "def _update(loss, optimiser):\n    optimiser.zero_grad()\n    loss.backward()\n    optimiser.step()\n\n\n"
+              "def _train(xs):\n    value_loss = 0\n    for x in xs:\n        value_loss += (net(x) ** 2).mean()\n"
+              "    _update(value_loss, opt)\n\n\n_train([torch.randn(2, 4) for _ in range(3)])\n"),
         # A demo unrolling a few teacher-forced steps and printing shapes: nothing sampled or decoded, and a name
         # that does not say it generates, so the state fed back is not flagged.
         Valid('import torch\nimport torch.nn as nn\n\ndecoder = nn.GRUCell(4, 8)\n\n\ndef demo(steps):\n    hidden = torch.zeros(1, 8)\n    target = torch.randn(steps, 1, 4)\n    for c in range(steps):\n        hidden = decoder(target[c], hidden)\n        print(hidden.size())\n\n\ndemo(3)\n'),

@@ -28,6 +28,34 @@ _AGENT_TAIL = ("        y = r + self.gamma * q_next * (1 - done)\n"
                "agent.learn(torch.randn(8, 4), torch.randint(0, 2, (8, 1)), torch.randn(8, 1), torch.randn(8, 4), "
                "torch.zeros(8, 1))\n")
 
+# A plain agent class (AgileRL/AgileRL@8ea3aabf): the online network is built in one of `__init__`'s branches and
+# rebuilt when a checkpoint is loaded, `clone` builds another agent with `type(self)(...)`, and only the double-DQN
+# path evaluates the next state with the online network; the other path detaches the target network's value.
+_PLAIN = ("import copy\n\nimport torch\nimport torch.nn as nn\n\n\n"
+          "class DQN:\n    def __init__(self, double=True, arch=\"mlp\"):\n        self.double = double\n"
+          "        if arch == \"mlp\":\n            self.actor = nn.Linear(4, 2)\n"
+          "        else:\n            self.actor = nn.Sequential(nn.Linear(4, 2))\n"
+          "        self.actor_target = copy.deepcopy(self.actor)\n"
+          "        self.optimizer = torch.optim.Adam(self.actor.parameters(), lr=1e-3)\n"
+          "        self.criterion = nn.MSELoss()\n\n"
+          "    def learn(self, s, a, r, s2, done):\n        if self.double:\n"
+          "            q_idx = self.actor_target(s2).argmax(dim=1).unsqueeze(1)\n")
+_PLAIN_TAIL = ("        else:\n            q_target = self.actor_target(s2).detach().max(axis=1)[0].unsqueeze(1)\n"
+               "        y = r + 0.99 * q_target * (1 - done)\n"
+               "        loss = self.criterion(self.actor(s).gather(1, a), y)\n"
+               "        self.optimizer.zero_grad()\n        loss.backward()\n"
+               "        self.grad = self.actor.weight.grad.clone()\n"
+               "        self.semi = torch.autograd.grad(self.criterion(self.actor(s).gather(1, a), y.detach()), "
+               "self.actor.weight)[0]\n        self.optimizer.step()\n\n"
+               "    def load(self, path):\n        self.actor = nn.Linear(4, 2)\n"
+               "        self.actor.load_state_dict(torch.load(path))\n\n"
+               "    def clone(self):\n        other = type(self)(double=self.double)\n"
+               "        other.actor = copy.deepcopy(self.actor)\n"
+               "        other.optimizer = torch.optim.Adam(other.actor.parameters(), lr=1e-3)\n        return other\n\n\n"
+               "agent = DQN()\n"
+               "agent.learn(torch.randn(8, 4), torch.randint(0, 2, (8, 1)), torch.randn(8, 1), torch.randn(8, 4), "
+               "torch.zeros(8, 1))\n")
+
 
 class BootstrapTargetThroughTrainedNetwork(Rule):
     code = "GS421"
@@ -41,7 +69,9 @@ class BootstrapTargetThroughTrainedNetwork(Rule):
                     "loss with a target (`F.mse_loss`, `F.smooth_l1_loss`, their `nn` modules, ...) in grad mode and "
                     "`v`'s graph runs through a module that an optimizer trains and that the prediction runs "
                     "through too: DQN, SARSA or double DQN taking the next state's value from the online network "
-                    "without `torch.no_grad()` or `.detach()`. Targets that are a network's plain output (invariance "
+                    "without `torch.no_grad()` or `.detach()`, also where only one path of an `if` keeps the graph "
+                    "(the double-DQN branch) and in an agent class whose `__init__` hands the model's parameters to "
+                    "the optimizer. Targets that are a network's plain output (invariance "
                     "and consistency terms) and targets through networks no optimizer trains (GS418) are left "
                     "alone.")
     why_bad = ("Temporal-difference learning is a semi-gradient method: the target `r + gamma * Q(s')` is a "
@@ -81,6 +111,9 @@ class BootstrapTargetThroughTrainedNetwork(Rule):
         Valid(_HEAD + "v = nn.Linear(4, 1)\nv_opt = torch.optim.SGD(v.parameters(), lr=0.1)\n"
               "target = r + 0.99 * (1 - done) * v(s2)\n" + _STEP + "opt.step()\n"
               "v_opt.zero_grad()\nF.mse_loss(v(s), q(s).gather(1, a).detach()).backward()\nv_opt.step()\n"),
+        # The plain agent below with the double-DQN path's value computed under `torch.no_grad()`.
+        Valid(_PLAIN + "            with torch.no_grad():\n"
+              "                q_target = self.actor(s2).gather(dim=1, index=q_idx)\n" + _PLAIN_TAIL),
     )
     invalid = (
         # The next state's value from the online network, with its graph: the step is not the semi-gradient one.
@@ -112,6 +145,10 @@ class BootstrapTargetThroughTrainedNetwork(Rule):
         # the optimizer trains, evaluates it with its graph; the loss through an `nn.MSELoss` module.
         Invalid(_AGENT + "        q_next = self.q(s2).gather(1, q_idx)\n" + _AGENT_TAIL,
                 line=17, runtime="silent: not torch.allclose(agent.grad, agent.semi)"),
+        # A plain agent class whose methods run with `self` known only from `__init__`: the model `__init__` hands
+        # to the optimizer is the one trained; on the double-DQN path the next state's value keeps its graph.
+        Invalid(_PLAIN + "            q_target = self.actor(s2).gather(dim=1, index=q_idx)\n" + _PLAIN_TAIL,
+                line=21, runtime="silent: not torch.allclose(agent.grad, agent.semi)"),
     )
 
     def check(self, event: BootstrapTargetEvent, report) -> None:
