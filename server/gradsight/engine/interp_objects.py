@@ -43,7 +43,8 @@ class ObjectsMixin:
         if name in ("parameters",):
             self.eval_args(node, state)
             return ParamsVal(origin=self.fact(node, "parameters-of", expr=self.seg(func.value)), owner=key_of(func.value),
-                             module_sites=self.own_module_sites(recv, key_of(func.value), state),
+                             module_sites=self.own_module_sites(recv, key_of(func.value), state)
+                             if key_of(func.value) == "self" else frozenset({_msite(recv)}) if _msite(recv) else frozenset(),
                              frozen=recv.has_params is Tri.NO)
         if name in ("to", "cuda", "cpu", "float", "double", "half", "train", "eval", "requires_grad_", "zero_grad",
                     "apply", "share_memory", "type"):
