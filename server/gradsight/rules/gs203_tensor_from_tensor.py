@@ -102,14 +102,12 @@ class TensorFromTensor(Rule):
                    related=[origin])
 
 
-def _used_as_target(tree, call: ast.AST) -> bool:
-    """Whether the copy is bound to a name that is only used as a regression target: opposite another value in a
-    subtraction (`returns - values`), as an argument of a loss (`F.mse_loss(target, q)`, `criterion(q, target)`),
-    or handed back to the caller (`return batch_return`). Cutting the graph there is what the code means (an RL
-    return or a TD target built from the network's own outputs, as `.detach()` would); the bug this rule is for
-    is a copy added into a loss as a term (`torch.tensor(parts).sum()`)."""
+def _later_uses(tree, call: ast.AST):
+    """For a copy bound to one name in its function (`x = torch.tensor(...)`): `(name, its later loads, the
+    function's parent map)`, or None when it has no later use or is not so bound; the `Return` statement when the
+    copy is returned as it is made."""
     if tree is None:
-        return False
+        return None
     scope = tree
     for n in ast.walk(tree):
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.lineno <= call.lineno <= (n.end_lineno or 0) \
@@ -119,13 +117,26 @@ def _used_as_target(tree, call: ast.AST) -> bool:
     stmt = call
     while stmt in parents and not isinstance(stmt, ast.stmt):
         stmt = parents[stmt]
+    if isinstance(stmt, ast.Return):
+        return stmt
     if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
-        return isinstance(stmt, ast.Return)
+        return None
     name = stmt.targets[0].id
     uses = [n for n in ast.walk(scope) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
             and (n.lineno, n.col_offset) > (stmt.end_lineno, stmt.end_col_offset)]
-    if not uses:
-        return False
+    return (name, uses, parents) if uses else None
+
+
+def _used_as_target(tree, call: ast.AST) -> bool:
+    """Whether the copy is bound to a name that is only used as a regression target: opposite another value in a
+    subtraction (`returns - values`), as an argument of a loss (`F.mse_loss(target, q)`, `criterion(q, target)`),
+    or handed back to the caller (`return batch_return`). Cutting the graph there is what the code means (an RL
+    return or a TD target built from the network's own outputs, as `.detach()` would); the bug this rule is for
+    is a copy added into a loss as a term (`torch.tensor(parts).sum()`)."""
+    found = _later_uses(tree, call)
+    if found is None or isinstance(found, ast.Return):
+        return isinstance(found, ast.Return)
+    name, uses, parents = found
     for use in uses:
         node = use
         # `target = target.view(b, 1)`, `.to(device)`: the same values under the same name.
@@ -161,24 +172,10 @@ def _read_as_numbers(tree, call: ast.AST) -> bool:
     (`dist.all_reduce(x)`), updated in place (`x /= world_size`), and turned into Python numbers (`x.item()`,
     `float(x)`, `x.cpu().tolist()`), as a logging helper does with a loss (`all_reduce_mean`: `torch.tensor(x)
     .cuda()`, all-reduce, `.item()`). A number has no gradient to lose: the copy cuts nothing anyone wanted."""
-    if tree is None:
+    found = _later_uses(tree, call)
+    if found is None or isinstance(found, ast.Return):
         return False
-    scope = tree
-    for n in ast.walk(tree):
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.lineno <= call.lineno <= (n.end_lineno or 0) \
-                and n.lineno >= getattr(scope, "lineno", 0):
-            scope = n
-    parents = {child: parent for parent in ast.walk(scope) for child in ast.iter_child_nodes(parent)}
-    stmt = call
-    while stmt in parents and not isinstance(stmt, ast.stmt):
-        stmt = parents[stmt]
-    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
-        return False
-    name = stmt.targets[0].id
-    uses = [n for n in ast.walk(scope) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
-            and (n.lineno, n.col_offset) > (stmt.end_lineno, stmt.end_col_offset)]
-    if not uses:
-        return False
+    name, uses, parents = found
     for use in uses:
         node = use
         # `x.cpu()`, `x.detach()`, `x.div_(n)`: the same values, then read on.
