@@ -26,32 +26,9 @@ sys.path.insert(0, str(ROOT / "server"))
 
 from gradsight.analysis import ENGINE  # noqa: E402
 from gradsight.analysis import analyze_source  # noqa: E402
+from keystroke_texts import typing_versions as keystrokes  # noqa: E402 (bench/ is the script's folder)
 
 FILE = ROOT / "bench" / ".corpus" / "timm" / "timm" / "models" / "vision_transformer.py"
-TYPED = ["h = self.forward_features(x)", "h = h * 2", "print(h.shape)"]
-
-
-def keystrokes(text: str):
-    """Every intermediate text of the session."""
-    lines = text.split("\n")
-    at = next(i for i, line in enumerate(lines) if line.startswith("    def forward(") and i > 1300)
-    # new lines go right after the line that ends the signature
-    sig_end = next(i for i in range(at, len(lines)) if lines[i].rstrip().endswith(":"))
-    pos = sig_end + 1
-    indent = "        "
-    typed: list[str] = []
-    for line in TYPED:
-        typed.append(indent)  # Enter (auto-indent)
-        yield "\n".join(lines[:pos] + typed + lines[pos:])
-        for ch in line:
-            typed[-1] += ch
-            yield "\n".join(lines[:pos] + typed + lines[pos:])
-    while typed:  # Backspace everything again
-        while typed[-1]:
-            typed[-1] = typed[-1][:-1]
-            yield "\n".join(lines[:pos] + typed + lines[pos:])
-        typed.pop()  # Backspace at the start of the (now empty) line joins it with the one above
-        yield "\n".join(lines[:pos] + typed + lines[pos:])
 
 
 def run() -> dict:

@@ -22,47 +22,11 @@ import subprocess
 import sys
 import time
 
+from keystroke_texts import break_versions, typing_versions  # bench/ is the script's folder
+
 ROOT = pathlib.Path.cwd()
 FILE = (ROOT / "bench" / ".corpus" / "timm" / "timm" / "models" / "vision_transformer.py").resolve()
 TICK = 0.03  # seconds of the workspace's clock per analysis
-TYPED = ["h = self.forward_features(x)", "h = h * 2", "print(h.shape)"]
-
-
-def typing_versions(text: str):
-    """bench_typing.py's keystrokes (the same texts, in the same order)."""
-    lines = text.split("\n")
-    at = next(i for i, line in enumerate(lines) if line.startswith("    def forward(") and i > 1300)
-    sig_end = next(i for i in range(at, len(lines)) if lines[i].rstrip().endswith(":"))
-    pos = sig_end + 1
-    indent = "        "
-    typed: list[str] = []
-    for line in TYPED:
-        typed.append(indent)
-        yield "\n".join(lines[:pos] + typed + lines[pos:])
-        for ch in line:
-            typed[-1] += ch
-            yield "\n".join(lines[:pos] + typed + lines[pos:])
-    while typed:
-        while typed[-1]:
-            typed[-1] = typed[-1][:-1]
-            yield "\n".join(lines[:pos] + typed + lines[pos:])
-        typed.pop()
-        yield "\n".join(lines[:pos] + typed + lines[pos:])
-
-
-def break_versions(text: str):
-    """bench_break_dict.py's six break/restore pairs."""
-    lines = text.split("\n")
-    start = next(i for i, l in enumerate(lines) if l.startswith("default_cfgs"))
-    end = next(i for i in range(start, len(lines)) if lines[i].startswith("}"))
-    mid = next(i for i in range((start + end) // 2, end)
-               if lines[i].strip().startswith("'") and lines[i].rstrip().endswith("("))
-    t2 = lines[:]
-    t2[mid] = "# " + t2[mid]
-    broken = "\n".join(t2)
-    for _ in range(6):
-        yield broken
-        yield text
 
 
 def describe(a) -> str:

@@ -545,7 +545,6 @@ def _is_property(fn: ast.AST) -> bool:
     return False
 
 
-
 def _literal_rows(node: ast.ListComp) -> Optional[list]:
     """The rows of a comprehension with one `for` and no `if` over a literal tuple or list, or over `zip` of literal
     tuples or lists of one length (at most 8 rows, no starred items): each row's item expressions. None otherwise."""

@@ -26,15 +26,14 @@ class ObjectsMixin:
     """Part of `Interpreter` (see interp.py)."""
 
     # ---- modules
-    def own_module_sites(self, recv: ModuleVal, key: Optional[str], state: State) -> frozenset:
+    def own_module_sites(self, recv: ModuleVal, key: str, state: State) -> frozenset:
         """The sites of `recv` and of the modules it holds as attributes (`self.q` while `__init__` runs
         `Adam(self.parameters())`): its `parameters()` are theirs too, whether or not its `forward` runs them."""
         sites = {_msite(recv)}
         sites.update(_msite(v) for _, v in recv.attrs if isinstance(v, ModuleVal))
-        if key is not None:
-            prefix, depth = key + ".", key.count(".") + 1
-            sites.update(_msite(v) for k, v in state.env.items()
-                         if isinstance(v, ModuleVal) and k.startswith(prefix) and k.count(".") == depth and "[" not in k)
+        prefix, depth = key + ".", key.count(".") + 1
+        sites.update(_msite(v) for k, v in state.env.items()
+                     if isinstance(v, ModuleVal) and k.startswith(prefix) and k.count(".") == depth and "[" not in k)
         sites.discard(None)
         return frozenset(sites)
 
@@ -42,10 +41,12 @@ class ObjectsMixin:
         name = func.attr
         if name in ("parameters",):
             self.eval_args(node, state)
-            return ParamsVal(origin=self.fact(node, "parameters-of", expr=self.seg(func.value)), owner=key_of(func.value),
-                             module_sites=self.own_module_sites(recv, key_of(func.value), state)
-                             if key_of(func.value) == "self" else frozenset({_msite(recv)}) if _msite(recv) else frozenset(),
-                             frozen=recv.has_params is Tri.NO)
+            owner = key_of(func.value)
+            # `self.parameters()` of the instance being built covers the modules it holds; a built module's
+            # `m.parameters()` keeps its own site (twin heads of one critic stepped one at a time stay apart).
+            sites = self.own_module_sites(recv, owner, state) if owner == "self" else frozenset({_msite(recv)}) - {None}
+            return ParamsVal(origin=self.fact(node, "parameters-of", expr=self.seg(func.value)), owner=owner,
+                             module_sites=sites, frozen=recv.has_params is Tri.NO)
         if name in ("to", "cuda", "cpu", "float", "double", "half", "train", "eval", "requires_grad_", "zero_grad",
                     "apply", "share_memory", "type"):
             args, kwargs = self.eval_args(node, state)

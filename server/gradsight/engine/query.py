@@ -51,9 +51,10 @@ class Query:
 
     # -- names -------------------------------------------------------------------------------------------
     def function_def(self, name: str) -> Optional[tuple]:
-        """`(def, its file's imports, its file's Source or None for this file)` for a plain function called by its bare name: this file's own top-level
-        `def`, or one imported from another file of the workspace (`from .utils import gather`), read through the
-        analysis's resolver (so that file is one of the analysis's recorded dependencies). None for anything else."""
+        """`(def, its file's imports, its file's Source or None for this file)` for a plain function called by its
+        bare name: this file's own top-level `def`, or one imported from another file of the workspace (`from .utils
+        import gather`), read through the analysis's resolver (so that file is one of the analysis's recorded
+        dependencies). None for anything else."""
         own = self._functions.get(name)
         if own is not None:
             return own.node, self._imports, None
