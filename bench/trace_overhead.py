@@ -1,8 +1,8 @@
 """How much does `gradsight trace` slow a training step down? Plain vs traced vs anomaly mode.
 
-Usage:  python bench/trace_overhead.py [--steps N] [--rounds R] [--threads T] [--quick]
+Usage:  python bench/trace_overhead.py [--steps N] [--rounds R] [--threads T] [--quick] [--device cpu|cuda] [--batch B]
 
-Runs, in one process on the CPU, full training steps (forward, loss, zero_grad, backward, Adam step) of
+Runs, in one process on the CPU (or, with ``--device cuda``, on a GPU), full training steps (forward, loss, zero_grad, backward, Adam step) of
 two models at batch 32:
 
 * mlp:          Linear(512,1024)-ReLU-Linear(1024,1024)-ReLU-Linear(1024,10)
@@ -15,6 +15,12 @@ Modes are interleaved round by round and the median step time is reported, so dr
 hits all three alike. By default one torch thread and process CPU time (``--clock cpu``), which stay
 meaningful on a shared machine; ``--clock wall --threads 0`` measures what a user waits for. Prints one
 table with ratios to plain; the last column is the tracer's overhead as a share of anomaly mode's.
+
+On CUDA the clock is always the wall clock and each step ends with ``torch.cuda.synchronize()``: kernels run
+asynchronously, so a step's time is what the GPU and the Python thread together took. The tracer's cost is
+per op on the Python side (the function mode, the hooks), so on a GPU, where a small model's kernels take
+microseconds, its ratio to plain is larger than on the CPU; ``--batch`` shows how that shrinks as the
+kernels grow.
 """
 
 from __future__ import annotations
@@ -41,28 +47,37 @@ def load_runner():
     return mod
 
 
+BATCH = 32
+DEVICE = "cpu"
+
+
 def make_mlp():
     model = nn.Sequential(nn.Linear(512, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 10))
-    x = torch.randn(32, 512)
-    y = torch.randint(0, 10, (32,))
+    x = torch.randn(BATCH, 512)
+    y = torch.randint(0, 10, (BATCH,))
     return model, x, y, nn.functional.cross_entropy
 
 
 def make_transformer():
     model = nn.TransformerEncoderLayer(d_model=256, nhead=8, dim_feedforward=1024, batch_first=True, dropout=0.1)
-    x = torch.randn(32, 64, 256)
-    y = torch.randn(32, 64, 256)
+    x = torch.randn(BATCH, 64, 256)
+    y = torch.randn(BATCH, 64, 256)
     return model, x, y, nn.functional.mse_loss
 
 
 def make_tiny():
     model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 1))
-    x = torch.randn(32, 32)
-    y = torch.randn(32, 1)
+    x = torch.randn(BATCH, 32)
+    y = torch.randn(BATCH, 1)
     return model, x, y, nn.functional.mse_loss
 
 
 CLOCK = time.perf_counter
+
+
+def _sync():
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
 
 
 def run_steps(model, opt, x, y, loss_fn, steps):
@@ -74,6 +89,7 @@ def run_steps(model, opt, x, y, loss_fn, steps):
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
+        _sync()
         times.append(CLOCK() - t0)
     return times
 
@@ -81,12 +97,13 @@ def run_steps(model, opt, x, y, loss_fn, steps):
 def bench(name, factory, runner, steps, rounds):
     torch.manual_seed(0)
     model, x, y, loss_fn = factory()
+    model, x, y = model.to(DEVICE), x.to(DEVICE), y.to(DEVICE)
     opt = torch.optim.Adam(model.parameters(), lr=1e-4)
     run_steps(model, opt, x, y, loss_fn, 3)  # warm up (allocator, lazy imports)
     samples = {"plain": [], "traced": [], "anomaly": []}
     for _ in range(rounds):
         samples["plain"] += run_steps(model, opt, x, y, loss_fn, steps)
-        tracer = runner.Tracer(torch, os.path.abspath(__file__), "cpu", 0, False)
+        tracer = runner.Tracer(torch, os.path.abspath(__file__), DEVICE, 0, False)
         with runner.Instrumentation(tracer):
             samples["traced"] += run_steps(model, opt, x, y, loss_fn, steps)
         if tracer.internal_errors:
@@ -108,18 +125,27 @@ def main(argv=None):
     ap.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
                     help="cpu: process CPU time, robust on a shared machine (default); wall: perf_counter")
     ap.add_argument("--quick", action="store_true", help="2 rounds of 3 steps (a smoke test)")
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                    help="cuda: run the steps on the GPU (wall clock, synchronised per step)")
+    ap.add_argument("--batch", type=int, default=32)
     args = ap.parse_args(argv)
     if args.quick:
         args.steps, args.rounds = 3, 2
     if args.threads:
         torch.set_num_threads(args.threads)
-    global CLOCK
+    global CLOCK, BATCH, DEVICE
+    BATCH, DEVICE = args.batch, args.device
+    if DEVICE == "cuda":
+        if not torch.cuda.is_available():
+            raise SystemExit("--device cuda: CUDA is not available")
+        args.clock = "wall"
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     runner = load_runner()
     rows = [bench(n, f, runner, args.steps, args.rounds)
             for n, f in (("mlp", make_mlp), ("transformer", make_transformer), ("tiny-mlp", make_tiny))]
     print(f"torch {torch.__version__}, python {platform.python_version()}, {platform.machine()}, "
-          f"{os.cpu_count()} cpus, torch threads {torch.get_num_threads()}, {args.clock} clock, batch 32, "
+          f"{os.cpu_count()} cpus, torch threads {torch.get_num_threads()}, {args.clock} clock, batch {BATCH}, "
+          f"device {torch.cuda.get_device_name() if DEVICE == 'cuda' else 'cpu'}, "
           f"median of {args.rounds}x{args.steps} steps per mode")
     print(f"{'model':<12} {'plain ms':>9} {'traced ms':>10} {'anomaly ms':>11} {'traced x':>9} {'anomaly x':>10} "
           f"{'overhead traced/anomaly':>24}")

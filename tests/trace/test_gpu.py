@@ -29,7 +29,10 @@ def test_gpu_trace_reports_placement_and_memory():
     assert clean["device"] == "cuda" and clean["error"] is None and clean["findings"] == []
     assert any(e["device"] and e["device"].startswith("cuda") for e in clean["events"])
     backward = [e for e in clean["events"] if e["kind"] == "backward"]
-    assert backward and backward[0]["memory_before_backward"] >= backward[0]["memory_after_backward"] >= 0
+    assert backward and backward[0]["memory_before_backward"] > 0 and backward[0]["memory_after_backward"] > 0
+    # The backward released the graph: the bytes freed, not before - after (the first backward also allocates
+    # the gradients and the cuBLAS workspace, so memory after can exceed memory before: seen on an H200).
+    assert backward[0]["memory_freed_by_backward"] > 0
     # The instrumentation finds the same mistakes on the GPU.
     assert [(f["code"], f["line"]) for f in broken["findings"]] == [("GS901", 14)]
 

@@ -310,9 +310,12 @@ class Tracer:
         # GS912: per user line that makes tensors with a graph, how many it made and weak references to the
         # latest ones; candidates (a container that holds several of them), resolved at the end unless a
         # backward later went through them (the accumulate-then-backward pattern).
-        self.kept_sites = {}  # (path, line) -> [outputs made, deque of weakrefs, inspected]
+        # (path, line) -> [outputs made, deque of weakrefs (one per execution), inspected, executions,
+        #                  the most alive at a look]
+        self.kept_sites = {}
         self.kept_cands = []  # dicts: store, site, how, count, backwarded
         self.kept_looks = 0
+        self._kept_last = None  # the (path, line) that made the last tensor with a graph (note_kept)
         # GS913: Python numbers taken with .item()/float() out of tensors that require grad, (number, path, line),
         # and the loss terms built from one by addition: their grad_fn metadata holds "gs_term".
         self.item_numbers = collections.deque(maxlen=32)
@@ -1179,6 +1182,7 @@ class Tracer:
             self.busy -= 1
 
         mem_before = self._cuda_mem()
+        freed_before = self._cuda_freed() if mem_before is not None else None
         gen = self.n_backward
         self.backwards.append((path, line, bool(retain)))
         self.backward_code.append(frame.f_code if frame is not None else None)
@@ -1208,6 +1212,9 @@ class Tracer:
                 if key in self.events and "memory_before_backward" not in self.events[key]:
                     self.events[key]["memory_before_backward"] = mem_before
                     self.events[key]["memory_after_backward"] = after
+                    freed = self._cuda_freed()
+                    if freed is not None and freed_before is not None:
+                        self.events[key]["memory_freed_by_backward"] = freed - freed_before
             self.after_backward(walk, path, line, op, frame, roots)
             for ev in self._holding:
                 ev["src_gfs"] = []  # release the graphs kept for GS904
@@ -1224,6 +1231,16 @@ class Tracer:
             return None
         try:
             return int(self.torch.cuda.memory_allocated())
+        except Exception:
+            return None
+
+    def _cuda_freed(self):
+        """Bytes the caching allocator has handed back so far (a counter): its growth across a backward is what
+        the backward released, the graph's saved tensors and outputs included. `memory_allocated()` alone cannot
+        say that: the first backward also allocates every `.grad` and the cuBLAS workspace, so the memory after a
+        backward may well exceed the memory before it."""
+        try:
+            return int(self.torch.cuda.memory_stats().get("allocated_bytes.all.freed", 0))
         except Exception:
             return None
 
@@ -2119,26 +2136,40 @@ class Tracer:
 
     # ------------------------------------------------------------------ GS912: graphs kept in containers
     def note_kept(self, t, path, line):
-        """Count the tensors with a graph that user line `path:line` makes; when 3, 4, 8, 16, ... of them have
-        been made and at least 3 are still alive, something keeps them: look at what (`inspect_kept`), once per
-        line."""
+        """Count the executions of user line `path:line` that make tensors with a graph; when one begins while
+        the results of at least 2 earlier ones are alive, something keeps them: look at what (`inspect_kept`),
+        until found for the line."""
         key = (path, line)
         rec = self.kept_sites.get(key)
         if rec is None:
             if len(self.kept_sites) >= 20000:
                 return
-            rec = self.kept_sites[key] = [0, collections.deque(maxlen=16), False]
+            rec = self.kept_sites[key] = [0, collections.deque(maxlen=16), False, 0, 0]
+        new_run = self._kept_last != key
+        if new_run:
+            rec[3] += 1  # another line made a tensor since: this is a new execution of `key`
+            self._kept_last = key
         rec[0] += 1
         try:
-            rec[1].append(weakref.ref(t))
+            entry = weakref.ref(t)
         except TypeError:
             return
-        n = rec[0]
-        if rec[2] or n < 3 or (n > 3 and n & (n - 1)) or len(self.kept_cands) >= 16 or self.kept_looks >= 24:
+        if new_run or not rec[1]:
+            rec[1].append(entry)
+        else:
+            rec[1][-1] = entry  # one per execution: its last tensor, the statement's result
+        if not new_run or rec[2] or len(self.kept_cands) >= 16 or self.kept_looks >= 24:
             return
         alive = [x for x in (w() for w in rec[1]) if x is not None]
-        if len(alive) < 3:
+        # A pile-up is the results of several executions of the line alive at once (one entry per execution: its
+        # last tensor, the statement's result); looked at when 3, 4, 8 or 16 are alive for the first time. The
+        # many tensors one `out = model(x)` makes inside a library's forward are one execution, alive until the
+        # backward frees them: looking at the heap for those (each look a `gc.get_referrers` scan, 40-120 ms
+        # with torch imported) cost a traced transformer step 50 ms and found nothing.
+        n = len(alive)
+        if n < 3 or n <= rec[4] or (n > 3 and n & (n - 1)):
             return
+        rec[4] = n
         self.kept_looks += 1  # each look scans the heap (gc.get_referrers): a few per run at most
         self.busy += 1
         try:
