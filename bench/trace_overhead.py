@@ -40,8 +40,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 RUNNER = os.path.join(HERE, "..", "server", "gradsight", "trace", "runner.py")
 
 
-def load_runner():
-    spec = importlib.util.spec_from_file_location("gradsight_trace_runner", os.path.abspath(RUNNER))
+def load_runner(path=RUNNER):
+    spec = importlib.util.spec_from_file_location("gradsight_trace_runner", os.path.abspath(path))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -128,6 +128,7 @@ def main(argv=None):
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                     help="cuda: run the steps on the GPU (wall clock, synchronised per step)")
     ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--runner", default=RUNNER, help="another runner.py to measure (an older commit's, for A/B)")
     args = ap.parse_args(argv)
     if args.quick:
         args.steps, args.rounds = 3, 2
@@ -140,7 +141,7 @@ def main(argv=None):
             raise SystemExit("--device cuda: CUDA is not available")
         args.clock = "wall"
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
-    runner = load_runner()
+    runner = load_runner(args.runner)
     rows = [bench(n, f, runner, args.steps, args.rounds)
             for n, f in (("mlp", make_mlp), ("transformer", make_transformer), ("tiny-mlp", make_tiny))]
     print(f"torch {torch.__version__}, python {platform.python_version()}, {platform.machine()}, "
