@@ -756,6 +756,9 @@ class OpsMixin:
                            pcut=_cap(target.pcut | _pcut_of(extra)),
                            psrc_partial=target.psrc_partial or any(v is UNKNOWN for v in rhs)
                            or any(v.psrc_partial for v in extra))
+        saved = self.inplace_saves_output(op, new, stmt, state)
+        if saved is not None:
+            new = new.with_(saved=saved, saved_seg=self.site(stmt))
         key = key_of(target_node)
         if key is not None:
             state.set(key, new)
@@ -763,6 +766,17 @@ class OpsMixin:
             self._write_through_index(target_node, target, new, state)
         self.record(target_node, new)
         return new
+
+    def inplace_saves_output(self, op: str, new: TensorVal, stmt: ast.AST, state: State) -> Optional[Fact]:
+        """`t.sqrt_()`, `t.exp_()`, `t.sigmoid_()` on a tensor that requires grad, in grad mode: like their out-of-place
+        twins they save their result for backward (docs/optable.md), so a later in-place write into it (`.add_(eps)`)
+        makes that backward raise. Certain facts only."""
+        if new.rg is not Tri.YES or state.grad is not Tri.YES or state.inference or not op.isidentifier():
+            return None
+        entry = db.op_entry(f"torch.Tensor.{op}")
+        if entry is None or not entry.get("saves_output"):
+            return None
+        return self.fact(stmt, "saved-by", op=f".{op}()")
 
     def _write_through_index(self, target_node: ast.AST, target: TensorVal, new: TensorVal, state: State) -> None:
         """`fx2[i][j] = f(x)`: the write goes through `fx2[i]`, a view that has no name, into `fx2`'s storage;
