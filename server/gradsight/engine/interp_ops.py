@@ -756,7 +756,7 @@ class OpsMixin:
                            pcut=_cap(target.pcut | _pcut_of(extra)),
                            psrc_partial=target.psrc_partial or any(v is UNKNOWN for v in rhs)
                            or any(v.psrc_partial for v in extra))
-        saved = self.inplace_saves_output(op, new, stmt, state)
+        saved = self.inplace_saves_output(op, new, rhs, stmt, state)
         if saved is not None:
             new = new.with_(saved=saved, saved_seg=self.site(stmt))
         key = key_of(target_node)
@@ -767,13 +767,14 @@ class OpsMixin:
         self.record(target_node, new)
         return new
 
-    def inplace_saves_output(self, op: str, new: TensorVal, stmt: ast.AST, state: State) -> Optional[Fact]:
+    def inplace_saves_output(self, op: str, new: TensorVal, rhs, stmt: ast.AST, state: State) -> Optional[Fact]:
         """`t.sqrt_()`, `t.exp_()`, `t.sigmoid_()` on a tensor that requires grad, in grad mode: like their out-of-place
         twins they save their result for backward (docs/optable.md), so a later in-place write into it (`.add_(eps)`)
-        makes that backward raise. Certain facts only."""
+        makes that backward raise. Certain facts only: `t.pow_(2)` (a Python number) saves no result, and an
+        argument not known to be a tensor is taken as a number."""
         if new.rg is not Tri.YES or state.grad is not Tri.YES or state.inference or not op.isidentifier():
             return None
-        entry = db.op_entry(f"torch.Tensor.{op}")
+        entry = db.op_entry(f"torch.Tensor.{op}", [True] + [isinstance(v, TensorVal) for v in rhs])
         if entry is None or not entry.get("saves_output"):
             return None
         return self.fact(stmt, "saved-by", op=f".{op}()")
