@@ -163,6 +163,10 @@ class InferenceSaveEvent(Event):
     target: TensorVal
     expr: str
     op: str
+    # The prediction whose grad state is taken from use (`interp_ops.inference_target`); None: an input surely
+    # requires grad.
+    evidence: Optional[Fact] = None
+    raises: Optional[ast.AST] = None  # with `evidence`: the loss that raises (`node` is the inference-mode bracket)
 
 
 @dataclass(frozen=True)

@@ -243,6 +243,7 @@ class OpsMixin:
         mode is on."""
         if not self.reporting or state.grad is not Tri.YES:
             return
+        self.inference_target(op, pred, target, node, state)
         (pred_node, p), (target_node, t) = pred, target
         if op in db.DISTANCE_LOSSES and isinstance(p, TensorVal) and isinstance(t, TensorVal) \
                 and p.storage is not None and p.storage == t.storage and p.view is None and t.view is None \
@@ -269,6 +270,46 @@ class OpsMixin:
         shared = tuple((site, self.module_name(site)) for site in outer if self.is_trained(site))
         if shared:
             self.emit(BootstrapTargetEvent(node, op, self.seg(target_node), target_node, shared, t.boot))
+
+    def inference_target(self, op: str, pred, target, node: ast.AST, state: State) -> None:
+        """A loss, run with grad mode on, whose target this function made inside its own `torch.inference_mode()`
+        block and whose prediction's grad state is unknown (a parameter, a model gradsight cannot see): the function
+        left inference mode to compute the loss with autograd on, so the prediction is taken to require grad
+        (evidence from use), and the loss must save the inference target (timm's KD: `kl_div(prob_s, prob_t)`).
+        Only where the loss saves its target whenever the prediction requires grad (docs/optable.md)."""
+        (pred_node, p), (target_node, t) = pred, target
+        if state.inference or not isinstance(t, TensorVal) or not t.inference or t.origin is None \
+                or t.origin.path is not None or not self.stack:
+            return
+        if not (p is UNKNOWN or isinstance(p, TensorVal) and p.rg is Tri.MAYBE):
+            return
+        fn = self.stack[-1]
+        if not fn.lineno <= t.origin.line <= (fn.end_lineno or fn.lineno):
+            return  # made by a caller or elsewhere: not this function's own bracket
+        entry = db.op_entry(f"torch.nn.{op}" if op[:1].isupper() else f"torch.nn.functional.{op}")
+        triggers = ((entry or {}).get("saves_inputs") or {}).get("1")
+        if triggers is None or (triggers and 0 not in triggers):
+            return
+        bracket = self.inference_bracket(fn, t.origin.line)
+        if bracket is None:
+            return
+        why = self.fact(pred_node, "inference-bracket", expr=self.seg(pred_node))
+        # The finding stands on the `with` the user must change (`torch.no_grad()` instead); the loss raises.
+        self.emit(InferenceSaveEvent(bracket, t, self.seg(target_node), op, evidence=why, raises=node))
+
+    def inference_bracket(self, fn: ast.AST, line: int) -> Optional[ast.AST]:
+        """The `torch.inference_mode()` of a `with` statement of `fn` whose body holds `line`, if any."""
+        for n in walk(fn):
+            if not isinstance(n, (ast.With, ast.AsyncWith)) or not n.body \
+                    or not n.body[0].lineno <= line <= (n.end_lineno or n.lineno):
+                continue
+            for item in n.items:
+                call = item.context_expr
+                qual = self.static_qual(call.func) if isinstance(call, ast.Call) else None
+                mode = db.GRAD_MODE.get(qual or "")
+                if mode is not None and mode[1]:
+                    return call
+        return None
 
     def allocated_here(self, storage) -> bool:
         """Whether an allocation site is a statement of the code running now (this function's body, or module-level
@@ -715,6 +756,9 @@ class OpsMixin:
                            pcut=_cap(target.pcut | _pcut_of(extra)),
                            psrc_partial=target.psrc_partial or any(v is UNKNOWN for v in rhs)
                            or any(v.psrc_partial for v in extra))
+        saved = self.inplace_saves_output(op, new, rhs, stmt, state)
+        if saved is not None:
+            new = new.with_(saved=saved, saved_seg=self.site(stmt))
         key = key_of(target_node)
         if key is not None:
             state.set(key, new)
@@ -722,6 +766,18 @@ class OpsMixin:
             self._write_through_index(target_node, target, new, state)
         self.record(target_node, new)
         return new
+
+    def inplace_saves_output(self, op: str, new: TensorVal, rhs, stmt: ast.AST, state: State) -> Optional[Fact]:
+        """`t.sqrt_()`, `t.exp_()`, `t.sigmoid_()` on a tensor that requires grad, in grad mode: like their out-of-place
+        twins they save their result for backward (docs/optable.md), so a later in-place write into it (`.add_(eps)`)
+        makes that backward raise. Certain facts only: `t.pow_(2)` (a Python number) saves no result, and an
+        argument not known to be a tensor is taken as a number."""
+        if new.rg is not Tri.YES or state.grad is not Tri.YES or state.inference or not op.isidentifier():
+            return None
+        entry = db.op_entry(f"torch.Tensor.{op}", [True] + [isinstance(v, TensorVal) for v in rhs])
+        if entry is None or not entry.get("saves_output"):
+            return None
+        return self.fact(stmt, "saved-by", op=f".{op}()")
 
     def _write_through_index(self, target_node: ast.AST, target: TensorVal, new: TensorVal, state: State) -> None:
         """`fx2[i][j] = f(x)`: the write goes through `fx2[i]`, a view that has no name, into `fx2`'s storage;

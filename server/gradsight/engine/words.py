@@ -36,6 +36,8 @@ FACT_WORDS: dict[str, str] = {
     "evaluation-function": "`{name}` is named as evaluation code",
     "gives-backwarded-loss": "`{expr}` gives what `{method}` backwards, so it has a graph",
     "loss-input": "`{name}` is the prediction `{cls}.forward` is given, so it has a graph",
+    "inference-bracket": "`{expr}` is the prediction of a loss the function computes after leaving its own "
+                         "`torch.inference_mode()` block, so it is taken to require grad",
     "grad-tested": "the function tests `{name}.requires_grad` further on, so it is called with a graph",
     "feeds-backwarded": "`{expr}` feeds `{loss}`, which is backwarded, so it has a graph",
     "grad-attribute": "a `.grad`",

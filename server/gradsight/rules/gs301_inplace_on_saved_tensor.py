@@ -50,6 +50,9 @@ class InplaceOnSavedTensor(Rule):
               "relu1 = nn.ReLU(inplace=True)\nlin = nn.Linear(2, 2)\nh = w * 2\na = relu1(h)\nb = lin(h)\n"
               "(a + b).sum().backward()\n"),
         Valid("import torch\nx = torch.randn(3, requires_grad=True)\ny = x * 2\ny += 1\ny.sum().backward()\n"),
+        # `sqrt_` on a fresh temporary, then out-of-place arithmetic: nothing saved is overwritten.
+        Valid("import torch\nv = torch.rand(3, requires_grad=True)\nm = torch.randn(3)\n"
+              "u = m / v.add(1e-8).sqrt_().add(1e-8)\nu.sum().backward()\n"),
         Valid("import torch\nimport torch.nn as nn\nlin = nn.Linear(2, 2)\nh = lin(torch.randn(1, 2))\nh *= 2.0\n"
               "h.sum().backward()\n"),
         Valid("import torch.nn as nn\nimport torch\nm = nn.Sequential(nn.Linear(4, 4), nn.ReLU(inplace=True))\n"
@@ -148,6 +151,11 @@ class InplaceOnSavedTensor(Rule):
                 "g.sum().backward()\n", line=4, runtime="raises: modified by an inplace operation",
                 fixed="import torch\nx = torch.randn(3, requires_grad=True)\ng = torch.sigmoid(x)\ng = g * 2.0\n"
                       "g.sum().backward()\n"),
+        # An in-place op that saves its result like its out-of-place twin (`sqrt_`), then an in-place write into that
+        # result (torchopt's differentiable Adam: `v.add(eps_root).sqrt_().add_(eps)`).
+        Invalid("import torch\nv = torch.rand(3, requires_grad=True)\nm = torch.randn(3)\n"
+                "u = m / v.add(1e-8).sqrt_().add_(1e-8)\nu.sum().backward()\n", line=4,
+                runtime="raises: modified by an inplace operation"),
         Invalid("import torch\nx = torch.randn(3, requires_grad=True)\ny = torch.exp(x)\ny.add_(1)\n"
                 "y.sum().backward()\n", line=4, runtime="raises: modified by an inplace operation",
                 fixed="import torch\nx = torch.randn(3, requires_grad=True)\ny = torch.exp(x)\ny = y.add(1)\n"

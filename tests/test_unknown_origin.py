@@ -1,0 +1,87 @@
+"""Tensors of unknown origin: evidence from use that a value requires grad, and in-place ops that save their result.
+
+The GS101 shape's runtime behaviour is checked through GS101's own examples (test_rules_torch.py); the in-place
+programs below were run under torch 2.13 (pow_ by a number: backward runs; by a tensor, and exp_: it raises)."""
+
+from gradsight.analysis import analyze_source
+from gradsight.findings import Severity
+
+HEAD = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+
+
+def _found(code: str, rule: str):
+    return [(f.line, f.severity) for f in analyze_source(code, "example.py").findings if f.code == rule]
+
+
+def test_inference_target_of_a_loss_is_evidence_for_the_prediction():
+    code = HEAD + ("def kd(loss, student_output, x, teacher, alpha):\n"
+                   "    prob_s = F.log_softmax(student_output, dim=-1)\n"
+                   "    with torch.inference_mode():\n"
+                   "        prob_t = F.softmax(teacher(x), dim=-1)\n"
+                   "    return loss + alpha * F.kl_div(prob_s, prob_t, reduction='batchmean')\n")
+    assert _found(code, "GS101") == [(8, Severity.WARNING)]
+
+
+def test_inference_target_through_a_loss_module():
+    code = HEAD + ("class Distill(nn.Module):\n"
+                   "    def __init__(self, teacher):\n"
+                   "        super().__init__()\n"
+                   "        self.teacher = teacher\n"
+                   "        self.crit = nn.MSELoss()\n\n"
+                   "    def forward(self, pred, x):\n"
+                   "        with torch.inference_mode():\n"
+                   "            target = F.softmax(self.teacher(x), dim=-1)\n"
+                   "        return self.crit(pred, target)\n")
+    assert _found(code, "GS101") == [(13, Severity.WARNING)]
+
+
+def test_no_evidence_without_the_functions_own_bracket():
+    # The target comes from the caller (a parameter): whether it is an inference tensor is not known here.
+    code = HEAD + ("def kd(student_output, prob_t):\n"
+                   "    return F.kl_div(F.log_softmax(student_output, dim=-1), prob_t, reduction='batchmean')\n")
+    assert _found(code, "GS101") == []
+
+
+def test_inference_prediction_evaluated_is_quiet():
+    # The prediction is the inference tensor and the target unknown (labels): an evaluation, nothing is saved.
+    code = HEAD + ("def evaluate(model, x, y):\n"
+                   "    with torch.inference_mode():\n"
+                   "        out = model(x)\n"
+                   "    return F.cross_entropy(out, y).item()\n")
+    assert _found(code, "GS101") == []
+
+
+def test_prediction_known_without_grad_is_quiet():
+    code = HEAD + ("def kd(x, teacher):\n"
+                   "    prob_s = F.log_softmax(torch.randn(2, 3), dim=-1)\n"
+                   "    with torch.inference_mode():\n"
+                   "        prob_t = F.softmax(teacher(x), dim=-1)\n"
+                   "    return F.kl_div(prob_s, prob_t, reduction='batchmean')\n")
+    assert _found(code, "GS101") == []
+
+
+def test_function_called_without_grad_is_quiet():
+    # Called only under no_grad: the unit starts with grad mode unknown, so the loss may save nothing.
+    code = HEAD + ("def kd(student_output, x, teacher):\n"
+                   "    with torch.inference_mode():\n"
+                   "        prob_t = F.softmax(teacher(x), dim=-1)\n"
+                   "    return F.kl_div(F.log_softmax(student_output, dim=-1), prob_t, reduction='batchmean')\n\n\n"
+                   "def report(student_output, x, teacher):\n"
+                   "    with torch.no_grad():\n"
+                   "        return kd(student_output, x, teacher).item()\n")
+    assert _found(code, "GS101") == []
+
+
+def test_inplace_op_saving_its_result_then_written():
+    code = ("import torch\nv = torch.rand(3, requires_grad=True)\n"
+            "a = v * 1\na.pow_(2)\na.add_(1)\n"                           # pow_ by a number saves no result: runs
+            "b = v * 1\nb.pow_(torch.full((3,), 2.0))\nb.add_(1)\n"        # by a tensor it does: backward raises
+            "c = v * 1\nc.exp_()\nc.mul_(2)\n"                             # exp_ saves its result: raises
+            "(a + b + c).sum().backward()\n")
+    assert sorted(line for line, _ in _found(code, "GS301")) == [8, 11]
+
+
+def test_inplace_op_saving_its_result_under_no_grad_is_quiet():
+    code = ("import torch\nv = torch.rand(3, requires_grad=True)\n"
+            "with torch.no_grad():\n    c = v * 1\n    c.exp_()\n    c.mul_(2)\n")
+    assert _found(code, "GS301") == []
