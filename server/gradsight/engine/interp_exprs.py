@@ -15,10 +15,10 @@ from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, DistVal, FuncVal
                      ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value)
 
 
-# Constants evaluate to one of three shared values (they are compared and hashed often).
 # torch layers whose `__init__` registers a `weight` parameter (and `bias`, where it has one).
 _WEIGHT_LAYERS = frozenset({"Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
                             "ConvTranspose3d", "Embedding", "EmbeddingBag"})
+# Constants evaluate to one of three shared values (they are compared and hashed often).
 _NONE = PyVal(is_none=True, truth=False)  # `None` is falsy: `if optimizer:` with `optimizer=None` passed
 _NUMBER = PyVal(scalar=True)
 _PLAIN = PyVal()
