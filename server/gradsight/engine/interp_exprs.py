@@ -15,6 +15,9 @@ from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, DistVal, FuncVal
                      ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value)
 
 
+# torch layers whose `__init__` registers a `weight` parameter (and `bias`, where it has one).
+_WEIGHT_LAYERS = frozenset({"Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+                            "ConvTranspose3d", "Embedding", "EmbeddingBag"})
 # Constants evaluate to one of three shared values (they are compared and hashed often).
 _NONE = PyVal(is_none=True, truth=False)  # `None` is falsy: `if optimizer:` with `optimizer=None` passed
 _NUMBER = PyVal(scalar=True)
@@ -242,6 +245,13 @@ class ExpressionsMixin:
                 return TensorVal(rg=base.has_params, leaf=Tri.YES, param=True, is_int=Tri.NO,
                                  origin=self.expr_fact(node, "parameter"),
                                  psrc=frozenset({_msite(base)}) if _msite(base) else frozenset())
+            if base.cls is not None and attr in ("weight", "bias") and base.has_params is not Tri.NO \
+                    and self.torch_layer_base(base.cls):
+                # `self.weight` in a subclass of `nn.Linear`/`nn.Conv2d` (BigGAN's `SNConv2d(nn.Conv2d, SN)`):
+                # the parameter the torch layer's `__init__` registered, unless the class assigns it itself.
+                return TensorVal(rg=base.has_params, leaf=Tri.YES, param=True, is_int=Tri.NO,
+                                 origin=self.expr_fact(node, "parameter"),
+                                 psrc=frozenset({_msite(base)}) if _msite(base) else frozenset())
             if base.cls is not None:
                 meth = self.find_method(base.cls, attr)
                 if meth is not None and _is_property(meth.node):
@@ -281,6 +291,32 @@ class ExpressionsMixin:
             info = parent
             seen += 1
         return None
+
+    def torch_layer_base(self, info: ClassInfo, depth: int = 0) -> bool:
+        """A class deriving, directly or through this workspace's classes, from a torch layer whose `__init__`
+        registers `weight` (and `bias`) parameters (`nn.Linear`, `nn.Conv2d`, `nn.Embedding`, ...), and that neither
+        assigns, deletes nor freezes them itself (`self.weight = ...`, `del self.weight`, `self.weight.requires_grad =
+        False` in any of its methods). Memoised per analysis."""
+        if depth == 0:
+            memo = self.__dict__.setdefault("_torch_layer_memo", {})
+            hit = memo.get(id(info))
+            if hit is None or hit[0] is not info:
+                hit = memo[id(info)] = (info, self._torch_layer_base(info))
+            return hit[1]
+        return self._torch_layer_base(info, depth)
+
+    def _torch_layer_base(self, info: ClassInfo, depth: int = 0) -> bool:
+        if depth == 0 and info.node is not None and any(
+                isinstance(n, ast.Attribute) and (n.attr in ("weight", "bias") and isinstance(n.ctx, (ast.Store, ast.Del))
+                                                  or n.attr in ("requires_grad", "requires_grad_")
+                                                  and isinstance(n.value, ast.Attribute)
+                                                  and n.value.attr in ("weight", "bias"))
+                for n in walk(info.node)):
+            return False  # the class makes, removes (weight norm) or freezes them itself
+        return depth < 8 and any(isinstance(b, ClassInfo) and self._torch_layer_base(b, depth + 1)
+                                 or isinstance(b, str) and b.startswith("torch.nn.")
+                                 and b.rsplit(".", 1)[-1] in _WEIGHT_LAYERS
+                                 for b in self.class_bases(info))
 
     def is_module_class(self, info: ClassInfo, depth: int = 0) -> bool:
         """An `nn.Module` subclass, also through bases in other workspace files (`class Net(BaseNet)`)."""

@@ -365,6 +365,8 @@ class ObjectsMixin:
                 has = Tri.MAYBE
         if not attrs:
             has = Tri.MAYBE
+        if has is not Tri.YES and self.torch_layer_base(info):
+            has = Tri.YES  # `class SNConv2d(nn.Conv2d, SN)`: the torch layer's `__init__` registered its weight
         result = ModuleVal(info.name, cls=info, origin=origin, has_params=has, attrs=attrs)
         for _, v in attrs:
             if type(v) is not OptimizerVal or v.owner != "self":

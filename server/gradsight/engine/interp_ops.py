@@ -801,6 +801,10 @@ class OpsMixin:
         """`self.x[...] = v` / `self.x.copy_(v)` with `v` surely carrying a graph, in grad mode (`StoreGraphEvent`)."""
         me = self.self_names[-1] if self.self_names else None
         key = key_of(target_node)
+        if (key is None or "[" in key) and isinstance(target_node, ast.Subscript) and op == "__setitem__":
+            # `self.sv[i][:] = sv`: a write into an item of `self.sv` (a list of buffers a property hands out); the
+            # rule decides from the class's code what the attribute holds.
+            key = key_of(target_node.value)
         if not me or key is None or not key.startswith(me + ".") or key.count(".") != 1 or "[" in key:
             return
         if op not in ("__setitem__", "copy_", "index_copy_", "masked_scatter_", "index_put_", "__iadd__", "add_"):

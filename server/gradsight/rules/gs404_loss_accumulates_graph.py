@@ -261,6 +261,30 @@ def _fresh_binding(stmt: ast.AST, name: str) -> bool:
     return False
 
 
+def _returned_freed(tree: ast.AST | None, event, buf: str) -> list:
+    """The `return` statements after the write that hand `buf` itself (alone or in a tuple) to the caller, in a
+    public function (no leading underscore: its callers are not only this module's own code) where the written value's
+    graph was freed by the loop's backward (an attack's best-so-far images, computed before `cost.backward()`): the
+    caller gets every step's graph, whose saved tensors are gone. A private helper's result goes to this file's own
+    callers, analysed with it (pymarl2's `_train_critic` returns `q_vals` that its caller only reads detached)."""
+    if tree is None or event.value.freed is None or not event.value.freed_sure or not buf.isidentifier():
+        return []
+    fn = None
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.lineno <= event.node.lineno \
+                <= getattr(n, "end_lineno", n.lineno) and (fn is None or n.lineno > fn.lineno):
+            fn = n
+    if fn is None or fn.name.startswith("_"):
+        return []
+    out = []
+    for n in _own_nodes(fn):
+        if isinstance(n, ast.Return) and n.value is not None and n.lineno > event.node.lineno:
+            vals = n.value.elts if isinstance(n.value, ast.Tuple) else [n.value]
+            if any(isinstance(v, ast.Name) and v.id == buf for v in vals):
+                out.append(n)
+    return out
+
+
 def _is_backward_call(node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and (isinstance(node.func, ast.Attribute) and node.func.attr == "backward"
                                            or isinstance(node.func, ast.Name) and node.func.id == "backward")
@@ -394,6 +418,9 @@ class LossAccumulatesGraph(Rule):
                     "argument), the finding stands on its statement that keeps the argument, where the detach goes. "
                     "So does a call whose function writes a tensor with its graph in place into a tensor it is handed "
                     "(`self.update_best(dist, best)` doing `best[mask] = dist[mask]`) made before the loop. "
+                    "When a public function (no leading underscore) returns such a buffer and the loop's backward "
+                    "freed the graph of what was written into it, the `return` is flagged too: the caller gets every "
+                    "step's graph, and a backward through it raises (torchattacks' CW attacks). "
                     "Loops without backward are flagged when nothing can ever backward what they keep: in an "
                     "evaluation function (the model put in eval mode, or a function named `evaluate`, `validate`, "
                     "`val_step`, ... whose result the file never backwards), or in a function that never backwards "
@@ -670,6 +697,8 @@ class LossAccumulatesGraph(Rule):
               '            loss, _ = self.criterion(output, y, masks)\n            total_loss += loss.item()\n'
               '        return total_loss / len(batches)\n\n\na = Appr(Net())\n'
               'print(a.eval(torch.tensor([0]), [(torch.randn(5, 4), torch.randint(0, 3, (5,))) for _ in range(3)]))\n'),
+        # The same attack writing detached values: the buffer it returns has no graph.
+        Valid('import torch\nimport torch.nn as nn\n\n\nclass CW:\n    def __init__(self, model):\n        self.model = model\n\n    def perturb(self, images, labels):\n        w = images.clone().requires_grad_()\n        best = images.clone().detach()\n        opt = torch.optim.Adam([w], lr=0.01)\n        for _ in range(3):\n            adv = 0.5 * (torch.tanh(w) + 1)\n            cost = (adv - images).pow(2).sum() + nn.functional.cross_entropy(self.model(adv), labels)\n            opt.zero_grad()\n            cost.backward()\n            opt.step()\n            mask = adv.detach().sum(1) > 0\n            best[mask] = adv.detach()[mask]\n        return best\n\n\nmodel = nn.Linear(4, 3)\nx, y = torch.rand(2, 4), torch.tensor([0, 1])\nadv = CW(model).perturb(x, y)\nnn.functional.cross_entropy(model(adv), y).backward()\n'),
     )
     invalid = (
         # An attack's best-so-far buffer (advertorch's EAD): a helper method writes the step's distance into the
@@ -691,6 +720,10 @@ class LossAccumulatesGraph(Rule):
                 "            cost.backward()\n            opt.step()\n            mask = adv.detach() > 0.5\n"
                 "            best[mask] = adv[mask]\n        return best\n\n\nresult = CW().attack(torch.rand(2, 4))\n",
                 line=20, runtime="silent: result.grad_fn is not None"),
+        # torchattacks' CW: the best-so-far buffer is returned, and what was written into it was computed before the
+        # step's backward, which freed its graph: the caller's backward through the result raises (line 21).
+        Invalid('import torch\nimport torch.nn as nn\n\n\nclass CW:\n    def __init__(self, model):\n        self.model = model\n\n    def perturb(self, images, labels):\n        w = images.clone().requires_grad_()\n        best = images.clone().detach()\n        opt = torch.optim.Adam([w], lr=0.01)\n        for _ in range(3):\n            adv = 0.5 * (torch.tanh(w) + 1)\n            cost = (adv - images).pow(2).sum() + nn.functional.cross_entropy(self.model(adv), labels)\n            opt.zero_grad()\n            cost.backward()\n            opt.step()\n            mask = adv.detach().sum(1) > 0\n            best[mask] = adv[mask]\n        return best\n\n\nmodel = nn.Linear(4, 3)\nx, y = torch.rand(2, 4), torch.tensor([0, 1])\nadv = CW(model).perturb(x, y)\nnn.functional.cross_entropy(model(adv), y).backward()\n',
+                line=21, runtime="raises: Trying to backward through the graph a second time"),
         # Metric buffers made once before the training loop (open-instruct's reward model): each index-assignment of
         # the loss is recorded on the buffer, which chains every step's graph, whichever slot it overwrites.
         Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(8, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.01)\n"
@@ -1026,6 +1059,13 @@ class LossAccumulatesGraph(Rule):
                        f"grows every iteration. Write `.detach()` or `.item()`, or write it under `torch.no_grad()`.",
                        related=related + [Note(event.backward_in_loop, 1, "the loop calls backward here")]
                        if event.backward_in_loop != line else related, fix=fix)
+            for ret in _returned_freed(report.tree, event, buf):
+                # The caller gets the buffer with its chained graph, whose saved tensors the loop's backward freed.
+                report.add(self, ret,
+                           msg(f"`{buf}` is returned with a graph the backward at line ", event.value.freed.line,
+                               f" freed, so a caller's backward through it raises. It also keeps every step's "
+                               f"graph alive; return `{buf}.detach()`."),
+                           related=[Note(line, 1, f"`{buf}` takes a tensor with its graph here every step")])
             return
         if event.per_call:
             report.add(self, event.node,

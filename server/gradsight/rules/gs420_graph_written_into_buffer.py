@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from ..engine.events import StoreGraphEvent
 from ..findings import Severity
@@ -48,16 +49,59 @@ def _remade_per_sequence(q, cls: ast.ClassDef, fn: ast.AST, attr: str, line: int
     return False
 
 
-def _made_without_graph(cls: ast.ClassDef, attr: str) -> bool:
-    """The class registers `attr` as a buffer (`self.register_buffer("queue", ...)`) or makes it with a torch
-    factory that does not ask for grad (`self.queue = torch.zeros(...)`)."""
+def _buffer_name(arg: ast.AST, attr: str) -> bool:
+    """`register_buffer`'s name argument names `attr`: the string itself, or a name made per index (`'sv%d' % i`,
+    `f'sv{i}'`, `'sv{}'.format(i)`: BigGAN's spectral norm registers `u0`, `sv0`, ... for each singular value)."""
+    if isinstance(arg, ast.Constant):
+        return arg.value == attr
+    if isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Mod) and isinstance(arg.left, ast.Constant) \
+            and isinstance(arg.left.value, str):
+        pattern = re.escape(arg.left.value).replace("%d", r"\d+").replace("%s", r"\w+").replace("%i", r"\d+")
+        return re.fullmatch(pattern, attr) is not None
+    if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "format" \
+            and isinstance(arg.func.value, ast.Constant) and isinstance(arg.func.value.value, str):
+        pattern = re.sub(r"\\\{[^}]*\\\}", r"\\w+", re.escape(arg.func.value.value))
+        return re.fullmatch(pattern, attr) is not None
+    if isinstance(arg, ast.JoinedStr):
+        pattern = "".join(re.escape(v.value) if isinstance(v, ast.Constant) else r"\w+" for v in arg.values)
+        return re.fullmatch(pattern, attr) is not None
+    return False
+
+
+def _buffer_list_property(cls: ast.ClassDef, attr: str) -> bool:
+    """`attr` is a `@property` returning the class's buffers registered per index (BigGAN's spectral norm:
+    `return [getattr(self, 'sv%d' % i) for i in range(self.num_svs)]` over `register_buffer('sv%d' % i, ...)`)."""
+    names = set()
     for n in ast.walk(cls):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "register_buffer" \
-                and n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value == attr:
+                and n.args:
+            names.add(ast.dump(n.args[0]))
+    for m in cls.body:
+        if not (isinstance(m, ast.FunctionDef) and m.name == attr
+                and any(isinstance(d, ast.Name) and d.id == "property" for d in m.decorator_list)):
+            continue
+        rets = [n for n in ast.walk(m) if isinstance(n, ast.Return) and n.value is not None]
+        for r in rets:
+            v = r.value
+            elts = [v.elt] if isinstance(v, ast.ListComp) else list(v.elts) if isinstance(v, (ast.List, ast.Tuple)) \
+                else []
+            if elts and all(isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "getattr"
+                            and len(e.args) == 2 and isinstance(e.args[0], ast.Name) and e.args[0].id == "self"
+                            and ast.dump(e.args[1]) in names for e in elts):
+                return True
+    return False
+
+
+def _made_without_graph(cls: ast.ClassDef, attr: str) -> bool:
+    """The class registers `attr` as a buffer (`self.register_buffer("queue", ...)`, also under a name made per
+    index, `'sv%d' % i`) or makes it with a torch factory that does not ask for grad (`self.queue = torch.zeros(...)`)."""
+    for n in ast.walk(cls):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "register_buffer" \
+                and n.args and _buffer_name(n.args[0], attr):
             return True
         if _factory_assign(n, attr):
             return True
-    return False
+    return _buffer_list_property(cls, attr)
 
 
 def _detached_somewhere(cls: ast.ClassDef, attr: str) -> bool:
@@ -81,7 +125,9 @@ class GraphWrittenIntoBuffer(Rule):
     events = (StoreGraphEvent,)
     what_it_does = ("Flags an in-place write (`self.x[...] = v`, `self.x.copy_(v)`) of a value that surely "
                     "carries a graph, in grad mode, into an attribute of `self` that held no graph: a registered "
-                    "buffer or a tensor the class made with a torch factory. Not flagged when the same function "
+                    "buffer (also one registered per index, `register_buffer('sv%d' % i, ...)`, and written through a "
+                    "property handing out the list of them: `self.sv[i][:] = sv`) or a tensor the class made with a "
+                    "torch factory. Not flagged when the same function "
                     "reads the attribute again after the write (a cache the result is built from), when the class "
                     "detaches the attribute somewhere itself (`self.memory.detach_()` in a method the training loop "
                     "calls: truncated backpropagation), when the writing function first re-makes it with a factory, itself or "
@@ -140,6 +186,8 @@ class GraphWrittenIntoBuffer(Rule):
               "        self.register_buffer(\"buf\", torch.zeros(2, 4))\n\n    def forward(self, x):\n"
               "        self.buf[:, :] = self.proj(x)\n        return self.buf.sum()\n\n\n"
               "with torch.no_grad():\n    Cache()(torch.randn(2, 4))\n"),
+        # BigGAN's fix: the copy into the logging buffers under `torch.no_grad()`.
+        Valid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\ndef power_iteration(W, u_, update=True, eps=1e-12):\n    us, vs, svs = [], [], []\n    for i, u in enumerate(u_):\n        with torch.no_grad():\n            v = F.normalize(torch.matmul(u, W), eps=eps)\n            vs += [v]\n            u = F.normalize(torch.matmul(v, W.t()), eps=eps)\n            us += [u]\n            if update:\n                u_[i][:] = u\n        svs += [torch.squeeze(torch.matmul(torch.matmul(v, W.t()), u.t()))]\n    return svs, us, vs\n\n\nclass SN(object):\n    def __init__(self, num_svs, num_outputs):\n        self.num_svs = num_svs\n        for i in range(self.num_svs):\n            self.register_buffer('u%d' % i, torch.randn(1, num_outputs))\n            self.register_buffer('sv%d' % i, torch.ones(1))\n\n    @property\n    def u(self):\n        return [getattr(self, 'u%d' % i) for i in range(self.num_svs)]\n\n    @property\n    def sv(self):\n        return [getattr(self, 'sv%d' % i) for i in range(self.num_svs)]\n\n    def W_(self):\n        W_mat = self.weight.view(self.weight.size(0), -1)\n        svs, us, vs = power_iteration(W_mat, self.u, update=self.training)\n        if self.training:\n            with torch.no_grad():\n                for i, sv in enumerate(svs):\n                    self.sv[i][:] = sv\n        return self.weight / svs[0]\n\n\nclass SNLinear(nn.Linear, SN):\n    def __init__(self, in_features, out_features, num_svs=1):\n        nn.Linear.__init__(self, in_features, out_features)\n        SN.__init__(self, num_svs, out_features)\n\n    def forward(self, x):\n        return F.linear(x, self.W_(), self.bias)\n\n\nm = SNLinear(4, 3)\nfor _ in range(2):\n    m(torch.randn(2, 4)).sum().backward()\nassert m.sv0.grad_fn is None\n"),
     )
     invalid = (
         # The look-alike: re-made only when missing (`is None`), so it chains every training step's graph.
@@ -163,6 +211,11 @@ class GraphWrittenIntoBuffer(Rule):
                 "        return x @ (self.weight / sv)\n\n\nm = SN()\nfor _ in range(2):\n"
                 "    m(torch.randn(2, 4)).sum().backward()\n", line=13,
                 runtime="silent: m.sv.grad_fn is not None"),
+        # BigGAN's spectral norm: a mixin registers one buffer per singular value (`'sv%d' % i`), hands them out
+        # through a property, and its `W_()` (run by `nn.Linear`/`nn.Conv2d` subclasses, whose `self.weight` is
+        # the layer's parameter) copies each singular value, computed from the weight, into them in grad mode.
+        Invalid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\ndef power_iteration(W, u_, update=True, eps=1e-12):\n    us, vs, svs = [], [], []\n    for i, u in enumerate(u_):\n        with torch.no_grad():\n            v = F.normalize(torch.matmul(u, W), eps=eps)\n            vs += [v]\n            u = F.normalize(torch.matmul(v, W.t()), eps=eps)\n            us += [u]\n            if update:\n                u_[i][:] = u\n        svs += [torch.squeeze(torch.matmul(torch.matmul(v, W.t()), u.t()))]\n    return svs, us, vs\n\n\nclass SN(object):\n    def __init__(self, num_svs, num_outputs):\n        self.num_svs = num_svs\n        for i in range(self.num_svs):\n            self.register_buffer('u%d' % i, torch.randn(1, num_outputs))\n            self.register_buffer('sv%d' % i, torch.ones(1))\n\n    @property\n    def u(self):\n        return [getattr(self, 'u%d' % i) for i in range(self.num_svs)]\n\n    @property\n    def sv(self):\n        return [getattr(self, 'sv%d' % i) for i in range(self.num_svs)]\n\n    def W_(self):\n        W_mat = self.weight.view(self.weight.size(0), -1)\n        svs, us, vs = power_iteration(W_mat, self.u, update=self.training)\n        if self.training:\n            for i, sv in enumerate(svs):\n                self.sv[i][:] = sv\n        return self.weight / svs[0]\n\n\nclass SNLinear(nn.Linear, SN):\n    def __init__(self, in_features, out_features, num_svs=1):\n        nn.Linear.__init__(self, in_features, out_features)\n        SN.__init__(self, num_svs, out_features)\n\n    def forward(self, x):\n        return F.linear(x, self.W_(), self.bias)\n\n\nm = SNLinear(4, 3)\nfor _ in range(2):\n    m(torch.randn(2, 4)).sum().backward()\n", line=40,
+                runtime="silent: m.sv0.grad_fn is not None"),
         # A recommender's base model makes the tensor in `__init__` (run by the subclass's `super().__init__()`) and
         # adds every forward's auxiliary loss into it in place.
         Invalid(_BASE + "        self.aux_loss += aux_loss * alpha\n" + _SUB, line=11,
