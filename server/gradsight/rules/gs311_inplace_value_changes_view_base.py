@@ -4,7 +4,7 @@ import ast
 
 from ..engine.astwalk import walk
 from ..engine.query import FileEvent
-from ..engine.torchdb import is_inplace_name
+from ..engine.torchdb import is_inplace_name, op_entry
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
 
@@ -17,6 +17,19 @@ _VIEW_ATTRS = frozenset({"T", "mT", "H", "mH"})
 # In-place methods that change no element: they are not the write this rule is about.
 _NO_WRITE = frozenset({"requires_grad_", "retain_grad_", "share_memory_", "detach_", "record_stream_", "resize_",
                        "resize_as_", "set_", "pin_memory_", "rename_", "refine_names_"})
+# In-place tensor methods that write elements without an out-of-place twin in the op table.
+_FILLS = frozenset({"fill_", "zero_", "copy_", "masked_fill_", "index_fill_", "scatter_", "clamp_min_", "clamp_max_"})
+
+
+def _writes_elements(attr: str) -> bool:
+    """A tensor method that rewrites elements in place: `abs_`, `clamp_`, `mul_`, ... (the out-of-place method is a
+    known tensor op), or a fill. Other libraries' `_`-suffixed methods (a TensorDict's `unlock_()`) are not."""
+    if attr in _FILLS:
+        return True
+    return is_inplace_name(attr) and attr not in _NO_WRITE and not attr.startswith("__") \
+        and op_entry("torch.Tensor." + attr[:-1]) is not None
+
+
 # Where the in-place call's value is only passed on (`return v.abs_()`, `w = v.abs_()`), the author may mean the
 # write; nested in a larger expression (`torch.argmax(v.abs_(), dim=1)`, `v.abs_() * s`) it reads as a function.
 _PLAIN_HOLDERS = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.NamedExpr)
@@ -188,11 +201,10 @@ class InplaceValueChangesViewBase(Rule):
             return
         for call in q.calls():
             f = call.func
-            if not (type(f) is ast.Attribute and type(f.value) is ast.Name and is_inplace_name(f.attr)
-                    and f.attr not in _NO_WRITE and not f.attr.startswith("__")):
+            if not (type(f) is ast.Attribute and type(f.value) is ast.Name and _writes_elements(f.attr)):
                 continue
             parent = q.parent(call)
-            if parent is None or isinstance(parent, _PLAIN_HOLDERS) or isinstance(parent, ast.stmt):
+            if parent is None or isinstance(parent, (*_PLAIN_HOLDERS, ast.stmt, ast.withitem)):
                 continue
             view = f.value.id
             fn = q.enclosing_function(call) or q.tree
