@@ -46,7 +46,7 @@ class OptimizerStepKeepsGradGraph(Rule):
                "graph, and after a weight-decay term `grad.add(p, alpha=wd)` the gradient requires grad through the "
                "parameter itself. The in-place updates of the optimizer's state (`exp_avg.add_(grad)`) then give the "
                "state a `grad_fn`, and each step chains its graph onto the last one: memory grows with the number "
-               "of steps, and the state carries gradients into the next backward. PyTorch's own optimizers run "
+               "of steps. PyTorch's own optimizers run "
                "`step()` under `torch.no_grad()`.")
     example = ("class Momentum(Optimizer):\n    def step(self):\n        for group in self.param_groups:\n"
                "            for p in group['params']:\n                grad = p.grad\n"
