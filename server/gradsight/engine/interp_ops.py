@@ -340,6 +340,11 @@ class OpsMixin:
                 # KD teacher: `softmax(teacher(x))` on a model gradsight cannot see).
                 why = self.fact(node, "inference-mode-op", op=short)
                 return TensorVal(rg=Tri.NO, leaf=Tri.YES, inference=True, origin=self.expr_fact(node), nograd=why)
+            if qual in db.SPARSE_CONSTRUCTORS and unknown_inputs and state.grad is not Tri.NO:
+                # A sparse matrix built from values gradsight cannot see (pytorch3d's cotangent Laplacian from a
+                # function's `verts`): a tensor that may require grad, so in-place writes to it are checked (GS309).
+                return TensorVal(rg=Tri.MAYBE, leaf=Tri.MAYBE, origin=self.expr_fact(node, "from"),
+                                 storage=self.site(node))
             return UNKNOWN
         any_yes = any(v.rg is Tri.YES for _, v in tensors)
         all_no = all(v.rg is Tri.NO for _, v in tensors) and not unknown_inputs

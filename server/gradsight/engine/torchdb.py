@@ -136,6 +136,12 @@ CONTAINERS = {"Sequential", "ModuleList", "ModuleDict", "ParameterList", "Parame
 INPLACE_CAPABLE_MODULES = {"ReLU", "ReLU6", "LeakyReLU", "ELU", "CELU", "SELU", "Hardtanh", "Hardswish",
                            "Hardsigmoid", "SiLU", "Mish", "Threshold", "Dropout", "Dropout1d", "Dropout2d",
                            "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"}
+# Constructors of sparse tensors from index and value tensors: the result is a tensor whatever gradsight knows of
+# its arguments, and it requires grad exactly when its values do (`torch.sparse_coo_tensor(idx, w, (n, n))` of a
+# `w` computed from a tensor that requires grad has a grad_fn).
+SPARSE_CONSTRUCTORS = frozenset({"torch.sparse_coo_tensor", "torch.sparse_csr_tensor", "torch.sparse_csc_tensor",
+                                 "torch.sparse_bsr_tensor", "torch.sparse_bsc_tensor",
+                                 "torch.sparse_compressed_tensor"})
 INPLACE_CAPABLE_FUNCTIONAL = {"relu", "relu6", "leaky_relu", "elu", "celu", "selu", "hardtanh", "hardswish",
                               "hardsigmoid", "silu", "mish", "threshold", "dropout", "dropout1d", "dropout2d",
                               "dropout3d", "alpha_dropout", "rrelu"}

@@ -61,6 +61,11 @@ class InplaceFromOwnTranspose(Rule):
         Valid("import torch\nA = torch.ones(3, 3)\nB = torch.eye(3)\nA += B.t()\nA += A.t().clone()\n"),
         # A one-dimensional tensor's `.t()` is the tensor itself: the overlap is exact and allowed.
         Valid("import torch\nv = torch.ones(4)\nv += v.t()\n"),
+        # A sparse matrix of unknown values symmetrised out of place.
+        Valid("import torch\n\n\ndef laplacian(verts, faces):\n    w = verts[faces[:, 0], 0] * 2\n"
+              "    idx = torch.stack([faces[:, 0], faces[:, 1]])\n    L = torch.sparse_coo_tensor(idx, w, (3, 3))\n"
+              "    L = L + L.t()\n    return L\n\n\nv = torch.randn(3, 3, requires_grad=True)\n"
+              "torch.sparse.sum(laplacian(v, torch.tensor([[0, 1], [1, 2]]))).backward()\n"),
         # NumPy arrays copy overlapping operands themselves.
         Valid("import numpy as np\nd = np.ones((3, 3))\nd += d.T\n"),
     )
@@ -75,6 +80,13 @@ class InplaceFromOwnTranspose(Rule):
                 "    w = verts[:2, 0] * 2\n    L = torch.sparse_coo_tensor(idx, w, (3, 3))\n    L += L.t()\n"
                 "    return L\n\n\nv = torch.randn(3, 3, requires_grad=True)\n"
                 "torch.sparse.sum(laplacian(v)).backward()\n",
+                line=8, runtime="raises: modified by an inplace operation"),
+        # The same with every input a parameter of the function (analysed with unknown arguments): a sparse
+        # constructor's result is a tensor whatever its values are.
+        Invalid("import torch\n\n\ndef laplacian(verts, faces):\n    w = verts[faces[:, 0], 0] * 2\n"
+                "    idx = torch.stack([faces[:, 0], faces[:, 1]])\n    L = torch.sparse_coo_tensor(idx, w, (3, 3))\n"
+                "    L += L.t()\n    return L\n\n\nv = torch.randn(3, 3, requires_grad=True)\n"
+                "torch.sparse.sum(laplacian(v, torch.tensor([[0, 1], [1, 2]]))).backward()\n",
                 line=8, runtime="raises: modified by an inplace operation"),
         Invalid("import torch\nS = torch.randn(2, 3, 3)\nS.add_(S.transpose(1, 2))\n",
                 line=3, runtime="raises: refer to a single memory location"),

@@ -1,0 +1,120 @@
+from __future__ import annotations
+
+import ast
+
+from ..engine.astwalk import walk
+from ..engine.query import FileEvent
+from ..findings import Severity
+from .base import Invalid, Rule, Valid
+
+_OPTIMIZER_BASES = frozenset({"torch.optim.Optimizer", "torch.optim.optimizer.Optimizer"})
+_GRAD_OFF = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
+                       "torch.inference_mode", "torch.autograd.grad_mode.inference_mode"})
+
+
+def _grad_off(q, node: ast.AST) -> bool:
+    """`torch.no_grad()` / `torch.no_grad` / `torch.inference_mode()` (as a decorator or a `with` item), or torch's
+    own `_use_grad_for_differentiable` wrapper."""
+    target = node.func if isinstance(node, ast.Call) else node
+    name = q.qualname(target) or ""
+    return name in _GRAD_OFF or name.rsplit(".", 1)[-1] == "_use_grad_for_differentiable"
+
+
+# An optimizer of the examples: momentum with optional weight decay; `{read}` is how `step()` reads the gradient.
+_BODY = ("        for group in self.param_groups:\n            for p in group[\"params\"]:\n"
+         "                if p.grad is None:\n                    continue\n                {read}\n"
+         "                if group[\"wd\"]:\n                    grad = grad.add(p, alpha=group[\"wd\"])\n"
+         "                state = self.state[p]\n                if \"buf\" not in state:\n"
+         "                    state[\"buf\"] = torch.zeros_like(p)\n                buf = state[\"buf\"]\n"
+         "                buf.mul_(0.9).add_(grad)\n                p.data.add_(buf, alpha=-group[\"lr\"])\n")
+_HEAD = ("import torch\nfrom torch.optim.optimizer import Optimizer\n\n\nclass Momentum(Optimizer):\n"
+         "    def __init__(self, params, lr=0.1, wd=0.0):\n        super().__init__(params, dict(lr=lr, wd=wd))\n\n")
+
+
+class OptimizerStepKeepsGradGraph(Rule):
+    code = "GS521"
+    name = "optimizer-step-keeps-grad-graph"
+    severity = Severity.WARNING
+    summary = ("A custom optimizer's `step()` runs with grad mode on and reads `p.grad` itself: its state updates "
+               "build an autograd graph that grows with every step.")
+    events = (FileEvent,)
+    what_it_does = ("Flags `grad = p.grad` in the `step()` of a `torch.optim.Optimizer` subclass that is not "
+                    "decorated with `@torch.no_grad()` and does not read the gradient under `with torch.no_grad():` "
+                    "(nor through `.data`).")
+    why_bad = ("`step()` is ordinary Python: without `torch.no_grad()` every tensor op in it is recorded. After "
+               "`loss.backward(create_graph=True)` (a Hessian-vector product, a gradient penalty) `p.grad` has a "
+               "graph, and after a weight-decay term `grad.add(p, alpha=wd)` the gradient requires grad through the "
+               "parameter itself. The in-place updates of the optimizer's state (`exp_avg.add_(grad)`) then give the "
+               "state a `grad_fn`, and each step chains its graph onto the last one: memory grows with the number "
+               "of steps. PyTorch's own optimizers run "
+               "`step()` under `torch.no_grad()`.")
+    example = ("class Momentum(Optimizer):\n    def step(self):\n        for group in self.param_groups:\n"
+               "            for p in group['params']:\n                grad = p.grad\n"
+               "                self.state[p]['buf'].mul_(0.9).add_(grad)")
+    use_instead = ("class Momentum(Optimizer):\n    @torch.no_grad()\n    def step(self):\n"
+                   "        for group in self.param_groups:\n            for p in group['params']:\n"
+                   "                grad = p.grad\n                self.state[p]['buf'].mul_(0.9).add_(grad)")
+    fix_safety = "There is no automatic fix: decorate `step()` with `@torch.no_grad()` (or read `p.grad.data`)."
+    references = ("https://pytorch.org/docs/stable/optim.html#base-class",
+                  "https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html")
+    valid = (
+        # `@torch.no_grad()` on `step()`: what PyTorch's optimizers do.
+        Valid(_HEAD + "    @torch.no_grad()\n    def step(self):\n" + _BODY.format(read="grad = p.grad")
+              + "\n\nw = torch.nn.Parameter(torch.ones(3))\nopt = Momentum([w], wd=0.01)\n"
+              "w.grad, = torch.autograd.grad((w ** 3).sum(), w, create_graph=True)\nopt.step()\n"
+              "assert not opt.state[w][\"buf\"].requires_grad\n"),
+        # The gradient read through `.data`: no graph (and no weight decay through `p`).
+        Valid(_HEAD + "    def step(self):\n" + _BODY.format(read="grad = p.grad.data")
+              + "\n\nw = torch.nn.Parameter(torch.ones(3))\nopt = Momentum([w])\n"
+              "w.grad, = torch.autograd.grad((w ** 3).sum(), w, create_graph=True)\nopt.step()\n"
+              "assert not opt.state[w][\"buf\"].requires_grad\n"),
+        # The read inside `with torch.no_grad():`.
+        Valid("import torch\nfrom torch.optim import Optimizer\n\n\nclass Plain(Optimizer):\n"
+              "    def __init__(self, params, lr=0.1):\n        super().__init__(params, dict(lr=lr))\n\n"
+              "    def step(self):\n        with torch.no_grad():\n            for group in self.param_groups:\n"
+              "                for p in group[\"params\"]:\n                    grad = p.grad\n"
+              "                    p.add_(grad, alpha=-group[\"lr\"])\n\n\n"
+              "w = torch.nn.Parameter(torch.ones(3))\nopt = Plain([w])\n(w ** 2).sum().backward()\nopt.step()\n"),
+        # Not an optimizer: a helper reading a gradient with grad mode on is its own business.
+        Valid("import torch\n\n\nclass Probe:\n    def step(self, p):\n        grad = p.grad\n        return grad.norm()\n"),
+    )
+    invalid = (
+        # torch-optimizer's Apollo before its fix: `grad = p.grad` with grad mode on, after a double backward.
+        Invalid(_HEAD + "    def step(self):\n" + _BODY.format(read="grad = p.grad")
+                + "\n\nw = torch.nn.Parameter(torch.ones(3))\nopt = Momentum([w])\n"
+                "w.grad, = torch.autograd.grad((w ** 3).sum(), w, create_graph=True)\nopt.step()\n",
+                line=14, runtime="silent: opt.state[w]['buf'].requires_grad"),
+        # The same optimizer with weight decay, after a plain backward: the decay term runs through `p`.
+        Invalid(_HEAD + "    def step(self):\n" + _BODY.format(read="grad = p.grad")
+                + "\n\nw = torch.nn.Parameter(torch.ones(3))\nopt = Momentum([w], wd=0.01)\n"
+                "for _ in range(2):\n    opt.zero_grad()\n    (w ** 2).sum().backward()\n    opt.step()\n",
+                line=14, runtime="silent: opt.state[w]['buf'].grad_fn is not None"),
+    )
+
+    def check(self, event: FileEvent, report) -> None:
+        q = event.query
+        # A cheap test of what the file mentions first: this runs on every keystroke.
+        if "grad" not in q.attrs or "param_groups" not in q.attrs:
+            return
+        for cls in q.class_defs:
+            if not any(q.qualname(b) in _OPTIMIZER_BASES for b in cls.bases):
+                continue
+            step = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "step"), None)
+            if step is None or any(_grad_off(q, d) for d in step.decorator_list):
+                continue
+            off = [n for n in walk(step) if isinstance(n, (ast.With, ast.AsyncWith))
+                   and any(_grad_off(q, i.context_expr) for i in n.items)]
+            for stmt in walk(step):
+                if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                        and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Attribute)
+                        and stmt.value.attr == "grad" and isinstance(stmt.value.value, ast.Name)):
+                    continue
+                if any(w.lineno <= stmt.lineno <= (w.end_lineno or w.lineno) for w in off):
+                    continue
+                name = stmt.targets[0].id
+                if not any(type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load and n.lineno > stmt.lineno
+                           for n in walk(step)):
+                    continue
+                report.add(self, stmt,
+                           f"`step()` runs with grad mode on, so ops on `{name}` build a graph the optimizer state "
+                           f"keeps. Decorate `step()` with `@torch.no_grad()`.")
