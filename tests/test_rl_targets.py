@@ -1,7 +1,7 @@
 """Bootstrap targets in RL agents written as plain classes (GS421): what the analysis sees when a method is analysed
 on its own, with `self` known only from `__init__` (no module-level code calls it), and the syntax facts it rests on
-(`engine/init_optimizers.py`). The torch behaviour of these shapes is checked by GS421's examples
-(`tests/test_rules_torch.py`)."""
+(`engine/init_optimizers.py`); and advantages through a shared actor-critic network (GS422). The torch behaviour of
+these shapes is checked by the rules' examples (`tests/test_rules_torch.py`)."""
 
 from __future__ import annotations
 
@@ -253,3 +253,67 @@ def test_side_effect_comprehension_fills_the_lists_it_names():
     assert ns["raised"] and ns["values"][0].requires_grad
     facts = {(f.line, f.name): f.summary for f in analyze_source(SIDE_EFFECT, "side.py").facts}
     assert facts[(_line_of(SIDE_EFFECT, "a = values[0]"), "a")].startswith("requires grad")
+
+
+# GS422 without an optimizer in view (`engine/interp_dists.py`, `advantage-of-network`): a worker's actor-critic.
+AC = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class ActorCritic(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Linear(4, 16)
+            self.pi = nn.Linear(16, 2)
+            self.v = nn.Linear(16, 1)
+
+        def forward(self, x):
+            h = torch.relu(self.body(x))
+            return F.softmax(self.pi(h), dim=1), self.v(h)
+
+
+    class Actor(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.pi = nn.Linear(4, 2)
+
+        def forward(self, x):
+            return F.softmax(self.pi(x), dim=1)
+
+
+    def update(model, actor, critic, s, a, ret, rho):
+    """)
+
+
+def _gs422(body: str) -> list[int]:
+    code = AC + textwrap.indent(textwrap.dedent(body), "    ")
+    code += "\n\nupdate(ActorCritic(), Actor(), nn.Linear(4, 1), torch.randn(8, 4), torch.randint(0, 2, (8, 1)), " \
+            "torch.randn(8, 1), torch.rand(8, 1))\n"
+    return [f.line for f in analyze_source(code, "ac.py").findings if f.code == "GS422"]
+
+
+def test_advantage_through_the_shared_actor_critic_is_flagged_on_the_weighted_policy_term():
+    # ACER's term: an importance weight with a graph times the log-probability times the advantage; the finding
+    # stands on the term (where `.detach()` goes), not on `adv = ...`.
+    lines = _gs422("""\
+        policy, value = model(s)
+        log_prob = policy.gather(1, a).log()
+        w = (rho * policy.gather(1, a)).clamp(max=10.0)
+        adv = ret - value
+        loss = -(w * log_prob * adv).mean() + (ret - value).pow(2).mean()
+        loss.backward()
+        """)
+    assert lines == [32]
+
+
+def test_separate_actor_and_critic_without_an_optimizer_in_view_are_left_alone():
+    # Nothing says the critic is trained, and the policy does not run through it: no evidence.
+    assert _gs422("""\
+        policy = actor(s)
+        log_prob = policy.gather(1, a).log()
+        adv = ret - critic(s)
+        loss = -(log_prob * adv).mean()
+        loss.backward()
+        """) == []

@@ -227,8 +227,9 @@ class LossTargetEvent(Event):
 @dataclass(frozen=True)
 class AdvantageGraphEvent(Event):
     """A log-probability from a `torch.distributions` object (or a ratio of them) multiplied, in grad mode, by an
-    advantage-shaped value (`returns - values`) whose graph runs through modules an optimizer trains: the policy-
-    gradient term also differentiates the critic. `advantage`: the subtraction (where `.detach()` goes);
+    advantage-shaped value (`returns - values`) whose graph runs through modules an optimizer trains, or through a
+    module the log-probability's graph runs through too (an actor-critic with a shared body): the policy-gradient
+    term also differentiates the critic. `advantage`: the subtraction (where `.detach()` goes);
     `log_prob`: where the log-probability was made; `shared`: (module site, the code's name or None) of the trained
     modules the advantage's graph runs through."""
 

@@ -137,28 +137,56 @@ class DistsMixin:
         advs = [v for n, v in grad if v.adv is not None and v.logp is None and not _logp_name(n)]
         if short in _MUL and len(grad) == 2 and len(logps) == 1 and len(advs) == 1:
             if self.reporting and state.grad is Tri.YES:
-                adv = advs[0]
-                # The outermost modules first (a sub-module's site has a `ParentOf` entry for its parent).
-                outer = sorted(adv.psrc, key=lambda s: (any(ParentOf(s, o) in self.optimized_modules
-                                                            for o in adv.psrc), repr(s)))
-                shared = tuple((site, self.module_name(site)) for site in outer if self.is_trained(site))
-                if shared or adv.psrc_partial:
-                    n, v = logps[0]
-                    self.emit(AdvantageGraphEvent(node, adv.adv, v.logp or self.expr_fact(n, "log-prob"), shared))
+                self._check_pg_term(node, logps[0], advs[0])
             return None, None
+        if short in _MUL and len(grad) == 2 and len(logps) == 1 and not advs:
+            # A weighted log-probability (`rho * log_prob`, an importance weight with a graph) is still the
+            # policy-gradient term's log-probability: the advantage that multiplies it next is checked the same way.
+            n, v = logps[0]
+            return v.logp or self.expr_fact(n, "log-prob"), None
         if len(grad) == 1:
             n, v = grad[0]
-            if short in _SUB and v.logp is None and v.adv is None and not _logp_name(n) and self._trained_graph(v):
-                return None, self.expr_fact(node, "advantage")  # `returns - values`
+            if short in _SUB and v.logp is None and v.adv is None and not _logp_name(n):
+                if self._trained_graph(v):
+                    return None, self.expr_fact(node, "advantage")  # `returns - values`
+                if self._module_graph(v):
+                    return None, self.expr_fact(node, "advantage-of-network")
             if short in _PG_KEEPS:
                 return v.logp, v.adv
             return None, None
         if short in _SUB and not logps and any(self._trained_graph(v) for _, v in grad):
             # `r + gamma * v(s2) - v(s)`, `adv - adv.mean()`: a difference through a trained module.
             return None, advs[0].adv if advs else self.expr_fact(node, "advantage")
+        if short in _SUB and not logps and any(self._module_graph(v) for _, v in grad):
+            # The same through a module no optimizer in view trains (a worker's copy of a shared model): only a
+            # log-probability through the same module is evidence enough (`_check_pg_term`).
+            return None, advs[0].adv if advs else self.expr_fact(node, "advantage-of-network")
         if short in ("__truediv__", "div") and advs and not logps:
             return None, advs[0].adv  # a normalised advantage, `(adv - adv.mean()) / (adv.std() + 1e-8)`
         return None, None
+
+    def _check_pg_term(self, node: ast.AST, logp_arg, adv: TensorVal) -> None:
+        """GS422's event for `log_prob * advantage` in grad mode. An advantage through a module an optimizer trains
+        (`advantage`) is reported as it is; one through modules no optimizer in view trains (`advantage-of-network`)
+        only when the log-probability's graph runs through one of the same modules (an actor-critic network with a
+        shared body): the term is there to train that module, so its backward also runs through the advantage."""
+        n, v = logp_arg
+        # The outermost modules first (a sub-module's site has a `ParentOf` entry for its parent).
+        outer = sorted(adv.psrc, key=lambda s: (any(ParentOf(s, o) in self.optimized_modules
+                                                    for o in adv.psrc), repr(s)))
+        if adv.adv.kind == "advantage":
+            shared = tuple((site, self.module_name(site)) for site in outer if self.is_trained(site))
+            if not (shared or adv.psrc_partial):
+                return
+        else:
+            shared = tuple((site, self.module_name(site)) for site in outer if site in v.psrc)
+            if not shared:
+                return
+        self.emit(AdvantageGraphEvent(node, adv.adv, v.logp or self.expr_fact(n, "log-prob"), shared))
+
+    def _module_graph(self, v: TensorVal) -> bool:
+        """A graph through modules the analysis knows (`psrc`), trained in view or not."""
+        return v.rg is Tri.YES and v.leaf is Tri.NO and bool(v.psrc)
 
     def _trained_graph(self, v: TensorVal) -> bool:
         """A graph through a module an optimizer in view trains, or the output of an object whose parameters an

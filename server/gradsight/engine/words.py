@@ -44,6 +44,7 @@ FACT_WORDS: dict[str, str] = {
     "distribution": "the distribution `{expr}`",
     "log-prob": "the log-probability `{expr}`",
     "advantage": "the advantage `{expr}`",
+    "advantage-of-network": "the advantage `{expr}`",
     "view": "a view made by `{expr}`",
     MAYBE_SAME_LEAF: "`{expr}` is the leaf itself when it changes nothing (same device and dtype), else a copy",
     "grad-with-create-graph": "a gradient computed with create_graph=True",
