@@ -299,7 +299,9 @@ class Query:
         return False
 
     def _handed_in(self, cls: Optional[ast.ClassDef]) -> set:
-        """Attributes `cls.__init__` sets straight from one of its parameters (`self.model = model`)."""
+        """Attributes `cls.__init__` sets straight from one of its parameters (`self.model = model`), or from a call
+        of a method of `cls` that does nothing, a hook its subclasses fill in (`self.netD = self.getNetD()` where
+        `def getNetD(self): pass`): either way an object the class's own code cannot see into."""
         if cls is None:
             return set()
         if self._handed is None:
@@ -311,8 +313,14 @@ class Query:
         init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
         if init is not None:
             params = {a.arg for a in [*init.args.args, *init.args.kwonlyargs]} - {"self"}
+            hooks = {f.name for f in cls.body if isinstance(f, ast.FunctionDef) and _hook_body(f)}
             for n in ast.walk(init):
-                if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and n.value.id in params:
+                if not isinstance(n, ast.Assign):
+                    continue
+                v = n.value
+                if isinstance(v, ast.Name) and v.id in params or isinstance(v, ast.Call) and not v.args \
+                        and not v.keywords and isinstance(v.func, ast.Attribute) and v.func.attr in hooks \
+                        and isinstance(v.func.value, ast.Name) and v.func.value.id == "self":
                     out |= {t.attr for t in n.targets if isinstance(t, ast.Attribute)
                             and isinstance(t.value, ast.Name) and t.value.id == "self"}
         self._handed[id(cls)] = out
@@ -320,6 +328,21 @@ class Query:
 
     def names_loaded(self, node: ast.AST, name: str) -> list:
         return [n for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+
+
+def _hook_body(fn: ast.FunctionDef) -> bool:
+    """A method whose body does nothing but document itself, `pass`, `...`, or raise `NotImplementedError`: a hook
+    its subclasses define."""
+    if fn.decorator_list:
+        return False
+    for st in fn.body:
+        if isinstance(st, ast.Pass) or isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant):
+            continue
+        if isinstance(st, ast.Raise) and st.exc is not None \
+                and (dotted_name(st.exc.func if isinstance(st.exc, ast.Call) else st.exc) or "") == "NotImplementedError":
+            continue
+        return False
+    return True
 
 
 class NodeMemo:
