@@ -117,3 +117,89 @@ def test_imported_helper_quiet_when_kept_or_not_backwarding(tmp_path):
     assert gs416(off, path, ws) == []
     # Without a workspace the helper is unknown: nothing is claimed.
     assert gs416(GAN, path, None) == []
+
+
+# GS109: the no_grad block in one file, the gradient step two files away (StudioGAN's evaluation through
+# `generate_images_for_KNN` -> `latent_optimise` -> `calc_derv`); the middle file imports relatively.
+GRADS = """import torch
+from torch import autograd
+
+
+def calc_derv(inputs, G, D):
+    z = autograd.Variable(inputs, requires_grad=True)
+    score = D(G(z))
+    return autograd.grad(outputs=score.sum(), inputs=z)[0]
+
+
+def latent_optimise(z, G, D, steps):
+    for _ in range(steps):
+        z = z + 0.1 * calc_derv(z, G, D)
+    return z
+"""
+
+SAMPLE = """import torch
+
+from .grads import latent_optimise
+
+
+def generate(G, D, z, latent_op):
+    if latent_op:
+        z = latent_optimise(z, G, D, 2)
+    with torch.no_grad():
+        return G(z)
+"""
+
+EVAL = """import torch
+import torch.nn as nn
+
+from gen.sample import generate
+
+
+def evaluate(G, D, latent_op):
+    with torch.no_grad():
+        images = generate(G, D, torch.randn(2, 4), latent_op)
+    return images
+
+
+if __name__ == "__main__":
+    evaluate(nn.Linear(4, 4), nn.Linear(4, 1), True)
+"""
+
+
+def make_gen(tmp_path, grads=GRADS):
+    (tmp_path / "gen").mkdir()
+    (tmp_path / "gen" / "__init__.py").write_text("")
+    (tmp_path / "gen" / "grads.py").write_text(grads)
+    (tmp_path / "gen" / "sample.py").write_text(SAMPLE)
+    (tmp_path / "evaluate.py").write_text(EVAL)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
+    return str(tmp_path / "evaluate.py")
+
+
+def gs109(text, path, ws):
+    return [f for f in analyze_source(text, path, workspace=ws).findings if f.code == "GS109"]
+
+
+def test_no_grad_block_around_a_gradient_step_two_files_away(tmp_path):
+    path = make_gen(tmp_path)
+    found = gs109(EVAL, path, Workspace(tmp_path))
+    assert [f.line for f in found] == [8], found
+    assert "`latent_optimise` -> `calc_derv`" in found[0].message
+    assert any(r.path.endswith("grads.py") and r.line == 8 for r in found[0].related)
+    proc = subprocess.run([sys.executable, "evaluate.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert "does not require grad" in proc.stderr, proc.stderr[-2000:]
+
+
+def test_no_grad_block_quiet_when_the_step_enables_grad(tmp_path):
+    grads = GRADS.replace("    z = autograd.Variable(inputs, requires_grad=True)\n    score = D(G(z))\n"
+                          "    return autograd.grad(outputs=score.sum(), inputs=z)[0]\n",
+                          "    with torch.enable_grad():\n        z = autograd.Variable(inputs, requires_grad=True)\n"
+                          "        score = D(G(z))\n        return autograd.grad(outputs=score.sum(), inputs=z)[0]\n")
+    path = make_gen(tmp_path, grads)
+    assert gs109(EVAL, path, Workspace(tmp_path)) == []
+    proc = subprocess.run([sys.executable, "evaluate.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    # Called with the option off, the step never runs; without a workspace nothing is known.
+    assert gs109(EVAL.replace("torch.randn(2, 4), latent_op)", "torch.randn(2, 4), False)"), path,
+                 Workspace(tmp_path)) == []
+    assert gs109(EVAL, path, None) == []

@@ -67,6 +67,21 @@ def _exprs(stmt: ast.stmt) -> list:
         + [i.context_expr for i in getattr(stmt, "items", [])]
 
 
+def _with_at(body: list, call: ast.Call):
+    """The `with` statement whose item is `call`, found by line through the statements around it (no walk of their
+    expressions, no parent map: the rule runs on every keystroke); None when `call` is not such an item."""
+    line = call.lineno
+    while body:
+        stmt = next((s for s in body if s.lineno <= line <= (s.end_lineno or s.lineno)), None)
+        if stmt is None:
+            return None
+        if isinstance(stmt, (ast.With, ast.AsyncWith)) and any(i.context_expr is call for i in stmt.items):
+            return stmt
+        body = [s for field in ("body", "orelse", "finalbody") for s in getattr(stmt, field, ())
+                if isinstance(s, ast.stmt)] + [s for h in getattr(stmt, "handlers", ()) for s in h.body]
+    return None
+
+
 def _computed(expr: ast.AST) -> bool:
     """Does `expr` compute a new tensor (a call or arithmetic) rather than name one (`x`, `out[0]`, `self.loss`)?"""
     return isinstance(expr, (ast.Call, ast.BinOp, ast.UnaryOp))
@@ -155,13 +170,16 @@ class NoGradAroundGradientCall(Rule):
         self._summaries: dict = {}
         self._budget = _BUDGET
         self._src = report.source
-        for node in q.nodes():
-            if not isinstance(node, (ast.With, ast.AsyncWith)):
+        # The `torch.no_grad()` calls among the file's calls (indexed once for all rules), then their `with`s: this
+        # rule runs on every keystroke, so it never walks every node of the file.
+        for call in q.calls():
+            f = call.func
+            spelled = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else None
+            if spelled not in _OFF_WORDS or q.call_name(call) not in _OFF:
                 continue
-            if not any(isinstance(it.context_expr, ast.Call) and q.call_name(it.context_expr) in _OFF
-                       for it in node.items):
-                continue
-            self._with(node, q, report)
+            node = _with_at(q.tree.body, call)
+            if node is not None:
+                self._with(node, q, report)
 
     def _with(self, node, q, report) -> None:
         for call in _own_calls([*node.body]):
