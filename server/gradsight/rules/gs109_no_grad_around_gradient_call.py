@@ -45,9 +45,11 @@ def _guarded(fn: ast.AST) -> list:
             continue
         out.append((stmt, guards))
         if isinstance(stmt, ast.If):
-            test = stmt.test.id if isinstance(stmt.test, ast.Name) and stmt.test.id in params else None
-            todo.extend((s, guards + ((test,) if test else ())) for s in reversed(stmt.body))
-            todo.extend((s, guards) for s in reversed(stmt.orelse))
+            name = _tested(stmt.test)
+            on = ((name, stmt.test, True),) if name in params else ()
+            off = ((name, stmt.test, False),) if name in params else ()
+            todo.extend((s, guards + on) for s in reversed(stmt.body))
+            todo.extend((s, guards + off) for s in reversed(stmt.orelse))
             continue
         inner = guards
         if isinstance(stmt, (ast.With, ast.AsyncWith)) and any(
@@ -87,18 +89,55 @@ def _computed(expr: ast.AST) -> bool:
     return isinstance(expr, (ast.Call, ast.BinOp, ast.UnaryOp))
 
 
+def _tested(test: ast.AST):
+    """The name an `if` test compares with constants only (`flag`, `not flag`, `opt is not None`, `mode == "train"`,
+    `phase in ("train",)`), else None."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    if isinstance(test, ast.Name):
+        return test.id
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name) \
+            and isinstance(test.comparators[0], (ast.Constant, ast.Tuple, ast.List, ast.Set)) \
+            and all(isinstance(e, ast.Constant) for e in getattr(test.comparators[0], "elts", ())):
+        return test.left.id
+    return None
+
+
+def _holds(test: ast.AST, value: ast.Constant):
+    """The truth of `test` (a `_tested` shape) with its name bound to the constant `value`; None when unknown."""
+    if isinstance(test, ast.UnaryOp):
+        inner = _holds(test.operand, value)
+        return None if inner is None else not inner
+    if isinstance(test, ast.Name):
+        return bool(value.value)
+    right = test.comparators[0]
+    other = right.value if isinstance(right, ast.Constant) else [e.value for e in right.elts]
+    op = test.ops[0]
+    compare = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Is: lambda a, b: a is b,
+               ast.IsNot: lambda a, b: a is not b, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+    fn = compare.get(type(op))
+    try:
+        return None if fn is None else bool(fn(value.value, other))
+    except TypeError:
+        return None
+
+
 def _guard_off(call: ast.Call, fn: ast.AST, guards: list) -> bool:
-    """Does `call` pass a false constant (or leave a false default) for a parameter of `fn` that one of `guards`
-    (`if flag:` tests on parameters, innermost last) tests?"""
+    """Does `call` pass constants (or leave defaults) for the parameters of `fn` that `guards` (`(name, test, branch)`
+    for the `if` tests on parameters around the differentiation) test, such that some test takes the other branch?"""
     params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
     defaults = dict(zip(params[len(params) - len(fn.args.defaults):], fn.args.defaults))
-    for name in guards:
-        index = params.index(name)
+    kwdefaults = {a.arg: d for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults) if d is not None}
+    for guard in guards:
+        if guard == _OWN_OFF:
+            continue
+        name, test, branch = guard
+        index = params.index(name) if name in params else len(call.args)
         if index < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
             given = call.args[index]
         else:
-            given = next((k.value for k in call.keywords if k.arg == name), defaults.get(name))
-        if isinstance(given, ast.Constant) and not given.value:
+            given = next((k.value for k in call.keywords if k.arg == name), defaults.get(name, kwdefaults.get(name)))
+        if isinstance(given, ast.Constant) and _holds(test, given) is (not branch):
             return True
     return False
 
@@ -114,8 +153,10 @@ class NoGradAroundGradientCall(Rule):
                     "(this file's, or imported from another workspace file, followed through up to four calls) that "
                     "runs `torch.autograd.grad(out, ...)` or `out.backward()` on a value it computes itself (a call "
                     "or arithmetic: `out = D(G(z))`, `loss.sum()`). Functions that switch grad mode themselves "
-                    "(`torch.enable_grad()`, `set_grad_enabled`) are not followed, and a call that passes a false "
-                    "constant for a parameter an `if` tests around the differentiation is left alone.")
+                    "(`torch.enable_grad()`, `set_grad_enabled`) are not followed, nor calls inside a callee's own "
+                    "`no_grad` block (that block is what to change, in its file); a call whose constant arguments "
+                    "make an `if` test on a parameter around the differentiation false (`train=False`, `opt=None` "
+                    "for `if opt is not None:`, `mode=\"val\"` for `if mode == \"train\":`) is left alone.")
     why_bad = ("Under `no_grad` no operation records a graph, whatever its inputs: the value the function "
                "differentiates has no `grad_fn`, and PyTorch raises \"element 0 of tensors does not require grad "
                "and does not have a grad_fn\". Evaluation code wrapped in `no_grad` that samples through a "
@@ -148,6 +189,12 @@ class NoGradAroundGradientCall(Rule):
         Valid("import torch\nimport torch.nn as nn\n\n\ndef apply(loss, opt):\n    opt.zero_grad()\n"
               "    loss.backward()\n    opt.step()\n\n\nm = nn.Linear(3, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
               "loss = m(torch.randn(2, 3)).pow(2).mean()\nwith torch.no_grad():\n    apply(loss, opt)\n"),
+        # The optimizer left out (`None`) and a string mode: the guards around the backward are off in the call.
+        Valid("import torch\nimport torch.nn as nn\n\n\ndef run(model, x, opt=None, mode=\"train\"):\n"
+              "    loss = model(x).pow(2).mean()\n    if opt is not None:\n        if mode == \"train\":\n"
+              "            loss.backward()\n            opt.step()\n    return loss.item()\n\n\nm = nn.Linear(3, 1)\n"
+              "with torch.no_grad():\n    run(m, torch.randn(2, 3))\n"
+              "    run(m, torch.randn(2, 3), torch.optim.SGD(m.parameters(), lr=0.1), mode=\"val\")\n"),
         # A call that passes False for the flag guarding the backward.
         Valid("import torch\nimport torch.nn as nn\n\n\ndef run(model, x, train):\n    loss = model(x).pow(2).mean()\n"
               "    if train:\n        loss.backward()\n    return loss.item()\n\n\nm = nn.Linear(3, 1)\n"
