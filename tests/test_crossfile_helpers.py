@@ -203,3 +203,15 @@ def test_no_grad_block_quiet_when_the_step_enables_grad(tmp_path):
     assert gs109(EVAL.replace("torch.randn(2, 4), latent_op)", "torch.randn(2, 4), False)"), path,
                  Workspace(tmp_path)) == []
     assert gs109(EVAL, path, None) == []
+
+
+def test_gs109_gives_way_to_gs401_naming_its_block():
+    # In one file the interpreter runs the callee under the block: GS401 names the `with` line in a related note,
+    # and the front ends (`drop_restated`) show that finding alone.
+    from gradsight.findings import drop_restated
+    from gradsight.rules.gs401_backward_without_grad import BackwardWithoutGrad
+
+    code = BackwardWithoutGrad.invalid[7].code
+    found = analyze_source(code, "example.py").findings
+    assert {"GS401", "GS109"} <= {f.code for f in found}
+    assert [f.code for f in drop_restated(list(found)) if f.code in ("GS401", "GS109")] == ["GS401"]
