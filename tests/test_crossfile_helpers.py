@@ -215,3 +215,16 @@ def test_gs109_gives_way_to_gs401_naming_its_block():
     found = analyze_source(code, "example.py").findings
     assert {"GS401", "GS109"} <= {f.code for f in found}
     assert [f.code for f in drop_restated(list(found)) if f.code in ("GS401", "GS109")] == ["GS401"]
+
+
+def test_gs109_quiet_on_guards_it_cannot_match_or_that_are_off():
+    # AutoDL's `train_or_test_epoch(loader, **shared_kwards)` with `is_train: False` in the dict, and its
+    # `if is_train and optimizer is not None:` guard: nothing is claimed for unpacked arguments or a false operand.
+    code = ("import torch\n\n\ndef epoch(model, x, loss_fn, is_train, optimizer):\n    loss = loss_fn(model(x))\n"
+            "    if is_train and optimizer is not None:\n        loss.backward()\n        optimizer.step()\n"
+            "    return loss.item()\n\n\ndef test(model, x, loss_fn):\n    with torch.no_grad():\n"
+            "        kw = {\"model\": model, \"loss_fn\": loss_fn, \"is_train\": False, \"optimizer\": None}\n"
+            "        epoch(x=x, **kw)\n        epoch(model, x, loss_fn, True, None)\n")
+    assert "GS109" not in {f.code for f in analyze_source(code, "example.py").findings}
+    flagged = code.replace("epoch(model, x, loss_fn, True, None)", "epoch(model, x, loss_fn, True, object())")
+    assert [f.line for f in analyze_source(flagged, "example.py").findings if f.code == "GS109"] == [13]

@@ -48,6 +48,9 @@ def _guarded(fn: ast.AST) -> list:
             name = _tested(stmt.test)
             on = ((name, stmt.test, True),) if name in params else ()
             off = ((name, stmt.test, False),) if name in params else ()
+            if isinstance(stmt.test, ast.BoolOp) and isinstance(stmt.test.op, ast.And):
+                # `if is_train and opt is not None:`: the body runs only where every operand holds.
+                on = tuple((n, t, True) for t in stmt.test.values if (n := _tested(t)) in params)
             todo.extend((s, guards + on) for s in reversed(stmt.body))
             todo.extend((s, guards + off) for s in reversed(stmt.orelse))
             continue
@@ -128,6 +131,9 @@ def _guard_off(call: ast.Call, fn: ast.AST, guards: list) -> bool:
     params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
     defaults = dict(zip(params[len(params) - len(fn.args.defaults):], fn.args.defaults))
     kwdefaults = {a.arg: d for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults) if d is not None}
+    if any(g != _OWN_OFF for g in guards) and (any(isinstance(a, ast.Starred) for a in call.args)
+                                              or any(k.arg is None for k in call.keywords)):
+        return True  # `f(*args, **options)`: which arguments the guards see cannot be told, so nothing is claimed
     for guard in guards:
         if guard == _OWN_OFF:
             continue
@@ -156,7 +162,9 @@ class NoGradAroundGradientCall(Rule):
                     "(`torch.enable_grad()`, `set_grad_enabled`) are not followed, nor calls inside a callee's own "
                     "`no_grad` block (that block is what to change, in its file); a call whose constant arguments "
                     "make an `if` test on a parameter around the differentiation false (`train=False`, `opt=None` "
-                    "for `if opt is not None:`, `mode=\"val\"` for `if mode == \"train\":`) is left alone.")
+                    "for `if opt is not None:`, `mode=\"val\"` for `if mode == \"train\":`, either operand of "
+                    "an `and`) is left alone, and so is a call that unpacks its arguments (`f(**options)`) into a "
+                    "function whose differentiation is guarded.")
     why_bad = ("Under `no_grad` no operation records a graph, whatever its inputs: the value the function "
                "differentiates has no `grad_fn`, and PyTorch raises \"element 0 of tensors does not require grad "
                "and does not have a grad_fn\". Evaluation code wrapped in `no_grad` that samples through a "
