@@ -149,14 +149,22 @@ def sort_key(f: Finding) -> tuple:
 # GS426 (a loss attribute added into and never reset, read from the class's code alone) gives way to GS420 on the
 # same statement, which saw the graph written into the attribute.
 RESTATED_BY = {"GS413": "GS402", "GS415": "GS402", "GS416": "GS402", "GS301": "GS303", "GS426": "GS420"}
+# GS109 (a `no_grad` block around a call that differentiates, read from the syntax) gives way to a GS401 finding that
+# names its line in a related note: the interpreter ran the callee under that block and reports the same failure.
+RESTATED_AT = {"GS109": "GS401"}
 
 
 def drop_restated(findings: list) -> list:
     """`findings` (of one file) without those another finding restates (`RESTATED_BY`): one on the same line, or
     on a line of this file the finding names in its related notes (GS416's "raises here")."""
     present = {(f.line, f.code) for f in findings}
+    noted = {(r.line, f.code) for f in findings if f.code in RESTATED_AT.values() for r in f.related
+             if r.path == f.path}
 
     def restated(f) -> bool:
+        at = RESTATED_AT.get(f.code)
+        if at is not None and (f.line, at) in noted:
+            return True
         by = RESTATED_BY.get(f.code)
         if by is None:
             return False

@@ -72,6 +72,46 @@ class Query:
         found = getattr(other, "functions", {}).get(attr) if other is not None else None
         return (found.node, other.imports, getattr(other, "source", None)) if found is not None else None
 
+    def function_def_in(self, name: str, where=None) -> Optional[tuple]:
+        """`function_def` for a name read inside another file's code: `where` is that file's module scope (the
+        fourth item of an answer; None for this file), whose own functions and imports (relative ones from its
+        folder) it is resolved in. `(def, imports, Source or None, scope or None)`."""
+        if where is None:
+            found = self.function_def(name)
+            if found is None:
+                return None
+            fn, imports, source = found
+            own = self._functions.get(name)
+            return fn, imports, source, None if own is not None and own.node is fn else self._scope_of(name)
+        own = getattr(where, "functions", {}).get(name)
+        if own is not None:
+            return own.node, where.imports, getattr(where, "source", None), where
+        qual = getattr(where, "imports", {}).get(name)
+        if qual is None or self._resolve is None:
+            return None
+        level = len(qual) - len(qual.lstrip("."))
+        module, _, attr = qual[level:].rpartition(".")
+        if not attr or (not module and not level):
+            return None
+        try:
+            other = self._resolve(module, level, where)
+        except (OSError, ValueError, RecursionError, TypeError):
+            return None
+        found = getattr(other, "functions", {}).get(attr) if other is not None else None
+        return (found.node, other.imports, getattr(other, "source", None), other) if found is not None else None
+
+    def _scope_of(self, name: str):
+        """The module scope an imported plain function `name` of this file comes from (`function_def`'s file)."""
+        qual = self._imports.get(name)
+        if qual is None or self._resolve is None:
+            return None
+        level = len(qual) - len(qual.lstrip("."))
+        module = qual[level:].rpartition(".")[0]
+        try:
+            return self._resolve(module, level)
+        except (OSError, ValueError, RecursionError):
+            return None
+
     def qualname(self, node: ast.AST) -> Optional[str]:
         """`T.no_grad` -> `torch.no_grad` when `import torch as T`; `nn.Linear` -> `torch.nn.Linear`."""
         name = dotted_name(node)
@@ -299,7 +339,9 @@ class Query:
         return False
 
     def _handed_in(self, cls: Optional[ast.ClassDef]) -> set:
-        """Attributes `cls.__init__` sets straight from one of its parameters (`self.model = model`)."""
+        """Attributes `cls.__init__` sets straight from one of its parameters (`self.model = model`), or from a call
+        of a method of `cls` that does nothing, a hook its subclasses fill in (`self.netD = self.getNetD()` where
+        `def getNetD(self): pass`): either way an object the class's own code cannot see into."""
         if cls is None:
             return set()
         if self._handed is None:
@@ -311,8 +353,14 @@ class Query:
         init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
         if init is not None:
             params = {a.arg for a in [*init.args.args, *init.args.kwonlyargs]} - {"self"}
+            hooks = {f.name for f in cls.body if isinstance(f, ast.FunctionDef) and _hook_body(f)}
             for n in ast.walk(init):
-                if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and n.value.id in params:
+                if not isinstance(n, ast.Assign):
+                    continue
+                v = n.value
+                if isinstance(v, ast.Name) and v.id in params or isinstance(v, ast.Call) and not v.args \
+                        and not v.keywords and isinstance(v.func, ast.Attribute) and v.func.attr in hooks \
+                        and isinstance(v.func.value, ast.Name) and v.func.value.id == "self":
                     out |= {t.attr for t in n.targets if isinstance(t, ast.Attribute)
                             and isinstance(t.value, ast.Name) and t.value.id == "self"}
         self._handed[id(cls)] = out
@@ -320,6 +368,21 @@ class Query:
 
     def names_loaded(self, node: ast.AST, name: str) -> list:
         return [n for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+
+
+def _hook_body(fn: ast.FunctionDef) -> bool:
+    """A method whose body does nothing but document itself, `pass`, `...`, or raise `NotImplementedError`: a hook
+    its subclasses define."""
+    if fn.decorator_list:
+        return False
+    for st in fn.body:
+        if isinstance(st, ast.Pass) or isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant):
+            continue
+        if isinstance(st, ast.Raise) and st.exc is not None \
+                and (dotted_name(st.exc.func if isinstance(st.exc, ast.Call) else st.exc) or "") == "NotImplementedError":
+            continue
+        return False
+    return True
 
 
 class NodeMemo:

@@ -151,7 +151,7 @@ class BackwardWithoutGrad(Rule):
                 "loader = [(torch.randn(3, 4), torch.tensor([0, 1, 0]))]\n"
                 "run_epoch(model, loader, nn.CrossEntropyLoss(), optimizer)\nwith torch.no_grad():\n"
                 "    run_epoch(model, loader, nn.CrossEntropyLoss(), optimizer)\n",
-                line=8, runtime="raises: element 0 of tensors does not require grad"),
+                line=8, runtime="raises: element 0 of tensors does not require grad", also=(21,)),
         # The look-alike of the `is False` guard: the no_grad call passes `evaluate=False` too.
         Invalid("import torch\nimport torch.nn as nn\n\n\n"
                 "def run_epoch(model, loader, loss_fn, optimizer, evaluate=False):\n"
@@ -161,7 +161,7 @@ class BackwardWithoutGrad(Rule):
                 "loader = [(torch.randn(3, 4), torch.tensor([0, 1, 0]))]\n"
                 "run_epoch(model, loader, nn.CrossEntropyLoss(), optimizer, evaluate=False)\nwith torch.no_grad():\n"
                 "    run_epoch(model, loader, nn.CrossEntropyLoss(), optimizer, evaluate=False)\n",
-                line=7, runtime="raises: element 0 of tensors does not require grad"),
+                line=7, runtime="raises: element 0 of tensors does not require grad", also=(18,)),
         # The look-alike of the string guard: the no_grad call passes "train" too.
         Invalid("import torch\nimport torch.nn as nn\n\n\n"
                 "def procedure(loader, model, loss_fn, optimizer, mode):\n    for x, y in loader:\n"
@@ -171,7 +171,7 @@ class BackwardWithoutGrad(Rule):
                 "loader = [(torch.randn(3, 4), torch.tensor([0, 1, 0]))]\n"
                 "procedure(loader, model, nn.CrossEntropyLoss(), optimizer, \"train\")\nwith torch.no_grad():\n"
                 "    procedure(loader, model, nn.CrossEntropyLoss(), optimizer, \"train\")\n",
-                line=7, runtime="raises: element 0 of tensors does not require grad"),
+                line=7, runtime="raises: element 0 of tensors does not require grad", also=(19,)),
         # `set_grad_enabled(phase == "train")` called with "val", then a backward.
         Invalid("import torch\nimport torch.nn as nn\n\n\n"
                 "def step(model, x, phase):\n    with torch.set_grad_enabled(phase == \"train\"):\n"

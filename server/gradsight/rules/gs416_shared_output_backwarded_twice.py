@@ -2,8 +2,10 @@ from __future__ import annotations
 
 import ast
 
+from ..engine.astwalk import dotted_name, walk
 from ..engine.query import FileEvent
 from ..engine.report import Note
+from ..engine.report import text as msg
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
 
@@ -46,6 +48,96 @@ def _backward_target(stmt: ast.stmt):
     return f.value.id, retain
 
 
+def _nested_backwards(stmt: ast.stmt) -> list:
+    """`(name, retain)` of the `name.backward(...)` statements in the branches of the `if` statement `stmt`
+    (nested `if`s included; not loops, `with` or `try`)."""
+    out: list = []
+    todo = [stmt] if isinstance(stmt, ast.If) else []
+    while todo:
+        node = todo.pop()
+        for s in [*node.body, *node.orelse]:
+            if isinstance(s, ast.If):
+                todo.append(s)
+            elif (t := _backward_target(s)) is not None:
+                out.append(t)
+    return out
+
+
+def _own_calls(stmt: ast.stmt) -> list:
+    """The calls of a plain name in `stmt`, outside nested functions, lambdas and classes, in source order."""
+    out: list = []
+    todo = [stmt]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            out.append(node)
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                todo.append(child)
+    return sorted(out, key=lambda c: (c.lineno, c.col_offset))
+
+
+def _backwarding_params(fn: ast.AST) -> list:
+    """`(parameter index, parameter name, guard)` for each parameter of the function `fn` whose value reaches a
+    `name.backward(...)` in its own body (through assignments, read as in `_loads`); `guard` is the parameter an
+    enclosing `if <parameter>:` tests (`backward=True` options), else None."""
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+    deps: dict = {p: {p} for p in params}
+    assigns = [n for n in walk(fn) if isinstance(n, ast.Assign)]
+    for _ in range(3):  # a few rounds reach the names bound after their use in `ast.walk`'s order
+        changed = False
+        for n in assigns:
+            reach = set().union(*(deps.get(m, set()) for m in _loads(n.value)))
+            if not reach:
+                continue
+            for t in n.targets:
+                for e in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]):
+                    if isinstance(e, ast.Name) and not reach <= deps.get(e.id, set()):
+                        deps[e.id] = deps.get(e.id, set()) | reach
+                        changed = True
+        if not changed:
+            break
+    out: list = []
+    todo = [(s, None) for s in fn.body]
+    while todo:
+        s, guard = todo.pop()
+        if isinstance(s, ast.If):
+            test = s.test.id if isinstance(s.test, ast.Name) and s.test.id in params else None
+            todo.extend((b, test or guard) for b in s.body)
+            todo.extend((b, guard) for b in s.orelse)
+            continue
+        if isinstance(s, (ast.For, ast.While, ast.With, ast.Try)):
+            todo.extend((b, guard) for b in [*s.body, *getattr(s, "orelse", []), *getattr(s, "finalbody", []),
+                                             *[x for h in getattr(s, "handlers", []) for x in h.body]])
+            continue
+        target = _backward_target(s)
+        if target is None:
+            continue
+        for p in sorted(deps.get(target[0], set()) - {"self", "cls"}):
+            out.append((params.index(p), p, guard))
+    return out
+
+
+def _falsy(node) -> bool:
+    return isinstance(node, ast.Constant) and not node.value
+
+
+def _passed(call: ast.Call, fn: ast.AST, index: int, name: str):
+    """The argument `call` passes for parameter `name` (at `index`) of `fn`, its default when it passes none
+    (an `ast.Constant(True)` stands for "unknown"), or None when it cannot be told (`*args`, `**kwargs`)."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return None
+    if index < len(call.args):
+        return call.args[index]
+    kw = next((k.value for k in call.keywords if k.arg == name), None)
+    if kw is not None:
+        return kw
+    positional = fn.args.posonlyargs + fn.args.args
+    defaults = fn.args.defaults
+    first = len(positional) - len(defaults)
+    return defaults[index - first] if index >= first else None
+
+
 def _steps(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
         and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "step" and not stmt.value.args
@@ -61,8 +153,14 @@ class SharedOutputBackwardedTwice(Rule):
     what_it_does = ("In a loop body (or a function body), flags the loss of a first `a.backward()` when a later "
                     "`b.backward()` in the same straight-line block reaches the same output of a model passed in "
                     "as a parameter (`fake = G(z)`, `feats = model(x)`) or handed to a trainer class "
-                    "(`self.G = G` in `__init__`, then `fake = self.G(z)`), neither loss reads it through "
-                    "`.detach()`, and the first backward does not retain the graph. Where the models are visible "
+                    "(`self.G = G` in `__init__`, or `self.netD = self.getNetD()` from a method left to "
+                    "subclasses; outputs returned together, `pred, feats = self.netD(x)`, share one graph), neither "
+                    "loss reads it through `.detach()`, and the first backward does not retain the graph. The second "
+                    "backward may stand in an `if` branch, or inside a plain function the block calls (this file's, "
+                    "or imported from another workspace file) that backwards a value it computes from the argument "
+                    "given that output (`feature_loss(phi_real, phi_fake, backward=True)`; a call passing a false "
+                    "constant to the parameter that guards the helper's backward is left alone): then the finding "
+                    "stands on the first backward, where `retain_graph=True` goes. Where the models are visible "
                     "the interpreter follows the graphs and GS402 reports it.")
     why_bad = ("The model's part of the graph (the activations its layers saved) belongs to its output. The first "
                "backward frees those saved tensors; the second backward needs them again and raises \"Trying to "
@@ -85,8 +183,42 @@ class SharedOutputBackwardedTwice(Rule):
              "        opt_g.step()\n\n\nG, D = nn.Sequential(nn.Linear(8, 8), nn.Tanh()), nn.Linear(8, 1)\n"
              "train(G, D, [torch.randn(4, 8)], torch.optim.SGD(G.parameters(), lr=0.1), "
              "torch.optim.SGD(D.parameters(), lr=0.1))\n")
+    # A base GAN whose networks come from hooks its subclasses fill in (`self.netD = self.getNetD()`), and a
+    # helper that backwards a loss of the discriminator's features itself (`backward=True`), as GAN zoo's GDPP.
+    _gan = ("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+            "def feature_loss(phi_real, phi_fake, backward=True):\n"
+            "    loss = F.mse_loss(phi_fake.mean(0), phi_real.mean(0))\n    if backward:\n"
+            "        loss.backward(retain_graph=True)\n    return loss.item()\n\n\n"
+            "class Disc(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.body = nn.Sequential(nn.Linear(4, 8), nn.Tanh())\n        self.head = nn.Linear(8, 1)\n\n"
+            "    def forward(self, x, features=False):\n        phi = self.body(x)\n"
+            "        return (self.head(phi), phi) if features else self.head(phi)\n\n\n"
+            "class BaseGAN:\n    def __init__(self):\n        self.netG = self.getNetG()\n"
+            "        self.netD = self.getNetD()\n\n    def getNetG(self):\n        \"\"\"The generator.\"\"\"\n\n"
+            "    def getNetD(self):\n        \"\"\"The discriminator.\"\"\"\n\n"
+            "    def generator_step(self, z, real, gdpp):\n        fake = self.netG(z)\n"
+            "        pred, phi_fake = self.netD(fake, True)\n        loss = F.softplus(-pred).mean()\n"
+            "        loss.backward()\n        if gdpp:\n            _, phi_real = self.netD(real, True)\n"
+            "            feature_loss(phi_real, phi_fake, backward=True)\n\n\n"
+            "class GAN(BaseGAN):\n    def getNetG(self):\n        return nn.Linear(4, 4)\n\n"
+            "    def getNetD(self):\n        return Disc()\n\n\n"
+            "GAN().generator_step(torch.randn(3, 4), torch.randn(3, 4), True)\n")
+    _aux = ("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+            "def train(model, head_a, head_b, loader, opt, aux):\n    for x, y in loader:\n        feats = model(x)\n"
+            "        loss_a = F.cross_entropy(head_a(feats), y)\n        loss_b = F.cross_entropy(head_b(feats), y)\n"
+            "        opt.zero_grad()\n        loss_a.backward()\n        if aux:\n            loss_b.backward()\n"
+            "        opt.step()\n\n\n"
+            "m, a, b = nn.Sequential(nn.Linear(3, 3), nn.Tanh()), nn.Linear(3, 2), nn.Linear(3, 2)\n"
+            "train(m, a, b, [(torch.randn(4, 3), torch.tensor([0, 1, 0, 1]))], "
+            "torch.optim.SGD(list(m.parameters()) + list(a.parameters()) + list(b.parameters()), lr=0.1), True)\n")
     valid = (
         Valid(_head + "        d_loss = F.softplus(-D(real)).mean() + F.softplus(D(fake.detach())).mean()\n" + _tail),
+        # The generator's backward keeps the graph the helper backwards again.
+        Valid(_gan.replace("        loss.backward()\n", "        loss.backward(retain_graph=True)\n")),
+        # The helper is asked not to backward (`backward=False`): it only measures.
+        Valid(_gan.replace("phi_fake, backward=True)\n\n\nclass GAN", "phi_fake, backward=False)\n\n\nclass GAN")),
+        # The second loss backwarded under `if aux:` on its own graph (the first loss's features detached).
+        Valid(_aux.replace("head_a(feats)", "head_a(feats.detach())")),
         # Two heads on one output, summed and backwarded once.
         Valid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
               "def train(model, head_a, head_b, loader, opt):\n    for x, y in loader:\n        feats = model(x)\n"
@@ -103,6 +235,8 @@ class SharedOutputBackwardedTwice(Rule):
               + _tail.replace("        g_loss = F.softplus", "        fake = G(torch.randn(4, 8))\n        g_loss = F.softplus")),
     )
     invalid = (
+        Invalid(_gan, line=39, runtime="raises: backward through the graph a second time", also=(9,)),
+        Invalid(_aux, line=9, runtime="raises: backward through the graph a second time", also=(14,)),
         # The same step in a trainer class that was handed its models.
         Invalid('import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\nclass GANTrainer:\n    def __init__(self, G, D, opt_g, opt_d):\n        self.G = G\n        self.D = D\n        self.opt_g = opt_g\n        self.opt_d = opt_d\n\n    def step(self, real):\n        fake = self.G(torch.randn(real.size(0), 8))\n        d_loss = F.softplus(-self.D(real)).mean() + F.softplus(self.D(fake)).mean()\n        self.opt_d.zero_grad()\n        d_loss.backward()\n        self.opt_d.step()\n        g_loss = F.softplus(-self.D(fake)).mean()\n        self.opt_g.zero_grad()\n        g_loss.backward()\n        self.opt_g.step()\n\n\nG, D = nn.Sequential(nn.Linear(8, 8), nn.Tanh()), nn.Linear(8, 1)\nGANTrainer(G, D, torch.optim.SGD(G.parameters(), lr=0.1), torch.optim.SGD(D.parameters(), lr=0.1)).step(torch.randn(4, 8))\n', line=15, runtime="raises: backward through the graph a second time", also=(21,)),
         # A DCGAN-style step without `fake.detach()` in the discriminator's loss.
@@ -122,29 +256,89 @@ class SharedOutputBackwardedTwice(Rule):
         q = event.query
         if "backward" not in q.attrs:
             return
+        self._helpers: dict = {}
         for node in q.nodes():
             if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef)):
                 fn = node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else q.enclosing_function(node)
                 if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     self._block(node.body, fn, q, report)
 
+    def _helper(self, q, name: str):
+        """`(def, _backwarding_params(def))` for a plain function (this file's, or imported from another workspace
+        file: `Query.function_def`) that backwards a value made from one of its parameters; None otherwise. Read
+        once per analysis and name; another file's function is walked only where its lines spell `backward`."""
+        if name in self._helpers:
+            return self._helpers[name]
+        self._helpers[name] = None
+        found = q.function_def(name)
+        if found is None:
+            return None
+        fn, _, source = found
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        if source is not None and not any("backward" in source.line_text(n)
+                                          for n in range(fn.lineno, fn.end_lineno + 1)):
+            return None
+        reach = _backwarding_params(fn)
+        if reach:
+            self._helpers[name] = (fn, reach)
+        return self._helpers[name]
+
+    def _later_backward(self, body: list, i: int, q) -> tuple:
+        """The first statement after `body[i]` that runs a backward, as `(index, kind, what)`: kind "top" (a
+        `name.backward()` statement of the block, handled by the caller), "nested" (`what`: the `(name, retain)`
+        backwards in the branches of an `if`), or "helper" (`what`: `(call, def, argument)` for each argument of a
+        helper call that the helper backwards, under a guard the call does not turn off); None when none."""
+        for j in range(i + 1, len(body)):
+            stmt = body[j]
+            if _backward_target(stmt) is not None:
+                return j, "top", None
+            nested = _nested_backwards(stmt)
+            if nested:
+                return j, "nested", nested
+            reached = []
+            for call in _own_calls(stmt):
+                helper = self._helper(q, call.func.id)
+                if helper is None:
+                    continue
+                fdef, reach = helper
+                params = [a.arg for a in fdef.args.posonlyargs + fdef.args.args]
+                for index, name, guard in reach:
+                    if guard is not None:
+                        on = _passed(call, fdef, params.index(guard), guard)
+                        if on is None or _falsy(on):
+                            continue
+                    arg = _passed(call, fdef, index, name)
+                    if arg is not None and not isinstance(arg, ast.Constant):
+                        reached.append((call, fdef, arg))
+            if reached:
+                return j, "helper", reached
+        return None
+
     def _block(self, body: list, fn, q, report) -> None:
         backwards = [(i, t) for i, s in enumerate(body) if (t := _backward_target(s)) is not None]
-        if len(backwards) < 2:
+        if not backwards:
             return
         # Straight-line data flow over the block: each name's version -> the model outputs its value carries.
         carries: dict = {}  # name -> frozenset of (output name, index of the statement that made it)
         bound_at: dict = {}  # name -> (index, statement) of the assignment that last bound it
         history: list = []  # per statement index: a copy of `carries` after it
         for i, stmt in enumerate(body):
-            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-                name = stmt.targets[0].id
+            target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+            unpacked = isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts) \
+                and isinstance(stmt.value, ast.Call) and q.handed_in_call(stmt.value, fn)
+            if isinstance(target, ast.Name) or unpacked:
+                names = [target.id] if isinstance(target, ast.Name) else [e.id for e in target.elts]
                 value = stmt.value
                 out = frozenset().union(*(carries.get(n, frozenset()) for n in _loads(value)))
                 if isinstance(value, ast.Call) and q.handed_in_call(value, fn):
-                    out = out | {(name, i)}  # `fake = G(z)` / `self.G(z)`: a model handed in makes a new output
-                carries[name] = out
-                bound_at[name] = (i, stmt)
+                    # `fake = G(z)` / `self.G(z)`: a model handed in makes a new output; the outputs it returns
+                    # as a tuple (`pred, feats = D(x)`) share one graph, named by the call.
+                    label = names[0] if len(names) == 1 else f"{dotted_name(value.func)}(...)"
+                    out = out | {(label, i)}
+                for name in names:
+                    carries[name] = out
+                    bound_at[name] = (i, stmt)
             elif isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.While, ast.If, ast.With,
                                    ast.Try)):
                 for t in ast.walk(stmt):
@@ -153,6 +347,10 @@ class SharedOutputBackwardedTwice(Rule):
             history.append(dict(carries))
         for k, (i, (first, retain)) in enumerate(backwards):
             if retain:
+                continue
+            later = self._later_backward(body, i, q) if len(body) > i + 1 else None
+            if later is not None and later[1] != "top":
+                self._elsewhere(body, i, first, later, history, bound_at, report)
                 continue
             for j, (second, _) in backwards[k + 1:k + 2]:
                 shared = history[i].get(first, frozenset()) & history[j].get(second, frozenset())
@@ -173,3 +371,46 @@ class SharedOutputBackwardedTwice(Rule):
                            related=[Note(line, col, "raises here: \"Trying to backward through the graph a second "
                                                     "time\"")])
                 break
+
+    def _elsewhere(self, body: list, i: int, first: str, later: tuple, history: list, bound_at: dict,
+                   report) -> None:
+        """The next backward after `first.backward()` (`body[i]`) stands in an `if` branch, or in a helper function
+        the block calls (`GDPPLoss(phi_fake, phi_real, backward=True)`, which backwards what it computes from its
+        arguments): the same finding when it reaches an output `first` reached. Through a helper, the statement to
+        change is this block's backward (`retain_graph=True`), and the finding stands there."""
+        j, kind, what = later
+        mine = history[i].get(first, frozenset())
+        made, stmt = bound_at.get(first, (len(body), None))
+        if not mine or made > i:
+            return
+        if kind == "nested":
+            for second, kept in what:
+                shared = mine & history[j].get(second, frozenset())
+                if not shared:
+                    continue
+                out_name = sorted(shared, key=lambda s: s[1])[-1][0]
+                node = next(n for n in walk(body[j])
+                            if isinstance(n, ast.Expr) and _backward_target(n) == (second, kept))
+                line, col, _, _ = report.source.span(node)
+                report.add(self, stmt,
+                           f"`{first}` and `{second}` both backward through `{out_name}`'s graph, so the second "
+                           f"backward raises; sum the losses and backward once, or pass `retain_graph=True` to "
+                           f"`{first}.backward()`.",
+                           related=[Note(line, col, "raises here: \"Trying to backward through the graph a second "
+                                                    "time\"")])
+                return
+            return
+        for call, fdef, arg in what:
+            shared = mine & frozenset().union(*(history[j].get(n, frozenset()) for n in _loads(arg)))
+            if not shared:
+                continue
+            out_name = sorted(shared, key=lambda s: s[1])[-1][0]
+            line, col, _, _ = report.source.span(call)
+            name = call.func.id
+            report.add(self, body[i],
+                       msg(f"This backward frees `{out_name}`'s graph, which `{name}` (line ", line,
+                           ") backwards again, so that raises. Pass `retain_graph=True` here, or detach what "
+                           f"`{name}` should not train; PyTorch says \"Trying to backward through the graph a "
+                           "second time\"."),
+                       related=[Note(line, col, f"`{name}` backwards through the freed graph again here: raises")])
+            return
