@@ -16,6 +16,7 @@ Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-p
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh9  # 36 more, fetched for the ninth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh10 # 38 more, fetched for the tenth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh11 # 40 more, fetched for the eleventh fresh round
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh12 # 43 more, fetched for the twelfth fresh round
 """
 
 from __future__ import annotations
@@ -278,6 +279,23 @@ FRESH11 = ("MarcoMeter/recurrent-ppo-truncated-bptt", "young-geng/CQL", "sfujim/
            "meijieru/crnn.pytorch", "victoresque/pytorch-template", "thuml/Anomaly-Transformer",
            "lucidrains/slot-attention", "lucidrains/deep-daze", "facebookresearch/ppuda", "galsang/BiDAF-pytorch")
 
+# 43 more, fetched in the thirteenth session (2026-11-26) for the twelfth fresh round (not under /work/.mirror before,
+# in no earlier list, not held out by issue 13), chosen by name and description only, and read only to measure
+# (bench/fresh12-notes.md). `--fresh12`.
+FRESH12 = ("toshikwa/gail-airl-ppo.pytorch", "toshikwa/sac-discrete.pytorch", "toshikwa/fqf-iqn-qrdqn.pytorch",
+           "toshikwa/slac.pytorch", "ctallec/world-models", "yusukeurakami/dreamer-pytorch",
+           "quanvuong/handful-of-trials-pytorch", "hcnoh/gail-pytorch", "reinforcement-learning-kr/lets-do-irl",
+           "XinJingHao/PPO-Continuous-Pytorch", "leftthomas/SRGAN", "Lornatang/ESRGAN-PyTorch",
+           "yanggeng1995/GAN-TTS", "ruizhecao96/CMGAN", "kekmodel/MPL-pytorch", "LeeDoYup/FixMatch-pytorch",
+           "vikasverma1077/manifold_mixup", "DonkeyShot21/cassle", "gabrielhuang/reptile-pytorch", "ermongroup/ncsn",
+           "mattroz/diffusion-ddpm", "huawei-noah/Speech-Backbones", "yistLin/FragmentVC", "JusperLee/Conv-TasNet",
+           "IDEA-Research/DAB-DETR", "bubbliiiing/centernet-pytorch", "ozan-oktay/Attention-Gated-Networks",
+           "Beckschen/TransUNet", "HuCaoFighting/Swin-Unet", "chaitjo/graph-convnet-tsp", "fanyun-sun/InfoGraph",
+           "FelixOpolka/STGCN-PyTorch", "LeiBAI/AGCRN", "younggyoseo/vae-cf-pytorch", "mit-han-lab/dlg",
+           "AshwinRJ/Federated-Learning-PyTorch", "kuc2477/pytorch-ewc", "kevinzakka/recurrent-visual-attention",
+           "garyzhao/SemGCN", "kwea123/nerf_pl", "y0ast/Glow-PyTorch", "wohlert/semi-supervised-pytorch",
+           "nkolot/SPIN")
+
 
 
 def _skipped(rel: str) -> bool:
@@ -351,12 +369,13 @@ def main() -> int:
     ap.add_argument("--fresh9", action="store_true", help="check the 36 repositories of FRESH9 instead")
     ap.add_argument("--fresh10", action="store_true", help="check the 38 repositories of FRESH10 instead")
     ap.add_argument("--fresh11", action="store_true", help="check the 40 repositories of FRESH11 instead")
+    ap.add_argument("--fresh12", action="store_true", help="check the 43 repositories of FRESH12 instead")
     args = ap.parse_args()
     repos = tuple(r.strip() for r in args.repos.split(",") if r.strip()) if args.repos else (
         FRESH if args.fresh else FRESH2 if args.fresh2 else FRESH3 if args.fresh3 else FRESH4 if args.fresh4 else
         FRESH5 if args.fresh5 else FRESH6 if args.fresh6 else FRESH7 if args.fresh7 else
         FRESH8 if args.fresh8 else FRESH9 if args.fresh9 else FRESH10 if args.fresh10 else
-        FRESH11 if args.fresh11 else REPOS)
+        FRESH11 if args.fresh11 else FRESH12 if args.fresh12 else REPOS)
     found: list[dict] = []
     lines = 0
     start = time.monotonic()

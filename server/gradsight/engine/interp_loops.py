@@ -431,10 +431,11 @@ _EXITS = (ast.Return, ast.Yield, ast.YieldFrom)
 
 
 def _freeze_loop(loop: ast.AST):
-    """`for p in m.parameters(): p.requires_grad = False` (or `p.requires_grad_(False)`, or `for name, p in
-    m.named_parameters():`): (owner key, flag, certain) where `flag` is the constant every write sets (None when the
-    writes disagree or set no constant) and `certain` says every parameter surely gets it (a write directly in the
-    body, no `break`/`continue`/`return`/`raise`, the loop variable never rebound). None for any other loop."""
+    """`for p in m.parameters(): p.requires_grad = False` (or `p.requires_grad_(False)`, `p.detach_()`, or
+    `for name, p in m.named_parameters():`): (owner key, flag, certain) where `flag` is the constant every write sets
+    (None when the writes disagree or set no constant) and `certain` says every parameter surely gets it (a write
+    directly in the body, no `break`/`continue`/`return`/`raise`, the loop variable never rebound). None for any other
+    loop."""
     it = getattr(loop, "iter", None)
     if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute)
             and it.func.attr in ("parameters", "named_parameters") and not it.args
@@ -461,6 +462,12 @@ def _freeze_loop(loop: ast.AST):
                 and s.value.func.value.id == var:
             flag = const_bool(s.value.args[0]) if s.value.args else True
             return "?" if flag is None else flag
+        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Attribute) \
+                and s.value.func.attr == "detach_" and not s.value.args and not s.value.keywords \
+                and isinstance(s.value.func.value, ast.Name) and s.value.func.value.id == var:
+            # A parameter is a leaf: `p.detach_()` makes it stop requiring grad, as `p.requires_grad_(False)` does
+            # (the mean-teacher idiom `for param in teacher.parameters(): param.detach_()`).
+            return False
         return None
 
     direct = [w for w in (write(s) for s in loop.body) if w is not None]

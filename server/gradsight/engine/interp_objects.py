@@ -181,14 +181,14 @@ class ObjectsMixin:
                 return UNKNOWN
             val: Value = args[0][1]
             arg_node = args[0][0]
-            for layer in mod.layers:
+            for layer in _frozen_layers(mod, mod.layers):
                 val = self.call_module(layer, [(arg_node, val)], {}, node, state)
                 arg_node = node
             return val
         if short == "Sequential" and mod.head and args:
             # Known children, then one gradsight cannot see: they run on the input (and save it), the rest is unknown.
             val, arg_node = args[0][1], args[0][0]
-            for layer in mod.head:
+            for layer in _frozen_layers(mod, mod.head):
                 val = self.call_module(layer, [(arg_node, val)], {}, node, state)
                 arg_node = node
             return UNKNOWN
@@ -1110,3 +1110,13 @@ def _handed_segs(node: ast.AST, arg_vals, kw_vals, self_import) -> set:
             if t.saved_seg is not None:
                 handed.add(t.saved_seg)
     return handed
+
+
+def _frozen_layers(mod: ModuleVal, layers: tuple) -> tuple:
+    """The children a Sequential runs: frozen with it where it is frozen (`seq.requires_grad_(False)`, a loop setting
+    every parameter's `requires_grad = False` or detaching it in place), since that reached every child's
+    parameters; the children keep their own state otherwise."""
+    if mod.has_params is not Tri.NO:
+        return layers
+    return tuple(replace(l, has_params=Tri.NO) if isinstance(l, ModuleVal) and l.has_params is not Tri.NO else l
+                 for l in layers)

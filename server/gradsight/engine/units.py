@@ -732,6 +732,51 @@ def called_without_grad(tree: ast.Module, qual, text: str, memo: Optional[Ordere
     return frozenset(out)
 
 
+def reached_without_grad(interp: Interpreter, scope: ModuleScope, names: frozenset) -> frozenset:
+    """`names` (definitions called where grad mode may be off, `called_without_grad`) and the definitions of this file
+    that those run by name, transitively: `self.act(obs)` or `act(obs)` in a method that every caller runs under
+    `torch.no_grad()` (world-models' `rollout` -> `get_action_and_transition`) is a call where grad mode may be off
+    too, so that definition also starts with grad mode unknown. Calls made in grad mode still run it with grad mode
+    on, in their own context. Only the bodies of definitions already in the set are read (memoised per node)."""
+    if not names:
+        return names
+    defs: dict = {}
+    for name, func in scope.functions.items():
+        defs.setdefault(name, []).append(func.node)
+    for info in scope.classes.values():
+        for name, meth in info.methods.items():
+            defs.setdefault(name, []).append(meth.node)
+    out = set(names)
+    todo = [n for n in names if n in defs]
+    while todo:
+        for node in defs[todo.pop()]:
+            for callee in interp.durable("calls_by_name", node, _calls_by_name):
+                if callee in defs and callee not in out:
+                    out.add(callee)
+                    todo.append(callee)
+    return frozenset(out)
+
+
+def _calls_by_name(func: ast.AST) -> frozenset:
+    """Names the body of `func` calls as `name(...)` or `self.name(...)` (nested definitions apart; `forward` apart,
+    as in `called_without_grad`)."""
+    found = set()
+    todo = list(children(func))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Name):
+                found.add(f.id)
+            elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
+                found.add(f.attr)
+        todo.extend(children(node))
+    found.discard("forward")
+    return frozenset(found)
+
+
 @dataclasses.dataclass(frozen=True)
 class Closure:
     """A function nested in another that the enclosing function hands back or hands on (`return train`,
@@ -960,6 +1005,7 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
                                     lambda tree: called_without_grad(tree, interp.static_qual, scope.source.text,
                                                                      cache.no_grad_calls,
                                                                      tuple(sorted(scope.imports.items())))) | elsewhere
+    no_grad_callees = reached_without_grad(interp, scope, no_grad_callees)
     module_optimized = dict(interp.optimized_modules)
     if file_salt is None or module_optimized:
         prefix = module_key

@@ -58,6 +58,14 @@ class NumpyOnGradTensor(Rule):
               "            results.append({\"scores\": scores.reshape(-1), \"labels\": labels.reshape(-1)})\n"
               "        return results\n\n\nmodels = {\"detector\": Detector}\n"
               "print(get_classes(models[\"detector\"](), [torch.randn(3, 8)]))\n"),
+        # A helper run only by a method that every caller runs under `no_grad` (world-models' `rollout`): the
+        # module's output there has no history (bench/fresh12-false/01).
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Generator:\n    def __init__(self):\n"
+              "        self.controller = nn.Linear(4, 2)\n\n    def act(self, obs):\n"
+              "        action = self.controller(obs)\n        return action.squeeze().cpu().numpy()\n\n"
+              "    def rollout(self, steps):\n        total = 0.0\n        for _ in range(steps):\n"
+              "            total += float(self.act(torch.randn(1, 4)).sum())\n        return total\n\n\n"
+              "gen = Generator()\nwith torch.no_grad():\n    print(gen.rollout(3))\n"),
     )
     invalid = (
         Invalid("import torch\nimport torch.nn as nn\nnet = nn.Linear(3, 1)\npred = net(torch.randn(4, 3))\n"

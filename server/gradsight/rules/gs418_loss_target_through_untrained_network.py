@@ -62,6 +62,22 @@ class LossTargetThroughUntrainedNetwork(Rule):
               "img, txt = nn.Linear(4, 3), nn.Linear(5, 3)\n"
               "opt = torch.optim.SGD(list(img.parameters()) + list(txt.parameters()), lr=0.1)\n"
               "loss = F.mse_loss(img(torch.randn(8, 4)), txt(torch.randn(8, 5)))\nloss.backward()\nopt.step()\n"),
+        # A mean teacher whose parameters were detached in place (InfoGraph's mean_teacher.py): they no longer
+        # require grad, so its output has no graph (bench/fresh12-false/02).
+        Valid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+              "model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))\n"
+              "teacher_model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))\n"
+              "for param in teacher_model.parameters():\n    param.detach_()\n"
+              "optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)\nfor step in range(3):\n"
+              "    x = torch.randn(16, 4)\n    optimizer.zero_grad()\n    teacher_pred = teacher_model(x)\n"
+              "    loss = F.mse_loss(model(x), teacher_pred)\n    loss.backward()\n    optimizer.step()\n"
+              "assert not teacher_pred.requires_grad and teacher_model[0].weight.grad is None\n"),
+        # A frozen Sequential teacher (`requires_grad_(False)`): its children's parameters are frozen with it.
+        Valid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+              "student = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))\n"
+              "teacher = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))\nteacher.requires_grad_(False)\n"
+              "opt = torch.optim.SGD(student.parameters(), lr=0.1)\nx = torch.randn(16, 4)\nt = teacher(x)\n"
+              "loss = F.mse_loss(student(x), t)\nloss.backward()\nopt.step()\nassert not t.requires_grad\n"),
     )
     invalid = (
         # minimalRL's DQN (seungeunrho/minimalRL@fa8a05bb): the TD target from the target network, not detached.
