@@ -703,6 +703,14 @@ class CallsMixin:
             # known to require grad: such copies are frozen where gradsight cannot see.
             return SeqVal((SeqVal(tuple(self.element_of(replace(v, weak=True) if isinstance(v, ParamsVal)
                                                          and v.evidence else v) for _, v in args)),), homog=True)
+        if name == "zip" and args and not kwargs and any(v is UNKNOWN for _, v in args) \
+                and all(v is UNKNOWN or isinstance(v, (PyVal,) + known) for _, v in args) \
+                and not any(isinstance(a, ast.Starred) for a, _ in args):
+            # `for x, y in zip(xs, ys)` with an iterable gradsight cannot see: its item is unknown (it may be a
+            # tensor), not plain Python data; the others' items as above (`range()` gives numbers).
+            return SeqVal((SeqVal(tuple(UNKNOWN if v is UNKNOWN else self.element_of(
+                replace(v, weak=True) if isinstance(v, ParamsVal) and v.evidence else v) for _, v in args)),),
+                homog=True)
         if name == "enumerate" and len(args) == 1 and not kwargs and isinstance(args[0][1], known):
             return SeqVal((SeqVal((PyVal(scalar=True), self.element_of(args[0][1]))),), homog=True)
         if name == "enumerate" and args and args[0][1] is UNKNOWN and not any(isinstance(a[0], ast.Starred)
