@@ -835,6 +835,24 @@ policy_optim.zero_grad()
 
         train(torch.utils.data.TensorDataset(torch.randn(4, 3), torch.randn(4)))
         """, [("GS301", 10)], "raises: " + INPLACE),
+    # `zip` of iterables gradsight cannot see gives unknown items (as `enumerate` does), not plain Python data:
+    # `model(x)` still has a graph. Until 2026-11-26 the items were taken for numbers.
+    "zip_over_unknown_iterables": ("""\
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(3, 3)
+
+
+        def train(inputs, targets):
+            for x, y in zip(inputs, targets):
+                out = model(x).sigmoid()
+                out.add_(1)
+                out.sum().backward()
+
+
+        train(list(torch.randn(4, 3)), list(torch.randn(4)))
+        """, [("GS301", 10)], "raises: " + INPLACE),
     # `zip` of two parameter lists (a target network's soft update) pairs their parameters.
     "soft_update_over_zip": ("""\
         import copy

@@ -266,6 +266,10 @@ class Interpreter(StatementsMixin, LoopsMixin, ExpressionsMixin, CallsMixin, Ops
     # > 0 while evaluating a comparison's operands: the graph they build dies with the expression, so what its
     # ops save for backward is not recorded (`expr_Compare`).
     discard_depth: int = 0
+    # (call node, positions) while evaluating a call whose result the statement throws away: `f(x)` as a
+    # statement, `out = f(x)` or `a, b = f(x)` with names the function never reads ("all", or the indices of the
+    # unread names). `prune_dead_saves` leaves those parts out of what keeps the call's graph alive.
+    discarded_result: Optional[tuple] = None
 
     # Which modules an optimizer trains, which module ran which, and their names are kept in
     # `optimized_modules` beside the optimizers' owners, under typed keys (`Trained`, `ParentOf`, `NameOf`; an

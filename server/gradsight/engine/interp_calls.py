@@ -17,6 +17,7 @@ from .interp_util import (FUNC_GRAD_TRANSFORMS, REQUIRES_GRAD_SPELLINGS, _backwa
                           _literal_dtype, _literal_shape, _pcut_of, const_bool, flat_tensors, key_of, kwarg,
                           layers_have_params, map_tensors)
 from .init_optimizers import init_optimizers
+from .custom_functions import FUNCTION_BASES, returned_input
 from .interp_dists import KL_FUNCS, is_distribution
 from .views import view_binding
 from .interp_super import is_super_call, super_call
@@ -203,6 +204,11 @@ class CallsMixin:
                 return val
             if isinstance(recv, ModuleVal):
                 return self.module_method(recv, func, node, state)
+            if isinstance(recv, ClassVal) and func.attr == "apply":
+                val = self.custom_function_apply(recv.info, node, state)
+                if val is not None:
+                    self.record(node, val)
+                    return val
             if isinstance(recv, DistVal):
                 val = self.distribution_method(recv, func, node, state)
                 self.record(node, val)
@@ -428,6 +434,31 @@ class CallsMixin:
                     and n.func.id == "backward" for n in walk(stmt)):
                 return None
         return None
+
+    def custom_function_apply(self, info, node: ast.Call, state: State) -> Optional[Value]:
+        """`Fn.apply(...)` of a custom `autograd.Function` whose `forward` returns one of its inputs as-is
+        (`custom_functions.returned_input`): that input, now a view made inside a custom Function when it requires grad
+        (`TensorVal.fnview`). None (not handled here) for any other class or `forward`."""
+        if not any(isinstance(b, str) and b in FUNCTION_BASES for b in self.class_bases(info)):
+            return None
+        fwd = self.find_method(info, "forward")
+        idx = returned_input(fwd.node) if fwd is not None else None
+        if idx is None or node.keywords or idx >= len(node.args) \
+                or any(isinstance(a, ast.Starred) for a in node.args):
+            return None
+        args = [(a, self.eval(a, state)) for a in node.args]
+        a_node, x = args[idx]
+        if not isinstance(x, TensorVal):
+            return UNKNOWN
+        vals = [v for _, v in args]
+        if state.grad is Tri.NO or all(isinstance(v, PyVal) or isinstance(v, TensorVal) and v.rg is Tri.NO
+                                       for v in vals):
+            return x  # nothing requires grad: torch hands back the input itself, a plain tensor
+        rg = Tri.YES if state.grad is Tri.YES and any(isinstance(v, TensorVal) and v.rg is Tri.YES for v in vals) \
+            else Tri.MAYBE
+        made = self.fact(node, "custom-function-view", expr=self.seg(node.func), name=self.seg(a_node), cls=info.name)
+        return x.with_(rg=rg, leaf=Tri.NO if rg is Tri.YES else Tri.MAYBE, nograd=None, fnview=made,
+                       fnview_sure=True, view=made, multiview=False, leaf_view=False)
 
     def eval_args(self, node: ast.Call, state: State) -> tuple[list, dict]:
         args = [(a, self.eval(a, state)) for a in node.args]
@@ -703,6 +734,14 @@ class CallsMixin:
             # known to require grad: such copies are frozen where gradsight cannot see.
             return SeqVal((SeqVal(tuple(self.element_of(replace(v, weak=True) if isinstance(v, ParamsVal)
                                                          and v.evidence else v) for _, v in args)),), homog=True)
+        if name == "zip" and args and not kwargs and any(v is UNKNOWN for _, v in args) \
+                and all(v is UNKNOWN or isinstance(v, (PyVal,) + known) for _, v in args) \
+                and not any(isinstance(a, ast.Starred) for a, _ in args):
+            # `for x, y in zip(xs, ys)` with an iterable gradsight cannot see: its item is unknown (it may be a
+            # tensor), not plain Python data; the others' items as above (`range()` gives numbers).
+            return SeqVal((SeqVal(tuple(UNKNOWN if v is UNKNOWN else self.element_of(
+                replace(v, weak=True) if isinstance(v, ParamsVal) and v.evidence else v) for _, v in args)),),
+                homog=True)
         if name == "enumerate" and len(args) == 1 and not kwargs and isinstance(args[0][1], known):
             return SeqVal((SeqVal((PyVal(scalar=True), self.element_of(args[0][1]))),), homog=True)
         if name == "enumerate" and args and args[0][1] is UNKNOWN and not any(isinstance(a[0], ast.Starred)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 from .astwalk import walk
@@ -453,7 +453,14 @@ class ExpressionsMixin:
             name = {"USub": "__neg__", "UAdd": "__pos__", "Invert": "__invert__"}[type(node.op).__name__]
             return self.tensor_op(f"torch.Tensor.{name}", [(node.operand, val)], node, state)
         if isinstance(val, PyVal):
-            return val
+            # `not flag` is the negated bool (`set_grad_enabled(not volatile)` with `volatile=False` enables grad);
+            # `-x`, `+x`, `~x` keep what is known of the number but no longer one surely-True/False bool.
+            if isinstance(node.op, ast.Not):
+                truth = True if val.is_none else not val.string if val.string is not None \
+                    else None if val.truth is None else not val.truth
+            else:
+                truth = None
+            return replace(val, truth=truth, is_none=False, string=None, scalar_items=False, is_tensor_list=False)
         return UNKNOWN
 
     def expr_Compare(self, node: ast.Compare, state: State) -> Value:

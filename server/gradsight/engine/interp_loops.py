@@ -189,12 +189,15 @@ class LoopsMixin:
         try:
             reuse = None
             lasts: tuple = ()
+            # The end state of an iteration begun from the fixpoint head (its `continue`s joined): what a loop
+            # that surely runs leaves (`loop_exit`). None where the head was widened.
+            ends = None
             if hit is not None and hit[0] is node:
                 # The same loop entered again with the same state (an outer loop's next round, or its reporting
                 # pass): its fixpoint is a function of that state, so it is not iterated again.
-                reuse, lasts = hit[1], hit[2]
+                reuse, lasts, ends = hit[1], hit[2], hit[3]
             elif key is not None:
-                reuse, lasts = self._enclosing_fixpoint(node, key, entry)
+                reuse, lasts, ends = self._enclosing_fixpoint(node, key, entry)
             if reuse is not None:
                 head = reuse.copy()
             else:
@@ -234,6 +237,7 @@ class LoopsMixin:
                     if new_head.same(head):
                         converged = True
                         merged = spec
+                        ends = s
                         break
                     if spec is not None:
                         self.drop_spec(spec)
@@ -243,11 +247,11 @@ class LoopsMixin:
                 # The last iteration's end states of the round that reached the fixpoint (`split_last`).
                 lasts = tuple(ctx.lasts)
                 if key is not None:
-                    self.memo_store(key, (node, head.copy(), lasts))
+                    self.memo_store(key, (node, head.copy(), lasts, ends.copy() if ends is not None else None))
                     if converged:
                         family = self.memo.setdefault(key[:4], [])
                         if len(family) < 4:
-                            self.memo_append(family, (entry, head.copy(), lasts))
+                            self.memo_append(family, (entry, head.copy(), lasts, ends.copy() if ends is not None else None))
                         warm = self.memo.setdefault(self._warm_key(key), [])
                         if len(warm) < 4:
                             self.memo_append(warm, (entry, head.copy(), tuple(c.entry_keys for c in self.loops[:-1])))
@@ -265,8 +269,10 @@ class LoopsMixin:
                 self.loop_pass(node, head, bind, body)
                 if not self.reporting:
                     ctx.lasts.extend(lasts)
+            from_head = ends is None or not self.runs_once(node)
+            exit_from = head if from_head else ends
             if self.reporting and self.spec and (ctx.breaks or ctx.lasts != list(lasts)):
-                self.check_exit_taint(head, ctx, lasts)
+                self.check_exit_taint(exit_from, ctx, lasts, from_head)
         except BaseException:
             if merged is not None:
                 self.drop_spec(merged)
@@ -274,22 +280,34 @@ class LoopsMixin:
         finally:
             self.reporting = was_reporting
             self.loops.pop()
-        return self.loop_exit(head, ctx, orelse)
+        return self.loop_exit(exit_from, ctx, orelse, from_head)
 
-    def check_exit_taint(self, head: State, ctx: LoopCtx, lasts: tuple) -> None:
+    def runs_once(self, node) -> bool:
+        """Whether `node` is a `for` loop whose body surely runs at least once: over `range(...)` of integer
+        constants that is not empty (`for _ in range(4):`), or over a list or tuple display with an element and no
+        starred one. Its exit then comes from the end of an iteration, not from its head: the head also holds the
+        entry (zero iterations), and a name the body rebinds (`y = x * 2`) would keep its value from before the
+        loop, e.g. an earlier outer iteration's graph that a backward freed."""
+        return self.syntax("runs_once", node, _runs_once)
+
+    def check_exit_taint(self, head: State, ctx: LoopCtx, lasts: tuple, from_head: bool = True) -> None:
         """Inside a speculative round (`speculate.py`): this loop's exit after its reporting pass (its head, the
         pass's breaks and last-iteration states) against the exit off the reporting pass (its head and the
         fixpoint's last-iteration states). Where they differ, the rounds around it are not what a round without
         reporting computes."""
-        on = self.exit_state(head, ctx.breaks + ctx.lasts)
-        off = self.exit_state(head, list(lasts))
+        on = self.exit_state(head, ctx.breaks + ctx.lasts, from_head)
+        off = self.exit_state(head, list(lasts), from_head)
         if not on.same(off):
             self.taint()
 
     @staticmethod
-    def exit_state(head: State, ends: list) -> State:
+    def exit_state(head: State, ends: list, from_head: bool = True) -> State:
+        """`head`, a loop's fixpoint head (the test failed: live), or with `from_head` false the end of an
+        iteration from it where the body surely runs (`runs_once`; dead where every path left by `break`, `return`
+        or `raise`), joined with `ends` (the breaks and last-iteration states)."""
         out = head.copy()
-        out.dead = False
+        if from_head:
+            out.dead = False
         for b in ends:
             out = out.join(b)
         return out
@@ -300,14 +318,15 @@ class LoopsMixin:
         fixpoint for `entry` too (entry ⊔ body(h) lies between old ⊔ body(h) = h and h), and for a monotone body
         the one iterating from `entry` would reach (it is the least above `old`). This is the common case of an
         outer loop's second round, whose entry to the inner loop adds what the inner loop itself left at the end
-        of the first round. Only converged (not widened) fixpoints are kept for this. Returns that head and the
-        last iteration's end states kept with it (`LoopCtx.lasts`), or (None, ())."""
-        for old, head, lasts in self.memo.get(key[:4], ()):
+        of the first round. Only converged (not widened) fixpoints are kept for this. Returns that head, the
+        last iteration's end states kept with it (`LoopCtx.lasts`) and the end of an iteration from the head (a
+        function of the head alone), or (None, (), None)."""
+        for old, head, lasts, ends in self.memo.get(key[:4], ()):
             if old.inference != entry.inference or old.dead or entry.dead:
                 continue
             if old.join(entry).same(entry) and entry.join(head).same(head):
-                return head, lasts
-        return None, ()
+                return head, lasts, ends
+        return None, (), None
 
     def warm_start(self, key: Optional[tuple], entry: State) -> State:
         """Where the fixpoint iteration for `entry` starts: `entry` joined with the head `h` of a fixpoint this loop
@@ -360,10 +379,11 @@ class LoopsMixin:
             s = self.new_iteration(node, head, bind)
             self.exec_block(body, s)
 
-    def loop_exit(self, head: State, ctx: LoopCtx, orelse) -> State:
-        """The state after a loop: its head (the test failed) joined with every `break` and the last iteration's end
-        states (`LoopCtx.lasts`), then the `else` block."""
-        out = self.exit_state(head, ctx.breaks + ctx.lasts)
+    def loop_exit(self, head: State, ctx: LoopCtx, orelse, from_head: bool = True) -> State:
+        """The state after a loop: its head (the test failed), or the end of an iteration where the body surely
+        runs (`from_head` false, see `exit_state`), joined with every `break` and the last iteration's end states
+        (`LoopCtx.lasts`), then the `else` block."""
+        out = self.exit_state(head, ctx.breaks + ctx.lasts, from_head)
         if orelse:
             out = self.exec_block(orelse, out)
         return out
@@ -428,6 +448,28 @@ def _returns_inside(loop: ast.AST, nodes: Optional[list] = None) -> bool:
 
 
 _EXITS = (ast.Return, ast.Yield, ast.YieldFrom)
+
+
+def _runs_once(loop: ast.AST) -> bool:
+    """See `LoopsMixin.runs_once`: a `for` over a non-empty `range` of integer constants or a non-empty list or
+    tuple display without starred elements."""
+    if not isinstance(loop, (ast.For, ast.AsyncFor)):
+        return False
+    it = loop.iter
+    if isinstance(it, (ast.List, ast.Tuple)):
+        return bool(it.elts) and not any(isinstance(e, ast.Starred) for e in it.elts)
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+            and not it.keywords and 1 <= len(it.args) <= 3):
+        return False
+    args = []
+    for a in it.args:
+        if not (isinstance(a, ast.Constant) and type(a.value) is int):
+            return False
+        args.append(a.value)
+    try:
+        return len(range(*args)) > 0
+    except ValueError:  # a zero step
+        return False
 
 
 def _freeze_loop(loop: ast.AST):

@@ -567,8 +567,11 @@ class ObjectsMixin:
         forced = self.forced_flag if self.forced_flag is not None and self.forced_flag[0] is fn else None
         arg_vals = [v for _, v in args]
         kw_vals = {k: v for k, (_, v) in kwargs.items()}
+        dropped = self.discarded_result[1] if self.discarded_result is not None \
+            and self.discarded_result[0] is node else None
         memo_key = (id(fn), self_val, tuple(arg_vals), tuple(sorted(kw_vals.items(), key=lambda kv: kv[0])), grad,
-                    inference, self.report_token(), want_state, self_import, forced[1:] if forced else None, closure)
+                    inference, self.report_token(), want_state, self_import, forced[1:] if forced else None, closure,
+                    dropped)
         try:
             hash(memo_key)
         except TypeError:
@@ -695,7 +698,7 @@ class ObjectsMixin:
             exports = tuple(sorted((k[len(prefix):], v) for k, v in joined.items() if v is not None))
         if node is not fn and not want_state:
             result, exports, saves = self.prune_dead_saves(fn, other_scope.path, node, arg_vals, kw_vals, self_import,
-                                                           result, exports, saves, flags)
+                                                           result, exports, saves, flags, dropped)
         if memo_key is not None:
             self.memo[memo_key] = result
             self.stored_summary(memo_key)
@@ -811,7 +814,7 @@ class ObjectsMixin:
         return val.truth if isinstance(val, PyVal) else None
 
     def prune_dead_saves(self, fn: ast.AST, path: str, node: ast.AST, arg_vals, kw_vals, self_import, result,
-                         exports, saves, flags: dict):
+                         exports, saves, flags: dict, dropped=None):
         """Saves whose graph died with the call's locals are saves no longer. A tensor an op saved counts as saved
         (for the in-place rules, GS204's `.data` writes included) only while a backward could still run through
         the op's graph; when a call returns, that graph lives on only in what the call hands back (its results, the
@@ -819,7 +822,10 @@ class ObjectsMixin:
         `__init__` calls builds a graph that nothing keeps: the method's next call, writing `self.w.data.fill_(v)`
         before that line, changes nothing any backward reads. Pruned only where the text says no graph can go
         elsewhere (`_graph_homes`) and nothing was handed to code gradsight cannot see; a graph's segments
-        (`segs`) held by a result or an attribute keep its saves."""
+        (`segs`) held by a result or an attribute keep its saves. `dropped` (`discarded_result`): the parts of the
+        result the calling statement throws away ("all", or the tuple's length and the unread positions), which
+        keep nothing alive: `it, logp = sample(...)` with `logp` never read, a gather's saved index `it` is written
+        in place freely."""
         if flags.get("escape"):
             return result, exports, saves
         homes = self.durable("graph_homes", fn, _graph_homes)
@@ -844,7 +850,12 @@ class ObjectsMixin:
                                    for k, v in exports):
             return result, exports, saves
         live: set = set()
-        for v in [result] + [v for _, v in exports]:
+        kept = [result]
+        if dropped == "all":
+            kept = []
+        elif dropped is not None and isinstance(result, SeqVal) and len(result.items) == dropped[0]:
+            kept = [v for i, v in enumerate(result.items) if i not in dropped[1:]]
+        for v in kept + [v for _, v in exports]:
             for _, t in flat_tensors([(node, v)]):
                 live |= t.segs
         dead = {seg for _, _, seg in saves if inner(seg) and seg not in live}

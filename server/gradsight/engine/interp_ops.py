@@ -443,6 +443,9 @@ class OpsMixin:
                            storage=base.storage if view is not None else self.site(node), stored=stored,
                            evidence=rg is Tri.YES and all(v.evidence for _, v in tensors if v.rg is Tri.YES),
                            boot=boot, logp=logp, adv=adv)
+        if view is not None and base.fnview is not None and rg is not Tri.NO:
+            # A view of a custom Function's view (`out.view(b, n, t)`) is one too: torch refuses it in place alike.
+            result = result.with_(fnview=base.fnview, fnview_sure=base.fnview_sure)
         if short in db.DECOMPOSITIONS and entry is not None and entry.get("saved_outputs"):
             # `Q, R = torch.linalg.qr(a)`: one tensor per output, each with its own storage, saved as the table says
             # (decompositions save all their outputs: an in-place write on `R` or a view of it makes backward raise).
@@ -741,7 +744,7 @@ class OpsMixin:
             # Unless the write goes into what this very expression just allocated (`torch.FloatTensor(n).uniform_()`
             # in a loop): no reference holds that yet; references to its site hold an earlier run's tensor.
             self.alias_writes(target_node, target, op, state, stmt, whole)
-        if target.multiview or target.nograd_view:
+        if target.multiview or target.nograd_view or target.fnview is not None:
             self.emit(ViewInplaceEvent(stmt, target, self.seg(target_node), op, state.grad))
         rg = target.rg
         extra = [v for v in rhs if isinstance(v, TensorVal)]

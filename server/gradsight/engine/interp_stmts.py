@@ -8,14 +8,15 @@ import sys
 from dataclasses import replace
 from typing import Optional
 
-from .astwalk import children, walk
+from .astwalk import walk
 from . import torchdb as db
 from .events import (AccumulateEvent, DiscardEvent, FactoryEvent, GradModeEvent, ReassignEvent, SelfStoreEvent,
                      ZeroGradEvent)
 from .interp_util import (_const_key, bool_compare_truth, REQUIRES_GRAD_SPELLINGS, _accumulated_operand, _backward_names, _grad_read_keys,
                           _has_backward, _is_static, _loop_store_counts, _msite, _params_accumulated_into_self,
                           _pcut_of, _remade_before, _root_name, _stmt_method, _use_kind, const_bool, key_of,
-                          self_view, _class_methods, _invariant_test, _loop_changes, _module_mutations)
+                          self_view, _class_methods, _invariant_test, _loop_changes, _module_mutations,
+                          _survey_discarded)
 from .paths import (_test_key, _block_tests, _block_path, _mentions, _rebuilt_before_use, _last_iteration_test,
                     _assumed_key)
 from .state import State
@@ -199,8 +200,8 @@ class StatementsMixin:
         return method(stmt, state)
 
     def stmt_Expr(self, stmt: ast.Expr, state: State) -> State:
-        val = self.eval(stmt.value, state)
         call = stmt.value
+        val = self.eval_discarding(call, "all", state) if isinstance(call, ast.Call) else self.eval(call, state)
         last = getattr(self, "last_method", None)
         if self.reporting and last is not None and last[0] is call and isinstance(val, TensorVal) \
                 and call.func.attr in db.PURE_METHODS and not last[1].evidence:
@@ -224,7 +225,8 @@ class StatementsMixin:
             finally:
                 self.discard_depth -= 1
         else:
-            value = self.eval(stmt.value, state)
+            unread = self.unread_targets(stmt) if isinstance(stmt.value, ast.Call) else None
+            value = self.eval_discarding(stmt.value, unread, state) if unread else self.eval(stmt.value, state)
         if value is UNKNOWN and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
                 and isinstance(stmt.value, ast.Call):
             value = self.library_value(stmt.targets[0], stmt.value)
@@ -246,6 +248,41 @@ class StatementsMixin:
             self.assign(target, value, state, stmt)
         return state
 
+    def eval_discarding(self, call: ast.Call, positions, state: State) -> Value:
+        """`call` evaluated with `discarded_result` set: the parts of its result the statement throws away
+        (`positions`) keep none of the graph it built alive (`prune_dead_saves`)."""
+        outer = self.discarded_result
+        self.discarded_result = (call, positions)
+        try:
+            return self.eval(call, state)
+        finally:
+            self.discarded_result = outer
+
+    def unread_targets(self, stmt: ast.Assign):
+        """For `out = f(x)` / `a, b = f(x)` in a function: "all" when the one name bound is never read in the
+        function, else the positions of the tuple's names it never reads (a tuple of plain names only); None when
+        every name is read (or outside a function, or where the function may read its names another way)."""
+        if not self.stack or len(stmt.targets) != 1:
+            return None
+        target = stmt.targets[0]
+        unread = self.survey_discarded()[1]
+        if not unread:
+            return None
+        if isinstance(target, ast.Name):
+            return "all" if target.id in unread else None
+        if not isinstance(target, (ast.Tuple, ast.List)) or not all(isinstance(e, ast.Name) for e in target.elts):
+            return None
+        found = tuple(i for i, e in enumerate(target.elts) if e.id in unread)
+        return (len(target.elts),) + found if found else None
+
+    def survey_discarded(self) -> tuple:
+        """`_survey_discarded` of the running function, memoised per function."""
+        region = self.stack[-1]
+        survey = self.discarded_names.get(id(region))
+        if survey is None:
+            survey = self.discarded_names[id(region)] = _survey_discarded(region)
+        return survey
+
     def only_discarded(self, stmt: ast.Assign) -> bool:
         """Whether every read of the name `stmt` binds, in its function, throws the graph away: an
         operand of a comparison, `.item()`, `float()`/`int()`/`bool()`, a formatted string. Such a value's graph
@@ -254,11 +291,7 @@ class StatementsMixin:
         `vision_transformer.py`, measured)."""
         if not self.stack:
             return False
-        region = self.stack[-1]
-        survey = self.discarded_names.get(id(region))
-        if survey is None:
-            survey = self.discarded_names[id(region)] = _survey_discarded(region)
-        return survey.get(stmt.targets[0].id, False)
+        return self.survey_discarded()[0].get(stmt.targets[0].id, False)
 
     def assign_dict_literal(self, stmt: ast.Assign, target: ast.AST, node: ast.Dict, state: State) -> State:
         """`d = {"a": x, "b": y}` with constant keys: the entries are tracked like `d["a"] = x` stores (`d` itself
@@ -1111,33 +1144,6 @@ def _counts_up(loop: ast.AST, name: str) -> bool:
         elif isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets):
             binds += 1
     return ups == 1 and binds == 1
-
-
-def _survey_discarded(region: ast.AST) -> dict:
-    """name -> True when the name is bound once in `region` and every read of it discards the graph (an operand
-    of a comparison, `.item()`/`.tolist()`, `float()`/`int()`/`bool()`, a formatted string)."""
-    parents = {}
-    stores: dict = {}
-    reads: dict = {}
-    for node in walk(region):
-        for child in children(node):
-            parents[child] = node
-            if isinstance(child, ast.Name):
-                if isinstance(child.ctx, ast.Load):
-                    reads.setdefault(child.id, []).append(child)
-                else:
-                    stores[child.id] = stores.get(child.id, 0) + 1
-
-    def discards(n: ast.AST) -> bool:
-        p = parents.get(n)
-        if isinstance(p, (ast.Compare, ast.FormattedValue)):
-            return True
-        if isinstance(p, ast.Attribute) and p.attr in ("item", "tolist") and isinstance(parents.get(p), ast.Call):
-            return True
-        return isinstance(p, ast.Call) and n in p.args and isinstance(p.func, ast.Name) \
-            and p.func.id in ("float", "int", "bool")
-
-    return {name: stores.get(name) == 1 and all(discards(r) for r in found) for name, found in reads.items()}
 
 
 def _may_thaw(target: ast.AST, value: Value, stmt: ast.AST) -> bool:

@@ -7,7 +7,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .astwalk import sub_blocks, walk
+from .astwalk import children, sub_blocks, walk
 from . import torchdb as db
 from .report import Source, text
 from .state import State
@@ -1105,3 +1105,39 @@ def _invariant_test(test: ast.AST, changes: tuple, mutations: tuple) -> bool:
         return isinstance(n, (ast.Name, ast.Attribute)) and ref(n)
 
     return ok(test)
+
+
+def _survey_discarded(region: ast.AST) -> tuple:
+    """name -> True when the name is bound once in `region` and every read of it discards the graph (an operand
+    of a comparison, `.item()`/`.tolist()`, `float()`/`int()`/`bool()`, a formatted string); and the names `region`
+    binds and never reads (nested functions' reads count; none where a `global`/`nonlocal` statement or a call of
+    `locals`, `vars`, `eval` or `exec` may read them another way)."""
+    parents = {}
+    stores: dict = {}
+    reads: dict = {}
+    opaque = False
+    for node in walk(region):
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            opaque = True
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id in ("locals", "vars", "eval", "exec"):
+            opaque = True
+        for child in children(node):
+            parents[child] = node
+            if isinstance(child, ast.Name):
+                if isinstance(child.ctx, ast.Load):
+                    reads.setdefault(child.id, []).append(child)
+                else:
+                    stores[child.id] = stores.get(child.id, 0) + 1
+
+    def discards(n: ast.AST) -> bool:
+        p = parents.get(n)
+        if isinstance(p, (ast.Compare, ast.FormattedValue)):
+            return True
+        if isinstance(p, ast.Attribute) and p.attr in ("item", "tolist") and isinstance(parents.get(p), ast.Call):
+            return True
+        return isinstance(p, ast.Call) and n in p.args and isinstance(p.func, ast.Name) \
+            and p.func.id in ("float", "int", "bool")
+
+    unread = frozenset() if opaque else frozenset(n for n in stores if n not in reads)
+    return {name: stores.get(name) == 1 and all(discards(r) for r in found) for name, found in reads.items()}, unread

@@ -192,6 +192,11 @@ class TensorVal(Value):
     view: Optional[Fact] = None  # a view of another tensor (basic indexing, .view(), .transpose(), ...)
     multiview: bool = False  # an output of split/chunk/unbind: may not be modified in place
     nograd_view: bool = False  # a view created under no_grad of a tensor that requires grad
+    # The output of a custom `autograd.Function` whose `forward` returns an input as-is (or a view of one), or a view
+    # of such an output: torch makes it a view created inside a custom Function, which may not be modified in place
+    # when it requires grad. The fact is the `apply` call; `fnview_sure` is False where only some paths made it so.
+    fnview: Optional[Fact] = None
+    fnview_sure: bool = True
     is_data: bool = False  # `t.data`: same storage, no autograd tracking
     retains: bool = False  # retain_grad() was called: `.grad` of this non-leaf is populated
     leaf_view: bool = False  # a view of a leaf that requires grad (in-place on it raises)
@@ -254,6 +259,9 @@ class TensorVal(Value):
             view=_first(self.view, other.view),
             multiview=self.multiview and other.multiview,
             nograd_view=self.nograd_view and other.nograd_view,
+            fnview=_first(self.fnview, other.fnview),
+            fnview_sure=bool(self.fnview and other.fnview and self.fnview_sure and other.fnview_sure)
+            if self.fnview is not None or other.fnview is not None else True,
             is_data=self.is_data and other.is_data,
             retains=self.retains or other.retains,
             gained=self.gained and other.gained,

@@ -46,6 +46,7 @@ FACT_WORDS: dict[str, str] = {
     "advantage": "the advantage `{expr}`",
     "advantage-of-network": "the advantage `{expr}`",
     "view": "a view made by `{expr}`",
+    "custom-function-view": "`{expr}` returns its input `{name}` as-is from the custom Function `{cls}`, a view",
     MAYBE_SAME_LEAF: "`{expr}` is the leaf itself when it changes nothing (same device and dtype), else a copy",
     "grad-with-create-graph": "a gradient computed with create_graph=True",
     # optimizers and modules

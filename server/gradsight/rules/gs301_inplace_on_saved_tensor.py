@@ -121,6 +121,24 @@ class InplaceOnSavedTensor(Rule):
               "    def __init__(self, c):\n        super().__init__()\n        self.agg = ConvAct(c)\n\n"
               "    def forward(self, x):\n        identity = x\n        x = self.agg(x)\n        x += identity\n"
               "        return x\n\n\nBlock(2)(torch.randn(1, 2, 3, 3)).sum().backward()\n"),
+        # A sampling helper returns the sampled index and the gathered log-prob; the caller never reads the
+        # gathered value, so no backward reaches the gather that saved the index, and writing into the index is fine
+        # (ImageCaptioning.pytorch's decoding loop).
+        Valid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+              "def sample_next(logprobs):\n"
+              "    it = torch.distributions.Categorical(logits=logprobs.detach()).sample()\n"
+              "    sample_logprobs = logprobs.gather(1, it.unsqueeze(1))\n    return it, sample_logprobs\n\n\n"
+              "def decode(net, x, steps=3):\n    out = x.new_zeros(x.shape[0], steps, 6)\n"
+              "    for t in range(steps):\n        logprobs = F.log_softmax(net(x + t), dim=1)\n"
+              "        it, sample_logprobs = sample_next(logprobs)\n        it[it == 5] = 0\n"
+              "        out[:, t] = logprobs\n    return out\n\n\n"
+              "decode(nn.Linear(4, 6), torch.randn(3, 4)).sum().backward()\n"),
+        # A call whose result is thrown away (a statement, or a name never read): the graph it built, and what its
+        # `*` saved of `x`, dies with it.
+        Valid("import torch\n\n\ndef log_norm(x, w):\n    y = x * w\n    print(y.norm())\n    return y\n\n\n"
+              "w = torch.randn(3, requires_grad=True)\n\n\ndef step(x):\n    log_norm(x, w)\n"
+              "    unused = log_norm(x, w)\n    x.add_(1)\n    return (x * w).sum()\n\n\n"
+              "step(torch.randn(3)).backward()\n"),
     )
     invalid = (
         # An L2-normalised embedding built on its base class's `forward` (through `super()`): `pow` saved the
@@ -270,6 +288,18 @@ class InplaceOnSavedTensor(Rule):
                 "        self.agg = nn.Sequential(ConvAct(c, use_affine), ConvAct(c, use_affine))\n\n"
                 "    def forward(self, x):\n        identity = x\n        x = self.agg(x)\n        x += identity\n"
                 "        return x\n\n\nBlock(2)(torch.randn(1, 2, 3, 3)).sum().backward()\n", line=33,
+                runtime="raises: modified by an inplace operation"),
+        # The same decoding loop where the gathered log-prob does reach the loss: the gather's backward reads the
+        # index that was written in place.
+        Invalid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+                "def sample_next(logprobs):\n"
+                "    it = torch.distributions.Categorical(logits=logprobs.detach()).sample()\n"
+                "    sample_logprobs = logprobs.gather(1, it.unsqueeze(1))\n    return it, sample_logprobs\n\n\n"
+                "def decode(net, x, steps=3):\n    out = x.new_zeros(x.shape[0], steps, 6)\n"
+                "    for t in range(steps):\n        logprobs = F.log_softmax(net(x + t), dim=1)\n"
+                "        it, sample_logprobs = sample_next(logprobs)\n        it[it == 5] = 0\n"
+                "        out[:, t] = logprobs + sample_logprobs\n    return out\n\n\n"
+                "decode(nn.Linear(4, 6), torch.randn(3, 4)).sum().backward()\n", line=17,
                 runtime="raises: modified by an inplace operation"),
     )
 

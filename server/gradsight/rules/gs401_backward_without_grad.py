@@ -100,6 +100,15 @@ class BackwardWithoutGrad(Rule):
               "def step(model, x, phase):\n    with torch.set_grad_enabled(phase == \"train\"):\n"
               "        loss = model(x).pow(2).mean()\n    loss.backward()\n\n\n"
               "step(nn.Linear(4, 2), torch.randn(3, 4), \"train\")\n"),
+        # `set_grad_enabled(not volatile)` with `volatile` left False: grad is on (a TRPO loss, evaluated again
+        # with `volatile=True` for the line search only).
+        Valid("import torch\nimport torch.nn as nn\n\n\ndef trpo_step(policy, states, advantages, old_logp):\n"
+              "    def get_loss(volatile=False):\n        with torch.set_grad_enabled(not volatile):\n"
+              "            logp = torch.log_softmax(policy(states), -1)[:, 0]\n"
+              "            return (-advantages * torch.exp(logp - old_logp)).mean()\n\n"
+              "    grads = torch.autograd.grad(get_loss(), list(policy.parameters()))\n"
+              "    return grads, get_loss(True).item()\n\n\n"
+              "trpo_step(nn.Linear(3, 2), torch.randn(4, 3), torch.randn(4), torch.randn(4))\n"),
     )
     invalid = (
         # The same accumulator over gradients taken without `create_graph=True`: none has history.

@@ -111,6 +111,10 @@ class BackwardThroughFreedGraph(Rule):
               "            goal.backward(retain_graph=True)\n        else:\n            goal.backward()\n"
               "        grads.append(x.grad.clone())\n    return grads\n\n\n"
               "input_gradients(nn.Linear(4, 5), torch.randn(1, 4))\n"),
+        # An inner loop over `range(4)` surely runs, so `y` after it is this outer iteration's, never the one the
+        # previous outer iteration's backward freed (icefall's `_test_whiten` shape, nested loops).
+        Valid("import torch\n\nfor p in [0.1, 0.2, 0.3]:\n    x = torch.randn(3, requires_grad=True)\n"
+              "    for _ in range(4):\n        y = (x * p).sum()\n    y.backward()\n"),
     )
     invalid = (
         # A subclass's override backwards the loss it hands back to the base class's `train_model`, which
