@@ -7,6 +7,7 @@ from ..engine.query import FileEvent
 from ..engine.report import Note
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
+from ._calls import own_name_calls
 
 _OFF = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
         "torch.autograd.grad_mode.inference_mode")
@@ -17,20 +18,6 @@ _OFF_WORDS = ("no_grad", "inference_mode")
 _OWN_OFF = "\0off"  # the guard `_guarded` gives statements inside the function's own `with torch.no_grad():`
 _DEPTH = 4  # calls followed from the `with` body (StudioGAN: evaluation -> save_images -> generate -> optimise -> grad)
 _BUDGET = 60  # functions read per analysis, at most
-
-
-def _own_calls(nodes: list) -> list:
-    """The calls of a plain name under `nodes`, outside nested functions, lambdas and classes, in source order."""
-    out: list = []
-    todo = list(nodes)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            out.append(node)
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-                todo.append(child)
-    return sorted(out, key=lambda c: (c.lineno, c.col_offset))
 
 
 def _guarded(fn: ast.AST) -> list:
@@ -237,7 +224,7 @@ class NoGradAroundGradientCall(Rule):
                 self._with(node, q, report)
 
     def _with(self, node, q, report) -> None:
-        for call in _own_calls([*node.body]):
+        for call in own_name_calls([*node.body]):
             found = q.function_def_in(call.func.id, None)
             if found is None:
                 continue
@@ -293,7 +280,7 @@ class NoGradAroundGradientCall(Rule):
         for stmt, guards in _guarded(fn):
             if _OWN_OFF in guards:
                 continue  # under the function's own `no_grad`: that block is what to change, in its file
-            for call in _own_calls(_exprs(stmt)):
+            for call in own_name_calls(_exprs(stmt)):
                 inner = q.function_def_in(call.func.id, scope)
                 if inner is None or inner[0] is fn:
                     continue

@@ -8,6 +8,7 @@ from ..engine.report import Note
 from ..engine.report import text as msg
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
+from ._calls import own_name_calls
 
 # Reading these does not carry the graph on: `v.detach()`, `v.item()`, ... (and `v.data`, see `_loads`)
 _CUTS = ("detach", "item", "tolist", "numpy")
@@ -61,20 +62,6 @@ def _nested_backwards(stmt: ast.stmt) -> list:
             elif (t := _backward_target(s)) is not None:
                 out.append(t)
     return out
-
-
-def _own_calls(stmt: ast.stmt) -> list:
-    """The calls of a plain name in `stmt`, outside nested functions, lambdas and classes, in source order."""
-    out: list = []
-    todo = [stmt]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            out.append(node)
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-                todo.append(child)
-    return sorted(out, key=lambda c: (c.lineno, c.col_offset))
 
 
 def _backwarding_params(fn: ast.AST) -> list:
@@ -297,7 +284,7 @@ class SharedOutputBackwardedTwice(Rule):
             if nested:
                 return j, "nested", nested
             reached = []
-            for call in _own_calls(stmt):
+            for call in own_name_calls([stmt]):
                 helper = self._helper(q, call.func.id)
                 if helper is None:
                     continue
