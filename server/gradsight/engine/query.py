@@ -58,35 +58,26 @@ class Query:
         own = self._functions.get(name)
         if own is not None:
             return own.node, self._imports, None
-        qual = self._imports.get(name)
-        if qual is None or self._resolve is None:
-            return None
-        level = len(qual) - len(qual.lstrip("."))
-        module, _, attr = qual[level:].rpartition(".")
-        if not attr or (not module and not level):
-            return None
-        try:
-            other = self._resolve(module, level)
-        except (OSError, ValueError, RecursionError):
-            return None
-        found = getattr(other, "functions", {}).get(attr) if other is not None else None
-        return (found.node, other.imports, getattr(other, "source", None)) if found is not None else None
+        found = self._imported_function(self._imports.get(name), None)
+        return found[:3] if found is not None else None
 
     def function_def_in(self, name: str, where=None) -> Optional[tuple]:
         """`function_def` for a name read inside another file's code: `where` is that file's module scope (the
         fourth item of an answer; None for this file), whose own functions and imports (relative ones from its
         folder) it is resolved in. `(def, imports, Source or None, scope or None)`."""
         if where is None:
-            found = self.function_def(name)
-            if found is None:
-                return None
-            fn, imports, source = found
             own = self._functions.get(name)
-            return fn, imports, source, None if own is not None and own.node is fn else self._scope_of(name)
+            if own is not None:
+                return own.node, self._imports, None, None
+            return self._imported_function(self._imports.get(name), None)
         own = getattr(where, "functions", {}).get(name)
         if own is not None:
             return own.node, where.imports, getattr(where, "source", None), where
-        qual = getattr(where, "imports", {}).get(name)
+        return self._imported_function(getattr(where, "imports", {}).get(name), where)
+
+    def _imported_function(self, qual: Optional[str], where) -> Optional[tuple]:
+        """`(def, imports, Source, scope)` of the top-level function an import's qualified name `qual` names in
+        another workspace file (relative to `where`'s folder; this file's when None), or None."""
         if qual is None or self._resolve is None:
             return None
         level = len(qual) - len(qual.lstrip("."))
@@ -94,23 +85,11 @@ class Query:
         if not attr or (not module and not level):
             return None
         try:
-            other = self._resolve(module, level, where)
+            other = self._resolve(module, level) if where is None else self._resolve(module, level, where)
         except (OSError, ValueError, RecursionError, TypeError):
             return None
         found = getattr(other, "functions", {}).get(attr) if other is not None else None
         return (found.node, other.imports, getattr(other, "source", None), other) if found is not None else None
-
-    def _scope_of(self, name: str):
-        """The module scope an imported plain function `name` of this file comes from (`function_def`'s file)."""
-        qual = self._imports.get(name)
-        if qual is None or self._resolve is None:
-            return None
-        level = len(qual) - len(qual.lstrip("."))
-        module = qual[level:].rpartition(".")[0]
-        try:
-            return self._resolve(module, level)
-        except (OSError, ValueError, RecursionError):
-            return None
 
     def qualname(self, node: ast.AST) -> Optional[str]:
         """`T.no_grad` -> `torch.no_grad` when `import torch as T`; `nn.Linear` -> `torch.nn.Linear`."""
