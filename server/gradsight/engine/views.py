@@ -23,7 +23,7 @@ VIEW_METHODS = frozenset({"view", "view_as", "t", "transpose", "permute", "narro
 SPLIT_METHODS = frozenset({"chunk", "split", "unbind", "tensor_split"})
 
 
-def _basic_index(index: ast.AST) -> bool:
+def basic_index(index: ast.AST) -> bool:
     """An index that slices (a view): a slice, or a tuple of slices, integer constants, None and `...` with at
     least one slice (a list or a tuple cannot take a tuple index). A bare integer or name could be a list's index."""
     parts = index.elts if isinstance(index, ast.Tuple) else [index]
@@ -36,7 +36,7 @@ def _basic_index(index: ast.AST) -> bool:
 
 def _call_kind(value: ast.AST, qual_of: Callable[[ast.AST], Optional[str]]) -> Optional[str]:
     """"view" for an expression that is a view of what it reads, "split" for one giving a sequence of views."""
-    if isinstance(value, ast.Subscript) and _basic_index(value.slice):
+    if isinstance(value, ast.Subscript) and basic_index(value.slice):
         return "view"
     if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute):
         return None

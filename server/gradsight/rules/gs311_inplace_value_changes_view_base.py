@@ -5,6 +5,7 @@ import ast
 from ..engine.astwalk import walk
 from ..engine.query import FileEvent
 from ..engine.torchdb import is_inplace_name, op_entry
+from ..engine.views import basic_index
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
 
@@ -35,22 +36,13 @@ def _writes_elements(attr: str) -> bool:
 _PLAIN_HOLDERS = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.NamedExpr)
 
 
-def _basic_index(index: ast.AST) -> bool:
-    parts = index.elts if isinstance(index, ast.Tuple) else [index]
-    if not any(isinstance(p, ast.Slice) for p in parts):
-        return False
-    return all(isinstance(p, ast.Slice) or isinstance(p, ast.Constant) and (p.value is None or p.value is Ellipsis
-                                                                             or type(p.value) is int)
-               for p in parts)
-
-
 def _view_base(value: ast.AST):
     """`x` of `x.reshape(...)`, `x.view(...)`, `x.t()`, `x.T`, `x[:, 0]` (a plain name only); else None."""
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _VIEW_METHODS:
         base = value.func.value
     elif isinstance(value, ast.Attribute) and value.attr in _VIEW_ATTRS:
         base = value.value
-    elif isinstance(value, ast.Subscript) and _basic_index(value.slice):
+    elif isinstance(value, ast.Subscript) and basic_index(value.slice):
         base = value.value
     else:
         return None
