@@ -117,6 +117,7 @@ class Interpreter(StatementsMixin, LoopsMixin, ExpressionsMixin, CallsMixin, Ops
         # Facts about the syntax under a node (does it call backward, which keys' `.grad` it reads), computed once
         # per analysis: (kind, id(node)) -> (node, result). The node is kept so a reused id can never match; nothing
         # is stored on the nodes themselves (trees are shared between versions of a file).
+        self.discarded_names: dict = {}  # id(function) -> its `_survey_discarded` (durable across analyses)
         self.syntax_memo: dict = {}
         # (id(node), kind) -> (node, source, path, fact): `expr_fact`'s facts without a parent, per analysis.
         self.fact_memo: dict = {}
@@ -146,7 +147,6 @@ class Interpreter(StatementsMixin, LoopsMixin, ExpressionsMixin, CallsMixin, Ops
         # (class node, method name) while an inherited method runs on an instance of this file's class (`inherited.py`)
         self.inherited: Optional[tuple] = None
         self.flag_params: dict = {}
-        self.discarded_names: dict = {}  # id(function) -> {name: every read discards the graph}
         # Per function frame: its in-place writes on saved tensors as (event, line in the frame's body), held until
         # it ends (`settle_inplace`), and its flags: where in its body backwards ran (`backward_at`), whether a
         # graph went to code gradsight cannot see (`escape`), and the line of the call that made it (`called_at`).

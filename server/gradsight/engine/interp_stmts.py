@@ -276,11 +276,12 @@ class StatementsMixin:
         return (len(target.elts),) + found if found else None
 
     def survey_discarded(self) -> tuple:
-        """`_survey_discarded` of the running function, memoised per function."""
+        """`_survey_discarded` of the running function, memoised per function node, across analyses too (`durable`:
+        a function an edit did not touch keeps its node, so a keystroke elsewhere does not walk it again)."""
         region = self.stack[-1]
         survey = self.discarded_names.get(id(region))
         if survey is None:
-            survey = self.discarded_names[id(region)] = _survey_discarded(region)
+            survey = self.discarded_names[id(region)] = self.durable("survey_discarded", region, _survey_discarded)
         return survey
 
     def only_discarded(self, stmt: ast.Assign) -> bool:

@@ -1112,23 +1112,27 @@ def _survey_discarded(region: ast.AST) -> tuple:
     of a comparison, `.item()`/`.tolist()`, `float()`/`int()`/`bool()`, a formatted string); and the names `region`
     binds and never reads (nested functions' reads count; none where a `global`/`nonlocal` statement or a call of
     `locals`, `vars`, `eval` or `exec` may read them another way)."""
-    parents = {}
+    parents = {}  # of names and attributes only: all `discards` asks
     stores: dict = {}
     reads: dict = {}
     opaque = False
+    name, attribute, load = ast.Name, ast.Attribute, ast.Load  # exact types: this walks every function once
     for node in walk(region):
-        if isinstance(node, (ast.Global, ast.Nonlocal)):
+        kind = type(node)
+        if kind is ast.Global or kind is ast.Nonlocal:
             opaque = True
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-                and node.func.id in ("locals", "vars", "eval", "exec"):
+        elif kind is ast.Call and type(node.func) is name and node.func.id in ("locals", "vars", "eval", "exec"):
             opaque = True
         for child in children(node):
-            parents[child] = node
-            if isinstance(child, ast.Name):
-                if isinstance(child.ctx, ast.Load):
+            kind = type(child)
+            if kind is name:
+                parents[child] = node
+                if type(child.ctx) is load:
                     reads.setdefault(child.id, []).append(child)
                 else:
                     stores[child.id] = stores.get(child.id, 0) + 1
+            elif kind is attribute:
+                parents[child] = node
 
     def discards(n: ast.AST) -> bool:
         p = parents.get(n)

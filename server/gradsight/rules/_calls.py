@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import ast
 
+from ..engine.astwalk import children
+
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
@@ -18,7 +20,7 @@ def own_name_calls(nodes) -> list:
         node = todo.pop()
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             out.append(node)
-        for child in ast.iter_child_nodes(node):
+        for child in children(node):
             if not isinstance(child, _NESTED):
                 todo.append(child)
     return sorted(out, key=lambda c: (c.lineno, c.col_offset))

@@ -306,6 +306,12 @@ class SharedOutputBackwardedTwice(Rule):
         backwards = [(i, t) for i, s in enumerate(body) if (t := _backward_target(s)) is not None]
         if not backwards:
             return
+        # What follows each backward, asked before the data-flow pass below: most blocks backward once, at
+        # their end, and need no pass at all (it walks every statement of the block).
+        later_of = {i: self._later_backward(body, i, q) if len(body) > i + 1 else None
+                    for i, (_, retain) in backwards if not retain}
+        if not any(later_of.values()):
+            return
         # Straight-line data flow over the block: each name's version -> the model outputs its value carries.
         carries: dict = {}  # name -> frozenset of (output name, index of the statement that made it)
         bound_at: dict = {}  # name -> (index, statement) of the assignment that last bound it
@@ -335,7 +341,7 @@ class SharedOutputBackwardedTwice(Rule):
         for k, (i, (first, retain)) in enumerate(backwards):
             if retain:
                 continue
-            later = self._later_backward(body, i, q) if len(body) > i + 1 else None
+            later = later_of[i]
             if later is not None and later[1] != "top":
                 self._elsewhere(body, i, first, later, history, bound_at, report)
                 continue
