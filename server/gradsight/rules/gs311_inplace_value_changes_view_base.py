@@ -187,7 +187,8 @@ class InplaceValueChangesViewBase(Rule):
         q = event.query
         attrs = q.attrs
         # A cheap test of what the file mentions first: this runs on every keystroke.
-        if attrs.isdisjoint(_VIEW_METHODS) and attrs.isdisjoint(_VIEW_ATTRS) and "[" not in report.source.text:
+        source = report.source  # the file's text (subscripts have no attribute name to prefilter by)
+        if attrs.isdisjoint(_VIEW_METHODS) and attrs.isdisjoint(_VIEW_ATTRS) and "[" not in source.text:
             return
         if not any(is_inplace_name(a) and a not in _NO_WRITE for a in attrs):
             return
