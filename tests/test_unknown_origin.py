@@ -85,3 +85,37 @@ def test_inplace_op_saving_its_result_under_no_grad_is_quiet():
     code = ("import torch\nv = torch.rand(3, requires_grad=True)\n"
             "with torch.no_grad():\n    c = v * 1\n    c.exp_()\n    c.mul_(2)\n")
     assert _found(code, "GS301") == []
+
+
+_TWINS = ("def make(eps):\n"
+          "    def update(gs, ns, inplace=True):\n"
+          "        if inplace:\n\n"
+          "            def f(g, n):\n"
+          "                return g.div_(n.sqrt().add_(eps))\n\n"
+          "        else:\n\n"
+          "            def f(g, n):\n"
+          "                return g.div(n.sqrt().add_(eps))\n\n"
+          "        return list(map(f, gs, ns))\n\n"
+          "    return update\n")
+
+
+def test_out_of_place_twin_is_evidence_for_its_tensors():
+    # torchopt's differentiable update: the out-of-place `f` exists for autograd; its `sqrt` saves the output that
+    # `add_` then overwrites. The in-place twin (line 11) is not claimed: it never runs under autograd.
+    assert _found(HEAD + _TWINS, "GS301") == [(16, Severity.WARNING)]
+
+
+def test_twins_that_differ_otherwise_are_no_evidence():
+    # The branches differ by more than in-place names (`sqrt` against `rsqrt`): not twins, nothing is claimed.
+    code = HEAD + _TWINS.replace("g.div(n.sqrt().add_(eps))", "g.mul(n.rsqrt().add_(eps))")
+    assert _found(code, "GS301") == []
+
+
+def test_nested_def_without_a_twin_is_quiet():
+    code = HEAD + ("def make(eps):\n"
+                   "    def update(gs, ns):\n"
+                   "        def f(g, n):\n"
+                   "            return g.div(n.sqrt().add_(eps))\n\n"
+                   "        return list(map(f, gs, ns))\n\n"
+                   "    return update\n")
+    assert _found(code, "GS301") == []

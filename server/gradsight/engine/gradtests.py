@@ -14,6 +14,7 @@ and no in-place write of the function may depend on a test of any `.requires_gra
 from __future__ import annotations
 
 import ast
+import re
 from typing import Optional
 
 from .astwalk import walk
@@ -90,3 +91,45 @@ def grad_tested(tests: Optional[dict], name: str, line: int) -> bool:
         return False
     first, stores = tests[name]
     return first > line and not any(line <= s <= first for s in stores)
+
+
+# An in-place method's name in an `ast.dump` (`attr='sqrt_'`; not a dunder).
+_INPLACE_ATTR = re.compile(r"attr='([A-Za-z][A-Za-z0-9_]*[A-Za-z0-9])_'")
+
+
+def _strip_inplace(dump: str) -> str:
+    """An `ast.dump` with every in-place method name turned into its out-of-place twin (`sqrt_` -> `sqrt`)."""
+    return _INPLACE_ATTR.sub(r"attr='\1'", dump)
+
+
+def out_of_place_twins(fn: Optional[ast.AST]) -> tuple:
+    """The out-of-place branches of `fn`'s in-place/out-of-place twins: an `if` whose two branches are the same code
+    except that one calls in-place methods (`m.div_(v.add_(e).sqrt_())`) where the other calls their out-of-place
+    forms (`m.div(v.add(e).sqrt_())`), torchopt's `if inplace: def f(...) ... else: def f(...)`. Code that keeps an
+    out-of-place copy of a computation does so for autograd (an in-place op would break the graph), so the branch
+    with fewer in-place calls is the one that runs with tensors that require grad, in grad mode (evidence from use).
+    The branches (statement lists) in source order; () when none. One walk per function."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return ()
+    out = []
+    for n in walk(fn):
+        if not isinstance(n, ast.If) or not n.orelse or (len(n.orelse) == 1 and isinstance(n.orelse[0], ast.If)):
+            continue
+        body = "".join(ast.dump(s) for s in n.body)
+        other = "".join(ast.dump(s) for s in n.orelse)
+        if body == other or _strip_inplace(body) != _strip_inplace(other):
+            continue
+        count_body, count_other = len(_INPLACE_ATTR.findall(body)), len(_INPLACE_ATTR.findall(other))
+        if count_body != count_other:
+            out.append(n.body if count_body < count_other else n.orelse)
+    return tuple(out)
+
+
+def twin_tensor_params(d: ast.AST) -> tuple:
+    """The parameters of the nested `def d` (an out-of-place twin) that its body uses as tensors: the receivers of
+    its method calls (`m.div(...)`, `v.add(...)`). A flag or a value only compared (`g is not None`) is not one."""
+    a = d.args
+    params = [p.arg for p in (*a.posonlyargs, *a.args)]
+    used = {n.func.value.id for n in walk(d) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+            and isinstance(n.func.value, ast.Name)}
+    return tuple(p in used for p in params)

@@ -32,6 +32,9 @@ def _input_segs(val: Optional[Value]) -> Optional[frozenset]:
 # Ops that keep a bootstrapped target one (`TensorVal.boot`): shape ops and casts of it alone.
 _BOOT_KEEPS = frozenset({"view", "view_as", "reshape", "squeeze", "unsqueeze", "flatten", "expand", "expand_as",
                          "float", "double", "half", "to", "type", "type_as", "contiguous", "__getitem__"})
+# Facts that say an input was taken as requiring grad from the code's own evidence (`engine/gradtests.py`): a save
+# that rests on one says so.
+_TAKEN_KINDS = ("grad-tested", "out-of-place-twin")
 _ARITH = frozenset({"__mul__", "__rmul__", "__add__", "__radd__", "__sub__", "__rsub__", "mul", "add", "sub"})
 
 
@@ -398,8 +401,8 @@ class OpsMixin:
         saved_out = None
         if rg is Tri.YES and entry is not None:
             if entry.get("saves_output"):
-                # Saved because an input was taken as requiring grad on the function's own test: say so.
-                why = next((v.origin for _, v in tensors if v.origin is not None and v.origin.kind == "grad-tested"),
+                # Saved because an input was taken as requiring grad on the function's own evidence: say so.
+                why = next((v.origin for _, v in tensors if v.origin is not None and v.origin.kind in _TAKEN_KINDS),
                            None)
                 saved_out = self.fact(node, "saved-by", why, op=_pretty(qual))
             self.mark_saved_inputs(qual, entry, args, node, state)
@@ -785,7 +788,8 @@ class OpsMixin:
         entry = db.op_entry(f"torch.Tensor.{op}", [True] + [isinstance(v, TensorVal) for v in rhs])
         if entry is None or not entry.get("saves_output"):
             return None
-        return self.fact(stmt, "saved-by", op=f".{op}()")
+        why = new.origin if new.origin is not None and new.origin.kind in _TAKEN_KINDS else None
+        return self.fact(stmt, "saved-by", why, op=f".{op}()")
 
     def _write_through_index(self, target_node: ast.AST, target: TensorVal, new: TensorVal, state: State) -> None:
         """`fx2[i][j] = f(x)`: the write goes through `fx2[i]`, a view that has no name, into `fx2`'s storage;

@@ -14,6 +14,7 @@ from typing import Optional
 
 from . import torchdb as db
 from .astwalk import children, walk
+from .gradtests import out_of_place_twins, twin_tensor_params
 from .incremental import first_line
 from .interp import Interpreter, ModuleScope, UnitState
 from .inherited import inherited_methods, noop_detach, run_inherited, same_file, syntax_only
@@ -922,23 +923,26 @@ def _may_nest_def(fn: ast.AST, lines: list) -> bool:
 
 
 def run_unit(interp: Interpreter, scope: ModuleScope, func: FuncVal, self_val, entry: State, grad_for,
-             closure: Optional[tuple] = None, depth: int = 0) -> None:
+             closure: Optional[tuple] = None, depth: int = 0, args: Optional[list] = None) -> None:
     """Run one definition analysed on its own (`analyse_definitions`), then the closures it hands back or hands on
     without running them (`Closure`), each as a unit of its own with unknown arguments: a training step built by a
     factory (`def make_train(G, D): def train(x, y): ...; return train`) is only ever called by the factory's
     caller. A closure handed back starts in the grad mode `grad_for(name)` gives (as a top-level function would); one
-    handed on to other code (a hook, an optimizer's step) with grad mode unknown: that code decides."""
+    handed on to other code (a hook, an optimizer's step) with grad mode unknown: that code decides, except the
+    out-of-place one of an in-place/out-of-place pair of twins (`engine/gradtests.py`), which exists for autograd: it
+    starts in grad mode with the parameters it calls tensor methods on requiring grad (evidence from use)."""
     closures = interp.syntax("closures", func.node, closures_of) \
         if depth <= MAX_CLOSURE_DEPTH and _may_nest_def(func.node, scope.source.lines) else ()
+    args = args or []
     if not closures:
-        interp.run_function(func, self_val, [], {}, func.node, entry, closure=closure)
+        interp.run_function(func, self_val, args, {}, func.node, entry, closure=closure)
         return
     capture = {id(r): None for c in closures for r in c.returns}
     capture[id(func.node)] = None
     saved = interp.capture
     interp.capture = capture
     try:
-        interp.run_function(func, self_val, [], {}, func.node, entry, closure=closure)
+        interp.run_function(func, self_val, args, {}, func.node, entry, closure=closure)
     finally:
         interp.capture = saved
     if capture[id(func.node)] is None:
@@ -952,8 +956,23 @@ def run_unit(interp: Interpreter, scope: ModuleScope, func: FuncVal, self_val, e
         for st in states:
             captured = st if captured is None else captured.join(st)
         start = grad_for(c.node.name) if c.returns else State(grad=Tri.MAYBE)
+        twin_args = _twin_args(interp, func.node, c.node)
+        if twin_args is not None:
+            start = State(grad=Tri.YES)
         run_unit(interp, scope, FuncVal(c.node, None, scope, c.node.name), None, State(grad=start.grad), grad_for,
-                 _closure_env(c, captured, scope), depth + 1)
+                 _closure_env(c, captured, scope), depth + 1, twin_args)
+
+
+def _twin_args(interp: Interpreter, fn: ast.AST, d: ast.AST) -> Optional[list]:
+    """The arguments a nested `def d` of `fn` runs with when it is the out-of-place twin of an in-place one
+    (`gradtests.out_of_place_twins`): a tensor that requires grad (evidence from use) for each parameter it calls
+    tensor methods on, unknown for the others; None for any other nested function."""
+    if not any(s is d for branch in interp.syntax("twins", fn, out_of_place_twins) for s in branch):
+        return None
+    params = [p for p in (*d.args.posonlyargs, *d.args.args)]
+    why = interp.fact(d, "out-of-place-twin", name=d.name)
+    return [(p, TensorVal(rg=Tri.YES, leaf=Tri.MAYBE, evidence=True, origin=why, storage=interp.site(p))
+             if used else UNKNOWN) for p, used in zip(params, interp.syntax("twin-params", d, twin_tensor_params))]
 
 
 def calls_without_grad_in(scope: ModuleScope) -> frozenset:

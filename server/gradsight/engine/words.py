@@ -39,6 +39,8 @@ FACT_WORDS: dict[str, str] = {
     "inference-bracket": "`{expr}` is the prediction of a loss the function computes after leaving its own "
                          "`torch.inference_mode()` block, so it is taken to require grad",
     "grad-tested": "the function tests `{name}.requires_grad` further on, so it is called with a graph",
+    "out-of-place-twin": "`{name}` is the out-of-place twin of an in-place `{name}`, kept for autograd, so its tensors "
+                         "are taken to require grad",
     "feeds-backwarded": "`{expr}` feeds `{loss}`, which is backwarded, so it has a graph",
     "grad-attribute": "a `.grad`",
     "distribution": "the distribution `{expr}`",

@@ -50,6 +50,13 @@ class InplaceOnSavedTensor(Rule):
               "relu1 = nn.ReLU(inplace=True)\nlin = nn.Linear(2, 2)\nh = w * 2\na = relu1(h)\nb = lin(h)\n"
               "(a + b).sum().backward()\n"),
         Valid("import torch\nx = torch.randn(3, requires_grad=True)\ny = x * 2\ny += 1\ny.sum().backward()\n"),
+        # The out-of-place twin of an in-place update adds out of place: nothing saved is overwritten.
+        Valid("import torch\nfrom torch.utils._pytree import tree_map\n\n\ndef scale_by_rms(eps=1e-8):\n"
+              "    def update(gs, ns, inplace=True):\n        if inplace:\n\n            def f(g, n):\n"
+              "                return g.div_(n.sqrt().add(eps))\n\n        else:\n\n            def f(g, n):\n"
+              "                return g.div(n.sqrt().add(eps))\n\n        return tree_map(f, gs, ns)\n\n"
+              "    return update\n\n\nw = torch.rand(3, requires_grad=True)\nupdate = scale_by_rms()\n"
+              "out = update([torch.randn(3)], [w * 2 + 1], inplace=False)\nout[0].sum().backward()\n"),
         # `sqrt_` on a fresh temporary, then out-of-place arithmetic: nothing saved is overwritten.
         Valid("import torch\nv = torch.rand(3, requires_grad=True)\nm = torch.randn(3)\n"
               "u = m / v.add(1e-8).sqrt_().add(1e-8)\nu.sum().backward()\n"),
@@ -214,6 +221,15 @@ class InplaceOnSavedTensor(Rule):
                 "        if root.requires_grad:\n            raise\n        return torch.linalg.pinv(root)\n\n\n"
                 "w = torch.randn(4, 3, requires_grad=True)\ninv_root(w * 1).sum().backward()\n", line=8,
                 runtime="raises: modified by an inplace operation"),
+        # The out-of-place twin of an in-place update (torchopt's `if inplace: def f ... else: def f ...`, handed to
+        # `tree_map`): nothing shows what `n` is, but the twin exists for autograd, and `sqrt` saved its output.
+        Invalid("import torch\nfrom torch.utils._pytree import tree_map\n\n\ndef scale_by_rms(eps=1e-8):\n"
+                "    def update(gs, ns, inplace=True):\n        if inplace:\n\n            def f(g, n):\n"
+                "                return g.div_(n.sqrt().add_(eps))\n\n        else:\n\n            def f(g, n):\n"
+                "                return g.div(n.sqrt().add_(eps))\n\n        return tree_map(f, gs, ns)\n\n"
+                "    return update\n\n\nw = torch.rand(3, requires_grad=True)\nupdate = scale_by_rms()\n"
+                "out = update([torch.randn(3)], [w * 2 + 1], inplace=False)\nout[0].sum().backward()\n",
+                line=15, runtime="raises: modified by an inplace operation"),
         # A decomposition saves its outputs; the diagonal is a view of `R` (gpytorch's fantasy-strategy fix).
         Invalid("import torch\na = torch.randn(4, 3, requires_grad=True)\nQ, R = torch.linalg.qr(a)\n"
                 "d = torch.diagonal(R)\nd[0] = 1.0\n(Q.sum() + R.sum()).backward()\n", line=5,
@@ -357,5 +373,5 @@ class InplaceOnSavedTensor(Rule):
         report.add(self, event.node,
                    msg(f"This in-place write overwrites a tensor saved for backward, so backward raises{when}. ", what,
                        f" modifies `{event.expr}`, {saved.text} at ", at(saved), f"; PyTorch says {_MSG}."),
-                   related=[saved, saved.parent if saved.parent is not None and saved.parent.kind == "grad-tested"
-                            else None], fix=fix, span=span)
+                   related=[saved, saved.parent if saved.parent is not None
+                            and saved.parent.kind in ("grad-tested", "out-of-place-twin") else None], fix=fix, span=span)
