@@ -81,8 +81,10 @@ class FixedTableParameterTrainable(Rule):
     example = ("class PatchEmbed(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
                "        self.pos = nn.Parameter(torch.zeros(1, 16, 8))\n        with torch.no_grad():\n"
                "            self.pos.data.copy_(sincos_table(16, 8))")
-    use_instead = ("        self.pos = nn.Parameter(torch.zeros(1, 16, 8), requires_grad=False)\n"
-                   "        # or: self.pos.requires_grad = False after the copy, or register_buffer(\"pos\", table)")
+    use_instead = ("class PatchEmbed(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                   "        self.pos = nn.Parameter(torch.zeros(1, 16, 8), requires_grad=False)\n"
+                   "        with torch.no_grad():\n            self.pos.data.copy_(sincos_table(16, 8))\n"
+                   "        # or: self.register_buffer(\"pos\", sincos_table(16, 8))")
     fix_safety = ("There is no automatic fix: whether the embedding should stay fixed (`requires_grad=False`, a "
                   "buffer) or is a learned embedding started from the table is the author's choice.")
     references = ("https://pytorch.org/docs/stable/generated/torch.nn.parameter.Parameter.html",
