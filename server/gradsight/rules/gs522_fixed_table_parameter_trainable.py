@@ -147,9 +147,9 @@ class FixedTableParameterTrainable(Rule):
 
     def check(self, event: FileEvent, report) -> None:
         q = event.query
-        if "copy_" not in q.attrs:
+        if "copy_" not in q.attrs or ("Parameter" not in q.attrs
+                                      and not any(v.endswith(".Parameter") for v in q.imported)):
             return  # the common case, checked first (this rule runs on every keystroke)
-        strings: Optional[str] = None
         for call in q.calls():
             f = call.func
             if not (isinstance(f, ast.Attribute) and f.attr == "copy_" and call.args):
@@ -159,22 +159,21 @@ class FixedTableParameterTrainable(Rule):
             if through_data:
                 target = target.value
             owner = _self_attr(target)
-            if owner is None or (not through_data and not self._grad_off(call, q)):
+            if owner is None:
                 continue
-            cls = q.enclosing(call, (ast.ClassDef,))
-            fn = q.enclosing_function(call)
-            if cls is None or fn is None or not q.is_module_class(cls) or not fn.args.args \
-                    or fn.args.args[0].arg != owner[0]:
+            # The method and class that hold the call, found by their lines (parent links, which walk the whole
+            # top-level statement, are built only for a copy inside a method whose `self` it writes).
+            cls = self._holder(q.class_defs, call.lineno)
+            fn = self._holder([m for m in cls.body if isinstance(m, ast.FunctionDef)], call.lineno) \
+                if cls is not None else None
+            if fn is None or not fn.args.args or fn.args.args[0].arg != owner[0] or not q.is_module_class(cls):
+                continue
+            if not through_data and not self._grad_off(call, q):
+                continue
+            if not self._sinusoid(call.args[0], fn, call, q):
                 continue
             made = self._created_trainable(cls, owner[1], q)
             if made is None or self._frozen(owner[1], q):
-                continue
-            if strings is None:
-                strings = "\n".join(n.value for n in q.nodes() if isinstance(n, ast.Constant)
-                                    and isinstance(n.value, str))
-            if re.search(rf"\b{re.escape(owner[1])}\b", strings):
-                continue
-            if not self._sinusoid(call.args[0], fn, call, q):
                 continue
             stmt = q.statement(call)
             report.add(self, stmt if stmt is not None else call,
@@ -182,6 +181,15 @@ class FixedTableParameterTrainable(Rule):
                        f"optimizer changes it. Set `requires_grad = False` after the copy (or make it a buffer).",
                        related=[Note(made.lineno, made.col_offset + 1,
                                      "created as a trainable `nn.Parameter` here")])
+
+    @staticmethod
+    def _holder(defs, line: int):
+        """The innermost of `defs` (classes or methods) whose lines hold `line`; None if none does."""
+        best = None
+        for d in defs:
+            if d.lineno <= line <= (d.end_lineno or d.lineno) and (best is None or d.lineno > best.lineno):
+                best = d
+        return best
 
     @staticmethod
     def _grad_off(call: ast.Call, q) -> bool:
@@ -219,10 +227,14 @@ class FixedTableParameterTrainable(Rule):
     @staticmethod
     def _frozen(attr: str, q) -> bool:
         """Some statement of the file sets `requires_grad` on `<x>.<attr>` (`self.pos.requires_grad = False`,
-        `m.pos.requires_grad_(False)`)."""
+        `m.pos.requires_grad_(False)`), or a string names the attribute (a `register_buffer` name, a filter over
+        `named_parameters()`, a `no_weight_decay` set). Walks the file: asked only once a table copy was found."""
+        word = re.compile(rf"\b{re.escape(attr)}\b")
         for n in q.nodes():
             if isinstance(n, ast.Attribute) and n.attr in ("requires_grad", "requires_grad_") \
                     and isinstance(n.value, ast.Attribute) and n.value.attr == attr:
+                return True
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and word.search(n.value):
                 return True
         return False
 
