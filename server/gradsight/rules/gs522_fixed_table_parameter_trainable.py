@@ -37,17 +37,18 @@ def _self_attr(node: ast.AST) -> Optional[tuple]:
     return None
 
 
-def _trig(fn: ast.AST, imports: dict) -> set:
+def _trig(fn: ast.AST, qualify) -> set:
     """Which of "sin"/"cos" a function body (or expression) calls: `torch.sin`, `np.cos`, `x.sin()`, `from math
-    import sin`."""
+    import sin` (`qualify(name)` gives a bare name's qualified name in the file that holds `fn`)."""
     found = set()
     for n in ast.walk(fn):
         if not isinstance(n, ast.Call):
             continue
         f = n.func
         name = f.attr if isinstance(f, ast.Attribute) else None
-        if isinstance(f, ast.Name) and (imports.get(f.id) or "").rpartition(".")[2] in ("sin", "cos"):
-            name = imports[f.id].rpartition(".")[2]
+        if isinstance(f, ast.Name):
+            qual = qualify(f.id) or ""
+            name = qual.rpartition(".")[2] if qual.rpartition(".")[2] in ("sin", "cos") else None
         if name in ("sin", "cos"):
             found.add(name)
     return found
@@ -267,7 +268,7 @@ class FixedTableParameterTrainable(Rule):
                 return False
             found, names = set(), []
             for s in stores:
-                found |= _trig(s, q._imports)
+                found |= _trig(s, lambda n: q.qualname(ast.Name(id=n, ctx=ast.Load())))
                 names += _called_names(s)
             return found == {"sin", "cos"} or FixedTableParameterTrainable._makers_trig(names, q, found)
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
@@ -291,7 +292,7 @@ class FixedTableParameterTrainable(Rule):
             if hit is None:
                 continue
             node, imports, scope = hit[0], hit[1], hit[3]
-            found |= _trig(node, imports or {})
+            found |= _trig(node, (imports or {}).get)
             if found == {"sin", "cos"}:
                 return True
             todo += [(n, scope, depth + 1) for n in _called_names(node)]
