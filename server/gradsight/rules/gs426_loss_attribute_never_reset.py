@@ -38,6 +38,41 @@ def _own(fn: ast.AST) -> list:
     return out
 
 
+def _reads(node: ast.AST) -> set:
+    return {x.id for x in ast.walk(node) if isinstance(x, ast.Name)}
+
+
+def _added_term(value: ast.AST, me: str, attr: str) -> Optional[ast.AST]:
+    """`v` of `self.x = self.x + v` (or `v + self.x`): an add into the attribute written as a rebinding."""
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+        if _attr(value.left, me) == attr:
+            return value.right
+        if _attr(value.right, me) == attr:
+            return value.left
+    return None
+
+
+def _from_params(own: list, params: set) -> set:
+    """The arguments and the names the method binds from them, directly or through other such names
+    (`reg = torch.zeros(1)`, `for w in weights: reg = reg + torch.norm(w)`, then
+    `self.reg_loss = self.reg_loss + reg`)."""
+    out, binds = set(params), []
+    for n in own:
+        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and n.value is not None:
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            binds.append(({x.id for t in targets for x in ast.walk(t) if isinstance(x, ast.Name)}, _reads(n.value)))
+        elif isinstance(n, (ast.For, ast.AsyncFor)):
+            binds.append(({x.id for x in ast.walk(n.target) if isinstance(x, ast.Name)}, _reads(n.iter)))
+    grew = True
+    while grew:
+        grew = False
+        for names, reads in binds:
+            if reads & out and not names <= out:
+                out |= names
+                grew = True
+    return out
+
+
 def _backward_through(methods: list, attr: str) -> Optional[ast.Call]:
     """A backward in a loop of one of the class's methods on an expression that reads `self.<attr>`, directly or
     through a name the loop binds from it (`total_loss = loss + self.aux_loss`, `total_loss.backward()`)."""
@@ -63,8 +98,9 @@ def _backward_through(methods: list, attr: str) -> Optional[ast.Call]:
 
 
 def _sites(cls: ast.ClassDef, q) -> Iterator[tuple]:
-    """(statement `self.x += v`, attribute, the backward that reads it) in a class that starts `self.x` as a tensor
-    in `__init__`, adds into it in a method that takes what it adds as an argument, and never resets it."""
+    """(statement `self.x += v` or `self.x = self.x + v`, attribute, the backward that reads it) in a class that
+    starts `self.x` as a tensor in `__init__`, adds into it in a method that computes what it adds from its
+    arguments, and never otherwise rebinds or resets it."""
     methods = [f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
     started, reset, adds = set(), set(), []
     for fn in methods:
@@ -76,6 +112,7 @@ def _sites(cls: ast.ClassDef, q) -> Iterator[tuple]:
         own = _own(fn)
         backwards = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward"
                         for n in own)
+        derived = None  # the method's names made from its arguments, computed on the first add
         for n in own:
             if isinstance(n, ast.Assign):
                 for t in n.targets:
@@ -84,15 +121,22 @@ def _sites(cls: ast.ClassDef, q) -> Iterator[tuple]:
                         continue
                     if fn.name == "__init__" and isinstance(n.value, ast.Call) and q.call_name(n.value) in _STARTS:
                         started.add(a)
-                    else:
+                        continue
+                    term = _added_term(n.value, me, a) if len(n.targets) == 1 else None
+                    if term is None:
                         reset.add(a)
+                        continue
+                    derived = _from_params(own, params) if derived is None else derived
+                    if fn.name != "__init__" and not backwards and _reads(term) & derived:
+                        adds.append((n, a))
             elif isinstance(n, ast.AugAssign):
                 a = _attr(n.target, me)
                 if a is None:
                     continue
-                reads = {x.id for x in ast.walk(n.value) if isinstance(x, ast.Name)}
-                if isinstance(n.op, ast.Add) and fn.name != "__init__" and not backwards and reads & params:
-                    adds.append((n, a))
+                if isinstance(n.op, ast.Add) and fn.name != "__init__" and not backwards:
+                    derived = _from_params(own, params) if derived is None else derived
+                    if _reads(n.value) & derived:
+                        adds.append((n, a))
                 elif not isinstance(n.op, ast.Add):
                     reset.add(a)
             elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _RESETS:
@@ -144,7 +188,26 @@ class LossAttributeNeverReset(Rule):
              "        n, fn = n + 1, fn.next_functions[0][0]\n    return n\n\n\nm = Model()\n"
              "m.fit([torch.randn(3, 4) for _ in range(3)], [torch.randn(3, 1) for _ in range(3)],\n"
              "      torch.optim.SGD(m.parameters(), lr=0.1))\n")
+    _reg = ("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def __init__(self, l2=1e-2):\n"
+            "        super().__init__()\n        self.fc = nn.Linear(4, 1)\n        self.reg_loss = torch.zeros((1,))\n"
+            "        self.add_regularization_loss(self.fc.parameters(), l2)\n\n"
+            "    def add_regularization_loss(self, weights, decay):\n        reg = torch.zeros((1,))\n"
+            "        for w in weights:\n            reg = reg + torch.norm(w)\n")
+    _reg_fit = ("\n    def fit(self, xs, ys, optim):\n        for x, y in zip(xs, ys):\n"
+                "            total_loss = ((self.fc(x) - y) ** 2).mean() + self.reg_loss\n"
+                "            optim.zero_grad()\n            total_loss.backward(retain_graph=True)\n"
+                "            optim.step()\n\n\nm = Model()\n"
+                "m.fit([torch.randn(3, 4) for _ in range(2)], [torch.randn(3, 1) for _ in range(2)],\n"
+                "      torch.optim.SGD(m.parameters(), lr=0.1))\n")
     valid = (
+        # The fix of the regulariser built at construction: keep the weights, compute the term every step.
+        Valid(_reg.replace("        self.reg_loss = torch.zeros((1,))\n", "")
+              .replace("        self.add_regularization_loss(self.fc.parameters(), l2)\n",
+                       "        self.reg_weights = [(list(self.fc.parameters()), l2)]\n")
+              .replace("def add_regularization_loss(self, weights, decay):", "def regularization_loss(self):")
+              .replace("        for w in weights:\n", "        for ws, decay in self.reg_weights:\n"
+                       "            for w in ws:\n    ")
+              + "        return decay * reg\n" + _reg_fit.replace("+ self.reg_loss", "+ self.regularization_loss()")),
         # The fix: the term of this call only.
         Valid(_head + "        self.aux_loss = aux_loss * alpha\n" + _tail + "assert chained(m.aux_loss) <= 1\n"),
         # A running number for logging, never read by the backward.
@@ -166,17 +229,23 @@ class LossAttributeNeverReset(Rule):
         # GS420 also sees this call's graph written into the attribute; the rule needs no caller in the file.
         Invalid(_head + "        self.aux_loss += aux_loss * alpha\n" + _tail, line=12,
                 runtime="silent: chained(m.aux_loss) == 3", also=(12,)),
+        # A regulariser computed once from the weights at construction (DeepCTR-Torch's `add_regularization_loss`):
+        # the second step backwards through the norm of weights the first optimizer step changed in place.
+        Invalid(_reg + "        self.reg_loss = self.reg_loss + decay * reg\n" + _reg_fit, line=16,
+                runtime="raises: modified by an inplace operation"),
     )
 
     def check(self, event: FileEvent, report) -> None:
         q = event.query
         if "backward" not in q.attrs:
             return  # the common case, checked first (this rule runs on every keystroke)
-        if not any("+=" in line and "self." in line for line in report.source.lines):
+        if not any("self." in line and ("+=" in line or "+" in line and "= self." in line)
+               for line in report.source.lines):
             return
         for cls in q.class_defs:
             for stmt, attr, bw in _sites(cls, q):
                 report.add(self, stmt,
-                           f"`self.{attr}` sums every call's value and is never reset: each backward runs "
-                           f"through all earlier graphs. Replace it with this call's term, or reset it every step.",
+                           f"`self.{attr}` keeps the graph of every value added into it and is never reset. "
+                           f"Each backward runs through all those graphs again: replace it with this call's term, "
+                           f"or recompute or reset it every step.",
                            related=[Note(bw.lineno, bw.col_offset + 1, "backwarded here, every step")])
