@@ -12,7 +12,7 @@ from . import torchdb as db
 from .astwalk import walk
 from .events import (CheckpointEvent, FactoryEvent, FuncGradEvent, GraphCutEvent, ModuleCallEvent,
                      ModuleMethodOnTensorEvent, NumpyEvent,
-                     OptimizerEvent, ViewInplaceEvent)
+                     OptimizerEvent, TensorIteratedEvent, ViewInplaceEvent)
 from .interp_util import (FUNC_GRAD_TRANSFORMS, REQUIRES_GRAD_SPELLINGS, _backward_names, _fsite, _is_static, _is_tensor_function,
                           _literal_dtype, _literal_shape, _pcut_of, const_bool, flat_tensors, key_of, kwarg,
                           layers_have_params, map_tensors)
@@ -719,6 +719,7 @@ class CallsMixin:
                                        expr=self.seg(args[0][0])),
                          pcut=self.cut_params(t, node))
         if name in ("list", "tuple") and args and isinstance(args[0][1], TensorVal):
+            self.emit(TensorIteratedEvent(node, name, args[0][1], self.seg(args[0][0]), state.grad))
             return UNKNOWN
         if name in ("list", "tuple") and len(args) == 1 and isinstance(args[0][1], ParamsVal):
             return args[0][1]
