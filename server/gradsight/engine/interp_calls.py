@@ -28,6 +28,10 @@ from .values import (CREATED_WITHOUT_GRAD, UNKNOWN, BoundMethod, ClassVal, DistV
                      summarise)
 
 
+# Tensor methods that return several views at once (`TensorIteratedEvent`, GS312).
+_SPLITTING = frozenset({"unbind", "chunk", "split", "tensor_split"})
+
+
 class CallsMixin:
     """Part of `Interpreter` (see interp.py)."""
 
@@ -198,6 +202,8 @@ class CallsMixin:
                         kwvals[kw.arg] = (kw.value, v)
                 if func.attr in db.MODULE_ONLY_METHODS:
                     self.emit(ModuleMethodOnTensorEvent(node, func.attr, recv, self.seg(func.value)))
+                elif func.attr in _SPLITTING and recv.rg is Tri.YES:
+                    self.emit(TensorIteratedEvent(node, func.attr, recv, self.seg(func.value), state.grad))
                 val = self.tensor_method(func.attr, func.value, recv, args, node, state, kwvals)
                 self.record(node, val)
                 self.last_method = (node, recv)  # for `stmt_Expr`: a statement that discards a new tensor

@@ -12,7 +12,10 @@ _TYPE_TESTS = frozenset({"isinstance", "is_tensor", "torch.is_tensor"})
 
 
 def _on_self(node: ast.AST) -> bool:
-    """`self.x`, `self.x[k]`, `self.a.b`: storage that lives as long as the object."""
+    """`self.x`, `self.x[k]`, `self.a.b` (or a tuple of targets holding one): storage that lives as long as the
+    object."""
+    if type(node) in (ast.Tuple, ast.List):
+        return any(_on_self(e.value if type(e) is ast.Starred else e) for e in node.elts)
     while type(node) in (ast.Attribute, ast.Subscript):
         if type(node) is ast.Attribute and type(node.value) is ast.Name and node.value.id == "self":
             return True
@@ -75,10 +78,11 @@ class ParameterUnboundIntoKeptViews(Rule):
     code = "GS312"
     name = "parameter-unbound-into-kept-views"
     severity = Severity.WARNING
-    summary = ("`list(param)` / `tuple(param)` of a parameter kept on the object: its rows are views that raise once "
-               "the optimizer updates the parameter in place.")
+    summary = ("`list(param)` / `tuple(param)` / `param.chunk(...)` of a parameter kept on the object: the pieces are "
+               "views that raise once the optimizer updates the parameter in place.")
     events = (TensorIteratedEvent,)
-    what_it_does = ("Flags `list(w)` and `tuple(w)` where `w` is a leaf tensor that requires grad (an `nn.Parameter`, "
+    what_it_does = ("Flags `list(w)`, `tuple(w)` and `w.unbind()` / `w.chunk(...)` / `w.split(...)` / "
+                    "`w.tensor_split(...)` where `w` is a leaf tensor that requires grad (an `nn.Parameter`, "
                     "a module's `weight`) and the result is kept on the object: assigned to `self.x`, or appended "
                     "(possibly inside a tuple) to a list held by `self`. Typical: a helper written for iterables of "
                     "parameters (`model.parameters()`, a `filter(...)` of `named_parameters()`) that also receives "
@@ -127,6 +131,8 @@ class ParameterUnboundIntoKeptViews(Rule):
         # Rows of a tensor that requires no grad (a buffer-like constant) kept on the object.
         Valid(_ROWS.format(body="        self.rows = list(torch.randn(3, 4))\n",
                            use="        return self.weight[i] * self.rows[i]")),
+        # Pieces split where they are used, on every call.
+        Valid(_ROWS.format(body="", use="        head, tail = self.weight.chunk(2, dim=1)\n        return head[i] * 2")),
         # Rows of a detached copy kept: plain tensors, no view history.
         Valid(_ROWS.format(body="        self.rows = tuple(self.weight.detach().clone())\n",
                            use="        return self.weight[i] * self.rows[i]")),
@@ -135,6 +141,10 @@ class ParameterUnboundIntoKeptViews(Rule):
         Invalid(_MODEL.format(body="        self.reg.append((list(weights), decay))\n"), line=14,
                 runtime="raises: is a view and its base"),
         Invalid(_ROWS.format(body="        self.rows = tuple(self.weight)\n", use="        return self.rows[i] * 2"),
+                line=9, runtime="raises: is a view and its base"),
+        # Split by a tensor method into pieces kept on the module.
+        Invalid(_ROWS.format(body="        self.head, self.tail = self.weight.chunk(2, dim=1)\n",
+                             use="        return self.head[i] * 2"),
                 line=9, runtime="raises: is a view and its base"),
         # Listed into a local first, then kept.
         Invalid(_MODEL.format(body="        weights = list(weights)\n        self.reg.append((weights, decay))\n"),
@@ -147,16 +157,25 @@ class ParameterUnboundIntoKeptViews(Rule):
             return
         tree = report.tree
         call = event.node
-        if tree is None or type(call) is not ast.Call or not call.args:
+        if tree is None or type(call) is not ast.Call:
+            return
+        method = type(call.func) is ast.Attribute and event.fn == call.func.attr
+        if not method and not call.args:
             return
         q = tree_query(self, tree)
         if q.parent(call) is None:
             return  # not this file's node (a caller's code in another file)
         fn = q.enclosing_function(call)
-        if fn is None or not (_kept(call, q) or _kept_via_local(call, fn, q)) or _type_tested(call, call.args[0], q):
+        if fn is None or not (_kept(call, q) or _kept_via_local(call, fn, q)) \
+                or _type_tested(call, call.func.value if method else call.args[0], q):
             return
         what = "parameter" if t.param else "leaf tensor that requires grad"
-        report.add(self, call,
-                   f"`{event.fn}({event.expr})` unbinds a {what} into row views kept on the object; after the "
-                   f"optimizer updates it in place, using them raises \"... is a view and its base ... has been "
-                   f"modified inplace\". Keep the tensor itself (`[{event.expr}]`) and iterate it where it is used.")
+        if method:
+            said = (f"`{event.expr}.{event.fn}(...)` splits a {what} into views kept on the object; after the "
+                    f"optimizer updates it in place, using them raises \"... is a view and its base ... has been "
+                    f"modified inplace\". Keep the tensor itself and split it where the pieces are used.")
+        else:
+            said = (f"`{event.fn}({event.expr})` unbinds a {what} into row views kept on the object; after the "
+                    f"optimizer updates it in place, using them raises \"... is a view and its base ... has been "
+                    f"modified inplace\". Keep the tensor itself (`[{event.expr}]`) and iterate it where it is used.")
+        report.add(self, call, said)
