@@ -366,3 +366,15 @@ class ModuleMethodOnTensorEvent(Event):
     method: str
     receiver: TensorVal
     expr: str  # the receiver as written
+
+
+@dataclass(frozen=True)
+class TensorIteratedEvent(Event):
+    """`list(t)` / `tuple(t)` of a value gradsight knows to be a tensor: iterating a tensor unbinds it along its first
+    dimension into views that share its storage (with an `UnbindBackward0` history where it requires grad). `node` is
+    the call; `fn` the builtin's name; `expr` the tensor as written."""
+
+    fn: str
+    target: TensorVal
+    expr: str
+    grad_mode: Tri

@@ -12,7 +12,7 @@ from . import torchdb as db
 from .astwalk import walk
 from .events import (CheckpointEvent, FactoryEvent, FuncGradEvent, GraphCutEvent, ModuleCallEvent,
                      ModuleMethodOnTensorEvent, NumpyEvent,
-                     OptimizerEvent, ViewInplaceEvent)
+                     OptimizerEvent, TensorIteratedEvent, ViewInplaceEvent)
 from .interp_util import (FUNC_GRAD_TRANSFORMS, REQUIRES_GRAD_SPELLINGS, _backward_names, _fsite, _is_static, _is_tensor_function,
                           _literal_dtype, _literal_shape, _pcut_of, const_bool, flat_tensors, key_of, kwarg,
                           layers_have_params, map_tensors)
@@ -26,6 +26,10 @@ from .state import State
 from .values import (CREATED_WITHOUT_GRAD, UNKNOWN, BoundMethod, ClassVal, DistVal, FuncVal, GradModeCtx, ModuleRef, ModuleVal, NameOf,
                      ObjectVal, OptimizerVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value, carries_graph,
                      summarise)
+
+
+# Tensor methods that return several views at once (`TensorIteratedEvent`, GS312).
+_SPLITTING = frozenset({"unbind", "chunk", "split", "tensor_split"})
 
 
 class CallsMixin:
@@ -198,6 +202,8 @@ class CallsMixin:
                         kwvals[kw.arg] = (kw.value, v)
                 if func.attr in db.MODULE_ONLY_METHODS:
                     self.emit(ModuleMethodOnTensorEvent(node, func.attr, recv, self.seg(func.value)))
+                elif func.attr in _SPLITTING and recv.rg is Tri.YES:
+                    self.emit(TensorIteratedEvent(node, func.attr, recv, self.seg(func.value), state.grad))
                 val = self.tensor_method(func.attr, func.value, recv, args, node, state, kwvals)
                 self.record(node, val)
                 self.last_method = (node, recv)  # for `stmt_Expr`: a statement that discards a new tensor
@@ -719,6 +725,7 @@ class CallsMixin:
                                        expr=self.seg(args[0][0])),
                          pcut=self.cut_params(t, node))
         if name in ("list", "tuple") and args and isinstance(args[0][1], TensorVal):
+            self.emit(TensorIteratedEvent(node, name, args[0][1], self.seg(args[0][0]), state.grad))
             return UNKNOWN
         if name in ("list", "tuple") and len(args) == 1 and isinstance(args[0][1], ParamsVal):
             return args[0][1]

@@ -52,11 +52,19 @@ _NEEDS = frozenset({"backward", "numpy", "requires_grad_"})
 
 def _sensitive_body(fn: ast.AST) -> bool:
     """Whether a definition's body holds an operation whose outcome depends on the autograd state of what it is
-    given: an in-place write (`+=`, `x[i] = v`, `x.add_(...)`), a `requires_grad` change, a backward, `.numpy()`."""
+    given: an in-place write (`+=`, `x[i] = v`, `x.add_(...)`), a `requires_grad` change, a backward, `.numpy()`,
+    `list(arg)` / `tuple(arg)` of one of its parameters (a tensor's rows are views of it: GS312)."""
+    params = None
     for n in walk(fn):
         t = type(n)
         if t is ast.AugAssign:
             return True
+        if t is ast.Call and type(n.func) is ast.Name and n.func.id in ("list", "tuple") and len(n.args) == 1 \
+                and type(n.args[0]) is ast.Name and type(fn) in (ast.FunctionDef, ast.AsyncFunctionDef):
+            if params is None:
+                params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs} - {"self", "cls"}
+            if n.args[0].id in params:
+                return True
         if t is ast.Assign and any(type(x) is ast.Subscript or type(x) is ast.Attribute and x.attr == "requires_grad"
                                    for x in n.targets):
             return True
