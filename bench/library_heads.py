@@ -17,6 +17,7 @@ Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-p
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh10 # 38 more, fetched for the tenth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh11 # 40 more, fetched for the eleventh fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh12 # 43 more, fetched for the twelfth fresh round
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh13 # 40 more, fetched for the thirteenth fresh round
 """
 
 from __future__ import annotations
@@ -296,6 +297,26 @@ FRESH12 = ("toshikwa/gail-airl-ppo.pytorch", "toshikwa/sac-discrete.pytorch", "t
            "garyzhao/SemGCN", "kwea123/nerf_pl", "y0ast/Glow-PyTorch", "wohlert/semi-supervised-pytorch",
            "nkolot/SPIN")
 
+# 40 more, fetched in the fourteenth session (2026-11-27) for the thirteenth fresh round (not under /work/.mirror
+# before, in no earlier list, not held out by issue 13), chosen by name and description only, and read only to
+# measure (bench/fresh13-notes.md). `--fresh13`.
+FRESH13 = ("XinJingHao/TD3-Pytorch", "XinJingHao/SAC-Continuous-Pytorch", "XinJingHao/DQN-DDQN-Pytorch",
+           "alirezakazemipour/PPO-RND", "jcwleo/curiosity-driven-exploration-pytorch",
+           "uvipen/Street-fighter-A3C-ICM-pytorch", "uvipen/Tetris-deep-Q-learning-pytorch",
+           "koulanurag/muzero-pytorch", "junxiaosong/AlphaZero_Gomoku",
+           "zhangchuheng123/Reinforcement-Implementation", "transedward/pytorch-dqn", "jalola/improved-wgan-pytorch",
+           "ZiJianZhao/SeqGAN-PyTorch", "naoto0804/pytorch-inpainting-with-partial-conv", "chrischute/real-nvp",
+           "chaiyujin/glow-pytorch", "kamenbliznashki/normalizing_flows", "timbmg/Sentence-VAE", "rtqichen/ffjord",
+           "sthalles/PyTorch-BYOL", "hendrycks/ss-ood", "michuanhaohao/reid-strong-baseline",
+           "ronghuaiyang/arcface-pytorch", "TreB1eN/InsightFace_Pytorch",
+           "Confusezius/Deep-Metric-Learning-Baselines", "DeNA/PyTorch_YOLOv3",
+           "toandaominh1997/EfficientDet.Pytorch", "wkentaro/pytorch-fcn", "zijundeng/pytorch-semantic-segmentation",
+           "bubbliiiing/deeplabv3-plus-pytorch", "lonePatient/Bert-Multi-Label-Text-Classification",
+           "lonePatient/BERT-NER-Pytorch", "649453932/Bert-Chinese-Text-Classification-Pytorch", "keon/seq2seq",
+           "twtygqyy/pytorch-SRResNet", "jfzhang95/pytorch-video-recognition",
+           "haitongli/knowledge-distillation-pytorch", "Eric-mingjie/rethinking-network-pruning",
+           "krrish94/nerf-pytorch", "uvipen/Super-mario-bros-A3C-pytorch")
+
 
 
 def _skipped(rel: str) -> bool:
@@ -370,12 +391,13 @@ def main() -> int:
     ap.add_argument("--fresh10", action="store_true", help="check the 38 repositories of FRESH10 instead")
     ap.add_argument("--fresh11", action="store_true", help="check the 40 repositories of FRESH11 instead")
     ap.add_argument("--fresh12", action="store_true", help="check the 43 repositories of FRESH12 instead")
+    ap.add_argument("--fresh13", action="store_true", help="check the 40 repositories of FRESH13 instead")
     args = ap.parse_args()
     repos = tuple(r.strip() for r in args.repos.split(",") if r.strip()) if args.repos else (
         FRESH if args.fresh else FRESH2 if args.fresh2 else FRESH3 if args.fresh3 else FRESH4 if args.fresh4 else
         FRESH5 if args.fresh5 else FRESH6 if args.fresh6 else FRESH7 if args.fresh7 else
         FRESH8 if args.fresh8 else FRESH9 if args.fresh9 else FRESH10 if args.fresh10 else
-        FRESH11 if args.fresh11 else FRESH12 if args.fresh12 else REPOS)
+        FRESH11 if args.fresh11 else FRESH12 if args.fresh12 else FRESH13 if args.fresh13 else REPOS)
     found: list[dict] = []
     lines = 0
     start = time.monotonic()

@@ -268,6 +268,50 @@ def test_a_file_that_does_not_import_the_module_is_not_a_caller(tmp_path):
     assert [(f.code, f.line) for f in found] == [("GS201", 11)]
 
 
+
+TWO_HOP_CRF = """import torch
+import torch.nn as nn
+
+
+class CRF(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.start = nn.Parameter(torch.randn(n))
+        self.trans = nn.Parameter(torch.randn(n, n))
+
+    def decode(self, emissions):
+        score = self.start + emissions[0]
+        for i in range(1, emissions.shape[0]):
+            nxt, _ = (score.unsqueeze(2) + self.trans + emissions[i].unsqueeze(1)).max(dim=1)
+            score = torch.where(nxt > 0, nxt, score)
+        return score.argmax(dim=1)
+"""
+TWO_HOP_TAGGER = ("import torch.nn as nn\n\nfrom crf import CRF\n\n\nclass Tagger(nn.Module):\n    def __init__(self):\n"
+                  "        super().__init__()\n        self.fc = nn.Linear(8, 5)\n        self.crf = CRF(5)\n\n"
+                  "    def forward(self, x):\n        return self.fc(x)\n")
+TWO_HOP_RUN = ("import torch\n\nfrom tagger import Tagger\n\n\ndef evaluate(model, batches):\n    for x in batches:\n"
+               "        with torch.no_grad():\n            tags = model.crf.decode(model(x))\n        print(tags.tolist())\n\n\n"
+               "if __name__ == \"__main__\":\n    evaluate(Tagger(), [torch.randn(6, 3, 8)])\n")
+
+
+def test_callers_one_import_further_under_no_grad(tmp_path):
+    # run.py imports tagger.py, which imports crf.py; run.py calls `model.crf.decode(...)` only under no_grad
+    # (BERT-NER-Pytorch's CRF): the method starts with grad mode unknown, so its loop keeps no graph to report.
+    (tmp_path / "crf.py").write_text(TWO_HOP_CRF)
+    (tmp_path / "tagger.py").write_text(TWO_HOP_TAGGER)
+    (tmp_path / "run.py").write_text(TWO_HOP_RUN)
+    crf = str(tmp_path / "crf.py")
+    assert "Error" not in _raises(tmp_path, "run")
+    a = analyze_source(TWO_HOP_CRF, crf, workspace=Workspace(tmp_path))
+    assert a.findings == []
+    assert str((tmp_path / "run.py").resolve()) in a.dependencies
+    # Alone, or when run.py's chain does not reach crf.py, the method's own analysis reports the loop.
+    assert [(f.code, f.line) for f in analyze_source(TWO_HOP_CRF, crf).findings] == [("GS404", 15)]
+    (tmp_path / "tagger.py").write_text(TWO_HOP_TAGGER.replace("from crf import CRF", "from crf2 import CRF"))
+    (tmp_path / "crf2.py").write_text(TWO_HOP_CRF)
+    assert [(f.code, f.line) for f in analyze_source(TWO_HOP_CRF, crf, workspace=Workspace(tmp_path)).findings] \
+        == [("GS404", 15)]
+
 REEXPORT_FILES = {
     "torchmodels/__init__.py": "from .net import Net\nfrom .base import *\n",
     "torchmodels/base.py": ("import torch.nn as nn\n\n\nclass BaseNet(nn.Module):\n    def __init__(self):\n"

@@ -706,11 +706,19 @@ class StatementsMixin:
                 return val.rg is Tri.YES
             return None
         if isinstance(test, ast.Attribute) and isinstance(test.value, ast.Name):
-            # `if self.flag:` on an object whose flag this run fixed (`instance_flag`).
+            # `if self.flag:` on an object whose flag this run fixed (`instance_flag`), or on a submodule that the
+            # analysed code built and now calls (`self.sepconv(x)`, its `__init__` stored `self.activate_first =
+            # activate_first` from what that construction passed or left to the default, and no other method
+            # changes): the branch its construction chose. Not for the unit's own module (the bottom of the stack),
+            # whose callers may build it with anything.
             val = state.get(key_of(test))
             if val is None:
                 base = state.get(test.value.id)
-                val = base.attr(test.attr) if isinstance(base, ObjectVal) else None
+                if isinstance(base, ModuleVal) and len(self.stack) >= 2 and isinstance(base.cls, ClassInfo):
+                    changed = self.method_mutations(base.cls, None)
+                    val = base.attr(test.attr) if test.attr not in changed and "*" not in changed else None
+                else:
+                    val = base.attr(test.attr) if isinstance(base, ObjectVal) else None
             return val.truth if isinstance(val, PyVal) else None
         if isinstance(test, ast.Call) and test.args and not test.keywords:
             # `isinstance(x, torch.Tensor)` / `torch.is_tensor(x)` where `x` is surely a tensor or surely not one.

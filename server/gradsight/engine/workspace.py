@@ -34,6 +34,11 @@ def _module_file(base: pathlib.Path, parts: list) -> bool:
     return target.with_suffix(".py").is_file() or (target / "__init__.py").is_file()
 
 
+def _stem(target: pathlib.Path) -> str:
+    """The name a module at `target` is imported by (its folder's for a package's `__init__.py`)."""
+    return target.parent.name if target.name == "__init__.py" else target.stem
+
+
 class Workspace:
     def __init__(self, root: str | pathlib.Path, overlays: Optional[dict[str, str]] = None, libinfer: bool = True):
         self.root = pathlib.Path(root).resolve()
@@ -55,7 +60,7 @@ class Workspace:
         self._words: dict[str, tuple[str, bool]] = {}
         self._off_calls: dict[str, tuple[str, frozenset, tuple]] = {}
         self._names_stem: dict[tuple, tuple[str, bool]] = {}  # (file, module name) -> (text, imports that name?)
-        self._callers: dict[str, tuple[float, frozenset, dict, str]] = {}
+        self._callers: dict[str, tuple[float, frozenset, dict, tuple]] = {}  # path -> (time, names, read, stems)
         self._importers: dict[str, tuple[float, tuple]] = {}  # path -> (time, files importing it: `importers`)
         # Library inference is on unless the caller or GRADSIGHT_NO_LIBINFER=1 (for comparisons) turns it off.
         self._libinfer = None if libinfer and os.environ.get("GRADSIGHT_NO_LIBINFER", "") in ("", "0") else False
@@ -96,7 +101,7 @@ class Workspace:
         if not any(w in t for t in texts for w in _GRAD_OFF_WORDS):
             return
         for target, entry in list(self._callers.items()):
-            if target != key and any(entry[3] in t for t in texts):  # its own text is not read for its answer
+            if target != key and any(stem in t for stem in entry[3] for t in texts):  # its own text is not read
                 self._callers.pop(target, None)
 
     def _text(self, path: pathlib.Path) -> Optional[str]:
@@ -280,7 +285,11 @@ class Workspace:
         one file's names (`units.called_without_grad`). Lazy and cached: a file is parsed only if its text holds a
         grad-mode word and the name of the module at `path`, once per version; the answer is kept `LIST_TTL`
         seconds (forgotten when a buffer that may call into `path` changes: `_forget_callers`). Files added since
-        are not seen until then, like imports."""
+        are not seen until then, like imports.
+
+        Files one import further count too: run.py imports tagger.py, which imports crf.py, and run.py calls
+        `model.crf.decode(...)` under `no_grad` on the model tagger.py builds from crf.py's class. Such a file is
+        read only when it holds a grad-mode word and imports a file that imports `path` (`importers`)."""
         try:
             target = pathlib.Path(path).resolve()
             target.relative_to(self.root)
@@ -291,23 +300,46 @@ class Workspace:
         hit = self._callers.get(key)
         if hit is not None and now - hit[0] < LIST_TTL:
             return hit[1], hit[2]
-        stem = target.parent.name if target.name == "__init__.py" else target.stem
-        # A line that imports something named like the module: `from model import Net`, `import pkg.model as m`,
-        # `from . import model`, `from .model import *`.
-        names_it = re.compile(rf"^[ \t]*(?:from[ \t]+[\w.]*\b{re.escape(stem)}\b|(?:from[ \t]+[\w.]+[ \t]+)?import[ \t(]"
-                              rf"[^\n]*\b{re.escape(stem)}\b)", re.M)
         names: set = set()
         read: dict = {}
+        worded = self._worded_files()
+        self._off_names_into(target, worded, scan, names, read, skip=(key,))
+        stems = [_stem(target)]
+        if worded:
+            for mid, _scope, _digest in self.importers(key):
+                mid_target = pathlib.Path(mid)
+                stems.append(_stem(mid_target))
+                self._off_names_into(mid_target, worded, scan, names, read, skip=(key, mid))
+        out = frozenset(names)
+        self._callers[key] = (now, out, read, tuple(stems))
+        return out, read
+
+    def _worded_files(self) -> list:
+        """The workspace's Python files whose text holds a grad-mode word, as (path, text) (memoised per text)."""
+        out = []
         for other in self.python_files():
-            if other == key:
-                continue
             text = self._text(pathlib.Path(other))
             if text is None:
                 continue
             seen = self._words.get(other)
             if seen is None or seen[0] is not text:
                 seen = self._words[other] = (text, any(w in text for w in _GRAD_OFF_WORDS))
-            if not seen[1] or stem not in text:
+            if seen[1]:
+                out.append((other, text))
+        return out
+
+    def _off_names_into(self, target: pathlib.Path, worded: list, scan: Callable, names: set, read: dict,
+                        skip: tuple) -> None:
+        """Add to `names` what the files of `worded` (`_worded_files`) that import the module at `target` call where
+        grad mode may be off (`scan`), and those files' digests to `read`; files in `skip` or already in `read` are
+        not read again."""
+        stem = _stem(target)
+        # A line that imports something named like the module: `from model import Net`, `import pkg.model as m`,
+        # `from . import model`, `from .model import *`.
+        names_it = re.compile(rf"^[ \t]*(?:from[ \t]+[\w.]*\b{re.escape(stem)}\b|(?:from[ \t]+[\w.]+[ \t]+)?import[ \t(]"
+                              rf"[^\n]*\b{re.escape(stem)}\b)", re.M)
+        for other, text in worded:
+            if other in skip or other in read or stem not in text:
                 continue
             found = self._naming_scope(other, stem, text, names_it)
             if found is None:
@@ -320,9 +352,6 @@ class Workspace:
                 continue
             names |= info[1]
             read[other] = digest
-        out = frozenset(names)
-        self._callers[key] = (now, out, read, stem)
-        return out, read
 
     def _naming_scope(self, other: str, stem: str, text: str, names_it) -> Optional[tuple]:
         """(scope, digest) of the file `other` when its text imports the module `stem` (`names_it`, memoised per
@@ -362,7 +391,7 @@ class Workspace:
         return tuple(out)
 
     def _importing(self, key: str, target: pathlib.Path) -> tuple:
-        stem = target.parent.name if target.name == "__init__.py" else target.stem
+        stem = _stem(target)
         names_it = re.compile(rf"^[ \t]*(?:from[ \t]+[\w.]*\b{re.escape(stem)}\b|(?:from[ \t]+[\w.]+[ \t]+)?import[ \t(]"
                               rf"[^\n]*\b{re.escape(stem)}\b)", re.M)
         out = []

@@ -146,6 +146,21 @@ class InplaceOnSavedTensor(Rule):
               "w = torch.randn(3, requires_grad=True)\n\n\ndef step(x):\n    log_norm(x, w)\n"
               "    unused = log_norm(x, w)\n    x.add_(1)\n    return (x * w).sum()\n\n\n"
               "step(torch.randn(3)).backward()\n"),
+        # A residual `x += inp` after a submodule that ends in an in-place ReLU (which saves its output) only when
+        # built with `activate_first=False`; every construction keeps the default, so the output is BatchNorm's, which
+        # nothing saved (deeplabv3-plus-pytorch's Xception `Block`).
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass SepConv(nn.Module):\n"
+              "    def __init__(self, c, activate_first=True):\n        super().__init__()\n"
+              "        self.relu0 = nn.ReLU()\n        self.conv = nn.Conv2d(c, c, 3, padding=1)\n"
+              "        self.bn = nn.BatchNorm2d(c)\n        self.relu2 = nn.ReLU(inplace=True)\n"
+              "        self.activate_first = activate_first\n\n    def forward(self, x):\n"
+              "        if self.activate_first:\n            x = self.relu0(x)\n"
+              "        x = self.bn(self.conv(x))\n        if not self.activate_first:\n"
+              "            x = self.relu2(x)\n        return x\n\n\nclass Block(nn.Module):\n"
+              "    def __init__(self, c, activate_first=True):\n        super().__init__()\n"
+              "        self.sep = SepConv(c, activate_first=activate_first)\n\n    def forward(self, inp):\n"
+              "        x = self.sep(inp)\n        x += inp\n        return x\n\n\n"
+              "Block(2)(torch.randn(1, 2, 3, 3)).sum().backward()\n"),
     )
     invalid = (
         # An L2-normalised embedding built on its base class's `forward` (through `super()`): `pow` saved the
@@ -316,6 +331,20 @@ class InplaceOnSavedTensor(Rule):
                 "        it, sample_logprobs = sample_next(logprobs)\n        it[it == 5] = 0\n"
                 "        out[:, t] = logprobs + sample_logprobs\n    return out\n\n\n"
                 "decode(nn.Linear(4, 6), torch.randn(3, 4)).sum().backward()\n", line=17,
+                runtime="raises: modified by an inplace operation"),
+        # The same block built with `activate_first=False`: its submodule now ends in the in-place ReLU.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass SepConv(nn.Module):\n"
+                "    def __init__(self, c, activate_first=True):\n        super().__init__()\n"
+                "        self.relu0 = nn.ReLU()\n        self.conv = nn.Conv2d(c, c, 3, padding=1)\n"
+                "        self.bn = nn.BatchNorm2d(c)\n        self.relu2 = nn.ReLU(inplace=True)\n"
+                "        self.activate_first = activate_first\n\n    def forward(self, x):\n"
+                "        if self.activate_first:\n            x = self.relu0(x)\n"
+                "        x = self.bn(self.conv(x))\n        if not self.activate_first:\n"
+                "            x = self.relu2(x)\n        return x\n\n\nclass Block(nn.Module):\n"
+                "    def __init__(self, c, activate_first=True):\n        super().__init__()\n"
+                "        self.sep = SepConv(c, activate_first=activate_first)\n\n    def forward(self, inp):\n"
+                "        x = self.sep(inp)\n        x += inp\n        return x\n\n\n"
+                "Block(2, activate_first=False)(torch.randn(1, 2, 3, 3)).sum().backward()\n", line=30,
                 runtime="raises: modified by an inplace operation"),
     )
 
