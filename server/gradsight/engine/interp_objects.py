@@ -860,10 +860,18 @@ class ObjectsMixin:
                 live |= t.segs
         dead = {seg for _, _, seg in saves if inner(seg) and seg not in live}
 
+        fact_path = None if path == self.root_path else path
+        all_dead = not any(inner(seg) for seg in live)
+
         def prune(v: TensorVal) -> TensorVal:
             if v.saved_seg is not None and inner(v.saved_seg) and v.saved_seg not in live:
                 dead.add(v.saved_seg)
                 return v.with_(saved=None, saved_seg=None)
+            if v.saved_seg is None and v.saved is not None and all_dead and v.saved.path == fact_path \
+                    and isinstance(v.saved.line, int) and first <= v.saved.line <= last:
+                # Saved on several paths by ops of this body at different sites (no one segment): no graph the
+                # body made outlives the call, so none of them is a save any more.
+                return v.with_(saved=None)
             return v
 
         result = map_tensors(result, prune) if isinstance(result, Value) else result

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from .astwalk import children, sub_blocks, walk
+from .fresh_locals import fresh_writes
 from . import torchdb as db
 from .report import Source, text
 from .state import State
@@ -548,6 +549,7 @@ def _graph_homes(fn: ast.AST) -> Optional[frozenset]:
     me = params[0] if params else None
     copies: dict = {}
     nodes = walk(fn)
+    fresh = fresh_writes(fn)  # writes into tensors the function made itself: no caller's tensor gets the graph
     for n in nodes:
         if isinstance(n, (ast.Yield, ast.YieldFrom)):
             return None
@@ -563,7 +565,7 @@ def _graph_homes(fn: ast.AST) -> Optional[frozenset]:
                 root = f.value
                 while isinstance(root, ast.Attribute):
                     root = root.value
-                if not (isinstance(root, ast.Name) and root.id in ("torch", "nn", "init", "F")):
+                if not (isinstance(root, ast.Name) and root.id in ("torch", "nn", "init", "F")) and id(n) not in fresh:
                     return None
         if isinstance(n, ast.Assign):
             targets = n.targets
@@ -575,7 +577,8 @@ def _graph_homes(fn: ast.AST) -> Optional[frozenset]:
             targets = []
         for t in targets:
             for x in walk(t):
-                if not isinstance(x, (ast.Attribute, ast.Subscript)) or not isinstance(getattr(x, "ctx", None), ast.Store):
+                if not isinstance(x, (ast.Attribute, ast.Subscript)) or not isinstance(getattr(x, "ctx", None), ast.Store) \
+                        or id(x) in fresh:
                     continue
                 if not (isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name) and x.value.id == me):
                     return None
