@@ -352,12 +352,12 @@ def _is_step_call(node: ast.AST) -> bool:
 
 
 def _one_accumulation_step(fn: ast.AST, loop: ast.AST) -> bool:
-    """`for _ in range(k)` whose body backwards and steps nothing, followed in `fn` by a `.step()` in no loop: the k
-    micro-batches of one gradient-accumulation step (`opt.step()` or `scaler.step(opt)` once per call), as many as
-    the code says, each graph freed by its backward."""
+    """`for _ in range(k)` (`k` a name, an attribute or a number, not `len(data)`) whose body backwards and steps
+    nothing, followed in `fn` by a `.step()` in no loop: the k micro-batches of one gradient-accumulation step
+    (`opt.step()` or `scaler.step(opt)` once per call), as many as the code says, each graph freed by its backward."""
     if not (isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name)
-            and loop.iter.func.id == "range"):
-        return False
+            and loop.iter.func.id == "range") or any(isinstance(n, ast.Call) for a in loop.iter.args for n in ast.walk(a)):
+        return False  # `range(len(loader))` counts the data, not micro-batches
     body = list(_own_nodes(loop))
     if any(_is_step_call(n) for n in body) or not any(_is_backward_call(n) for n in body):
         return False
