@@ -22,7 +22,8 @@ _ALIASING = frozenset((
     "bfloat16", "int", "long", "bool", "cuda", "cpu", "contiguous", "type", "type_as", "requires_grad_", "as_tensor",
     "from_numpy", "asarray", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_to", "broadcast_tensors",
     "align_to", "rename", "refine_names", "data", "numpy", "storage", "untyped_storage", "set_", "share_memory_",
-    "pin_memory", "coalesce", "values", "indices", "crow_indices", "col_indices", "clone_",
+    "pin_memory", "coalesce", "values", "indices", "crow_indices", "col_indices", "dropout", "dropout1d",
+    "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "identity",
 ))
 # Out-of-place tensor methods whose result is a new tensor.
 _NEW_METHODS = frozenset((
@@ -51,6 +52,8 @@ def _makes_new(value: ast.AST) -> bool:
         return True
     if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute):
         return False
+    if any(kw.arg == "inplace" for kw in value.keywords):
+        return False  # `F.relu(x, inplace=True)` returns `x`
     if _torch_call(value):
         return True
     return value.func.attr in _NEW_METHODS
@@ -78,6 +81,7 @@ def _aliasing_read(node: ast.Name, parent: ast.AST, stmt: ast.AST) -> bool:
 class _Scan:
     def __init__(self):
         self.ok: set = set()  # ids of in-place calls and subscript stores whose receiver is a fresh local
+        self.never: frozenset = frozenset()
 
     def block(self, body: list, fresh: frozenset) -> frozenset:
         for stmt in body:
@@ -93,7 +97,15 @@ class _Scan:
         if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
             head = stmt.iter if isinstance(stmt, (ast.For, ast.AsyncFor)) else stmt.test
             fresh = self.reads(head, stmt, fresh) - _stored(stmt)
-            self.block(stmt.body, fresh)
+            noted = set(self.ok)
+            while True:
+                # Again until what is fresh at the head of an iteration is fresh at its end too: a reference
+                # taken late in one iteration (`kept.append(x)`) is there when the next one writes into `x`.
+                self.ok = set(noted)
+                after = fresh & self.block(stmt.body, fresh)
+                if after == fresh:
+                    break
+                fresh = after
             self.block(stmt.orelse, fresh)
             return fresh
         if isinstance(stmt, (ast.With, ast.AsyncWith)):
@@ -125,7 +137,7 @@ class _Scan:
             names = [t.id for t in stmt.targets if isinstance(t, ast.Name)]
             others = _stored(stmt) - set(names)
             fresh -= others
-            if len(stmt.targets) == 1 and names and _makes_new(value):
+            if len(stmt.targets) == 1 and names and _makes_new(value) and names[0] not in self.never:
                 return fresh | {names[0]}
             return fresh - set(names)
         if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
@@ -168,5 +180,13 @@ def fresh_writes(fn: ast.AST) -> frozenset:
     place on every path to the write, while no other reference to it can exist (no view, alias, container or
     closure took it). Its parameters are never fresh until rebound so."""
     scan = _Scan()
+    closures = set()
+    for inner in walk(fn):
+        if inner is fn or not isinstance(inner, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        parents = {c: n for n in walk(inner) for c in ast.iter_child_nodes(n)}
+        closures |= {n.id for n in walk(inner) if isinstance(n, ast.Name)
+                     and (not isinstance(n.ctx, ast.Load) or _aliasing_read(n, parents.get(n), None))}
+    scan.never = frozenset(closures)  # a nested function holding a reference may hand it out
     scan.block(fn.body, frozenset())
     return frozenset(scan.ok)

@@ -10,7 +10,7 @@ from . import torchdb as db
 from .astwalk import walk
 from .call_writes import written_in_call
 from .events import InferenceSaveEvent
-from .interp_util import (BUILTINS, MAX_CALL_DEPTH, _class_methods, _constant_default, _graph_homes, _has_backward,
+from .interp_util import (BUILTINS, MAX_CALL_DEPTH, _class_methods, _constant_default, _graph_homes, _graph_homes_fresh, _has_backward,
                           _is_static, _is_staticmethod, _msite, _own_mutations, _pcut_of, _plain_class, const_bool,
                           flat_tensors, key_of, layers_have_params, map_tensors, param_defaults, with_carried)
 from .state import State
@@ -829,8 +829,13 @@ class ObjectsMixin:
         if flags.get("escape"):
             return result, exports, saves
         homes = self.durable("graph_homes", fn, _graph_homes)
-        if homes is None:
-            return result, exports, saves
+        grafts = homes is None
+        if grafts:
+            # In-place writes into tensors the body made itself may graft a graph there without its segments:
+            # prunable only when nothing the caller keeps (checked below) carries a graph at all.
+            homes = self.durable("graph_homes_fresh", fn, _graph_homes_fresh)
+            if homes is None:
+                return result, exports, saves
         first, last = fn.lineno, getattr(fn, "end_lineno", None) or fn.lineno
         handed = _handed_segs(node, arg_vals, kw_vals, self_import)
 
@@ -858,6 +863,9 @@ class ObjectsMixin:
         for v in kept + [v for _, v in exports]:
             for _, t in flat_tensors([(node, v)]):
                 live |= t.segs
+        if grafts and not (all(graph_free(v) for v in kept)
+                           and all(entry.get(k) == v or graph_free(v) for k, v in exports)):
+            return result, exports, saves
         dead = {seg for _, _, seg in saves if inner(seg) and seg not in live}
 
         fact_path = None if path == self.root_path else path
