@@ -81,7 +81,8 @@ def _aliasing_read(node: ast.Name, parent: ast.AST, stmt: ast.AST) -> bool:
 class _Scan:
     def __init__(self):
         self.ok: set = set()  # ids of in-place calls and subscript stores whose receiver is a fresh local
-        self.never: frozenset = frozenset()
+        self.never: frozenset = frozenset()  # names never fresh: closures' references, names nothing writes into
+        self.parents: dict = {}
 
     def block(self, body: list, fresh: frozenset) -> frozenset:
         for stmt in body:
@@ -96,7 +97,7 @@ class _Scan:
             return self.block(stmt.body, fresh) & self.block(stmt.orelse, fresh)
         if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
             head = stmt.iter if isinstance(stmt, (ast.For, ast.AsyncFor)) else stmt.test
-            fresh = self.reads(head, stmt, fresh) - _stored(stmt)
+            fresh = _minus_stored(self.reads(head, stmt, fresh), stmt)
             noted = set(self.ok)
             while True:
                 # Again until what is fresh at the head of an iteration is fresh at its end too: a reference
@@ -115,7 +116,7 @@ class _Scan:
                     fresh -= _stored(item.optional_vars)
             return self.block(stmt.body, fresh)
         if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
-            rest = fresh - _stored(stmt)
+            rest = _minus_stored(fresh, stmt)
             self.block(stmt.body, fresh)
             for handler in stmt.handlers:
                 self.block(handler.body, rest)
@@ -123,7 +124,7 @@ class _Scan:
             self.block(stmt.finalbody, rest)
             return rest
         if any(isinstance(getattr(stmt, f, None), list) for f in ("body", "orelse", "cases")):
-            return fresh - _stored(stmt)  # another compound statement (`match`): nothing in it is noted
+            return _minus_stored(fresh, stmt)  # another compound statement (`match`): nothing in it is noted
         # A simple statement: its reads first (in-place calls on fresh locals are noted there), then its stores.
         value = getattr(stmt, "value", None)
         fresh = self.reads(stmt, stmt, fresh)
@@ -135,29 +136,23 @@ class _Scan:
                 if base is not target and isinstance(base, ast.Name) and base.id in fresh:
                     self.ok.add(id(target))  # `x[i] = v` into a fresh local
             names = [t.id for t in stmt.targets if isinstance(t, ast.Name)]
-            others = _stored(stmt) - set(names)
-            fresh -= others
+            if fresh:
+                fresh -= _stored(stmt) - set(names)
             if len(stmt.targets) == 1 and names and _makes_new(value) and names[0] not in self.never:
                 return fresh | {names[0]}
             return fresh - set(names)
         if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
             return fresh  # `x += y` writes into the fresh tensor itself (or rebinds a number)
-        return fresh - _stored(stmt)
+        return _minus_stored(fresh, stmt)
 
     def reads(self, node: ast.AST, stmt: ast.AST, fresh: frozenset) -> frozenset:
         """Drops the fresh names `node` reads in an aliasing way; notes in-place calls on fresh locals."""
-        parents = {}
-        for n in walk(node):
-            for child in ast.iter_child_nodes(n):
-                parents[child] = n
+        if not fresh:
+            return fresh
+        parents = self.parents
         dropped = set()
         for n in walk(node):
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr.endswith("_") \
-                    and not n.func.attr.endswith("__") and _makes_new(n.func.value):
-                self.ok.add(id(n))  # `torch.empty_like(x).fill_(v)`: into what the receiver just made
-            if isinstance(n, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)):
-                dropped |= {x.id for x in walk(n) if isinstance(x, ast.Name)}
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in fresh:
+            if type(n) is ast.Name and n.id in fresh and type(n.ctx) is ast.Load:
                 parent = parents.get(n)
                 if isinstance(parent, ast.Subscript) and parent.value is n and isinstance(parent.ctx, ast.Store):
                     continue  # `x[i] = v`: a write into it, not a reference to it
@@ -168,7 +163,11 @@ class _Scan:
                     continue
                 if _aliasing_read(n, parent, stmt):
                     dropped.add(n.id)
-        return fresh - dropped
+        return fresh - dropped if dropped else fresh
+
+
+def _minus_stored(fresh: frozenset, node: ast.AST) -> frozenset:
+    return fresh - _stored(node) if fresh else fresh
 
 
 def _stored(node: ast.AST) -> frozenset:
@@ -179,14 +178,37 @@ def fresh_writes(fn: ast.AST) -> frozenset:
     """Ids of the in-place method calls and subscript-store targets in `fn` that write into a tensor `fn` made out of
     place on every path to the write, while no other reference to it can exist (no view, alias, container or
     closure took it). Its parameters are never fresh until rebound so."""
+    nodes = walk(fn)
+    # Only a name that an in-place method or an item store writes into matters; none: nothing to note.
+    targets = {r.id for n in nodes for r in _written_roots(n)}
+    # `torch.empty_like(x).fill_(v)`: into what the receiver just made.
+    made = [id(n) for n in nodes if type(n) is ast.Call and type(n.func) is ast.Attribute
+            and n.func.attr.endswith("_") and not n.func.attr.endswith("__") and _makes_new(n.func.value)]
+    if not targets:
+        return frozenset(made)
     scan = _Scan()
+    scan.ok.update(made)
+    scan.parents = {c: n for n in nodes for c in ast.iter_child_nodes(n)}
     closures = set()
-    for inner in walk(fn):
+    for inner in nodes:
         if inner is fn or not isinstance(inner, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        parents = {c: n for n in walk(inner) for c in ast.iter_child_nodes(n)}
+        # A nested function holding a reference may hand it out (its body's reads, seen from inside it).
         closures |= {n.id for n in walk(inner) if isinstance(n, ast.Name)
-                     and (not isinstance(n.ctx, ast.Load) or _aliasing_read(n, parents.get(n), None))}
-    scan.never = frozenset(closures)  # a nested function holding a reference may hand it out
+                     and (not isinstance(n.ctx, ast.Load) or _aliasing_read(n, scan.parents.get(n), None))}
+    scan.never = frozenset(closures) | frozenset(n.id for n in nodes if type(n) is ast.Name) - targets
     scan.block(fn.body, frozenset())
     return frozenset(scan.ok)
+
+
+def _written_roots(n: ast.AST) -> list:
+    """The name an in-place method call (`x.add_(y)`) or an item store (`x[i] = v`) writes into."""
+    if type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr.endswith("_") \
+            and not n.func.attr.endswith("__") and type(n.func.value) is ast.Name:
+        return [n.func.value]
+    if type(n) is ast.Subscript and type(n.ctx) is ast.Store:
+        base = n.value
+        while type(base) is ast.Subscript:
+            base = base.value
+        return [base] if type(base) is ast.Name else []
+    return []

@@ -828,11 +828,18 @@ class ObjectsMixin:
         in place freely."""
         if flags.get("escape"):
             return result, exports, saves
+        entry = dict(self_import or ())
+        kept = [result]
+        if dropped == "all":
+            kept = []
+        elif dropped is not None and isinstance(result, SeqVal) and len(result.items) == dropped[0]:
+            kept = [v for i, v in enumerate(result.items) if i not in dropped[1:]]
         homes = self.durable("graph_homes", fn, _graph_homes)
-        grafts = homes is None
-        if grafts:
+        if homes is None:
             # In-place writes into tensors the body made itself may graft a graph there without its segments:
-            # prunable only when nothing the caller keeps (checked below) carries a graph at all.
+            # prunable only when nothing the caller keeps carries a graph at all (checked first: it is cheap).
+            if not (all(graph_free(v) for v in kept) and all(entry.get(k) == v or graph_free(v) for k, v in exports)):
+                return result, exports, saves
             homes = self.durable("graph_homes_fresh", fn, _graph_homes_fresh)
             if homes is None:
                 return result, exports, saves
@@ -848,24 +855,15 @@ class ObjectsMixin:
                 return any(may_hide(i) for i in v.items)
             return not (graph_free(v) or isinstance(v, (TensorVal, ParamsVal)))
 
-        entry = dict(self_import or ())
         # An unknown attribute is what the caller handed in when it is unchanged, or the body only copies a
         # parameter into it; anything else unknown may hold a graph the call built.
         if may_hide(result) or any(may_hide(v) and not (v is UNKNOWN and k in homes) and entry.get(k) != v
                                    for k, v in exports):
             return result, exports, saves
         live: set = set()
-        kept = [result]
-        if dropped == "all":
-            kept = []
-        elif dropped is not None and isinstance(result, SeqVal) and len(result.items) == dropped[0]:
-            kept = [v for i, v in enumerate(result.items) if i not in dropped[1:]]
         for v in kept + [v for _, v in exports]:
             for _, t in flat_tensors([(node, v)]):
                 live |= t.segs
-        if grafts and not (all(graph_free(v) for v in kept)
-                           and all(entry.get(k) == v or graph_free(v) for k, v in exports)):
-            return result, exports, saves
         dead = {seg for _, _, seg in saves if inner(seg) and seg not in live}
 
         fact_path = None if path == self.root_path else path
