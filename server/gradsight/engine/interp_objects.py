@@ -10,7 +10,7 @@ from . import torchdb as db
 from .astwalk import walk
 from .call_writes import written_in_call
 from .events import InferenceSaveEvent
-from .interp_util import (BUILTINS, MAX_CALL_DEPTH, _class_methods, _constant_default, _graph_homes, _has_backward,
+from .interp_util import (BUILTINS, MAX_CALL_DEPTH, _class_methods, _constant_default, _graph_homes, _graph_homes_fresh, _has_backward,
                           _is_static, _is_staticmethod, _msite, _own_mutations, _pcut_of, _plain_class, const_bool,
                           flat_tensors, key_of, layers_have_params, map_tensors, param_defaults, with_carried)
 from .state import State
@@ -828,9 +828,21 @@ class ObjectsMixin:
         in place freely."""
         if flags.get("escape"):
             return result, exports, saves
+        entry = dict(self_import or ())
+        kept = [result]
+        if dropped == "all":
+            kept = []
+        elif dropped is not None and isinstance(result, SeqVal) and len(result.items) == dropped[0]:
+            kept = [v for i, v in enumerate(result.items) if i not in dropped[1:]]
         homes = self.durable("graph_homes", fn, _graph_homes)
         if homes is None:
-            return result, exports, saves
+            # In-place writes into tensors the body made itself may graft a graph there without its segments:
+            # prunable only when nothing the caller keeps carries a graph at all (checked first: it is cheap).
+            if not (all(graph_free(v) for v in kept) and all(entry.get(k) == v or graph_free(v) for k, v in exports)):
+                return result, exports, saves
+            homes = self.durable("graph_homes_fresh", fn, _graph_homes_fresh)
+            if homes is None:
+                return result, exports, saves
         first, last = fn.lineno, getattr(fn, "end_lineno", None) or fn.lineno
         handed = _handed_segs(node, arg_vals, kw_vals, self_import)
 
@@ -843,27 +855,29 @@ class ObjectsMixin:
                 return any(may_hide(i) for i in v.items)
             return not (graph_free(v) or isinstance(v, (TensorVal, ParamsVal)))
 
-        entry = dict(self_import or ())
         # An unknown attribute is what the caller handed in when it is unchanged, or the body only copies a
         # parameter into it; anything else unknown may hold a graph the call built.
         if may_hide(result) or any(may_hide(v) and not (v is UNKNOWN and k in homes) and entry.get(k) != v
                                    for k, v in exports):
             return result, exports, saves
         live: set = set()
-        kept = [result]
-        if dropped == "all":
-            kept = []
-        elif dropped is not None and isinstance(result, SeqVal) and len(result.items) == dropped[0]:
-            kept = [v for i, v in enumerate(result.items) if i not in dropped[1:]]
         for v in kept + [v for _, v in exports]:
             for _, t in flat_tensors([(node, v)]):
                 live |= t.segs
         dead = {seg for _, _, seg in saves if inner(seg) and seg not in live}
 
+        fact_path = None if path == self.root_path else path
+        all_dead = not any(inner(seg) for seg in live)
+
         def prune(v: TensorVal) -> TensorVal:
             if v.saved_seg is not None and inner(v.saved_seg) and v.saved_seg not in live:
                 dead.add(v.saved_seg)
                 return v.with_(saved=None, saved_seg=None)
+            if v.saved_seg is None and v.saved is not None and all_dead and v.saved.path == fact_path \
+                    and isinstance(v.saved.line, int) and first <= v.saved.line <= last:
+                # Saved on several paths by ops of this body at different sites (no one segment): no graph the
+                # body made outlives the call, so none of them is a save any more.
+                return v.with_(saved=None)
             return v
 
         result = map_tensors(result, prune) if isinstance(result, Value) else result

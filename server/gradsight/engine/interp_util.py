@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from .astwalk import children, sub_blocks, walk
+from .fresh_locals import fresh_writes
 from . import torchdb as db
 from .report import Source, text
 from .state import State
@@ -537,17 +538,25 @@ def _loop_effects(loop: ast.AST) -> tuple:
     return frozenset(names), frozenset(stores), sets_mode
 
 
-def _graph_homes(fn: ast.AST) -> Optional[frozenset]:
+def _graph_homes_fresh(fn: ast.AST) -> Optional[frozenset]:
+    """`_graph_homes`, also when the body writes in place into tensors it made itself (`fresh_locals`)."""
+    return _graph_homes(fn, True)
+
+
+def _graph_homes(fn: ast.AST, allow_fresh: bool = False) -> Optional[frozenset]:
     """Where a graph `fn` builds can outlive it, read from its text, for `Interpreter.prune_dead_saves`: None when
     it may go somewhere the abstract exit state does not show (a `yield`; a store into an attribute or item of
     anything but its first parameter, `self`; `setattr`; an augmented store into an attribute or item, or an
     in-place method on anything but a `.data` alias or a `torch.*` function, which may graft a graph into a
     tensor without its segments). Otherwise the attributes of `self` the body only ever sets to a parameter
-    (`self.init_log_var = init_log_var`): an unknown value there is what the caller handed in, not a graph."""
+    (`self.init_log_var = init_log_var`): an unknown value there is what the caller handed in, not a graph.
+    `allow_fresh`: in-place writes into tensors the body made itself are allowed; the graph they graft is not in
+    those tensors' segments, so the caller prunes on this only where nothing it keeps carries a graph."""
     params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
     me = params[0] if params else None
     copies: dict = {}
     nodes = walk(fn)
+    fresh = fresh_writes(fn) if allow_fresh else frozenset()  # writes into tensors the function made itself
     for n in nodes:
         if isinstance(n, (ast.Yield, ast.YieldFrom)):
             return None
@@ -563,7 +572,7 @@ def _graph_homes(fn: ast.AST) -> Optional[frozenset]:
                 root = f.value
                 while isinstance(root, ast.Attribute):
                     root = root.value
-                if not (isinstance(root, ast.Name) and root.id in ("torch", "nn", "init", "F")):
+                if not (isinstance(root, ast.Name) and root.id in ("torch", "nn", "init", "F")) and id(n) not in fresh:
                     return None
         if isinstance(n, ast.Assign):
             targets = n.targets
@@ -575,7 +584,8 @@ def _graph_homes(fn: ast.AST) -> Optional[frozenset]:
             targets = []
         for t in targets:
             for x in walk(t):
-                if not isinstance(x, (ast.Attribute, ast.Subscript)) or not isinstance(getattr(x, "ctx", None), ast.Store):
+                if not isinstance(x, (ast.Attribute, ast.Subscript)) or not isinstance(getattr(x, "ctx", None), ast.Store) \
+                        or id(x) in fresh:
                     continue
                 if not (isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name) and x.value.id == me):
                     return None

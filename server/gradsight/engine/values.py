@@ -240,6 +240,9 @@ class TensorVal(Value):
             else _first(self.origin, other.origin),
             nograd=self.nograd if self.nograd is not None and other.nograd is not None else None,
             saved=_first(self.saved, other.saved),
+            # The save's graph segment goes with it where only one path saved (or both paths saved at one site), so
+            # a save whose graph dies with a call's locals is pruned whichever branch of the callee made the value.
+            saved_seg=_joined_seg(self, other),
             saved_sure=(self.saved_sure and other.saved_sure) if self.saved is None and other.saved is None
             else bool(self.saved and other.saved and self.saved_sure and other.saved_sure),
             freed=freed,
@@ -491,6 +494,16 @@ class SeqVal(Value):
             # element standing for all of them.
             return summarise(self.items + other.items)
         return UNKNOWN
+
+
+def _joined_seg(a: "TensorVal", b: "TensorVal") -> Optional[tuple]:
+    """The `saved_seg` of a join: the one saving path's segment, or the shared one; None when two paths saved at
+    different sites (no one segment says whether the save is still live)."""
+    if a.saved is None:
+        return b.saved_seg
+    if b.saved is None or a.saved_seg == b.saved_seg:
+        return a.saved_seg
+    return None
 
 
 def join_all(values) -> Value:

@@ -63,6 +63,23 @@ class DiscardedTensorResult(Rule):
                 runtime="silent: torch.equal(w.grad, torch.full((3,), 2.0))",
                 fixed="import torch\nw = torch.ones(3, requires_grad=True)\n(w * 2).sum().backward()\n"
                       "w.grad.mul_(0.5).add_(1.0).mul_(-1)\n"),
+        # A dropped `expand` whose receiver is then only compared with a tensor of the full shape (information): the
+        # comparison broadcasts it anyway, so the mask is the same (SPIRAL's shift padding mask).
+        Invalid("import torch\nlengths = torch.tensor([2, 4])\npositions = torch.arange(5)\n"
+                "positions.expand(len(lengths), 5)\nmask = positions >= lengths.unsqueeze(1)\n", line=4,
+                runtime="silent: positions.shape == (5,) and mask.shape == (2, 5)", severity=Severity.INFORMATION,
+                fixed="import torch\nlengths = torch.tensor([2, 4])\npositions = torch.arange(5)\n"
+                      "positions = positions.expand(len(lengths), 5)\nmask = positions >= lengths.unsqueeze(1)\n"),
+        # The same dropped `expand` before a reduction over the expanded dimension: a warning.
+        Invalid("import torch\n\n\ndef row_totals(lengths, max_len):\n"
+                "    positions = torch.arange(max_len, dtype=torch.float32)\n"
+                "    positions.expand(len(lengths), max_len)\n    return positions.sum(1)\n\n\n"
+                "row_totals(torch.tensor([2, 4]), 5)\n", line=6, runtime="raises: Dimension out of range",
+                severity=Severity.WARNING,
+                fixed="import torch\n\n\ndef row_totals(lengths, max_len):\n"
+                      "    positions = torch.arange(max_len, dtype=torch.float32)\n"
+                      "    positions = positions.expand(len(lengths), max_len)\n    return positions.sum(1)\n\n\n"
+                      "row_totals(torch.tensor([2, 4]), 5)\n"),
     )
 
     def check(self, event: DiscardEvent, report) -> None:
@@ -96,7 +113,7 @@ class DiscardedTensorResult(Rule):
         # A dropped device move (`x.to(device)`, `x.cuda()`) is most often a no-op (the tensor is already there;
         # 8 of 9 in two fresh rounds of public code), and where it is not, the next op on another device raises at
         # once: information, not a warning. A dropped dtype conversion or arithmetic changes values silently.
-        severity = Severity.INFORMATION if _device_move(call) else None
+        severity = Severity.INFORMATION if _device_move(call) or _broadcast_anyway(report.tree, call) else None
         report.add(self, call, f"{what}. Assign the result or use the in-place form.", fix=fix, severity=severity)
 
 
@@ -128,6 +145,43 @@ def _device_move(call: ast.Call) -> bool:
         if last != "device" and "device" not in last.lower() and last not in ("dev", "cuda", "cpu"):
             return False  # `.to(x)` may convert to another tensor's dtype too
     return True
+
+
+_BROADCASTS = ("expand", "expand_as", "broadcast_to")
+
+
+def _broadcast_anyway(tree, call: ast.Call) -> bool:
+    """A dropped `x.expand(...)` (`expand_as`, `broadcast_to`) on a name that the rest of its function (or module)
+    only reads as an operand of arithmetic or a comparison with another tensor expression: those operations
+    broadcast `x` themselves, so the expansion was redundant (`positions.expand(B, T)` then
+    `positions >= lengths[:, None]`). Any other read (a reduction, a call, a return) keeps the warning."""
+    if tree is None or call.func.attr not in _BROADCASTS or not isinstance(call.func.value, ast.Name):
+        return False
+    name = call.func.value.id
+    scope = None
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.lineno <= call.lineno <= n.end_lineno \
+                and (scope is None or n.lineno >= scope.lineno):
+            scope = n
+    scope = scope or tree  # module-level code: the rest of the module
+    parents = {c: n for n in ast.walk(scope) for c in ast.iter_child_nodes(n)}
+    reads = 0
+    for n in ast.walk(scope):
+        if not isinstance(n, ast.Name) or n.id != name or n.lineno <= call.lineno:
+            continue
+        if not isinstance(n.ctx, ast.Load) or isinstance(parents.get(n), ast.Lambda):
+            return False  # rebound or read by a closure after the statement
+        parent = parents.get(n)
+        if isinstance(parent, ast.BinOp):
+            other = parent.right if parent.left is n else parent.left
+        elif isinstance(parent, ast.Compare) and len(parent.comparators) == 1:
+            other = parent.comparators[0] if parent.left is n else parent.left
+        else:
+            return False
+        if isinstance(other, ast.Constant):
+            return False  # `x * 2` keeps the unexpanded shape
+        reads += 1
+    return reads > 0
 
 
 def _assignable(node: ast.AST) -> bool:

@@ -25,6 +25,28 @@ def _trainable_parameter(call: ast.AST, q) -> bool:
     return True
 
 
+def _opt_in_parameter(made: ast.Assign, attr: str, init: ast.FunctionDef, me: str, q) -> bool:
+    """`if use_learnable: self.x = nn.Parameter(...)` / `else: self.x = fixed_table(...)` in `__init__`, where
+    `use_learnable` is a parameter of `__init__` whose default is off (`False`, `None`, `0`) and no call in the file
+    passes it as `True`: by default `self.x` is a fixed tensor, and detaching it is right."""
+    branch = q.parent(made)
+    if not (isinstance(branch, ast.If) and made in branch.body and isinstance(branch.test, ast.Name)):
+        return False
+    flag = branch.test.id
+    args = init.args.posonlyargs + init.args.args
+    defaults = dict(zip([a.arg for a in args][len(args) - len(init.args.defaults):], init.args.defaults))
+    defaults.update({a.arg: d for a, d in zip(init.args.kwonlyargs, init.args.kw_defaults) if d is not None})
+    default = defaults.get(flag)
+    if not (isinstance(default, ast.Constant) and not default.value):
+        return False
+    if not any(isinstance(s, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == attr
+                                                 and isinstance(t.value, ast.Name) and t.value.id == me
+                                                 for t in s.targets) for s in branch.orelse):
+        return False
+    return not any(kw.arg == flag and not (isinstance(kw.value, ast.Constant) and not kw.value.value)
+                   for call in q.calls() for kw in call.keywords)
+
+
 def _self_name(fn: ast.AST) -> Optional[str]:
     args = fn.args.posonlyargs + fn.args.args
     return args[0].arg if args else None
@@ -136,6 +158,27 @@ class ParameterReadOnlyDetached(Rule):
               "        return self.pos_embed.pow(2).sum()\n"),
     )
     invalid = (
+        # The parameter exists only when a constructor flag that is off by default is turned on (here through a
+        # dict of options); by default the attribute is a fixed table, which the detach is right for: information.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Encoder(nn.Module):\n"
+                "    def __init__(self, dim=4, learnable_pos=False):\n        super().__init__()\n"
+                "        self.proj = nn.Linear(dim, dim)\n        if learnable_pos:\n"
+                "            self.pos_embed = nn.Parameter(torch.zeros(1, 3, dim))\n        else:\n"
+                "            self.pos_embed = torch.randn(1, 3, dim)\n\n    def forward(self, x):\n"
+                "        return self.proj(x + self.pos_embed.type_as(x).clone().detach())\n\n\n"
+                "opts = {\"learnable_pos\": True}\nenc = Encoder(**opts)\n"
+                "enc(torch.randn(2, 3, 4)).sum().backward()\n",
+                line=15, runtime="silent: enc.pos_embed.grad is None", severity=Severity.INFORMATION),
+        # The same class turned on by a call in the file: a warning.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Encoder(nn.Module):\n"
+                "    def __init__(self, dim=4, learnable_pos=False):\n        super().__init__()\n"
+                "        self.proj = nn.Linear(dim, dim)\n        if learnable_pos:\n"
+                "            self.pos_embed = nn.Parameter(torch.zeros(1, 3, dim))\n        else:\n"
+                "            self.pos_embed = torch.randn(1, 3, dim)\n\n    def forward(self, x):\n"
+                "        return self.proj(x + self.pos_embed.type_as(x).clone().detach())\n\n\n"
+                "torch.manual_seed(0)\nenc = Encoder(learnable_pos=True)\n"
+                "enc(torch.randn(2, 3, 4)).sum().backward()\n",
+                line=15, runtime="silent: enc.pos_embed.grad is None", severity=Severity.WARNING),
         Invalid("import torch\nimport torch.nn as nn\n\n\nclass ViT(nn.Module):\n    def __init__(self):\n"
                 "        super().__init__()\n        self.proj = nn.Linear(8, 8)\n"
                 "        self.pos_embed = nn.Parameter(torch.zeros(1, 4, 8))\n\n    def forward(self, x):\n"
@@ -202,12 +245,16 @@ class ParameterReadOnlyDetached(Rule):
                 if first is None:
                     continue
                 stmt = q.statement(first)
+                # Created only when a constructor flag that is off by default is turned on, with a fixed tensor in
+                # its place otherwise: the detaching read is right for the default, so information, not a warning.
+                opt_in = _opt_in_parameter(made, attr, init, me, q)
                 report.add(self, stmt if stmt is not None else first,
                            f"`{ast.unparse(first)}` is a trainable parameter, but every read detaches it: it never "
                            f"gets a gradient. Drop the `.detach()` (or `.data`), or make it a buffer if it must stay "
                            f"fixed.",
                            related=[Note(made.lineno, made.col_offset + 1,
-                                         "created as a trainable `nn.Parameter` here")])
+                                         "created as a trainable `nn.Parameter` here")],
+                           severity=Severity.INFORMATION if opt_in else None)
 
     @staticmethod
     def _only_detached(attr: str, nodes, init: ast.AST, cls: ast.ClassDef, q) -> Optional[ast.Attribute]:

@@ -140,6 +140,28 @@ class InplaceOnSavedTensor(Rule):
               "        it, sample_logprobs = sample_next(logprobs)\n        it[it == 5] = 0\n"
               "        out[:, t] = logprobs\n    return out\n\n\n"
               "decode(nn.Linear(4, 6), torch.randn(3, 4)).sum().backward()\n"),
+        # The same sampling helper with several sampling methods (greedy from `.data`, gumbel, top-k through an
+        # in-place `scatter_` into a tensor the helper made itself): the index is saved on some paths, at two sites,
+        # and the caller still never reads the gathered value, so no backward reaches either gather.
+        Valid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+              "def sample_next(logprobs, method):\n    if method == \"greedy\":\n"
+              "        sample_logprobs, it = torch.max(logprobs.data, 1)\n        it = it.view(-1).long()\n"
+              "    elif method == \"gumbel\":\n"
+              "        it = torch.max(logprobs.data - torch.log(-torch.log(torch.rand_like(logprobs))), 1)[1]\n"
+              "        sample_logprobs = logprobs.gather(1, it.unsqueeze(1))\n    else:\n"
+              "        logprobs = logprobs / 0.7\n        tmp = torch.empty_like(logprobs).fill_(float(\"-inf\"))\n"
+              "        topk, indices = torch.topk(logprobs, 3, dim=1)\n"
+              "        logprobs = tmp.scatter(1, indices, topk)\n"
+              "        logprobs.scatter_(1, indices, topk * 2)\n"
+              "        it = torch.distributions.Categorical(logits=logprobs.detach()).sample()\n"
+              "        sample_logprobs = logprobs.gather(1, it.unsqueeze(1))\n    return it, sample_logprobs\n\n"
+              "\ndef decode(net, x, method, steps=3):\n    out = x.new_zeros(x.shape[0], steps, 6)\n"
+              "    for t in range(steps):\n        logprobs = F.log_softmax(net(x + t), dim=1)\n"
+              "        it, sample_logprobs = sample_next(logprobs, method)\n        if t == 0:\n"
+              "            unfinished = it != 5\n        else:\n            it[~unfinished] = 0\n"
+              "            unfinished = unfinished & (it != 5)\n        out[:, t] = logprobs\n    return out\n\n"
+              "\nfor method in (\"greedy\", \"gumbel\", \"top\"):\n"
+              "    decode(nn.Linear(4, 6), torch.randn(3, 4), method).sum().backward()\n"),
         # A call whose result is thrown away (a statement, or a name never read): the graph it built, and what its
         # `*` saved of `x`, dies with it.
         Valid("import torch\n\n\ndef log_norm(x, w):\n    y = x * w\n    print(y.norm())\n    return y\n\n\n"
@@ -346,6 +368,27 @@ class InplaceOnSavedTensor(Rule):
                 "        x = self.sep(inp)\n        x += inp\n        return x\n\n\n"
                 "Block(2, activate_first=False)(torch.randn(1, 2, 3, 3)).sum().backward()\n", line=30,
                 runtime="raises: modified by an inplace operation"),
+        # That helper's caller adding the gathered log-prob into the loss: the gather's backward reads the index.
+        Invalid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+                "def sample_next(logprobs, method):\n    if method == \"greedy\":\n"
+                "        sample_logprobs, it = torch.max(logprobs.data, 1)\n        it = it.view(-1).long()\n"
+                "    elif method == \"gumbel\":\n"
+                "        it = torch.max(logprobs.data - torch.log(-torch.log(torch.rand_like(logprobs))), 1)[1]\n"
+                "        sample_logprobs = logprobs.gather(1, it.unsqueeze(1))\n    else:\n"
+                "        logprobs = logprobs / 0.7\n        tmp = torch.empty_like(logprobs).fill_(float(\"-inf\"))\n"
+                "        topk, indices = torch.topk(logprobs, 3, dim=1)\n"
+                "        logprobs = tmp.scatter(1, indices, topk)\n"
+                "        logprobs.scatter_(1, indices, topk * 2)\n"
+                "        it = torch.distributions.Categorical(logits=logprobs.detach()).sample()\n"
+                "        sample_logprobs = logprobs.gather(1, it.unsqueeze(1))\n    return it, sample_logprobs\n\n"
+                "\ndef decode(net, x, method, steps=3):\n    out = x.new_zeros(x.shape[0], steps, 6)\n"
+                "    for t in range(steps):\n        logprobs = F.log_softmax(net(x + t), dim=1)\n"
+                "        it, sample_logprobs = sample_next(logprobs, method)\n        if t == 0:\n"
+                "            unfinished = it != 5\n        else:\n            it[~unfinished] = 0\n"
+                "            unfinished = unfinished & (it != 5)\n"
+                "        out[:, t] = logprobs + sample_logprobs.view(-1, 1)\n    return out\n\n\n"
+                "for method in (\"greedy\", \"gumbel\", \"top\"):\n"
+                "    decode(nn.Linear(4, 6), torch.randn(3, 4), method).sum().backward()\n", line=32, runtime="raises: modified by an inplace operation"),
     )
 
     def check(self, event: InplaceEvent, report) -> None:

@@ -347,13 +347,33 @@ def _runs_no_model(loop: ast.AST) -> bool:
     return True
 
 
+def _is_step_call(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step"
+
+
+def _one_accumulation_step(fn: ast.AST, loop: ast.AST) -> bool:
+    """`for _ in range(k)` (`k` a name, an attribute or a number, not `len(data)`) whose body backwards and steps
+    nothing, followed in `fn` by a `.step()` in no loop: the k micro-batches of one gradient-accumulation step
+    (`opt.step()` or `scaler.step(opt)` once per call), as many as the code says, each graph freed by its backward."""
+    if not (isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name)
+            and loop.iter.func.id == "range") or any(isinstance(n, ast.Call) for a in loop.iter.args for n in ast.walk(a)):
+        return False  # `range(len(loader))` counts the data, not micro-batches
+    body = list(_own_nodes(loop))
+    if any(_is_step_call(n) for n in body) or not any(_is_backward_call(n) for n in body):
+        return False
+    loops = [n for n in _own_nodes(fn) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+    return any(_is_step_call(n) and n.lineno > (loop.end_lineno or loop.lineno)
+               and not any(_inside(n, other) for other in loops) for n in _own_nodes(fn))
+
+
 def _bounded(tree: ast.AST | None, event, name: str) -> str | None:
     """Why what the accumulation keeps is bounded by the code rather than by the data, or None. The loops the
     accumulator lives across are those holding the statement, from the innermost out to the first whose body makes
     it anew (`loss_d_sum = 0.0`) before them; without one, the function making it (a local, returned or dropped per
     call). It is bounded when
     * that re-making loop itself calls backward besides (a training step: `loss_g.backward()` then k discriminator
-      steps summed into a total made anew each step), for a loop that calls backward; or
+      steps summed into a total made anew each step), for a loop that calls backward; or, for a local of a function
+      with one loop, that loop is the micro-batches of one gradient-accumulation step (`_one_accumulation_step`); or
     * every loop it lives across runs once per part of the model (`_iterates_parts`), or, in a loop without
       backward, combines values made before it without running a model (`_runs_no_model`).
     A total made before the batch loop, or outside the function, is not bounded: it grows with the data."""
@@ -387,6 +407,9 @@ def _bounded(tree: ast.AST | None, event, name: str) -> str | None:
         inner_loops = [n for n in _own_nodes(home) if n is not home and isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
         if any(_is_backward_call(n) and not any(_inside(n, loop) for loop in inner_loops) for n in _own_nodes(home)):
             return "step"
+    if home is None and scope is not tree and len(spanning) == 1 and event.backward_in_loop is not None \
+            and _one_accumulation_step(scope, spanning[0]):
+        return "step"
     if all(_iterates_parts(loop) for loop in spanning):
         return "parts"
     if event.backward_in_loop is None and all(_iterates_parts(loop) or _runs_no_model(loop) for loop in spanning):
@@ -649,6 +672,17 @@ class LossAccumulatesGraph(Rule):
         Valid("import torch\n\n\ndef scores(dist):\n    out = torch.zeros(len(dist))\n    out[:] = dist\n    return out.sum().item()\n\n\n"
               "w = torch.rand(3, 5, requires_grad=True)\nbest = torch.zeros(3)\nfor _ in range(3):\n"
               "    dist = w.pow(2).sum(1)\n    dist.sum().backward()\n    best += scores(dist)\n"),
+        # One gradient-accumulation step per call (deep-daze's `train_step`): a local total over `range(k)` micro-batches,
+        # each backwarded, and one optimizer step after the loop: k graphs at most, whatever the data.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Trainer:\n    def __init__(self, accumulate=4):\n"
+              "        self.model = nn.Linear(4, 1)\n"
+              "        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)\n"
+              "        self.accumulate = accumulate\n\n    def train_step(self):\n        total_loss = 0\n"
+              "        for _ in range(self.accumulate):\n"
+              "            loss = self.model(torch.randn(8, 4)).pow(2).mean() / self.accumulate\n"
+              "            total_loss += loss\n            loss.backward()\n        self.opt.step()\n"
+              "        self.opt.zero_grad()\n        return total_loss\n\n\ntrainer = Trainer()\n"
+              "for i in range(3):\n    print(i, trainer.train_step().item())\n"),
         # Bounded accumulations (fresh rounds' "true but harmless" GS404s): what is kept is bounded by the code, not by
         # the data. A total made anew on every step of a loop that itself backwards, summing k discriminator steps
         # (melgan's `loss_d_sum`); a list made anew per batch holding one loss per linear head (ibot's
@@ -908,6 +942,12 @@ class LossAccumulatesGraph(Rule):
                 "for epoch in range(2):\n    for x in torch.randn(3, 8, 4):\n        out = model(x)\n"
                 "        loss = out.pow(2).mean()\n        loss.backward()\n        total += loss\n", line=10,
                 runtime="silent: total.grad_fn is not None"),
+        # The accumulation step's look-alike over a whole loader (one step per epoch): one graph per batch of the data.
+        Invalid("import torch\nimport torch.nn as nn\n\n\ndef train_epoch(model, opt, loader):\n"
+                "    total_loss = 0\n    for x in loader:\n        loss = model(x).pow(2).mean()\n"
+                "        total_loss += loss\n        loss.backward()\n    opt.step()\n    return total_loss\n\n\n"
+                "model = nn.Linear(4, 1)\n"
+                "total = train_epoch(model, torch.optim.SGD(model.parameters(), lr=0.1), torch.randn(3, 8, 4))\n", line=9, runtime="silent: total.grad_fn is not None"),
         # Their look-alikes that grow with the data: a total made anew per epoch (the scheduler's `step()` is no
         # backward), a per-call list over `range(n_updates)` whose loop variable selects no model part, and one
         # graph per head kept across every batch of the loader.

@@ -139,6 +139,24 @@ def _reachable_returns(block: list) -> Iterator[ast.Return]:
             return
 
 
+def _applied_only_in_backward(q, cls: ast.ClassDef) -> bool:
+    """Every `Cls.apply(...)` of the file is in the `backward` of another `autograd.Function` (StyleGAN's
+    `conv2d_gradfix`: the weight gradient of a convolution as a Function of its own). That backward runs in grad
+    mode only under `create_graph=True`, and even then this Function's node lies on the gradient's graph: its own
+    `backward` runs only when that gradient is differentiated again, which first-order training never does."""
+    applies = [c for c in q.calls() if isinstance(c.func, ast.Attribute) and c.func.attr == "apply"
+               and isinstance(c.func.value, ast.Name) and c.func.value.id == cls.name]
+    if not applies:
+        return False
+    functions = set(q.subclasses("torch.autograd.Function"))
+    for call in applies:
+        fn = q.enclosing_function(call)
+        owner = q.parent(fn) if fn is not None else None
+        if fn is None or fn.name != "backward" or owner is cls or owner not in functions:
+            return False
+    return True
+
+
 class FunctionBackwardArity(Rule):
     code = "GS411"
     name = "function-backward-arity"
@@ -243,6 +261,19 @@ class FunctionBackwardArity(Rule):
                 "    @staticmethod\n    def backward(ctx, grad_values, grad_idx):\n        return grad_values\n\n\n"
                 "v = torch.randn(5, requires_grad=True)\nTopK.apply(v, 2)[0].sum().backward()\n",
                 line=13, runtime="raises: returned an incorrect number of gradients (expected 2, got 1)"),
+        # A Function applied only in another Function's `backward` (StyleGAN's `conv2d_gradfix`, the weight gradient
+        # as a Function): first-order training never runs its `backward`; a second derivative does (information).
+        Invalid("import torch\n\n\nclass Square(torch.autograd.Function):\n    @staticmethod\n"
+                "    def forward(ctx, x):\n        ctx.save_for_backward(x)\n        return x * x\n\n"
+                "    @staticmethod\n    def backward(ctx, grad):\n        x, = ctx.saved_tensors\n"
+                "        return GradOfSquare.apply(grad, x)\n\n\nclass GradOfSquare(torch.autograd.Function):\n"
+                "    @staticmethod\n    def forward(ctx, grad, x):\n        ctx.save_for_backward(grad, x)\n"
+                "        return 2 * x * grad\n\n    @staticmethod\n    def backward(ctx, gg):\n"
+                "        grad, x = ctx.saved_tensors\n        return 2 * x * gg\n\n\n"
+                "x = torch.randn(3, requires_grad=True)\nSquare.apply(x).sum().backward()\n"
+                "g, = torch.autograd.grad(Square.apply(x).sum(), x, create_graph=True)\ng.sum().backward()\n",
+                line=25, runtime="raises: returned an incorrect number of gradients (expected 2, got 1)",
+                severity=Severity.INFORMATION),
     )
 
     def check(self, event: FileEvent, report) -> None:
@@ -257,6 +288,7 @@ class FunctionBackwardArity(Rule):
             if _method(cls, "setup_context") is None and _outputs_never_differentiable(q, forward):
                 continue
             fewest, expected = counts
+            higher_order = _applied_only_in_backward(q, cls)
             grad_params = {a.arg for a in backward.args.args[_receivers(backward):]}
             for ret in _reachable_returns(backward.body):
                 got = _returned(ret.value, grad_params)
@@ -265,5 +297,7 @@ class FunctionBackwardArity(Rule):
                 if len(got) < fewest or (len(got) > expected and any(got[expected:])):
                     n = fewest if len(got) < fewest else expected
                     least = "at least " if len(got) < fewest and fewest != expected else ""
+                    when = "differentiating the gradient it computes raises" if higher_order else "backward raises"
                     report.add(self, ret, f"`backward` returns {len(got)} gradient{'s' * (len(got) != 1)} but "
-                                          f"`forward` takes {least}{n} input{'s' * (n != 1)}; backward raises.")
+                                          f"`forward` takes {least}{n} input{'s' * (n != 1)}; {when}.",
+                               severity=Severity.INFORMATION if higher_order else None)
