@@ -22,7 +22,8 @@ class TensorFromTensor(Rule):
                     "`torch.tensor()` copy whose values are only read as numbers is left alone: all-reduced, updated in place and turned "
                     "into Python numbers (`.item()`, `float()`, `.tolist()`), as a logging helper does with a loss; "
                     "so is a copy used only as a regression target (a loss's other argument, the other side of a "
-                    "subtraction, or returned).")
+                    "subtraction, or returned), and a `Variable(t)` (without `requires_grad=True`) that is a factor "
+                    "of a product, difference or quotient, a stop-gradient by intent (`Variable(adv) * log_prob`).")
     why_bad = ("The copy is a new leaf with `requires_grad=False`: nothing upstream of it receives a gradient. "
                "PyTorch only warns (\"To copy construct from a tensor, it is recommended to use "
                "sourceTensor.detach().clone()...\"), and `torch.tensor([a, b])` built from tensors does not even "
@@ -65,6 +66,21 @@ class TensorFromTensor(Rule):
               'def all_reduce_mean(x):\n    x_reduce = torch.tensor(x)\n    dist.all_reduce(x_reduce)\n'
               '    x_reduce /= dist.get_world_size()\n    return x_reduce.item()\n\n\nmodel = nn.Linear(3, 1)\n'
               'loss = model(torch.randn(4, 3)).pow(2).mean()\nloss.backward()\nprint(all_reduce_mean(loss))\n'),
+        # `Variable(t)` as a stop-gradient by intent (post-0.4 code, where it is `t.detach()`): a policy-gradient
+        # advantage weighting the log-probabilities (a VPG), and a Retrace target carried through a loop (ACER).
+        # The losses still train the policy and the critic through their other operands.
+        Valid("import torch\nimport torch.nn as nn\nfrom torch.autograd import Variable\n"
+              "policy, critic = nn.Linear(3, 2), nn.Linear(3, 1)\ns = torch.randn(5, 3)\n"
+              "logp = torch.log_softmax(policy(s), 1)[:, 0]\nvalues = critic(s).squeeze(1)\nreturns = torch.ones(5)\n"
+              "loss = -(Variable(returns - values) * logp).mean() + (returns - values).pow(2).mean()\n"
+              "loss.backward()\nassert policy.weight.grad is not None and critic.weight.grad is not None\n"),
+        Valid("import torch\nimport torch.nn as nn\nfrom torch.autograd import Variable\ncritic = nn.Linear(3, 1)\n"
+              "v = critic(torch.randn(4, 3)).squeeze(1)\nif v.shape[0] > 2:\n    q_ret = Variable(v[-1])\nelse:\n"
+              "    q_ret = torch.zeros(())\ntargets = []\n"
+              "for i in range(3):\n    q_ret = 1.0 + 0.9 * q_ret\n    targets.append(q_ret)\n"
+              "    q_ret = Variable(0.5 * (q_ret - v[i]) + v[i])\n"
+              "loss = (torch.stack(targets) - v[:3]).pow(2).mean()\nloss.backward()\n"
+              "assert critic.weight.grad is not None\n"),
     )
     invalid = (
         Invalid("import torch\nx = torch.randn(3, requires_grad=True)\ny = torch.tensor(x * 2)\n", line=3,
@@ -83,12 +99,20 @@ class TensorFromTensor(Rule):
                 'loss = model(torch.randn(4, 3)).pow(2).mean()\nloss_reduce = torch.tensor(loss)\n'
                 'dist.all_reduce(loss_reduce)\nloss_reduce /= dist.get_world_size()\n'
                 'total = loss_reduce + reg.sum()\ntotal.backward()\n',
-                line=9, runtime="silent: model.weight.grad is None")
+                line=9, runtime="silent: model.weight.grad is None"),
+        # `Variable(pred)` made a term of the loss, not a factor of a term that keeps its gradient: the model
+        # gets none.
+        Invalid("import torch\nimport torch.nn as nn\nfrom torch.autograd import Variable\nnet = nn.Linear(3, 1)\n"
+                "reg = torch.zeros(1, requires_grad=True)\npred = net(torch.randn(4, 3))\n"
+                "loss = Variable(pred).pow(2).mean() + reg.sum()\nloss.backward()\n", line=7,
+                runtime="silent: net.weight.grad is None"),
     )
 
     def check(self, event: GraphCutEvent, report) -> None:
         if _used_as_target(report.tree, event.node):
             return
+        if event.api == "Variable" and _stop_gradient_factor(report.tree, event.node):
+            return  # `Variable(adv) * log_prob`: the post-0.4 `Variable(t)` used on purpose as `t.detach()`
         if event.api != "Variable" and _read_as_numbers(report.tree, event.node):
             return  # a `torch.tensor()` copy only read as numbers; `Variable(t)` is written to keep history
         origin = event.target.origin
@@ -108,12 +132,7 @@ def _later_uses(tree, call: ast.AST):
     copy is returned as it is made."""
     if tree is None:
         return None
-    scope = tree
-    for n in ast.walk(tree):
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.lineno <= call.lineno <= (n.end_lineno or 0) \
-                and n.lineno >= getattr(scope, "lineno", 0):
-            scope = n
-    parents = {child: parent for parent in ast.walk(scope) for child in ast.iter_child_nodes(parent)}
+    scope, parents = _scope_parents(tree, call)
     stmt = call
     while stmt in parents and not isinstance(stmt, ast.stmt):
         stmt = parents[stmt]
@@ -159,6 +178,88 @@ def _used_as_target(tree, call: ast.AST) -> bool:
                 continue
         return False
     return True
+
+
+# How a stop-gradient copy is combined with the values that keep their gradient: as a weight (`w * log_prob`), a
+# baseline or target (`q - v`), or a divisor.
+_FACTOR_OPS = (ast.Mult, ast.Sub, ast.Div)
+
+
+def _stop_gradient_factor(tree, call: ast.Call) -> bool:
+    """Whether `Variable(t)` (without `requires_grad=True`) is a constant factor by intent: an operand of a product,
+    difference or quotient (`Variable(adv) * log_prob`, `(Variable(q_target) - v).pow(2)`), or bound to a name
+    whose uses up to its next assignment (in a loop, also from the top of the loop body) are all such operands.
+    Under torch >= 0.4 `Variable(t)` is `t.detach()`, and pre-0.4 code could not wrap a tensor with history at all
+    (`Variable(Variable)` raised): code that does is post-0.4 code using it as a stop-gradient, the way ACER's
+    Retrace targets, importance weights and policy-gradient advantages need one. The expression the factor joins
+    keeps its gradient through the other operand. `Variable(pred, requires_grad=True)` (a new leaf the author
+    wants gradients through) and a copy added into a loss (`Variable(loss) + reg`) stay findings."""
+    if tree is None or any(k.arg == "requires_grad" for k in call.keywords):
+        return False
+    scope, parents = _scope_parents(tree, call)
+    if _is_factor(parents, call):
+        return True
+    stmt = call
+    while stmt in parents and not isinstance(stmt, ast.stmt):
+        stmt = parents[stmt]
+    if not (isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)):
+        return False
+    name = stmt.targets[0].id
+    # The other branch of an `if` around the binding (`else: q = Tensor([0])`) never runs after it.
+    skip, node = set(), stmt
+    while node in parents:
+        parent = parents[node]
+        if isinstance(parent, ast.If):
+            other = parent.orelse if node in parent.body else parent.body if node in parent.orelse else ()
+            skip.update(n for branch in other for n in ast.walk(branch))
+        node = parent
+    names = [n for n in ast.walk(scope) if isinstance(n, ast.Name) and n.id == name and n not in skip]
+    names.sort(key=lambda n: (n.lineno, n.col_offset))
+    after = (stmt.end_lineno, stmt.end_col_offset)
+    uses = _loads_until_store(names, lambda n: (n.lineno, n.col_offset) > after, parents)
+    if not uses:
+        loop = stmt
+        while loop in parents and not isinstance(loop, (ast.For, ast.While)):
+            loop = parents[loop]
+        if isinstance(loop, (ast.For, ast.While)) and loop.body:
+            start = (loop.body[0].lineno, loop.body[0].col_offset)
+            uses = _loads_until_store(names, lambda n: (n.lineno, n.col_offset) >= start, parents)
+    return bool(uses) and all(_is_factor(parents, use) for use in uses)
+
+
+def _loads_until_store(names, starts, parents):
+    """The loads among `names` (sorted by position) from the first one `starts` accepts up to the statement of the
+    next store of the name (a store's own statement's loads included: `q = r + g * q`)."""
+    uses, stop = [], None
+    for n in names:
+        if not starts(n):
+            continue
+        if stop is not None and (n.lineno, n.col_offset) > stop:
+            break
+        if isinstance(n.ctx, ast.Load):
+            uses.append(n)
+        elif stop is None:
+            stmt = n
+            while stmt in parents and not isinstance(stmt, ast.stmt):
+                stmt = parents[stmt]
+            stop = (stmt.end_lineno, stmt.end_col_offset)
+    return uses
+
+
+def _is_factor(parents, node) -> bool:
+    parent = parents.get(node)
+    return isinstance(parent, ast.BinOp) and isinstance(parent.op, _FACTOR_OPS)
+
+
+def _scope_parents(tree, node):
+    """The innermost function around `node` (or the module) and its parent map."""
+    scope = tree
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.lineno <= node.lineno <= (n.end_lineno or 0) \
+                and n.lineno >= getattr(scope, "lineno", 0):
+            scope = n
+    return scope, {child: parent for parent in ast.walk(scope) for child in ast.iter_child_nodes(parent)}
 
 
 # Calls that hand a tensor to the other processes (torch.distributed, horovod): they read and overwrite its values.
