@@ -115,34 +115,34 @@ class LogProbStoredWithoutGrad(Rule):
         attrs = q.attrs
         if "log_prob" not in attrs or "append" not in attrs or not ({"no_grad", "inference_mode"} & attrs):
             return
-        for cls in q.class_defs:
-            methods = [f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
-            for fn in methods:
-                for store, region in self._stores(q, fn):
-                    attr = _self_attr(store.func.value)
-                    use = self._pg_use(q, methods, attr)
-                    if use is None:
-                        continue
-                    report.add(self, store,
-                               "This log-prob is stored without grad: the policy-gradient loss built from it has no "
-                               f"gradient. Compute what goes into `self.{attr}` with grad mode on.",
-                               related=[Note(region.lineno, region.col_offset + 1, "grad mode is off here"),
-                                        Note(use.lineno, use.col_offset + 1, "the loss uses it here")])
-
-    @staticmethod
-    def _stores(q, fn):
-        """`self.x.append(<... .log_prob(...) ...>)` statements run with grad mode off, with the region."""
-        decorators = [d for d in fn.decorator_list if _off(q, d)]
-        if decorators:
-            spans = [(decorators[0], fn.body)]
-        else:
-            spans = [(w, w.body) for w in walk(fn) if isinstance(w, (ast.With, ast.AsyncWith))
-                     and any(_off(q, i.context_expr) for i in w.items)]
-        for region, body in spans:
-            for n in (n for s in body for n in walk(s)):
-                if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "append"
-                        and len(n.args) == 1 and _self_attr(n.func.value) and _has_log_prob(n.args[0])):
-                    yield n, region
+        # Only `self.x.append(...log_prob(...)...)` calls are candidates; the rest of the class is read after one.
+        for store in q.calls():
+            f = store.func
+            if not (isinstance(f, ast.Attribute) and f.attr == "append" and len(store.args) == 1
+                    and _self_attr(f.value) and _has_log_prob(store.args[0])):
+                continue
+            region, node = None, q.parent(store)
+            while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                                             ast.ClassDef)):
+                if isinstance(node, (ast.With, ast.AsyncWith)) and any(_off(q, i.context_expr) for i in node.items):
+                    region = node
+                node = q.parent(node)
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            region = region or next((d for d in node.decorator_list if _off(q, d)), None)
+            cls = q.parent(node)
+            if region is None or not isinstance(cls, ast.ClassDef):
+                continue
+            methods = [m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            attr = _self_attr(f.value)
+            use = self._pg_use(q, methods, attr)
+            if use is None:
+                continue
+            report.add(self, store,
+                       "This log-prob is stored without grad: the policy-gradient loss built from it has no "
+                       f"gradient. Compute what goes into `self.{attr}` with grad mode on.",
+                       related=[Note(region.lineno, region.col_offset + 1, "grad mode is off here"),
+                                Note(use.lineno, use.col_offset + 1, "the loss uses it here")])
 
     @staticmethod
     def _pg_use(q, methods: list, attr: str):

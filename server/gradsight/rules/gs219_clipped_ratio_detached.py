@@ -145,20 +145,23 @@ class ClippedRatioDetached(Rule):
         attrs = q.attrs
         if "detach" not in attrs or "exp" not in attrs or not (_CLAMPS & attrs):
             return
-        for fn in q.functions:
-            nodes = _own_nodes(fn)
-            for st in nodes:
-                if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)):
-                    continue
-                v = st.value
-                if not (isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "detach"
-                        and not v.args and _exp_of_difference(q, v.func.value)):
-                    continue
-                ratio = st.targets[0].id
-                if self._surrogate(q, nodes, ratio, st):
-                    report.add(self, st,
-                               "This ratio is detached, so the clipped surrogate built from it has no gradient and "
-                               f"trains nothing. Keep `{ratio}`'s graph and detach the old log-probabilities instead.")
+        # Only the functions holding a `ratio = torch.exp(a - b).detach()` are walked.
+        walked: dict = {}
+        for st in q.assigns:
+            v = st.value
+            if not (len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) and isinstance(v, ast.Call)
+                    and isinstance(v.func, ast.Attribute) and v.func.attr == "detach" and not v.args
+                    and _exp_of_difference(q, v.func.value)):
+                continue
+            fn = q.enclosing_function(st)
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            nodes = walked.setdefault(id(fn), _own_nodes(fn))
+            ratio = st.targets[0].id
+            if self._surrogate(q, nodes, ratio, st):
+                report.add(self, st,
+                           "This ratio is detached, so the clipped surrogate built from it has no gradient and "
+                           f"trains nothing. Keep `{ratio}`'s graph and detach the old log-probabilities instead.")
 
     @staticmethod
     def _surrogate(q, nodes: list, ratio: str, bound: ast.Assign) -> bool:

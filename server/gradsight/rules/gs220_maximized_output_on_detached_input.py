@@ -24,7 +24,8 @@ def _detached_call_output(e: ast.AST, outputs: set) -> bool:
         return False
     while isinstance(e, ast.Subscript):
         e = e.value
-    return (isinstance(e, ast.Name) and e.id in outputs) or isinstance(e, ast.Call)
+    # `outputs` None: any name (a first, cheap test before the function's assignments are known).
+    return (isinstance(e, ast.Name) and (outputs is None or e.id in outputs)) or isinstance(e, ast.Call)
 
 
 def _own_nodes(fn: ast.AST) -> list:
@@ -118,14 +119,25 @@ class MaximizedOutputOnDetachedInput(Rule):
         attrs = q.attrs
         if "detach" not in attrs or "backward" not in attrs or not (_REDUCE & attrs):
             return
-        for fn in q.functions:
-            nodes = _own_nodes(fn)
+        # Only the functions holding `x = y.detach()` (of a name or a call) and a backward are walked.
+        walked: dict = {}
+        lines = report.source.lines
+        for cand in q.assigns:
+            if not (len(cand.targets) == 1 and isinstance(cand.targets[0], ast.Name)
+                    and _detached_call_output(cand.value, None)):
+                continue
+            fn = q.enclosing_function(cand)
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or id(fn) in walked:
+                continue
+            text = "\n".join(lines[fn.lineno - 1:fn.end_lineno or fn.lineno])
+            if "backward" not in text or "-" not in text:
+                walked[id(fn)] = None
+                continue
+            nodes = walked[id(fn)] = _own_nodes(fn)
             assigns = [n for n in nodes if isinstance(n, ast.Assign) and len(n.targets) == 1
                        and isinstance(n.targets[0], ast.Name)]
-            if not any(isinstance(n, ast.Attribute) and n.attr == "detach" for n in nodes):
-                continue
             outputs = {a.targets[0].id for a in assigns if isinstance(a.value, (ast.Call, ast.Subscript))}
-            for st in assigns:
+            for st in sorted(assigns, key=lambda a: a.lineno):
                 if not _detached_call_output(st.value, outputs):
                     continue
                 name = st.targets[0].id
