@@ -715,8 +715,10 @@ class StatementsMixin:
             if val is None:
                 base = state.get(test.value.id)
                 if isinstance(base, ModuleVal) and len(self.stack) >= 2 and isinstance(base.cls, ClassInfo):
-                    changed = self.method_mutations(base.cls, None)
-                    val = base.attr(test.attr) if test.attr not in changed and "*" not in changed else None
+                    val = base.attr(test.attr)
+                    if isinstance(val, PyVal) and val.truth is not None:  # the methods are read only then
+                        changed = self.method_mutations(base.cls, None)
+                        val = val if test.attr not in changed and "*" not in changed else None
                 else:
                     val = base.attr(test.attr) if isinstance(base, ObjectVal) else None
             return val.truth if isinstance(val, PyVal) else None
