@@ -6,6 +6,7 @@ from ..engine.astwalk import walk
 from ..engine.query import FileEvent
 from ..engine.report import Note
 from ..findings import Severity
+from ._syntax import own_nodes
 from .base import Invalid, Rule, Valid
 
 # `torch.isnan(x)` / `x.isnan()` (true on the bad value) and `torch.isfinite(x)` (false on it).
@@ -66,16 +67,6 @@ def _nan_guard(q, node: ast.IfExp):
     if not _number(bad) or ast.dump(good) != ast.dump(x):
         return None
     return bad
-
-
-def _own_nodes(fn: ast.AST):
-    """The nodes of `fn`'s body, without those of functions and classes defined in it."""
-    todo = list(fn.body)
-    while todo:
-        n = todo.pop()
-        yield n
-        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            todo.extend(ast.iter_child_nodes(n))
 
 
 def _numeric_params(fn: ast.AST) -> set:
@@ -248,7 +239,7 @@ class NanGuardReturnsNumber(Rule):
         guarded value (a call of `callee`, or `seed`'s assignment) with nothing but numbers beside it. Returns the
         backward it reaches, "returned" when `scope` returns it, else None."""
         body = scope if scope is not None else q.tree
-        if callee is not None and not any(isinstance(n, ast.Call) and _calls_to(n, callee) for n in _own_nodes(body)):
+        if callee is not None and not any(isinstance(n, ast.Call) and _calls_to(n, callee) for n in own_nodes(body)):
             return None
         params = _numeric_params(scope) if scope is not None else set()
         status: dict = {}

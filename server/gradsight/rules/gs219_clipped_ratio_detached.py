@@ -5,6 +5,7 @@ import ast
 from ..engine.astwalk import walk
 from ..engine.query import FileEvent
 from ..findings import Severity
+from ._syntax import own_nodes
 from .base import Invalid, Rule, Valid
 
 _CLAMPS = frozenset({"clamp", "clip"})
@@ -45,16 +46,6 @@ def _clipped(q, call: ast.Call, ratio: str) -> bool:
     lo = args[0] if args else kw.get("min")
     hi = args[1] if len(args) > 1 else kw.get("max")
     return lo is not None and hi is not None and _one_plus_minus(lo, ast.Sub) and _one_plus_minus(hi, ast.Add)
-
-
-def _own_nodes(fn: ast.AST) -> list:
-    out, todo = [], list(fn.body)
-    while todo:
-        n = todo.pop()
-        out.append(n)
-        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            todo.extend(ast.iter_child_nodes(n))
-    return out
 
 
 class ClippedRatioDetached(Rule):
@@ -156,7 +147,7 @@ class ClippedRatioDetached(Rule):
             fn = q.enclosing_function(st)
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            nodes = walked.setdefault(id(fn), _own_nodes(fn))
+            nodes = walked.setdefault(id(fn), own_nodes(fn))
             ratio = st.targets[0].id
             if self._surrogate(q, nodes, ratio, st):
                 report.add(self, st,

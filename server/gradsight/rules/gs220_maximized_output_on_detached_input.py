@@ -5,6 +5,7 @@ import ast
 from ..engine.astwalk import walk
 from ..engine.query import FileEvent
 from ..findings import Severity
+from ._syntax import own_nodes
 from .base import Invalid, Rule, Valid
 
 _REDUCE = frozenset({"mean", "sum"})
@@ -26,16 +27,6 @@ def _detached_call_output(e: ast.AST, outputs: set) -> bool:
         e = e.value
     # `outputs` None: any name (a first, cheap test before the function's assignments are known).
     return (isinstance(e, ast.Name) and (outputs is None or e.id in outputs)) or isinstance(e, ast.Call)
-
-
-def _own_nodes(fn: ast.AST) -> list:
-    out, todo = [], list(fn.body)
-    while todo:
-        n = todo.pop()
-        out.append(n)
-        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            todo.extend(ast.iter_child_nodes(n))
-    return out
 
 
 def _strip_reduction(e: ast.AST, q):
@@ -133,7 +124,7 @@ class MaximizedOutputOnDetachedInput(Rule):
             if "backward" not in text or "-" not in text:
                 walked[id(fn)] = None
                 continue
-            nodes = walked[id(fn)] = _own_nodes(fn)
+            nodes = walked[id(fn)] = own_nodes(fn)
             assigns = [n for n in nodes if isinstance(n, ast.Assign) and len(n.targets) == 1
                        and isinstance(n.targets[0], ast.Name)]
             outputs = {a.targets[0].id for a in assigns if isinstance(a.value, (ast.Call, ast.Subscript))}

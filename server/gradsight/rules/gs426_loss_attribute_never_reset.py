@@ -6,36 +6,13 @@ from typing import Iterator, Optional
 from ..engine.query import FileEvent
 from ..engine.report import Note
 from ..findings import Severity
+from ._syntax import first_param, own_nodes, self_attr
 from .base import Invalid, Rule, Valid
 
 # Tensor factories whose result, stored in `__init__`, starts a running total (`self.aux_loss = torch.zeros((1,))`).
 _STARTS = frozenset({"torch.zeros", "torch.tensor", "torch.Tensor", "torch.FloatTensor"})
 # In-place calls that reset or rescale a kept total (`self.total.zero_()`).
 _RESETS = frozenset({"zero_", "fill_", "mul_", "copy_", "detach_"})
-
-
-def _me(fn: ast.AST) -> Optional[str]:
-    args = fn.args.posonlyargs + fn.args.args
-    return args[0].arg if args else None
-
-
-def _attr(node: ast.AST, me: str) -> Optional[str]:
-    """`x` of `self.x`."""
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == me:
-        return node.attr
-    return None
-
-
-def _own(fn: ast.AST) -> list:
-    """The function's own nodes, nested definitions left out."""
-    out, todo = [], list(fn.body)
-    while todo:
-        n = todo.pop()
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        out.append(n)
-        todo.extend(ast.iter_child_nodes(n))
-    return out
 
 
 def _reads(node: ast.AST) -> set:
@@ -45,9 +22,9 @@ def _reads(node: ast.AST) -> set:
 def _added_term(value: ast.AST, me: str, attr: str) -> Optional[ast.AST]:
     """`v` of `self.x = self.x + v` (or `v + self.x`): an add into the attribute written as a rebinding."""
     if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
-        if _attr(value.left, me) == attr:
+        if self_attr(value.left, me) == attr:
             return value.right
-        if _attr(value.right, me) == attr:
+        if self_attr(value.right, me) == attr:
             return value.left
     return None
 
@@ -77,22 +54,22 @@ def _backward_through(methods: list, attr: str) -> Optional[ast.Call]:
     """A backward in a loop of one of the class's methods on an expression that reads `self.<attr>`, directly or
     through a name the loop binds from it (`total_loss = loss + self.aux_loss`, `total_loss.backward()`)."""
     for fn in methods:
-        me = _me(fn)
+        me = first_param(fn)
         if me is None:
             continue
-        for loop in _own(fn):
+        for loop in own_nodes(fn, with_defs=False):
             if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
                 continue
             body = list(ast.walk(loop))
             names = set()
             for s in body:
-                if isinstance(s, ast.Assign) and any(_attr(x, me) == attr for x in ast.walk(s.value)):
+                if isinstance(s, ast.Assign) and any(self_attr(x, me) == attr for x in ast.walk(s.value)):
                     names |= {t.id for t in s.targets if isinstance(t, ast.Name)}
             for c in body:
                 if not (isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "backward"):
                     continue
                 read = [x for part in [c.func.value, *c.args] for x in ast.walk(part)]
-                if any(_attr(x, me) == attr or isinstance(x, ast.Name) and x.id in names for x in read):
+                if any(self_attr(x, me) == attr or isinstance(x, ast.Name) and x.id in names for x in read):
                     return c
     return None
 
@@ -104,19 +81,19 @@ def _sites(cls: ast.ClassDef, q) -> Iterator[tuple]:
     methods = [f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
     started, reset, adds = set(), set(), []
     for fn in methods:
-        me = _me(fn)
+        me = first_param(fn)
         if me is None or any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list):
             continue
         params = {p.arg for p in fn.args.posonlyargs[1:] + fn.args.args[1:] + fn.args.kwonlyargs} \
             if fn.args.posonlyargs or fn.args.args else set()
-        own = _own(fn)
+        own = own_nodes(fn, with_defs=False)
         backwards = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward"
                         for n in own)
         derived = None  # the method's names made from its arguments, computed on the first add
         for n in own:
             if isinstance(n, ast.Assign):
                 for t in n.targets:
-                    a = _attr(t, me)
+                    a = self_attr(t, me)
                     if a is None:
                         continue
                     if fn.name == "__init__" and isinstance(n.value, ast.Call) and q.call_name(n.value) in _STARTS:
@@ -130,7 +107,7 @@ def _sites(cls: ast.ClassDef, q) -> Iterator[tuple]:
                     if fn.name != "__init__" and not backwards and _reads(term) & derived:
                         adds.append((n, a))
             elif isinstance(n, ast.AugAssign):
-                a = _attr(n.target, me)
+                a = self_attr(n.target, me)
                 if a is None:
                     continue
                 if isinstance(n.op, ast.Add) and fn.name != "__init__" and not backwards:
@@ -140,11 +117,11 @@ def _sites(cls: ast.ClassDef, q) -> Iterator[tuple]:
                 elif not isinstance(n.op, ast.Add):
                     reset.add(a)
             elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _RESETS:
-                a = _attr(n.func.value, me)
+                a = self_attr(n.func.value, me)
                 if a is not None:
                     reset.add(a)
             elif isinstance(n, ast.Delete):
-                reset |= {a for t in n.targets if (a := _attr(t, me)) is not None}
+                reset |= {a for t in n.targets if (a := self_attr(t, me)) is not None}
     for stmt, a in adds:
         if a not in started or a in reset:
             continue

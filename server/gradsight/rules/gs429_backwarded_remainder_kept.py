@@ -6,6 +6,7 @@ from typing import Iterator, Optional
 from ..engine.query import FileEvent
 from ..engine.report import Note
 from ..findings import Severity
+from ._syntax import first_param, own_nodes, self_attr
 from .base import Invalid, Rule, Valid
 
 # What takes a value out of autograd: a name bound through one of these carries no graph onward.
@@ -14,30 +15,6 @@ _CUTS = frozenset({"detach", "detach_", "data", "item", "tolist", "numpy"})
 # values or the method's arguments): torch functions, tensor methods of local values, plain builtins.
 _TORCH_ROOTS = frozenset({"torch", "F", "functional", "nn", "math", "np", "numpy"})
 _BUILTINS = frozenset({"len", "sum", "min", "max", "abs", "float", "int", "range", "list", "tuple", "zip", "enumerate"})
-
-
-def _me(fn: ast.AST) -> Optional[str]:
-    args = fn.args.posonlyargs + fn.args.args
-    return args[0].arg if args else None
-
-
-def _attr(node: ast.AST, me: str) -> Optional[str]:
-    """`x` of `self.x`."""
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == me:
-        return node.attr
-    return None
-
-
-def _own(fn: ast.AST) -> list:
-    """The function's own nodes, nested definitions left out."""
-    out, todo = [], list(fn.body)
-    while todo:
-        n = todo.pop()
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        out.append(n)
-        todo.extend(ast.iter_child_nodes(n))
-    return out
 
 
 def _cut(value: ast.AST) -> bool:
@@ -73,10 +50,10 @@ def _sites(fn: ast.AST) -> Iterator[tuple]:
     """(statement `self.A = [t[n:]]`, attribute, local `t`, the retaining backward) in a method that combines the
     values kept in `self.A` into `t`, backwards a loss built from `t` with `retain_graph`, and keeps a piece of `t`
     in `self.A` for the next call."""
-    me = _me(fn)
+    me = first_param(fn)
     if me is None:
         return
-    own = _own(fn)
+    own = own_nodes(fn, with_defs=False)
     backwards = [n for n in own if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                  and n.func.attr == "backward" and _retains(n)]
     if not backwards:
@@ -88,7 +65,7 @@ def _sites(fn: ast.AST) -> Iterator[tuple]:
     stores = []
     for n in own:
         if isinstance(n, ast.Assign):
-            if len(n.targets) == 1 and _attr(n.targets[0], me) is not None:
+            if len(n.targets) == 1 and self_attr(n.targets[0], me) is not None:
                 stores.append(n)
                 continue
             targets = [x.id for t in n.targets for x in ast.walk(t) if isinstance(x, ast.Name)]
@@ -98,7 +75,7 @@ def _sites(fn: ast.AST) -> Iterator[tuple]:
             continue
         cut = _cut(n.value)
         got = set() if cut else {x.id for x in ast.walk(n.value) if isinstance(x, ast.Name)} | \
-            {"." + a for x in ast.walk(n.value) if (a := _attr(x, me)) is not None}
+            {"." + a for x in ast.walk(n.value) if (a := self_attr(x, me)) is not None}
         made = [] if cut else [x for x in ast.walk(n.value) if isinstance(x, ast.Call)]
         for t in targets:
             reads.setdefault(t, set()).update(got)
@@ -126,7 +103,7 @@ def _sites(fn: ast.AST) -> Iterator[tuple]:
         if any(not _plain_call(c, me, local) for x in feeds for c in calls.get(x, ())):
             continue
         for stmt in stores:
-            attr = _attr(stmt.targets[0], me)
+            attr = self_attr(stmt.targets[0], me)
             value = stmt.value
             if _cut(value):
                 continue

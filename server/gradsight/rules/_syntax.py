@@ -1,0 +1,35 @@
+"""Small syntax helpers the whole-file rules share (pure `ast`)."""
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def first_param(fn: ast.AST) -> Optional[str]:
+    """The name of a method's first parameter (`self`), or None."""
+    args = fn.args.posonlyargs + fn.args.args
+    return args[0].arg if args else None
+
+
+def self_attr(node: ast.AST, me: str) -> Optional[str]:
+    """`x` of `self.x` (`me` is the method's first parameter)."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == me:
+        return node.attr
+    return None
+
+
+def own_nodes(fn: ast.AST, with_defs: bool = True) -> list:
+    """The nodes of `fn`'s body, not descending into functions, lambdas and classes defined in it (those nodes
+    themselves are listed unless `with_defs` is False)."""
+    out, todo = [], list(fn.body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, _DEFS):
+            if with_defs:
+                out.append(n)
+            continue
+        out.append(n)
+        todo.extend(ast.iter_child_nodes(n))
+    return out
