@@ -90,6 +90,16 @@ def _read_kind(node: ast.Attribute, q) -> str:
         return "cut" if cut else "live"
 
 
+# A module whose position table is a parameter only behind an off-by-default constructor flag (VideoMAE's
+# `use_learnable_pos_emb`), read detached; the INVALID examples differ in how the flag is turned on.
+_ENCODER = ("import torch\nimport torch.nn as nn\n\n\nclass Encoder(nn.Module):\n"
+            "    def __init__(self, dim=4, learnable_pos=False):\n        super().__init__()\n"
+            "        self.proj = nn.Linear(dim, dim)\n        if learnable_pos:\n"
+            "            self.pos_embed = nn.Parameter(torch.zeros(1, 3, dim))\n        else:\n"
+            "            self.pos_embed = torch.randn(1, 3, dim)\n\n    def forward(self, x):\n"
+            "        return self.proj(x + self.pos_embed.type_as(x).clone().detach())\n\n\n")
+
+
 class ParameterReadOnlyDetached(Rule):
     code = "GS216"
     name = "parameter-read-only-detached"
@@ -160,23 +170,13 @@ class ParameterReadOnlyDetached(Rule):
     invalid = (
         # The parameter exists only when a constructor flag that is off by default is turned on (here through a
         # dict of options); by default the attribute is a fixed table, which the detach is right for: information.
-        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Encoder(nn.Module):\n"
-                "    def __init__(self, dim=4, learnable_pos=False):\n        super().__init__()\n"
-                "        self.proj = nn.Linear(dim, dim)\n        if learnable_pos:\n"
-                "            self.pos_embed = nn.Parameter(torch.zeros(1, 3, dim))\n        else:\n"
-                "            self.pos_embed = torch.randn(1, 3, dim)\n\n    def forward(self, x):\n"
-                "        return self.proj(x + self.pos_embed.type_as(x).clone().detach())\n\n\n"
-                "opts = {\"learnable_pos\": True}\nenc = Encoder(**opts)\n"
+        Invalid(_ENCODER
+                + "opts = {\"learnable_pos\": True}\nenc = Encoder(**opts)\n"
                 "enc(torch.randn(2, 3, 4)).sum().backward()\n",
                 line=15, runtime="silent: enc.pos_embed.grad is None", severity=Severity.INFORMATION),
         # The same class turned on by a call in the file: a warning.
-        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Encoder(nn.Module):\n"
-                "    def __init__(self, dim=4, learnable_pos=False):\n        super().__init__()\n"
-                "        self.proj = nn.Linear(dim, dim)\n        if learnable_pos:\n"
-                "            self.pos_embed = nn.Parameter(torch.zeros(1, 3, dim))\n        else:\n"
-                "            self.pos_embed = torch.randn(1, 3, dim)\n\n    def forward(self, x):\n"
-                "        return self.proj(x + self.pos_embed.type_as(x).clone().detach())\n\n\n"
-                "torch.manual_seed(0)\nenc = Encoder(learnable_pos=True)\n"
+        Invalid(_ENCODER
+                + "torch.manual_seed(0)\nenc = Encoder(learnable_pos=True)\n"
                 "enc(torch.randn(2, 3, 4)).sum().backward()\n",
                 line=15, runtime="silent: enc.pos_embed.grad is None", severity=Severity.WARNING),
         Invalid("import torch\nimport torch.nn as nn\n\n\nclass ViT(nn.Module):\n    def __init__(self):\n"

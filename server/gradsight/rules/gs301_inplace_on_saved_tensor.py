@@ -13,6 +13,23 @@ from .base import Invalid, Rule, Valid, at
 _MSG = "\"one of the variables needed for gradient computation has been modified by an inplace operation\""
 
 
+# A beam-search style sampling helper (greedy from `.data`, gumbel, top-k through an in-place `scatter_` into a
+# tensor it made itself): the index is saved by a gather on some paths, at two sites. Shared by a VALID example (the
+# caller never reads the gathered value) and an INVALID one (the caller adds it into the loss).
+_SAMPLER = ("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+            "def sample_next(logprobs, method):\n    if method == \"greedy\":\n"
+            "        sample_logprobs, it = torch.max(logprobs.data, 1)\n        it = it.view(-1).long()\n"
+            "    elif method == \"gumbel\":\n"
+            "        it = torch.max(logprobs.data - torch.log(-torch.log(torch.rand_like(logprobs))), 1)[1]\n"
+            "        sample_logprobs = logprobs.gather(1, it.unsqueeze(1))\n    else:\n"
+            "        logprobs = logprobs / 0.7\n        tmp = torch.empty_like(logprobs).fill_(float(\"-inf\"))\n"
+            "        topk, indices = torch.topk(logprobs, 3, dim=1)\n"
+            "        logprobs = tmp.scatter(1, indices, topk)\n"
+            "        logprobs.scatter_(1, indices, topk * 2)\n"
+            "        it = torch.distributions.Categorical(logits=logprobs.detach()).sample()\n"
+            "        sample_logprobs = logprobs.gather(1, it.unsqueeze(1))\n    return it, sample_logprobs\n\n")
+
+
 class InplaceOnSavedTensor(Rule):
     code = "GS301"
     name = "inplace-on-saved-tensor"
@@ -143,19 +160,8 @@ class InplaceOnSavedTensor(Rule):
         # The same sampling helper with several sampling methods (greedy from `.data`, gumbel, top-k through an
         # in-place `scatter_` into a tensor the helper made itself): the index is saved on some paths, at two sites,
         # and the caller still never reads the gathered value, so no backward reaches either gather.
-        Valid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
-              "def sample_next(logprobs, method):\n    if method == \"greedy\":\n"
-              "        sample_logprobs, it = torch.max(logprobs.data, 1)\n        it = it.view(-1).long()\n"
-              "    elif method == \"gumbel\":\n"
-              "        it = torch.max(logprobs.data - torch.log(-torch.log(torch.rand_like(logprobs))), 1)[1]\n"
-              "        sample_logprobs = logprobs.gather(1, it.unsqueeze(1))\n    else:\n"
-              "        logprobs = logprobs / 0.7\n        tmp = torch.empty_like(logprobs).fill_(float(\"-inf\"))\n"
-              "        topk, indices = torch.topk(logprobs, 3, dim=1)\n"
-              "        logprobs = tmp.scatter(1, indices, topk)\n"
-              "        logprobs.scatter_(1, indices, topk * 2)\n"
-              "        it = torch.distributions.Categorical(logits=logprobs.detach()).sample()\n"
-              "        sample_logprobs = logprobs.gather(1, it.unsqueeze(1))\n    return it, sample_logprobs\n\n"
-              "\ndef decode(net, x, method, steps=3):\n    out = x.new_zeros(x.shape[0], steps, 6)\n"
+        Valid(_SAMPLER
+              + "\ndef decode(net, x, method, steps=3):\n    out = x.new_zeros(x.shape[0], steps, 6)\n"
               "    for t in range(steps):\n        logprobs = F.log_softmax(net(x + t), dim=1)\n"
               "        it, sample_logprobs = sample_next(logprobs, method)\n        if t == 0:\n"
               "            unfinished = it != 5\n        else:\n            it[~unfinished] = 0\n"
@@ -369,19 +375,8 @@ class InplaceOnSavedTensor(Rule):
                 "Block(2, activate_first=False)(torch.randn(1, 2, 3, 3)).sum().backward()\n", line=30,
                 runtime="raises: modified by an inplace operation"),
         # That helper's caller adding the gathered log-prob into the loss: the gather's backward reads the index.
-        Invalid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
-                "def sample_next(logprobs, method):\n    if method == \"greedy\":\n"
-                "        sample_logprobs, it = torch.max(logprobs.data, 1)\n        it = it.view(-1).long()\n"
-                "    elif method == \"gumbel\":\n"
-                "        it = torch.max(logprobs.data - torch.log(-torch.log(torch.rand_like(logprobs))), 1)[1]\n"
-                "        sample_logprobs = logprobs.gather(1, it.unsqueeze(1))\n    else:\n"
-                "        logprobs = logprobs / 0.7\n        tmp = torch.empty_like(logprobs).fill_(float(\"-inf\"))\n"
-                "        topk, indices = torch.topk(logprobs, 3, dim=1)\n"
-                "        logprobs = tmp.scatter(1, indices, topk)\n"
-                "        logprobs.scatter_(1, indices, topk * 2)\n"
-                "        it = torch.distributions.Categorical(logits=logprobs.detach()).sample()\n"
-                "        sample_logprobs = logprobs.gather(1, it.unsqueeze(1))\n    return it, sample_logprobs\n\n"
-                "\ndef decode(net, x, method, steps=3):\n    out = x.new_zeros(x.shape[0], steps, 6)\n"
+        Invalid(_SAMPLER
+                + "\ndef decode(net, x, method, steps=3):\n    out = x.new_zeros(x.shape[0], steps, 6)\n"
                 "    for t in range(steps):\n        logprobs = F.log_softmax(net(x + t), dim=1)\n"
                 "        it, sample_logprobs = sample_next(logprobs, method)\n        if t == 0:\n"
                 "            unfinished = it != 5\n        else:\n            it[~unfinished] = 0\n"
