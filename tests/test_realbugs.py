@@ -75,6 +75,29 @@ def test_new_findings_on_the_fixed_version_are_reported(score):
     assert all("train.py:6" not in tag for tag in row["new_on_fixed"])
 
 
+def test_a_known_bug_on_the_fixed_version_is_listed_not_counted(score):
+    case = _case(score, "known", BUGGY, FIXED_WITH_NEW, [6])
+    row = _score(score, [case])["known"]
+    new = row["new_on_fixed"]
+    assert new, row
+    lines = FIXED_WITH_NEW.splitlines()
+    case["fixed_tree_known_bugs"] = [
+        {"code": t.split("@")[0], "path": "train.py", "line_text": lines[int(t.split(" ")[0].rsplit(":", 1)[1]) - 1],
+         "evidence": "test"} for t in new]
+    row = _score(score, [case])["known"]
+    assert row["new_on_fixed"] == [] and len(row["known_on_fixed"]) == len(new), row
+
+
+def test_every_known_fixed_tree_bug_has_its_evidence():
+    data = json.loads((REPO / "bench" / "realbugs" / "manifest.json").read_text(encoding="utf-8"))
+    checks = (REPO / "bench" / "realbugs" / "fixed_tree_bugs.py").read_text(encoding="utf-8")
+    for c in data["cases"]:
+        for k in c.get("fixed_tree_known_bugs", []):
+            assert {"code", "path", "line_text", "evidence"} <= set(k), c["id"]
+            assert k["path"] in {f["path"] for f in c["files"]}, c["id"]
+            assert f'"{c["id"]}"' in checks, c["id"]   # a torch run of the project's own code proves it
+
+
 def test_materialise_refuses_a_file_that_does_not_match_the_pinned_hash(score, tmp_path):
     case = _case(score, "pinned", BUGGY, FIXED, [6])
     case["files"][0]["buggy_sha256"] = "0" * 64

@@ -24,6 +24,9 @@ Scoring, per case:
 * NEW ON FIXED: warning/error findings on the fixed version whose code and source line text do not appear
   among the buggy version's findings (a finding the fix did not remove is not counted as new, since it is
   about code the fix did not touch). All warnings/errors on the fixed versions are listed too.
+* KNOWN ON FIXED: a new finding on the fixed version that the case's `fixed_tree_known_bugs` lists (same code,
+  path and source line text): the fixing commit still holds that real bug, proven by running the project's own
+  files at that commit under torch (bench/realbugs/fixed_tree_bugs.py). Listed, not counted as new.
 
 gradsight is run as `gradsight check --output-format json --no-cache` on all trees in one call.
 
@@ -273,7 +276,9 @@ def score(cases: list[dict], findings: list[dict], whole: bool = False) -> list[
     rows = []
     for case in cases:
         row = {"id": case["id"], "repo": case["repo"], "commit": case["commit"][:10], "kind": case["kind"],
-               "effect": case["effect"], "hit": [], "info_hit": [], "elsewhere": [], "fixed_all": [], "new_on_fixed": []}
+               "effect": case["effect"], "hit": [], "info_hit": [], "elsewhere": [], "fixed_all": [], "new_on_fixed": [],
+               "known_on_fixed": []}
+        known = {(k["code"], k["path"], k["line_text"].strip()) for k in case.get("fixed_tree_known_bugs", [])}
         for f in case["files"]:
             buggy = case_file(case, "buggy", f["path"], whole)
             fixed = case_file(case, "fixed", f["path"], whole)
@@ -296,7 +301,11 @@ def score(cases: list[dict], findings: list[dict], whole: bool = False) -> list[
                 tag = f"{g['code']}@{name}:{g['line']}"
                 row["fixed_all"].append(tag)
                 src = ftext[g["line"] - 1].strip() if 0 < g["line"] <= len(ftext) else ""
-                if (g["code"], src) not in seen:
+                if (g["code"], src) in seen:
+                    continue
+                if (g["code"], f["path"], src) in known:
+                    row["known_on_fixed"].append(tag)
+                else:
                     row["new_on_fixed"].append(tag + " " + g["message"][:160])
         rows.append(row)
     return rows
@@ -325,6 +334,8 @@ def report(rows: list[dict], meta: dict) -> str:
             extra.append("elsewhere " + ", ".join(r["elsewhere"]))
         if r["new_on_fixed"]:
             extra.append("NEW ON FIXED " + " | ".join(r["new_on_fixed"]))
+        if r.get("known_on_fixed"):
+            extra.append("known bug on fixed (fixed_tree_known_bugs) " + ", ".join(r["known_on_fixed"]))
         took = f" [{r['seconds']:.1f} s]" if r.get("seconds") is not None else ""
         out.append(f"{mark} {r['id']:<40} {r['effect']:<7}{took} {'; '.join(extra)}")
     return "\n".join(out)

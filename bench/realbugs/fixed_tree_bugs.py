@@ -1,0 +1,199 @@
+"""Torch runs of the project's own code for the bugs that a case's FIXED tree still holds.
+
+    .venv/bin/python bench/realbugs/fixed_tree_bugs.py --mirrors /work/.mirror [ID ...]
+
+A case's fixed tree is the project at the fixing commit; sometimes that commit still holds another real bug (fixed
+later, often as another case of the corpus). gradsight's warning on it is then right, and `score.py` should not count
+it as a false "new on fixed" finding. Each such finding is listed in the case's `fixed_tree_known_bugs`
+(manifest.json: code, path, the source line's text, the evidence) and proven here by running the REAL files of the
+fixing commit (taken from the mirror with `git archive`) under torch; only modules the run never reaches are stubbed
+(a progress bar, scikit-learn's metrics, a version check over the network). Each check prints CONFIRMED or raises.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import pathlib
+import subprocess
+import sys
+import tarfile
+import tempfile
+import types
+
+
+def materialise(mirrors: pathlib.Path, repo: str, commit: str, paths: list[str], dest: pathlib.Path) -> None:
+    git_dir = mirrors / repo.replace("/", "+") / "repo"
+    data = subprocess.run(["git", "--git-dir", str(git_dir), "archive", "--format=tar", commit, *paths],
+                          check=True, capture_output=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(dest, filter="data")
+
+
+@contextlib.contextmanager
+def on_path(root: pathlib.Path, stubs: dict[str, types.ModuleType]):
+    before = set(sys.modules)
+    saved = {k: sys.modules.get(k) for k in stubs}
+    sys.modules.update(stubs)
+    sys.path.insert(0, str(root))
+    try:
+        yield
+    finally:
+        sys.path.remove(str(root))
+        for k in set(sys.modules) - before:
+            del sys.modules[k]
+        for k, v in saved.items():
+            if v is not None:
+                sys.modules[k] = v
+
+
+def torchcam_fixed(mirrors: pathlib.Path, tmp: pathlib.Path) -> None:
+    """torchcam_full_backward_hook_inplace_relu, fixed tree (frgfm/torch-cam@8a39f07), GS430 at gradcam.py:45.
+
+    The fix's forward hook `_hook_g` calls `output.register_hook(self._store_grad)` with no guard. ScoreCAM runs the
+    model under `torch.no_grad()`; the project's example script (scripts/cam_example.py at this commit) builds every
+    extractor on one model first, so GradCAM's forward hook is still attached while ScoreCAM scores its masked
+    inputs, and register_hook raises. torch-cam's PR #80 (2769630, 40 minutes later) guarded the hook with
+    `if self._hooks_enabled:`.
+    """
+    import torch
+    from torch import nn
+
+    materialise(mirrors, "frgfm/torch-cam", "8a39f07757046e256a28bf65df96e52258d19401", ["torchcam/cams"], tmp)
+    pkg = types.ModuleType("torchcam")
+    pkg.__path__ = [str(tmp / "torchcam")]                 # skip torchcam/__init__ (matplotlib/PIL overlay utils)
+    with on_path(tmp, {"torchcam": pkg}):
+        from torchcam import cams
+        model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(),
+                              nn.AdaptiveAvgPool2d((1, 1)), nn.Flatten(1), nn.Linear(8, 10)).eval()
+        img = torch.rand(1, 3, 32, 32)
+        # scripts/cam_example.py at 8a39f07: every extractor on the same model, then one after the other
+        extractors = [cams.__dict__[name](model, "2", input_shape=(3, 32, 32)) for name in ("ScoreCAM", "GradCAM")]
+        for extractor in extractors:
+            extractor._hooks_enabled = False
+        score_cam = extractors[0]
+        score_cam._hooks_enabled = True
+        scores = model(img)
+        try:
+            score_cam(scores.squeeze(0).argmax().item(), scores)
+        except RuntimeError as exc:
+            assert "cannot register a hook on a tensor that doesn't require gradient" in str(exc), exc
+        else:
+            raise AssertionError("expected GradCAM's forward hook to raise under ScoreCAM's no_grad")
+        # the same extractor alone (GradCAM's hooks cleared first) works: the raise comes from the unguarded hook
+        extractors[1].clear_hooks()
+        scores = model(img)
+        score_cam(scores.squeeze(0).argmax().item(), scores)
+    print("CONFIRMED torchcam_full_backward_hook_inplace_relu: GS430@gradcam.py:45")
+
+
+def gradcam_fixed(mirrors: pathlib.Path, tmp: pathlib.Path) -> None:
+    """gradcam_full_backward_hook_inplace, fixed tree (jacobgil/pytorch-grad-cam@a9511f6), GS430 at
+    activations_and_gradients.py:25: the same file is the buggy tree of the case gradcam_hook_on_no_grad_output
+    (same sha256), whose fix (a6d8b8f) adds the guard. The hooked model is run under no_grad, as ScoreCAM does.
+    """
+    import torch
+    from torch import nn
+
+    materialise(mirrors, "jacobgil/pytorch-grad-cam", "a9511f6bbc11f3f4bba7e14548fa4ae91722752c",
+                ["pytorch_grad_cam/activations_and_gradients.py"], tmp)
+    pkg = types.ModuleType("pytorch_grad_cam")
+    pkg.__path__ = [str(tmp / "pytorch_grad_cam")]          # skip __init__ (cv2, ttach, every CAM class)
+    with on_path(tmp, {"pytorch_grad_cam": pkg}):
+        from pytorch_grad_cam.activations_and_gradients import ActivationsAndGradients
+        model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(inplace=True), nn.AdaptiveAvgPool2d(1),
+                              nn.Flatten(1), nn.Linear(8, 4))
+        acts = ActivationsAndGradients(model, [model[0]], None)
+        acts(torch.rand(1, 3, 8, 8)).sum().backward()         # GradCAM's grad-mode pass works
+        try:
+            with torch.no_grad():                              # ScoreCAM's scoring passes
+                acts(torch.rand(1, 3, 8, 8))
+        except RuntimeError as exc:
+            assert "cannot register a hook on a tensor that doesn't require gradient" in str(exc), exc
+        else:
+            raise AssertionError("expected the forward hook to raise under no_grad")
+    print("CONFIRMED gradcam_full_backward_hook_inplace: GS430@activations_and_gradients.py:25")
+
+
+def dctr_fixed(mirrors: pathlib.Path, tmp: pathlib.Path) -> None:
+    """dctr_dien_aux_loss_inplace_accum, fixed tree (shenweichen/DeepCTR-Torch@752bf37), GS426 at basemodel.py:365.
+
+    `add_regularization_loss` (called from the models' `__init__`) adds `weight_decay * norm(w)` into `self.reg_loss`
+    once; `fit` adds `self.reg_loss` to every step's loss and backwards it with retain_graph=True. After the first
+    `optim.step()` changed the embedding weights in place, the second backward raises "modified by an inplace
+    operation": the bug of the later case dctr_reg_loss_built_at_init (fixed in 6f1589f, v0.2.2).
+    """
+    import numpy as np
+    import torch
+    import torch._dynamo  # noqa: F401  (imported before the stubs: it probes sys.modules' specs)
+
+    materialise(mirrors, "shenweichen/DeepCTR-Torch", "752bf373ca133e287d0b944e374825248fc18cf5",
+                ["deepctr_torch"], tmp)
+
+    class Bar:                                                 # tqdm: a progress bar around the batches
+        def __init__(self, it, **kw):
+            self.it = it
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *a):
+            return False
+
+        def __iter__(self):
+            return iter(self.it)
+
+        def close(self):
+            pass
+
+    tqdm = types.ModuleType("tqdm")
+    tqdm.tqdm = Bar
+    sklearn = types.ModuleType("sklearn")
+    metrics = types.ModuleType("sklearn.metrics")
+    metrics.__all__ = []
+    sklearn.metrics = metrics
+    version = types.ModuleType("deepctr_torch.utils")           # a pypi version check in a thread (network)
+    version.check_version = lambda v: None
+    stubs = {"tqdm": tqdm, "sklearn": sklearn, "sklearn.metrics": metrics, "deepctr_torch.utils": version}
+    with on_path(tmp, stubs):
+        from deepctr_torch.inputs import SparseFeat
+        from deepctr_torch.models import WDL
+        torch.manual_seed(0)
+        cols = [SparseFeat("a", 10), SparseFeat("b", 10)]
+        model = WDL(cols, cols, dnn_hidden_units=(8,), l2_reg_embedding=1e-5, device="cpu")
+        model.compile("adam", "binary_crossentropy")
+        x = {"a": np.random.randint(0, 10, 64), "b": np.random.randint(0, 10, 64)}
+        y = np.random.randint(0, 2, 64).astype("float32")
+        try:
+            model.fit(x, y, batch_size=32, epochs=1, verbose=0)
+        except RuntimeError as exc:
+            # "... modified by an inplace operation", or for the rows of a 2-D weight the loop `for w in weight`
+            # unbinds: "Output 0 of Unbind is a view and its base ... has been modified inplace"
+            assert "modified by an inplace operation" in str(exc) or "has been modified inplace" in str(exc), exc
+        else:
+            raise AssertionError("expected the second step's backward to raise")
+        # the same model and data with `self.reg_loss` holding no init-time graph train cleanly
+        model.reg_loss = torch.zeros((1,))
+        model.fit(x, y, batch_size=32, epochs=2, verbose=0)
+    print("CONFIRMED dctr_dien_aux_loss_inplace_accum: GS426@basemodel.py:365")
+
+
+CHECKS = {"torchcam_full_backward_hook_inplace_relu": torchcam_fixed,
+          "gradcam_full_backward_hook_inplace": gradcam_fixed,
+          "dctr_dien_aux_loss_inplace_accum": dctr_fixed}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mirrors", type=pathlib.Path, required=True)
+    ap.add_argument("ids", nargs="*")
+    args = ap.parse_args()
+    for cid in args.ids or list(CHECKS):
+        with tempfile.TemporaryDirectory() as tmp:
+            CHECKS[cid](args.mirrors, pathlib.Path(tmp))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
