@@ -179,6 +179,8 @@ def sibling_stops(interp, info: ClassInfo) -> set:
     ancestors = _ancestors(info, interp.class_bases)
     if not ancestors:
         return read
+    here = interp.root_path
+    read.update(a.node for a in ancestors if a.module is None or a.module.path == here)
     family = _class_methods(info, interp.class_bases)
     for name, meth in own:
         fn = meth.node
@@ -210,6 +212,8 @@ def sibling_stops(interp, info: ClassInfo) -> set:
         seen_cls = {id(info)} | {id(a) for a in declared}
         for module in modules:
             for k in (getattr(module, "classes", None) or {}).values():
+                if module is info.module and k is not info:
+                    read.add(k.node)
                 if id(k) in seen_cls or name not in k.methods:
                     continue
                 seen_cls.add(id(k))
@@ -221,9 +225,6 @@ def sibling_stops(interp, info: ClassInfo) -> set:
         if any(_uses_attr(o.node, attr) for o in others):
             # Variants that differ only in freezing the same module (a linear probe, a fine-tuned model).
             continue
-        for o in others:
-            if o.module is None or o.module.path == interp.root_path:
-                read.add(o.node)
         first = others[0]
         interp.emit(SiblingStopsEvent(ret, name, attr, _fact(interp, first.node, first.module, name), len(others),
                                       callers[0].name))

@@ -87,7 +87,8 @@ class OverrideKeepsGraphSiblingsStop(Rule):
         other = event.other
         where = (f"{other.path.replace(chr(92), '/').rsplit('/', 1)[-1]} line {other.line}" if other.path
                  else f"line {other.line}")
-        others = "the other implementation" if event.count == 1 else f"all {event.count} other implementations"
+        others = ("the other implementation" if event.count == 1 else "both other implementations"
+                  if event.count == 2 else f"all {event.count} other implementations")
         report.add(self, event.node,
                    f"`{event.method}()` returns `self.{event.attr}`'s output with its graph; every other "
                    f"`{event.method}()` stops it. `{event.caller}` backwards a loss built from it as from a constant "
