@@ -87,12 +87,15 @@ class OverrideKeepsGraphSiblingsStop(Rule):
         other = event.other
         where = (f"{other.path.replace(chr(92), '/').rsplit('/', 1)[-1]} line {other.line}" if other.path
                  else f"line {other.line}")
-        others = ("the other implementation" if event.count == 1 else "both other implementations"
-                  if event.count == 2 else f"all {event.count} other implementations")
+        if event.count == 1:
+            others = f"the other implementation, at {where}, computes it"
+        else:
+            both = "both" if event.count == 2 else f"all {event.count}"
+            others = f"{both} other implementations, e.g. at {where}, compute it"
         report.add(self, event.node,
                    f"`{event.method}()` returns `self.{event.attr}`'s output with its graph; every other "
                    f"`{event.method}()` stops it. `{event.caller}` backwards a loss built from it as from a constant "
-                   f"({others}, e.g. {where}, compute it under `torch.no_grad()` or detach it), so that backward "
+                   f"({others} under `torch.no_grad()` or detach it), so that backward "
                    f"also trains `self.{event.attr}`, whose parameters the class hands on. Compute it under "
                    "`torch.no_grad()` here too.",
                    related=[Note(other.line, other.column, f"another `{event.method}()` stops the gradient",
