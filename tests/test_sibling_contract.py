@@ -108,7 +108,7 @@ def test_override_in_another_file_keeps_the_graph(tmp_path):
     found = gs445(text, path, Workspace(tmp_path))
     assert [line for line, _ in found] == [15], found
     assert found[0][1].startswith("`compute_target()` returns `self._value_func`'s output with its graph")
-    assert "both other implementations, e.g. at ddpg_impl.py line 35, compute it" in found[0][1]
+    assert "both other implementations, e.g. at ddpg_impl.py line 34, compute it" in found[0][1]
     assert len(found[0][1].split(". ")[0]) <= 110
     assert "TRAINED" in run(tmp_path)
 
