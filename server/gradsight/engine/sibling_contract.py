@@ -61,8 +61,6 @@ def _returns(fn: ast.AST) -> list:
                 sub = getattr(st, field, None)
                 if sub:
                     visit(sub, inner)
-            if isinstance(st, ast.ExceptHandler):
-                visit(st.body, inner)
 
     visit(fn.body, any(_grad_off_expr(d) for d in fn.decorator_list))
     return out
