@@ -67,6 +67,20 @@ class NoopDetachEvent(Event):
 
 
 @dataclass(frozen=True)
+class SiblingStopsEvent(Event):
+    """A method of this file's class returns (`node`, the `return`) the output of a module attribute `attr` whose
+    parameters the class family hands on, with its graph, where every other implementation of the method (`count`
+    of them; `other`: the first, its path the other file's where it is in one) stops the gradient on every return,
+    and `caller`, a method of the family, calls it on `self` in grad mode and backwards (`sibling_contract.py`)."""
+
+    method: str
+    attr: str
+    other: Fact
+    count: int
+    caller: str
+
+
+@dataclass(frozen=True)
 class CarryEvent(Event):
     """A loop-carried tensor whose graph a backward later in the same loop frees, fed into this step's graph."""
 

@@ -18,6 +18,7 @@ from .gradtests import out_of_place_twins, twin_tensor_params
 from .incremental import first_line
 from .interp import Interpreter, ModuleScope, UnitState
 from .inherited import inherited_methods, noop_detach, run_inherited, same_file, syntax_only
+from .sibling_contract import sibling_stops
 from .interp_util import _module_mutations
 from .relocate import Relocation
 from .report import Reporter
@@ -1146,7 +1147,8 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
             key = unit_key(("n", cname), info.node)
             cached = lookup(key)
             if cached is None:
-                read, cached, touched, tree_read, names = isolated(lambda i=info: noop_detach(interp, i))
+                read, cached, touched, tree_read, names = isolated(
+                    lambda i=info: noop_detach(interp, i) | sibling_stops(interp, i))
                 store(key, touched | read, tree_read, cached, names)
             merge(cached)
         for name, meth in inherited_methods(interp, info):
