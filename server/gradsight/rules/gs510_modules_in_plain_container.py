@@ -168,6 +168,11 @@ class ModulesInPlainContainer(Rule):
                 continue
             modules = [e for e in _elements(node.value) if q.is_module_constructor(e)]
             if modules and not all(_surely_stateless(q, e, set()) for e in modules):
+                if "register_parameter" in q.attrs:  # rare: asked last, so the keystroke path seldom walks
+                    if ("loop", id(cls)) not in registered:
+                        registered["loop", id(cls)] = _parameters_registered_in_loop(cls)
+                    if target.attr in registered["loop", id(cls)]:
+                        continue
                 kind = "dict" if isinstance(node.value, (ast.Dict, ast.DictComp)) else "list"
                 wrap = "nn.ModuleDict" if kind == "dict" else "nn.ModuleList"
                 if all((q.call_name(e) or "").rsplit(".", 1)[-1] in db.PARAMLESS_LOSSES
@@ -191,7 +196,6 @@ class ModulesInPlainContainer(Rule):
                 via.setdefault(n.targets[0].id, set()).update(
                     m.attr for m in ast.walk(n.value) if isinstance(m, ast.Attribute) and isinstance(m.value, ast.Name)
                     and m.value.id == "self")
-        names |= _parameters_registered_in_loop(cls)
         for call in ast.walk(cls):
             if not isinstance(call, ast.Call):
                 continue
