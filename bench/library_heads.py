@@ -18,6 +18,7 @@ Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-p
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh11 # 40 more, fetched for the eleventh fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh12 # 43 more, fetched for the twelfth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh13 # 40 more, fetched for the thirteenth fresh round
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh14 # 42 more, fetched for the fourteenth fresh round
 """
 
 from __future__ import annotations
@@ -317,6 +318,25 @@ FRESH13 = ("XinJingHao/TD3-Pytorch", "XinJingHao/SAC-Continuous-Pytorch", "XinJi
            "haitongli/knowledge-distillation-pytorch", "Eric-mingjie/rethinking-network-pruning",
            "krrish94/nerf-pytorch", "uvipen/Super-mario-bros-A3C-pytorch")
 
+# 42 more, fetched in the fifteenth session (2026-11-27) for the fourteenth fresh round (not under /work/.mirror
+# before, in no earlier list, not held out by issue 13), chosen by name and description only, and read only to
+# measure (bench/fresh14-notes.md). `--fresh14`.
+FRESH14 = ("MorvanZhou/pytorch-A3C", "toshikwa/soft-actor-critic.pytorch", "ElementAI/N-BEATS",
+           "laiguokun/LSTNet", "chnsh/DCRNN_PyTorch", "hazdzz/STGCN", "muhanzhang/pytorch_DGCNN",
+           "kefirski/pytorch_RVAE", "Lornatang/DCGAN-PyTorch", "mrlibw/ControlGAN", "fungtion/DANN",
+           "SSARCandy/DeepCORAL", "microsoft/human-pose-estimation.pytorch", "ClementPinard/SfmLearner-Pytorch",
+           "JiawangBian/SC-SfMLearner-Release", "yenchenlin/nerf-pytorch", "sxyu/pixel-nerf", "ashawkey/torch-ngp",
+           "gengshan-y/VCN", "alexandre01/deepsvg", "kuangliu/pytorch-retinanet", "YyzHarry/imbalanced-semi-self",
+           "kaidic/LDAM-DRW", "perrying/realistic-ssl-evaluation-pytorch", "benathi/fastswa-semi-sup",
+           "izmailovpavel/understandingbdl", "JavierAntoran/Bayesian-Neural-Networks", "ShiyuLiang/odin-pytorch",
+           "pokaxpoka/deep_Mahalanobis_detector", "lukasruff/Deep-SVDD-PyTorch",
+           "xiaoyufenfei/Efficient-Segmentation-Networks", "WenmuZhou/PAN.pytorch", "Holmeyoung/crnn-pytorch",
+           "MhLiao/DB", "sgrvinod/a-PyTorch-Tutorial-to-Text-Classification",
+           "sgrvinod/a-PyTorch-Tutorial-to-Machine-Translation", "ej0cl6/deep-active-learning",
+           "jeonsworld/ViT-pytorch", "asyml/vision-transformer-pytorch", "IcarusWizard/MAE",
+           "moein-shariatnia/OpenAI-CLIP", "Zasder3/train-CLIP")
+
+
 
 
 def _skipped(rel: str) -> bool:
@@ -392,12 +412,14 @@ def main() -> int:
     ap.add_argument("--fresh11", action="store_true", help="check the 40 repositories of FRESH11 instead")
     ap.add_argument("--fresh12", action="store_true", help="check the 43 repositories of FRESH12 instead")
     ap.add_argument("--fresh13", action="store_true", help="check the 40 repositories of FRESH13 instead")
+    ap.add_argument("--fresh14", action="store_true", help="check the 42 repositories of FRESH14 instead")
     args = ap.parse_args()
     repos = tuple(r.strip() for r in args.repos.split(",") if r.strip()) if args.repos else (
         FRESH if args.fresh else FRESH2 if args.fresh2 else FRESH3 if args.fresh3 else FRESH4 if args.fresh4 else
         FRESH5 if args.fresh5 else FRESH6 if args.fresh6 else FRESH7 if args.fresh7 else
         FRESH8 if args.fresh8 else FRESH9 if args.fresh9 else FRESH10 if args.fresh10 else
-        FRESH11 if args.fresh11 else FRESH12 if args.fresh12 else FRESH13 if args.fresh13 else REPOS)
+        FRESH11 if args.fresh11 else FRESH12 if args.fresh12 else FRESH13 if args.fresh13 else
+        FRESH14 if args.fresh14 else REPOS)
     found: list[dict] = []
     lines = 0
     start = time.monotonic()

@@ -80,6 +80,24 @@ class ModulesInPlainContainer(Rule):
               "        return self.encoder(xs) + self.decoder(xs)\n\n\n"
               "m = Model(['a', 'b', 'c'])\nassert len(list(m.parameters())) == 6\n"
               "m({n: torch.randn(2, 1) for n in 'abc'}).sum().backward()\n"),
+        # The class registers each list member's parameters by hand (pytorch_RVAE's Highway): they are its own.
+        Valid(_head + "        self.readers = [nn.Linear(4, 8) for _ in range(2)]\n"
+              "        for i, module in enumerate(self.readers):\n"
+              "            self._add_to_parameters(module.parameters(), 'reader_{}'.format(i))\n"
+              "        self.fuse = nn.Linear(16, 1)\n\n"
+              "    def _add_to_parameters(self, parameters, name):\n"
+              "        for i, parameter in enumerate(parameters):\n"
+              "            self.register_parameter(name='{}-{}'.format(name, i), param=parameter)\n\n"
+              "    def forward(self, a, b):\n"
+              "        return self.fuse(torch.cat([self.readers[0](a), self.readers[1](b)], 1))\n\n\n"
+              "m = Multi()\nassert len(list(m.parameters())) == 6 and len(m.state_dict()) == 6\n"
+              "m(torch.randn(2, 4), torch.randn(2, 4)).sum().backward()\n"
+              "assert all(p.grad is not None for p in m.parameters())\n"),
+        Valid(_head + "        self.readers = [nn.Linear(4, 8) for _ in range(2)]\n"
+              "        for i, module in enumerate(self.readers):\n"
+              "            for j, p in enumerate(module.parameters()):\n"
+              "                self.register_parameter('reader_{}_{}'.format(i, j), p)\n" + _tail
+              + "assert n_params == 6\n"),
         Valid(_head + "        layers = [nn.Linear(4, 8), nn.Linear(4, 8)]\n        self.readers = nn.ModuleList(layers)\n"
               + _tail),
         Valid(_head + "        self.readers = [nn.Linear(4, 8), nn.Linear(4, 8)]\n"
@@ -103,6 +121,14 @@ class ModulesInPlainContainer(Rule):
                 runtime="silent: n_params == 2"),
         Invalid(_head + "        self.readers = [nn.Linear(4, 8) for _ in range(2)]\n" + _tail, line=8,
                 runtime="silent: n_params == 2"),
+        # A loop over the list whose helper only initialises the parameters: it registers nothing.
+        Invalid(_head + "        self.readers = [nn.Linear(4, 8) for _ in range(2)]\n"
+                "        for module in self.readers:\n            self._init(module.parameters())\n"
+                "        self.fuse = nn.Linear(16, 1)\n\n    def _init(self, parameters):\n"
+                "        for p in parameters:\n            nn.init.normal_(p, std=0.02)\n\n"
+                "    def forward(self, a, b):\n"
+                "        return self.fuse(torch.cat([self.readers[0](a), self.readers[1](b)], 1))\n\n\n"
+                "m = Multi()\nn_params = len(list(m.parameters()))\n", line=8, runtime="silent: n_params == 2"),
         # Handed to a submodule that keeps the list as it is: still unregistered.
         Invalid("import torch\nimport torch.nn as nn\n\n\nclass Apply(nn.Module):\n"
                 "    def __init__(self, layers):\n        super().__init__()\n        self.layers = layers\n\n"
@@ -142,6 +168,11 @@ class ModulesInPlainContainer(Rule):
                 continue
             modules = [e for e in _elements(node.value) if q.is_module_constructor(e)]
             if modules and not all(_surely_stateless(q, e, set()) for e in modules):
+                if "register_parameter" in q.attrs:  # rare: asked last, so the keystroke path seldom walks
+                    if ("loop", id(cls)) not in registered:
+                        registered["loop", id(cls)] = _parameters_registered_in_loop(cls)
+                    if target.attr in registered["loop", id(cls)]:
+                        continue
                 kind = "dict" if isinstance(node.value, (ast.Dict, ast.DictComp)) else "list"
                 wrap = "nn.ModuleDict" if kind == "dict" else "nn.ModuleList"
                 if all((q.call_name(e) or "").rsplit(".", 1)[-1] in db.PARAMLESS_LOSSES
@@ -240,6 +271,41 @@ def _params_registered(init: ast.FunctionDef) -> set:
                                                for t in n.targets):
             reaching.append(n.value)
     return {m.id for r in reaching for m in ast.walk(r) if isinstance(m, ast.Name) and m.id in params}
+
+
+def _parameters_registered_in_loop(cls: ast.ClassDef) -> set:
+    """Attributes whose modules' parameters the class registers one by one in a loop over the attribute:
+    `for i, m in enumerate(self.layers): self._add(m.parameters(), ...)` with a method of the class that calls
+    `register_parameter` (pytorch_RVAE's Highway), or `for p in m.parameters(): self.register_parameter(..., p)`.
+    Those parameters are the module's own: `parameters()` yields them, `state_dict` saves them, `.to()` moves them."""
+    registering = {f.name for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                   and any(isinstance(c, ast.Call) and _call_last(c) == "register_parameter" for c in ast.walk(f))}
+    found: set = set()
+    for loop in ast.walk(cls):
+        if not isinstance(loop, ast.For):
+            continue
+        attrs = {_self_attr(n) for n in ast.walk(loop.iter)} - {""}
+        if not attrs:
+            continue
+        items = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+
+        def params_of(e: ast.AST) -> bool:  # `<item>.parameters()` / `<item>.named_parameters()`
+            return isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) \
+                and e.func.attr in ("parameters", "named_parameters") \
+                and isinstance(e.func.value, ast.Name) and e.func.value.id in items
+        each = {n.id for inner in ast.walk(loop) if isinstance(inner, ast.For) and inner is not loop
+                and any(params_of(e) for e in ast.walk(inner.iter))
+                for n in ast.walk(inner.target) if isinstance(n, ast.Name)}
+        for c in ast.walk(loop):
+            if not isinstance(c, ast.Call):
+                continue
+            args = c.args + [k.value for k in c.keywords]
+            if _call_last(c) == "register_parameter":
+                if any(isinstance(n, ast.Name) and n.id in each for a in args for n in ast.walk(a)):
+                    found |= attrs
+            elif _self_attr(c.func) in registering and any(params_of(a) for a in args):
+                found |= attrs
+    return found
 
 
 def _call_last(call: ast.Call) -> str:
