@@ -912,22 +912,25 @@ class CallsMixin:
                     # A list that grew by different modules (`layers.extend([conv, bn, relu])` in a loop) is
                     # summarised by their join, which is not one layer that runs once.
                     layers = (UNKNOWN,)
-            hit = self.pair_lists.get(id(args[0][0])) if short == "Sequential" and len(args) == 1 else None
-            if hit is not None and hit[0] is args[0][0]:
+            pairs_hit = self.pair_lists.get(id(args[0][0])) if short == "Sequential" and len(args) == 1 else None
+            if pairs_hit is not None and pairs_hit[0] is not args[0][0]:
+                pairs_hit = None
+            if pairs_hit is not None:
                 # `nn.Sequential(OrderedDict(pairs))`: the pairs' modules, in order (a list that grew in a loop:
                 # one representative pair, as for `nn.Sequential(*layers)`).
-                pairs = hit[1]
+                pairs = pairs_hit[1]
                 seq = SeqVal(tuple(p.items[1] if isinstance(p, SeqVal) and len(p.items) == 2 and not p.homog
                                    else UNKNOWN for p in pairs.items), pairs.homog)
                 layers = seq.items
                 if seq.homog and any(isinstance(v, ModuleVal) and v.alts for v in layers):
                     layers = (UNKNOWN,)
-            if short == "Sequential" and isinstance(seq, SeqVal) and seq.homog and layers == (UNKNOWN,) \
+            if pairs_hit is not None and seq.homog and layers == (UNKNOWN,) \
                     and all(isinstance(v, ModuleVal) and all(isinstance(a, ModuleVal) and a.cls is None for a in v.alts)
                             for v in seq.items) \
                     and any(a.has_params is Tri.YES for v in seq.items for a in v.alts):
-                # The layers of a list that grew by different torch.nn modules in a loop (`Linear`, `BatchNorm1d`,
+                # The pairs of a list that grew by different torch.nn modules in a loop (`Linear`, `BatchNorm1d`,
                 # `ReLU`): their order is not one layer that runs once, but one of them surely has parameters.
+                # (`nn.Sequential(*layers)` of such a list is the same shape; left as it was, not yet measured.)
                 loop_params = Tri.YES
             if short == "ModuleList" and len(args) == 1 and isinstance(args[0][1], SeqVal):
                 layers = args[0][1].items
