@@ -550,8 +550,10 @@ class CallsMixin:
         if qual == "collections.OrderedDict" and len(args) == 1 and not kwargs and isinstance(args[0][1], SeqVal):
             # `OrderedDict([("fc", nn.Linear(...)), ...])`: the pairs, kept for `nn.Sequential(OrderedDict(...))`.
             self.pair_lists[id(node)] = (node, args[0][1])
-        if qual.startswith("torchvision.transforms."):
-            return self.tensor_transform(db.module_short(qual), args, kwargs, node)
+        if qual.startswith("torchvision.transforms.") and db.module_short(qual) in ("Normalize", "Compose"):
+            made = self.tensor_transform(db.module_short(qual), args, kwargs, node)
+            if made is not None:
+                return made
         if qual == "copy.deepcopy" and args and isinstance(args[0][1], ModuleVal):
             # A copy of a module (the usual target network, `q_target = copy.deepcopy(q)`): the same layers with
             # parameters of its own, so it is a module of its own (its site is this call), which an optimizer
