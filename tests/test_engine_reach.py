@@ -322,6 +322,38 @@ PROGRAMS = {
         x = body(x)
         x.sum().backward()
         """, [], "ok"),
+    # `nn.Sequential(OrderedDict(pairs))` with the pairs appended in a loop (avalanche's `MLP`): the layers'
+    # order is not known, but a `Linear` among them has parameters, so the output has a graph.
+    "sequential_of_grown_ordered_dict": ("""\
+        from collections import OrderedDict
+        import torch
+        import torch.nn as nn
+
+        def mlp(sizes):
+            q = []
+            for i in range(len(sizes) - 1):
+                q.append(("Linear_%d" % i, nn.Linear(sizes[i], sizes[i + 1])))
+                if i < len(sizes) - 2:
+                    q.append(("ReLU_%d" % i, nn.ReLU(inplace=True)))
+            return nn.Sequential(OrderedDict(q))
+
+        net = mlp([2, 8, 3])
+        out = net(torch.randn(4, 2))
+        arr = out.numpy()
+        """, [("GS201", 15)], "raises: Can't call numpy() on Tensor that requires grad"),
+    # The literal pairs are the layers, in order; under no_grad the output has no graph.
+    "sequential_of_ordered_dict_literal": ("""\
+        import collections
+        import torch
+        import torch.nn as nn
+
+        net = nn.Sequential(collections.OrderedDict([("fc", nn.Linear(2, 3)), ("act", nn.Tanh())]))
+        out = net(torch.randn(4, 2))
+        arr = out.detach().numpy()
+        with torch.no_grad():
+            arr = net(torch.randn(4, 2)).numpy()
+        probs = out.numpy()
+        """, [("GS201", 10)], "raises: Can't call numpy() on Tensor that requires grad"),
     # pack/pad keep the grad state: the LSTM output unpacked from a PackedSequence has a graph.
     "packed_sequence": ("""\
         import torch
@@ -1484,3 +1516,40 @@ def test_edits_in_a_factory_reach_the_closure_it_hands_back():
     unfrozen = CLOSURE_FACTORIES.replace("    net.requires_grad_(False)\n", "")
     assert [(f.code, f.line) for f in analyze_source(unfrozen, path).findings] == [
         ("GS301", 10), ("GS301", 21), ("GS301", 32)]
+
+
+def test_torchvision_normalize_keeps_history(tmp_path):
+    """`transforms.Normalize` is a parameterless `nn.Module` computing `(x.clone() - mean) / std`, which autograd
+    follows (torchvision's `F.normalize`; torchvision is not installed here, so the test runs that computation
+    itself); `Compose` of such transforms runs them in order. Other transforms (`ToTensor`) stay unknown."""
+    src = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+        from torchvision import transforms
+
+        decoder = nn.Linear(2, 4)
+        inv = transforms.Compose([transforms.Normalize((0.13,), (0.31,))])
+        samples = inv(decoder(torch.randn(3, 2)).view(-1, 1, 2, 2))
+        arr = samples.cpu().numpy()
+        other = transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.13,), (0.31,))])
+        arr2 = other(decoder(torch.randn(3, 2))).numpy()
+        norm = transforms.Normalize((0.13,), (0.31,), inplace=True)
+        arr3 = norm(decoder(torch.randn(3, 2)).view(-1, 1, 2, 2)).numpy()
+        """)
+    analysis.ENGINE.units.clear()
+    result = analyze_source(src, str(tmp_path / "gen.py"))
+    assert [(f.code, f.line) for f in result.findings if f.severity.rank >= Severity.WARNING.rank] == [("GS201", 8)]
+    stand_in = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+        decoder = nn.Linear(2, 4)
+        x = decoder(torch.randn(3, 2)).view(-1, 1, 2, 2)
+        mean, std = torch.as_tensor((0.13,)).view(-1, 1, 1), torch.as_tensor((0.31,)).view(-1, 1, 1)
+        samples = x.clone().sub_(mean).div_(std)
+        arr = samples.cpu().numpy()
+        """)
+    path = tmp_path / "stand_in.py"
+    path.write_text(stand_in)
+    ran = run_scripts([(str(path), None)])[0]
+    assert ran["raised"] and "Can't call numpy() on Tensor that requires grad" in ran["raised"]

@@ -166,6 +166,8 @@ class Interpreter(StatementsMixin, LoopsMixin, ExpressionsMixin, CallsMixin, Ops
         self.stmt_digest = None  # the digest of a top-level statement's text in the analysed file (`Digests.node`)
         # id(ast.Starred) -> (node, value of the starred sequence), for callees that unpack it.
         self.starred_values: dict = {}
+        # id(ast.Call) -> (node, the list of pairs) for `OrderedDict(pairs)`, for `nn.Sequential(OrderedDict(...))`.
+        self.pair_lists: dict = {}
         # id(ast.Return) -> the join of the states in which that `return` ran (None: not yet), for the returns the
         # driver asks about: what a factory leaves to the nested function it returns (`units.run_closures`).
         self.capture: Optional[dict] = None

@@ -547,6 +547,13 @@ class CallsMixin:
         if qual.startswith("builtins."):
             return self.call_builtin(short, node, state)
         args, kwargs = self.eval_args(node, state)
+        if qual == "collections.OrderedDict" and len(args) == 1 and not kwargs and isinstance(args[0][1], SeqVal):
+            # `OrderedDict([("fc", nn.Linear(...)), ...])`: the pairs, kept for `nn.Sequential(OrderedDict(...))`.
+            self.pair_lists[id(node)] = (node, args[0][1])
+        if qual.startswith("torchvision.transforms.") and db.module_short(qual) in ("Normalize", "Compose"):
+            made = self.tensor_transform(db.module_short(qual), args, kwargs, node)
+            if made is not None:
+                return made
         if qual == "copy.deepcopy" and args and isinstance(args[0][1], ModuleVal):
             # A copy of a module (the usual target network, `q_target = copy.deepcopy(q)`): the same layers with
             # parameters of its own, so it is a module of its own (its site is this call), which an optimizer
@@ -896,6 +903,7 @@ class CallsMixin:
                 inplace = False  # dropout with p=0 never writes
         if short in db.CONTAINERS:
             layers = tuple(v for _, v in args) if short == "Sequential" else ()
+            seq, loop_params = None, Tri.NO
             if short == "Sequential" and len(args) == 1 and isinstance(args[0][0], ast.Starred):
                 # `nn.Sequential(*[Block() for _ in range(n)])`, `nn.Sequential(*layers)`: the list's modules (a
                 # comprehension's one representative runs once: what it does to its input is the same each time).
@@ -906,6 +914,26 @@ class CallsMixin:
                     # A list that grew by different modules (`layers.extend([conv, bn, relu])` in a loop) is
                     # summarised by their join, which is not one layer that runs once.
                     layers = (UNKNOWN,)
+            pairs_hit = self.pair_lists.get(id(args[0][0])) if short == "Sequential" and len(args) == 1 else None
+            if pairs_hit is not None and pairs_hit[0] is not args[0][0]:
+                pairs_hit = None
+            if pairs_hit is not None:
+                # `nn.Sequential(OrderedDict(pairs))`: the pairs' modules, in order (a list that grew in a loop:
+                # one representative pair, as for `nn.Sequential(*layers)`).
+                pairs = pairs_hit[1]
+                seq = SeqVal(tuple(p.items[1] if isinstance(p, SeqVal) and len(p.items) == 2 and not p.homog
+                                   else UNKNOWN for p in pairs.items), pairs.homog)
+                layers = seq.items
+                if seq.homog and any(isinstance(v, ModuleVal) and v.alts for v in layers):
+                    layers = (UNKNOWN,)
+            if pairs_hit is not None and seq.homog and layers == (UNKNOWN,) \
+                    and all(isinstance(v, ModuleVal) and all(isinstance(a, ModuleVal) and a.cls is None for a in v.alts)
+                            for v in seq.items) \
+                    and any(a.has_params is Tri.YES for v in seq.items for a in v.alts):
+                # The pairs of a list that grew by different torch.nn modules in a loop (`Linear`, `BatchNorm1d`,
+                # `ReLU`): their order is not one layer that runs once, but one of them surely has parameters.
+                # (`nn.Sequential(*layers)` of such a list is the same shape; left as it was, not yet measured.)
+                loop_params = Tri.YES
             if short == "ModuleList" and len(args) == 1 and isinstance(args[0][1], SeqVal):
                 layers = args[0][1].items
             head: tuple = ()
@@ -916,6 +944,8 @@ class CallsMixin:
             has = layers_have_params(layers)
             if not layers and not (short == "ModuleList" and not args and not kwargs):
                 has = Tri.MAYBE  # an empty `nn.ModuleList()` has no parameters until modules are appended
+            if loop_params is Tri.YES:
+                has = Tri.YES
             return ModuleVal(qual, layers=layers if short in ("Sequential", "ModuleList") else (), has_params=has,
                              origin=origin, head=head)
         if short in db.PARAMLESS_MODULES or short.endswith("Loss"):

@@ -176,7 +176,7 @@ class ObjectsMixin:
         short = db.module_short(mod.qual)
         if self.loops or self.stack:
             self.retire_storage(self.site(node), state)
-        if short == "Sequential" and mod.layers:
+        if short in ("Sequential", "Compose") and mod.layers:
             if not args:
                 return UNKNOWN
             val: Value = args[0][1]

@@ -91,6 +91,26 @@ class OpsMixin:
                 result = result.with_(shape=())
         return result
 
+    def tensor_transform(self, short: str, args, kwargs, node: ast.Call) -> Optional[Value]:
+        """torchvision's tensor transforms that autograd follows: `transforms.Normalize(mean, std)` is an
+        `nn.Module` without parameters whose output (`(x - mean) / std` on a clone of `x`) keeps `x`'s history, and
+        `transforms.Compose([...])` of such transforms runs them in order, like an `nn.Sequential`. Any other
+        transform (`ToTensor`, `ToPILImage`, random augmentations), and `Normalize(..., inplace=True)`, stays
+        unknown: None, and the call is handled like any other library call."""
+        origin = self.expr_fact(node)
+        if short == "Normalize":
+            flag = kwargs.get("inplace", args[3] if len(args) > 3 else (None, None))[0]
+            if flag is not None and const_bool(flag) is not False:
+                return None
+            return ModuleVal("torchvision.transforms.Normalize", has_params=Tri.NO, origin=origin)
+        if short == "Compose" and len(args) == 1 and not kwargs and isinstance(args[0][1], SeqVal) \
+                and not args[0][1].homog and args[0][1].items \
+                and all(isinstance(v, ModuleVal) and v.qual == "torchvision.transforms.Normalize"
+                        for v in args[0][1].items):
+            return ModuleVal("torchvision.transforms.Compose", layers=args[0][1].items, has_params=Tri.NO,
+                             origin=origin)
+        return None
+
     def rnn_packing(self, qual: str, args, node: ast.Call, state: State) -> Value:
         """`torch.nn.utils.rnn`: packing copies the padded tensor into a `PackedSequence` whose `data` has the
         input's grad state (an RNN module takes it like a tensor); unpacking returns `(padded, lengths)`, the padded
