@@ -219,7 +219,7 @@ class Interpreter(StatementsMixin, LoopsMixin, ExpressionsMixin, CallsMixin, Ops
     def nodes(self, node: ast.AST) -> list:
         """`astwalk.walk(node)` memoised per analysis, for the syntax questions asked of one loop (what it binds,
         mutates, backwards, samples): one walk instead of one each. Callers only read the list."""
-        return self.syntax("walk", node, walk)
+        return self.syntax("walk", node, self.src.walk)
 
     def sets_grads(self, stmt: ast.AST) -> bool:
         """Whether `_sets_grads` holds anywhere under `stmt`; nested statements' answers are memoised and reused,

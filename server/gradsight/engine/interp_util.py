@@ -1117,7 +1117,7 @@ def _invariant_test(test: ast.AST, changes: tuple, mutations: tuple) -> bool:
     return ok(test)
 
 
-def _survey_discarded(region: ast.AST) -> tuple:
+def _survey_discarded(region: ast.AST, walker=walk) -> tuple:
     """name -> True when the name is bound once in `region` and every read of it discards the graph (an operand
     of a comparison, `.item()`/`.tolist()`, `float()`/`int()`/`bool()`, a formatted string); and the names `region`
     binds and never reads (nested functions' reads count; none where a `global`/`nonlocal` statement or a call of
@@ -1127,7 +1127,7 @@ def _survey_discarded(region: ast.AST) -> tuple:
     reads: dict = {}
     opaque = False
     name, attribute, load = ast.Name, ast.Attribute, ast.Load  # exact types: this walks every function once
-    for node in walk(region):
+    for node in walker(region):  # (the interpreter's shared walk of the function)
         kind = type(node)
         if kind is ast.Global or kind is ast.Nonlocal:
             opaque = True

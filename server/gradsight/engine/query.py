@@ -34,8 +34,11 @@ class Query:
     """Questions about one parsed file. Positions are the tree's; nothing is cached across analyses."""
 
     def __init__(self, tree: ast.Module, imports: dict, classes: dict, memo: Optional["NodeMemo"] = None,
-                 path: str = "", resolve: Optional[Callable] = None, functions: Optional[dict] = None):
+                 path: str = "", resolve: Optional[Callable] = None, functions: Optional[dict] = None,
+                 walker: Optional[Callable] = None):
         self.tree = tree
+        # `astwalk.walk`, or the analysed source's memoised one (`Source.walk`), shared with the interpreter
+        self._walker = walker or walk
         self._resolve = resolve  # resolve(module, level) -> another workspace file's ModuleScope, or None
         self._functions = functions or {}  # this file's top-level functions: name -> FuncVal
         self._imports = imports  # local name -> qualified name (module scope)
@@ -176,10 +179,10 @@ class Query:
         keystroke walks only what it changed."""
         if self._nodes is None:
             nodes = [self.tree]
-            walked = self._memo.walks(self._path, self.tree.body) if self._memo is not None else None
+            walked = self._memo.walks(self._path, self.tree.body, self._walker) if self._memo is not None else None
             tops = self._tops
             for i, stmt in enumerate(self.tree.body):
-                sub = walked[i] if walked is not None else walk(stmt)
+                sub = walked[i] if walked is not None else self._walker(stmt)
                 tops[id(stmt)] = (stmt, sub)
                 nodes.extend(sub)
             self._nodes = nodes
@@ -234,7 +237,7 @@ class Query:
         read it."""
         self.nodes()
         hit = self._tops.get(id(node))
-        return hit[1] if hit is not None and hit[0] is node else walk(node)
+        return hit[1] if hit is not None and hit[0] is node else self._walker(node)
 
     def _index(self) -> dict:
         if self._idx is None:
@@ -285,7 +288,7 @@ class Query:
                 continue
             self._linked.add(id(stmt))
             self._parents[stmt] = self.tree
-            for parent in walk(stmt):
+            for parent in self.subtree(stmt):
                 for child in children(parent):
                     self._parents[child] = parent
         return self._parents.get(node)
@@ -397,14 +400,14 @@ class NodeMemo:
         self._files: dict = {}  # path -> {id(stmt): (stmt, nodes)}
         self._lock = threading.Lock()  # the language server analyses in worker threads
 
-    def walks(self, path: str, body: list) -> list:
+    def walks(self, path: str, body: list, walker: Callable = walk) -> list:
         with self._lock:
             old = self._files.pop(path, {})
         new = {}
         out = []
         for stmt in body:
             hit = old.get(id(stmt))
-            nodes = hit[1] if hit is not None and hit[0] is stmt else list(walk(stmt))
+            nodes = hit[1] if hit is not None and hit[0] is stmt else walker(stmt)  # read only, never changed
             new[id(stmt)] = (stmt, nodes)
             out.append(nodes)
         with self._lock:
