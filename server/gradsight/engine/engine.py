@@ -213,7 +213,7 @@ class Engine:
                     return (found, workspace.cached_digest(pathlib.Path(other))) if found is not None else (None, None)
             query = Query(tree, scope.imports, scope.classes, self.node_memo, path,
                           (lambda module, level, home=scope: resolver(module, level, home)) if resolver is not None else None,
-                          scope.functions)
+                          scope.functions, walker=source.walk)
             # Another framework's code (imports Paddle, TensorFlow, JAX, ... and nothing of torch): its `.numpy()`,
             # `.eval()` and `.backward()` are that framework's, so the dataflow is not run on it (whole-file rules
             # still ask `query.other_framework()` themselves).

@@ -57,14 +57,15 @@ def _guarded_write(fn: ast.AST) -> bool:
     return False
 
 
-def grad_tests(fn: Optional[ast.AST]) -> Optional[dict]:
+def grad_tests(fn: Optional[ast.AST], walker=walk) -> Optional[dict]:
     """For a function whose tests may give evidence: {name: (first test line, lines binding the name)} for every name
     whose `.requires_grad` an `if`, `while` or conditional expression of `fn` tests; None when none can (no such
-    test, an `assert` on a `.requires_grad`, an in-place write that may depend on one). One walk per function."""
+    test, an `assert` on a `.requires_grad`, an in-place write that may depend on one). One walk per function
+    (`walker(fn)`: the interpreter's shared one)."""
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     first: dict = {}
-    for n in walk(fn):
+    for n in walker(fn):
         if isinstance(n, ast.Assert) and _reads_requires_grad(n.test):
             return None  # `assert not t.requires_grad`: the function states one grad state, not both
         if isinstance(n, (ast.If, ast.While, ast.IfExp)):
@@ -75,7 +76,7 @@ def grad_tests(fn: Optional[ast.AST]) -> Optional[dict]:
     if not first or _guarded_write(fn):
         return None
     stores: dict = {name: [] for name in first}
-    for n in walk(fn):
+    for n in walker(fn):
         if isinstance(n, (ast.Global, ast.Nonlocal)):
             for name in n.names:
                 first.pop(name, None)

@@ -202,10 +202,26 @@ class Interpreter(StatementsMixin, LoopsMixin, ExpressionsMixin, CallsMixin, Ops
         remember(memo, key, (node, value))
         return value
 
+    def by_text(self, kind: str, func, compute: Callable[[ast.AST], object]):
+        """`durable(kind, func.node, compute)` for a function `compute` reads only the text of, also kept across
+        analyses for a re-parsed copy with the same text: a method of the analysed file (`home`) is keyed by the
+        digest of its text (`stmt_digest`; a class an edit is typing in is parsed again on every keystroke, its other
+        methods unchanged). Functions of other files are keyed by their node."""
+        node, memo, digest = func.node, self.stmt_memo, self.stmt_digest
+        if memo is None or digest is None or func.module is None or func.module is not getattr(self, "home", None):
+            return self.durable(kind, node, compute)
+        key = (kind, digest(node))
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        value = compute(node)
+        remember(memo, key, value)
+        return value
+
     def nodes(self, node: ast.AST) -> list:
         """`astwalk.walk(node)` memoised per analysis, for the syntax questions asked of one loop (what it binds,
         mutates, backwards, samples): one walk instead of one each. Callers only read the list."""
-        return self.syntax("walk", node, walk)
+        return self.syntax("walk", node, self.src.walk)
 
     def sets_grads(self, stmt: ast.AST) -> bool:
         """Whether `_sets_grads` holds anywhere under `stmt`; nested statements' answers are memoised and reused,

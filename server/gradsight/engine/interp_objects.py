@@ -430,9 +430,11 @@ class ObjectsMixin:
                 if name != "__call__":
                     out.add("*")
                 continue
-            attrs, calls = self.syntax("own_mutations", meth.node, lambda fn: _own_mutations(fn, methods))
+            # A pure function of the method's text, so kept across keystrokes; the methods it calls on `self`
+            # are looked up in this class (a subclass may define one its base's method calls).
+            attrs, calls = self.by_text("own_mutations", meth, _own_mutations)
             out |= attrs
-            todo.extend(calls)
+            todo.extend(c for c in calls if c in methods)
         result = frozenset(out)
         self.syntax_memo[key] = (info.node, result)
         return result

@@ -482,7 +482,7 @@ class OpsMixin:
     def grad_tested_args(self, args, node: ast.AST, state: State):
         """Arguments the function itself asks about: a name of unknown grad state whose `.requires_grad` a later test
         of this function reads is taken as requiring grad from here on (evidence from use, `engine/gradtests.py`)."""
-        tests = self.syntax("grad-tests", self.stack[-1], grad_tests)
+        tests = self.syntax("grad-tests", self.stack[-1], lambda fn: grad_tests(fn, self.nodes))
         if tests is None:
             return args
         out = []

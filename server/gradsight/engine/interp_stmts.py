@@ -281,7 +281,8 @@ class StatementsMixin:
         region = self.stack[-1]
         survey = self.discarded_names.get(id(region))
         if survey is None:
-            survey = self.discarded_names[id(region)] = self.durable("survey_discarded", region, _survey_discarded)
+            survey = self.discarded_names[id(region)] = self.durable("survey_discarded", region,
+                                                                             lambda r: _survey_discarded(r, self.nodes))
         return survey
 
     def only_discarded(self, stmt: ast.Assign) -> bool:

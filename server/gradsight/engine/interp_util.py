@@ -451,11 +451,12 @@ def _class_methods(info: ClassInfo, bases_of=None) -> dict:
 _READING_BUILTINS = frozenset({"type", "isinstance", "id", "hasattr", "repr", "str", "hash", "callable"})
 
 
-def _own_mutations(fn: ast.AST, methods: dict) -> tuple:
+def _own_mutations(fn: ast.AST) -> tuple:
     """For `Interpreter.method_mutations`: (the attributes of `self` that method `fn` itself may rebind or change:
     `self.x = ...`, `self.x += ...`, `self.x[k] = ...`, `self.x.append(...)`, `self.x.add_(...)`, "x:mode" for
-    `self.x.eval()`/`.train()`, "*" when it hands `self` to other code or uses `__dict__`; the names of the other
-    methods it calls on `self`)."""
+    `self.x.eval()`/`.train()`, "*" when it hands `self` to other code or uses `__dict__`; the names it calls on
+    `self` as `self.name(...)`, which the caller keeps when they are the class's methods, not callable attributes
+    such as submodules). A pure function of `fn`'s syntax."""
     params = fn.args.posonlyargs + fn.args.args
     if not params or _is_static(fn):
         return frozenset(), ()
@@ -471,8 +472,7 @@ def _own_mutations(fn: ast.AST, methods: dict) -> tuple:
             f = n.func
             if isinstance(f, ast.Attribute):
                 if isinstance(f.value, ast.Name) and f.value.id == me:
-                    if f.attr in methods:
-                        calls.append(f.attr)  # self.other_method(...); else a callable attribute (a module)
+                    calls.append(f.attr)  # self.other_method(...), or a callable attribute (a module)
                 else:
                     attr = _self_attr(f.value, me)
                     if attr and f.attr in ("train", "eval"):
@@ -1117,7 +1117,7 @@ def _invariant_test(test: ast.AST, changes: tuple, mutations: tuple) -> bool:
     return ok(test)
 
 
-def _survey_discarded(region: ast.AST) -> tuple:
+def _survey_discarded(region: ast.AST, walker=walk) -> tuple:
     """name -> True when the name is bound once in `region` and every read of it discards the graph (an operand
     of a comparison, `.item()`/`.tolist()`, `float()`/`int()`/`bool()`, a formatted string); and the names `region`
     binds and never reads (nested functions' reads count; none where a `global`/`nonlocal` statement or a call of
@@ -1127,7 +1127,7 @@ def _survey_discarded(region: ast.AST) -> tuple:
     reads: dict = {}
     opaque = False
     name, attribute, load = ast.Name, ast.Attribute, ast.Load  # exact types: this walks every function once
-    for node in walk(region):
+    for node in walker(region):  # (the interpreter's shared walk of the function)
         kind = type(node)
         if kind is ast.Global or kind is ast.Nonlocal:
             opaque = True

@@ -34,14 +34,18 @@ class Query:
     """Questions about one parsed file. Positions are the tree's; nothing is cached across analyses."""
 
     def __init__(self, tree: ast.Module, imports: dict, classes: dict, memo: Optional["NodeMemo"] = None,
-                 path: str = "", resolve: Optional[Callable] = None, functions: Optional[dict] = None):
+                 path: str = "", resolve: Optional[Callable] = None, functions: Optional[dict] = None,
+                 walker: Optional[Callable] = None):
         self.tree = tree
+        # `astwalk.walk`, or the analysed source's memoised one (`Source.walk`), shared with the interpreter
+        self._walker = walker or walk
         self._resolve = resolve  # resolve(module, level) -> another workspace file's ModuleScope, or None
         self._functions = functions or {}  # this file's top-level functions: name -> FuncVal
         self._imports = imports  # local name -> qualified name (module scope)
         self._classes = classes  # class name -> ClassInfo (with `is_module`)
         self._parents: Optional[dict] = None
         self._nodes: Optional[list] = None
+        self._tops: dict = {}  # id(top-level statement) -> (statement, its walk): `subtree`
         self._memo = memo
         self._path = path
         self._idx: Optional[dict] = None
@@ -115,7 +119,7 @@ class Query:
     def module_class_names(self) -> set:
         """Names of this file's classes that are `nn.Module`s."""
         if self._module_names is None:
-            self._module_names = {n.name for n in self.nodes() if isinstance(n, ast.ClassDef) and self.is_module_class(n)}
+            self._module_names = {n.name for n in self.class_defs if self.is_module_class(n)}
         return self._module_names
 
     def is_module_constructor(self, node: ast.AST) -> bool:
@@ -132,8 +136,8 @@ class Query:
 
     def subclasses(self, qualified: str) -> Iterator[ast.ClassDef]:
         """Classes of this file with a base that resolves to `qualified` (e.g. `torch.autograd.Function`)."""
-        for node in self.nodes():
-            if isinstance(node, ast.ClassDef) and any(self.qualname(b) == qualified for b in node.bases):
+        for node in self.class_defs:
+            if any(self.qualname(b) == qualified for b in node.bases):
                 yield node
 
     @property
@@ -175,9 +179,12 @@ class Query:
         keystroke walks only what it changed."""
         if self._nodes is None:
             nodes = [self.tree]
-            walked = self._memo.walks(self._path, self.tree.body) if self._memo is not None else None
+            walked = self._memo.walks(self._path, self.tree.body, self._walker) if self._memo is not None else None
+            tops = self._tops
             for i, stmt in enumerate(self.tree.body):
-                nodes.extend(walked[i] if walked is not None else ast.walk(stmt))
+                sub = walked[i] if walked is not None else self._walker(stmt)
+                tops[id(stmt)] = (stmt, sub)
+                nodes.extend(sub)
             self._nodes = nodes
         return self._nodes
 
@@ -218,10 +225,25 @@ class Query:
     def name_stores(self) -> set:
         return self._index()["name_stores"]
 
+    @property
+    def call_statements(self) -> list:
+        """Every expression statement whose expression is a call (`torch.no_grad()` on a line of its own), in walk
+        order."""
+        return self._index()["call_stmts"]
+
+    def subtree(self, node: ast.AST) -> list:
+        """`astwalk.walk(node)`: every node under `node`, itself first, in `ast.walk`'s order. A top-level
+        statement's list is the one `nodes` already made (kept across keystrokes by the `NodeMemo`); callers only
+        read it."""
+        self.nodes()
+        hit = self._tops.get(id(node))
+        return hit[1] if hit is not None and hit[0] is node else self._walker(node)
+
     def _index(self) -> dict:
         if self._idx is None:
             calls, assigns, attrs, attr_stores, name_stores, functions, classes = [], [], set(), set(), set(), [], []
-            name, attribute, call, assign, store = ast.Name, ast.Attribute, ast.Call, ast.Assign, ast.Store
+            call_stmts: list = []
+            name, attribute, call, assign, store, expr = ast.Name, ast.Attribute, ast.Call, ast.Assign, ast.Store, ast.Expr
             fdef, adef, cdef = ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef
             # (identity tests only, no call per node: this walks every node of the file on every keystroke)
             for n in self.nodes():
@@ -241,8 +263,11 @@ class Query:
                     functions.append(n)
                 elif t is cdef:
                     classes.append(n)
+                elif t is expr and type(n.value) is call:
+                    call_stmts.append(n)
             self._idx = {"calls": calls, "assigns": assigns, "attrs": attrs, "attr_stores": attr_stores,
-                         "name_stores": name_stores, "functions": functions, "classes": classes}
+                         "name_stores": name_stores, "functions": functions, "classes": classes,
+                         "call_stmts": call_stmts}
         return self._idx
 
     def parent(self, node: ast.AST) -> Optional[ast.AST]:
@@ -263,7 +288,7 @@ class Query:
                 continue
             self._linked.add(id(stmt))
             self._parents[stmt] = self.tree
-            for parent in walk(stmt):
+            for parent in self.subtree(stmt):
                 for child in children(parent):
                     self._parents[child] = parent
         return self._parents.get(node)
@@ -375,14 +400,14 @@ class NodeMemo:
         self._files: dict = {}  # path -> {id(stmt): (stmt, nodes)}
         self._lock = threading.Lock()  # the language server analyses in worker threads
 
-    def walks(self, path: str, body: list) -> list:
+    def walks(self, path: str, body: list, walker: Callable = walk) -> list:
         with self._lock:
             old = self._files.pop(path, {})
         new = {}
         out = []
         for stmt in body:
             hit = old.get(id(stmt))
-            nodes = hit[1] if hit is not None and hit[0] is stmt else list(walk(stmt))
+            nodes = hit[1] if hit is not None and hit[0] is stmt else walker(stmt)  # read only, never changed
             new[id(stmt)] = (stmt, nodes)
             out.append(nodes)
         with self._lock:

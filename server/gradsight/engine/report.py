@@ -12,6 +12,7 @@ from typing import Callable, Iterable, Optional
 
 from ..config import Config
 from ..findings import Applicability, Edit, Finding, Fix, Related, Severity
+from .astwalk import walk as _walk
 from .values import Fact
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -103,6 +104,7 @@ class Source:
         # of a loop's fixpoint (facts, hover records); the node is kept, so its id cannot be reused meanwhile.
         self._spans: dict = {}
         self._segments: dict = {}
+        self._walks: dict = {}  # id(node) -> (node, `astwalk.walk(node)`), for the analysed file only (`walk`)
 
     def line_text(self, line: int) -> str:
         return self.lines[line - 1] if 1 <= line <= len(self.lines) else ""
@@ -131,6 +133,14 @@ class Source:
 
     def span(self, node: ast.AST) -> tuple[int, int, int, int]:
         return self._remembered(self._spans, node, self._span)
+
+    def walk(self, node: ast.AST) -> list:
+        """`astwalk.walk(node)`. For the analysed file's source (`mark`: one analysis) it is memoised per node, so
+        the interpreter's loop and function walks, the whole-file query's and the rules' share one list per node
+        (a long script's functions and loops were each walked three or four times). Callers only read it."""
+        if not self.mark:
+            return _walk(node)
+        return self._remembered(self._walks, node, _walk)
 
     def _span(self, node: ast.AST) -> tuple[int, int, int, int]:
         line = getattr(node, "lineno", 1)

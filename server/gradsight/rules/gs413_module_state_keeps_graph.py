@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import ast
 
+from ..engine.astwalk import walk
 from ..engine.events import SelfStoreEvent
 from ..engine.query import FileEvent
 from ..findings import Severity
@@ -29,7 +30,7 @@ def _stored_attrs(target: ast.AST) -> set:
 def _submodules(cls: ast.ClassDef, q) -> set:
     """Attributes the class's methods bind to a module constructor (`self.lstm = nn.LSTM(...)`)."""
     out = set()
-    for n in ast.walk(cls):
+    for n in walk(cls):
         if isinstance(n, ast.Assign) and q.is_module_constructor(n.value):
             for t in n.targets:
                 if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name):
@@ -63,13 +64,13 @@ def _binding_call(name: str, store: ast.Assign, forward: ast.FunctionDef, subs: 
     (`a, cov = self.attention(enc, self.cov)` for `self.cov = cov`), or None when its last binding is anything
     else (`cov = cov.detach()`)."""
     last = None
-    for n in ast.walk(forward):
+    for n in walk(forward):
         if not isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With)) \
                 or n.lineno >= store.lineno:
             continue
         targets = (n.targets if isinstance(n, ast.Assign) else [i.optional_vars for i in n.items]
                    if isinstance(n, ast.With) else [n.target])
-        if any(isinstance(t, ast.Name) and t.id == name for tt in targets if tt is not None for t in ast.walk(tt)) \
+        if any(isinstance(t, ast.Name) and t.id == name for tt in targets if tt is not None for t in walk(tt)) \
                 and (last is None or n.lineno >= last.lineno):
             last = n
     if isinstance(last, ast.Assign) and isinstance(last.value, ast.Call) and _self_attr(last.value.func) in subs:
@@ -257,13 +258,15 @@ class ModuleStateKeepsGraph(Rule):
         subs_of: dict = {}
         # Locals some statement binds from a call of a method or submodule of `self` (`a, cov = self.attention(..)`).
         locals_ = {t.id for a in q.assigns if isinstance(a.value, ast.Call) and _self_attr(a.value.func)
-                   for tt in a.targets for t in ast.walk(tt) if isinstance(t, ast.Name)}
+                   for tt in a.targets for t in walk(tt) if isinstance(t, ast.Name)}
         for stmt in q.assigns:
+            if len(stmt.targets) == 1 and stmt.targets[0].__class__ is ast.Name:
+                continue  # `x = ...` stores no attribute (most assignments: no call per statement for them)
             stored = set().union(*(_stored_attrs(t) for t in stmt.targets))
             if not stored:
                 continue
             local = stmt.value.id if isinstance(stmt.value, ast.Name) and stmt.value.id in locals_ else None
-            calls = [] if local else [c for c in ast.walk(stmt.value) if isinstance(c, ast.Call) and _self_attr(c.func)]
+            calls = [] if local else [c for c in walk(stmt.value) if isinstance(c, ast.Call) and _self_attr(c.func)]
             if not calls and not local:
                 continue
             forward = q.enclosing_function(stmt)
@@ -291,7 +294,7 @@ class ModuleStateKeepsGraph(Rule):
                 # one of the same `forward` (a cell run twice: `h = self.cell(x0, self.h)`, `self.h = self.cell(x1,
                 # h)`).
                 fed = _fed_state(calls) if stmt.value in calls else _fed_state(
-                    [c for c in ast.walk(forward) if isinstance(c, ast.Call) and _self_attr(c.func) in subs])
+                    [c for c in walk(forward) if isinstance(c, ast.Call) and _self_attr(c.func) in subs])
             for state in sorted(stored & fed):
                 if not self._released(state, stmt, cls, q):
                     report.add(self, stmt,
@@ -314,7 +317,7 @@ class ModuleStateKeepsGraph(Rule):
         if not isinstance(forward, ast.FunctionDef) or cls is None or _no_grad_decorated(forward, q):
             return
         end = event.node.end_lineno or event.node.lineno
-        reads = [n for n in ast.walk(forward) if isinstance(n, ast.Attribute) and n.attr == state
+        reads = [n for n in walk(forward) if isinstance(n, ast.Attribute) and n.attr == state
                  and isinstance(n.value, ast.Name) and n.value.id == "self" and isinstance(n.ctx, ast.Load)
                  and n.lineno <= end]
         if not reads or self._released(state, event.node, cls, q):
@@ -329,15 +332,15 @@ class ModuleStateKeepsGraph(Rule):
         (not `__init__`) or another statement of `forward` assigning it (except a lazy initialisation under
         `if self.<state> is None:`), or `x.<state> = ...` outside the class? (`del self.<state>` counts as an
         assignment: it resets a state initialised under `if not hasattr(self, ...)`.)"""
-        inside = {id(n) for n in ast.walk(cls)}
+        inside = {id(n) for n in walk(cls)}
         for n in q.nodes():
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("detach", "detach_"):
-                for sub in ast.walk(n.func.value):
+                for sub in walk(n.func.value):
                     if isinstance(sub, ast.Attribute) and sub.attr == state:
                         return True
             if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)) and n is not carry:
                 targets = n.targets if isinstance(n, (ast.Assign, ast.Delete)) else [n.target]
-                stores = {t.attr for tt in targets for t in ast.walk(tt)
+                stores = {t.attr for tt in targets for t in walk(tt)
                           if isinstance(t, ast.Attribute) and isinstance(t.ctx, (ast.Store, ast.Del))}
                 if state not in stores:
                     continue

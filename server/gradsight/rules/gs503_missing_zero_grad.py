@@ -28,7 +28,7 @@ class _LoopScan:
 
     __slots__ = ("backwards", "steps", "bound", "sets_grad", "calls", "branches", "contexts")
 
-    def __init__(self, node: ast.AST):
+    def __init__(self, node: ast.AST, walker=walk):
         self.backwards: list = []
         self.steps: list = []
         self.bound: set = set()
@@ -36,7 +36,7 @@ class _LoopScan:
         self.calls: list = []
         self.branches: list = []  # its `if`s with an `else`, in walk order
         self.contexts: set = set()  # ids of the calls that make a `with` statement's context manager
-        for n in walk(node):
+        for n in walker(node):  # the analysis's shared walk of the loop (`Source.walk`)
             t = type(n)
             if t is ast.If:
                 if n.orelse:
@@ -637,15 +637,17 @@ class MissingZeroGrad(Rule):
         self._seen: dict = {}
         self._defs: dict = {}  # id(tree) -> (tree, _FileDefs)
         self._scans: dict = {}  # id(node) -> (node, _LoopScan) of loops and helper functions
+        self._walker = walk  # the analysed source's memoised walk once `check` has run (`Source.walk`)
 
     def _scan(self, node: ast.AST) -> _LoopScan:
         hit = self._scans.get(id(node))
         if hit is None or hit[0] is not node:
-            hit = self._scans[id(node)] = (node, _LoopScan(node))
+            hit = self._scans[id(node)] = (node, _LoopScan(node, self._walker))
         return hit[1]
 
     def check(self, event: LoopEvent, report) -> None:
         loop = event.node
+        self._walker = getattr(getattr(report, "source", None), "walk", walk)
         # What the engine knows of the objects whose methods the loop calls is part of the verdict's input.
         seen_calls = tuple((r, attrs, tuple((m, id(n)) for m, n in methods), unseen)
                            for r, attrs, methods, unseen in event.receivers)

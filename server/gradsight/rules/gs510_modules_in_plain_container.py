@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 
 from ..engine import torchdb as db
+from ..engine.astwalk import walk
 from ..engine.query import FileEvent
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
@@ -191,12 +192,13 @@ class ModulesInPlainContainer(Rule):
         # Locals made from attributes (`module_list = sum(zip(self.layers, elus), ())[:-1]`, FrEIA's i-ResNet):
         # handing the local to a registering call registers the attributes' modules too.
         via: dict = {}
-        for n in ast.walk(cls):
+        nodes = q.subtree(cls)  # a top-level class's walk is shared across keystrokes (this runs on each)
+        for n in nodes:
             if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
                 via.setdefault(n.targets[0].id, set()).update(
-                    m.attr for m in ast.walk(n.value) if isinstance(m, ast.Attribute) and isinstance(m.value, ast.Name)
+                    m.attr for m in walk(n.value) if isinstance(m, ast.Attribute) and isinstance(m.value, ast.Name)
                     and m.value.id == "self")
-        for call in ast.walk(cls):
+        for call in nodes:
             if not isinstance(call, ast.Call):
                 continue
             fname = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
@@ -207,7 +209,7 @@ class ModulesInPlainContainer(Rule):
             if fname not in _REGISTER:
                 continue
             for a in args:
-                for n in ast.walk(a):
+                for n in walk(a):
                     if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self":
                         names.add(n.attr)
                     elif isinstance(n, ast.Name) and n.id in via:
@@ -256,11 +258,11 @@ def _params_registered(init: ast.FunctionDef) -> set:
     """Names of `init`'s parameters whose contents reach a registering container in it: handed to
     `nn.ModuleList(...)`/`add_module(...)`, stored into an item of an attribute made by one
     (`self.prescalers[name] = prescalers[name]`) or appended/updated into it."""
-    containers = {_self_attr(t) for n in ast.walk(init) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+    containers = {_self_attr(t) for n in walk(init) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
                   and _call_last(n.value) in _REGISTER for t in n.targets} - {""}
     params = {a.arg for a in init.args.posonlyargs + init.args.args + init.args.kwonlyargs}
     reaching = []
-    for n in ast.walk(init):
+    for n in walk(init):
         if isinstance(n, ast.Call):
             last = _call_last(n)
             into = isinstance(n.func, ast.Attribute) and _self_attr(n.func.value) in containers \
@@ -270,7 +272,7 @@ def _params_registered(init: ast.FunctionDef) -> set:
         elif isinstance(n, ast.Assign) and any(isinstance(t, ast.Subscript) and _self_attr(t.value) in containers
                                                for t in n.targets):
             reaching.append(n.value)
-    return {m.id for r in reaching for m in ast.walk(r) if isinstance(m, ast.Name) and m.id in params}
+    return {m.id for r in reaching for m in walk(r) if isinstance(m, ast.Name) and m.id in params}
 
 
 def _parameters_registered_in_loop(cls: ast.ClassDef) -> set:
@@ -330,7 +332,7 @@ def _surely_stateless(q, call: ast.Call, seen: set) -> bool:
     init = next((n for n in (cls.body if cls else ()) if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
     if init is None:
         return False
-    for n in ast.walk(init):
+    for n in walk(init):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in (
                 "register_buffer", "register_parameter", "add_module", "register_module"):
             return False
@@ -347,5 +349,5 @@ def _surely_stateless(q, call: ast.Call, seen: set) -> bool:
 
 
 def _all_self_attrs(cls: ast.ClassDef) -> set:
-    return {n.attr for n in ast.walk(cls) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+    return {n.attr for n in walk(cls) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
             and n.value.id == "self"}
