@@ -173,7 +173,9 @@ class StatsBufferWrittenWithGraph(Rule):
                     "the loop) in a loop that backwards a loss and writes its other statistics buffers under "
                     "`torch.no_grad()`, when `t` and the loss come from the same model output made in the loop. "
                     "Values cut from autograd (`.detach()`, `.item()`, `float(...)`) and buffers made anew in the "
-                    "loop are left alone.")
+                    "loop are left alone. This is for values the analysis cannot follow (a model run by a training "
+                    "engine from another package, `torch.func.functional_call`): where it sees the graph, GS404 "
+                    "reports the write and this rule stays quiet.")
     why_bad = ("Writing a value with a graph into a slice of a buffer makes the whole buffer part of the graph: "
                "its `grad_fn` (`CopySlices`) holds the value's graph and the buffer's previous version, so the "
                "buffer chains the graph of every write, and every tensor those graphs saved, for as long as it "
