@@ -207,7 +207,20 @@ class EvalStepReturnsGraph(Rule):
             return  # the common case, checked first (this rule runs on every keystroke)
         if "eval" not in q.attrs and "train" not in q.attrs:
             return
+        # Lines of `x.eval()` / `x.train(...)` calls (attribute tests only: no call per node of the file); the
+        # rule needs two of them in one class, one per method.
+        lines = []
+        attribute = ast.Attribute
+        for c in q.calls():
+            f = c.func
+            if f.__class__ is attribute and (f.attr == "eval" or f.attr == "train"):
+                lines.append(c.lineno)
+        if len(lines) < 2:
+            return
         for cls in q.class_defs:
+            end = cls.end_lineno or cls.lineno
+            if sum(cls.lineno <= n <= end for n in lines) < 2:
+                continue
             for call, f, sib_call, sib in _sites(q, cls):
                 fn_name = next((m.name for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
                                 and m.lineno <= call.lineno <= (m.end_lineno or m.lineno)), None)

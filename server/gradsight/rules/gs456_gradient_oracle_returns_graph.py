@@ -114,7 +114,7 @@ class GradientOracleReturnsGraph(Rule):
              "    energy = potential_fn(z)\n    (grad,) = torch.autograd.grad(energy, z)\n"
              "    z.requires_grad_(False)\n")
     _tail = ("\n\ndef potential(z):\n    return 0.5 * (z ** 2).sum()\n\n\nz = torch.randn(5)\nenergies = []\n"
-             "for _ in range(10):\n    g, e = potential_grad(potential, z)\n    z = z - 0.1 * g\n"
+             "for _ in range(10):\n    g, e = potential_grad(potential, z)\n    z = z - 0.1 * g.detach()\n"
              "    energies.append(e)\n")
     valid = (
         # The fix: the value detached.
