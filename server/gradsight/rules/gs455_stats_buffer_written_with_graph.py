@@ -95,6 +95,16 @@ def _backward_loss(call: ast.Call) -> Optional[ast.AST]:
     return call.func.value
 
 
+def _candidate(q, w: ast.Assign, ng: bool, loops: list) -> bool:
+    """A grad-mode write of a statistic (a reduction, not cut from autograd) in a loop."""
+    if ng or not loops or _cut(w.value):
+        return False
+    return any(isinstance(c, ast.Call) and (
+        isinstance(c.func, ast.Attribute) and c.func.attr in _REDUCTIONS
+        or (q.qualname(c.func) or "").rpartition(".")[2] in _REDUCTIONS
+        and (q.qualname(c.func) or "").startswith("torch.")) for c in ast.walk(w.value))
+
+
 def _sites(q, fn: ast.AST, writes: list) -> Iterator[tuple]:
     """(write, buffer, the loop's no_grad write, the backward) for each grad-mode write of a statistic into a
     buffer made before its loop, in a loop that backwards a loss sharing the statistic's model output and writes
@@ -131,12 +141,7 @@ def _sites(q, fn: ast.AST, writes: list) -> Iterator[tuple]:
         return out
 
     for w, buf, ng, loops in writes:
-        if ng or not loops or _cut(w.value):
-            continue
-        if not any(isinstance(c, ast.Call) and (
-                isinstance(c.func, ast.Attribute) and c.func.attr in _REDUCTIONS
-                or (q.qualname(c.func) or "").rpartition(".")[2] in _REDUCTIONS
-                and (q.qualname(c.func) or "").startswith("torch.")) for c in ast.walk(w.value)):
+        if not _candidate(q, w, ng, loops):
             continue
         loop = loops[0]
         body = own_nodes(loop, with_defs=False)
@@ -249,7 +254,13 @@ class StatsBufferWrittenWithGraph(Rule):
             if fn is not None:
                 by_fn.setdefault(fn, []).append((a, t.value.id, ng, loops))
         for fn, writes in by_fn.items():
-            if all(ng for _, _, ng, _ in writes) or not any(ng for _, _, ng, _ in writes):
+            # Cheap first: a grad-mode write of a statistic whose innermost loop also holds a `no_grad` write of
+            # another buffer and a backward.
+            lines = report.source.lines
+            if not any(any(ong and obuf != buf and loops[0] in oloops for _, obuf, ong, oloops in writes)
+                       and _candidate(q, w, ng, loops)
+                       and any("backward" in lines[i - 1] for i in range(loops[0].lineno, loops[0].end_lineno + 1))
+                       for w, buf, ng, loops in writes if not ng and loops):
                 continue
             for w, buf, sibling, bw in _sites(q, fn, writes):
                 if any(k[0] == "GS404" and k[1] == w.lineno for k in report.findings):
