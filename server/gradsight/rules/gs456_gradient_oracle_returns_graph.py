@@ -137,7 +137,7 @@ class GradientOracleReturnsGraph(Rule):
         for fn in q.functions:
             for ret, y, call in _sites(q, fn):
                 report.add(self, ret,
-                           f"`{y}` is returned with its graph, which every caller that keeps it keeps alive; return "
-                           f"`{y}.detach()`. The inputs' `requires_grad` is switched off again, so only the gradient "
-                           f"at line {call.lineno} needed the graph.",
+                           f"`{y}` is returned with its graph: every caller that keeps it keeps the graph alive. "
+                           f"Return `{y}.detach()`; the inputs' `requires_grad` is switched off again, so only the "
+                           f"gradient at line {call.lineno} needed the graph.",
                            related=[Note(call.lineno, call.col_offset + 1, "the only use of the graph")])
