@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator, Optional
+from typing import Iterator
 
 from ..engine.query import FileEvent
 from ..engine.report import Note
@@ -84,15 +84,15 @@ def _model_call(call: ast.Call, local: set) -> bool:
     return root.id not in _TORCH_ROOTS and root.id not in local or root.id == "self"
 
 
-def _backward_loss(call: ast.Call) -> Optional[ast.AST]:
-    """The loss a backward call backwards: `loss.backward()`, `engine.backward(loss)` (DeepSpeed, Accelerate,
-    Fabric)."""
+def _backward_loss(call: ast.Call) -> list:
+    """What a backward call backwards: `loss.backward()`, `engine.backward(loss)` (DeepSpeed, Accelerate,
+    Fabric), `torch.autograd.backward(loss)`, `out.backward(grad_out)` (both sides: the names of either)."""
     if not (isinstance(call.func, ast.Attribute) and call.func.attr == "backward"):
-        return None
-    if call.args and not (isinstance(call.func.value, ast.Name) and call.func.value.id in ("torch", "autograd")):
-        if isinstance(call.func.value, (ast.Name, ast.Attribute)):
-            return call.args[0]
-    return call.func.value
+        return []
+    out = [call.args[0]] if call.args else []
+    if not (isinstance(call.func.value, ast.Name) and call.func.value.id in ("torch", "autograd")):
+        out.append(call.func.value)
+    return [x for x in out if not _cut(x)]
 
 
 def _candidate(q, w: ast.Assign, ng: bool, loops: list) -> bool:
@@ -158,10 +158,10 @@ def _sites(q, fn: ast.AST, writes: list) -> Iterator[tuple]:
         for c in body:
             if not isinstance(c, ast.Call):
                 continue
-            loss = _backward_loss(c)
-            if loss is None or _cut(loss):
+            losses = _backward_loss(c)
+            if not losses:
                 continue
-            shared = value_from & closure(_reads(loss)) & bound_here & model_made
+            shared = value_from & closure(set().union(*map(_reads, losses))) & bound_here & model_made
             if shared:
                 yield w, buf, sibling, c
                 break
