@@ -90,7 +90,7 @@ def _sites(q, cls: ast.ClassDef) -> Iterator[tuple]:
             if not (isinstance(ret, ast.Return) and ret.value is not None):
                 continue
             f = _self_call(ret.value, me)
-            if f is None or f == fn.name:
+            if f is None or f == fn.name or not _runs_model(cls, f):
                 continue
             sib = next(((calls[f], other) for name, (calls, other) in offs.items()
                         if name != fn.name and f in calls), None)
@@ -114,6 +114,26 @@ def _called_with_grad_off(q, cls: ast.ClassDef, name: str) -> bool:
 
 
 _COMPS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+
+def _runs_model(cls: ast.ClassDef, f: str, depth: int = 0) -> bool:
+    """Whether `self.f(...)` gives a model's output: `f` is a callable attribute (`self.model(x)`), `forward`, or a
+    method of the class returning such a call (`def infer(self, x): return self.module_(x)`)."""
+    methods = {m.name: m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    if f not in methods or f in ("forward", "__call__"):
+        return True
+    fn = methods[f]
+    me = first_param(fn)
+    if me is None or depth > 1:
+        return False
+    for ret in own_nodes(fn, with_defs=False):
+        if isinstance(ret, ast.Return) and ret.value is not None:
+            if isinstance(ret.value, ast.Call) and isinstance(ret.value.func, ast.Name) and ret.value.func.id == me:
+                return True  # `return self(x)`
+            g = _self_call(ret.value, me)
+            if g is not None and g != f and _runs_model(cls, g, depth + 1):
+                return True
+    return False
 
 
 def _collects(cls: ast.ClassDef, name: str, depth: int = 0) -> bool:
@@ -156,7 +176,8 @@ class EvalStepReturnsGraph(Rule):
     summary = ("A method that switches the model to evaluation returns its output computed with grad on, while "
                "a sibling evaluation method runs the same call under `torch.no_grad()`.")
     events = (FileEvent,)
-    what_it_does = ("Flags `return self.infer(x)` in a method that calls `self.module.eval()` (or "
+    what_it_does = ("Flags `return self.infer(x)` (a model's output: `self.model(x)`, or a method returning "
+                    "one) in a method that calls `self.module.eval()` (or "
                     "`.train(training)`), neither backwards nor steps, and runs with grad on, when another method "
                     "of the class that also switches to evaluation makes the same `self.infer(...)` call under "
                     "`torch.no_grad()`, and the class keeps the outputs of many calls (a comprehension over the calls, "
@@ -191,6 +212,12 @@ class EvalStepReturnsGraph(Rule):
         Valid(_head + "        return self.infer(x)\n"
               + _tail.replace("        return torch.cat(", "        with torch.no_grad():\n"
                                                           "            return torch.cat(")),
+        # A method returning a number, not the model's output.
+        Valid(_head.replace("    def infer(self, x):\n        return self.module(x)\n",
+                            "    def infer(self, x):\n        return self.module(x).mean().item()\n")
+              + "        return self.infer(x)\n"
+              + _tail.replace("torch.cat([self.evaluation_step(x) for x in batches])",
+                              "[self.evaluation_step(x) for x in batches]")),
         # One output per call, which nothing in the class collects: one batch's graph, dropped with it.
         Valid(_head + "        return self.infer(x)\n"
               + _tail.replace("torch.cat([self.evaluation_step(x) for x in batches])",

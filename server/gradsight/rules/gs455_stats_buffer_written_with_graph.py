@@ -14,7 +14,9 @@ _FACTORIES = frozenset({"zeros", "ones", "empty", "full", "zeros_like", "ones_li
 # Calls chained onto a factory that still give a fresh buffer.
 _CHAINED = frozenset({"to", "cuda", "cpu", "float", "double", "half", "long", "int", "bool", "type", "share_memory_"})
 # What takes a value out of autograd.
-_CUTS = frozenset({"detach", "detach_", "data", "item", "tolist", "numpy"})
+# (and what has no gradient: an index, a comparison, an integer or boolean cast: `(out.argmax(1) == y).float()`)
+_CUTS = frozenset({"detach", "detach_", "data", "item", "tolist", "numpy", "argmax", "argmin", "long", "int", "bool",
+                   "eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "nonzero", "argsort"})
 _CUT_CALLS = frozenset({"float", "int", "bool"})
 # A statistic: the value written is a reduction of per-element values.
 _REDUCTIONS = frozenset({"sum", "mean", "max", "min", "norm", "std", "var", "prod", "logsumexp", "amax", "amin",
@@ -41,7 +43,7 @@ def _factory(q, value: ast.AST) -> bool:
 
 def _cut(value: ast.AST) -> bool:
     for n in ast.walk(value):
-        if isinstance(n, ast.Attribute) and n.attr in _CUTS:
+        if isinstance(n, ast.Attribute) and n.attr in _CUTS or isinstance(n, ast.Compare):
             return True
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _CUT_CALLS:
             return True
@@ -177,7 +179,8 @@ class StatsBufferWrittenWithGraph(Rule):
     what_it_does = ("Flags `stats[i] = t.sum()` (a reduction written into a `torch.zeros(...)` buffer made before "
                     "the loop) in a loop that backwards a loss and writes its other statistics buffers under "
                     "`torch.no_grad()`, when `t` and the loss come from the same model output made in the loop. "
-                    "Values cut from autograd (`.detach()`, `.item()`, `float(...)`) and buffers made anew in the "
+                    "Values cut from autograd (`.detach()`, `.item()`, `float(...)`, a comparison or `argmax`) and "
+                    "buffers made anew in the "
                     "loop are left alone. This is for values the analysis cannot follow (a model run by a training "
                     "engine from another package, `torch.func.functional_call`): where it sees the graph, GS404 "
                     "reports the write and this rule stays quiet.")
@@ -213,6 +216,9 @@ class StatsBufferWrittenWithGraph(Rule):
               + "assert norm_stats.grad_fn is None and loss_stats.grad_fn is None\n"),
         # The statistic detached.
         Valid(_head + "        norm_stats[i] = out.detach().pow(2).sum()\n" + _step + _call
+              + "assert norm_stats.grad_fn is None\n"),
+        # A statistic without a gradient (a comparison of the output's argmax).
+        Valid(_head + "        norm_stats[i] = (out.argmax(1) == 0).float().mean()\n" + _step + _call
               + "assert norm_stats.grad_fn is None\n"),
         # A buffer made anew every step lives one step.
         Valid(_head + "        norm_stats = torch.zeros(2)\n        norm_stats[0] = out.pow(2).sum()\n" + _step
