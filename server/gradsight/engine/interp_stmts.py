@@ -239,8 +239,10 @@ class StatementsMixin:
                 # Into a tensor, any index keeps them all: the write is recorded (CopySlices) on top of the buffer's
                 # history, so `losses[i % n] = loss` chains every step's graph whichever slot it overwrites.
                 self.check_accumulate(stmt, stmt.targets[0], value, stmt.value, state, "write")
-            elif isinstance(stmt.targets[0], ast.Subscript) and self._new_key_each_step(stmt.targets[0].slice):
-                # `step_loss_log[step_count] = loss`: a new entry every iteration, so the container keeps them all.
+            elif isinstance(stmt.targets[0], ast.Subscript) and self._new_key_each_step(stmt.targets[0].slice) \
+                    and not isinstance(state.get(_root_name(stmt.targets[0]) or ""), TensorVal):
+                # `step_loss_log[step_count] = loss`: a new entry every iteration, so the container keeps them all
+                # (a tensor takes a copy: under `torch.no_grad()` it records nothing, in grad mode see above).
                 self.check_accumulate(stmt, stmt.targets[0], value, stmt.value, state, "store")
         if self.loops and self.holds_dropped(state):
             self.check_carry(stmt, value, state)

@@ -471,6 +471,13 @@ class LossAccumulatesGraph(Rule):
                   "on it (a backward through the buffer) notices.")
     references = ("https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory",)
     valid = (
+        # Statistics written into a tensor under `torch.no_grad()`: the tensor takes a copy, no graph.
+        Valid("import torch\nimport torch.nn as nn\n\n\ndef train(model, opt, batches):\n"
+              "    loss_stats = torch.zeros(len(batches))\n    for i, x in enumerate(batches):\n"
+              "        loss = model(x).mean()\n        opt.zero_grad()\n        loss.backward()\n        opt.step()\n"
+              "        with torch.no_grad():\n            loss_stats[i] = loss\n    return loss_stats\n\n\n"
+              "net = nn.Linear(4, 1)\nstats = train(net, torch.optim.SGD(net.parameters(), lr=0.1), "
+              "[torch.randn(8, 4) for _ in range(3)])\nassert stats.grad_fn is None\n"),
         # ACER's n-step loop (Kaixhin/ACER): the losses summed over the steps go, after the loop, to a function of
         # the file that backwards them.
         Valid("import torch\nimport torch.nn as nn\n\nnet = nn.Linear(4, 1)\n"
