@@ -259,8 +259,16 @@ class InplaceOnDetachedArgument(Rule):
         # (`p, g = self.unwrap(p, g)`): no walk over the file.
         cands = []
         if "detach" in q.attrs:
-            cands = [q.enclosing_function(c) for c in q.calls()
-                     if isinstance(c.func, ast.Attribute) and c.func.attr == "detach"]
+            for c in q.calls():
+                if isinstance(c.func, ast.Attribute) and c.func.attr == "detach":
+                    root = c.func.value
+                    while isinstance(root, (ast.Attribute, ast.Subscript)) or (
+                            isinstance(root, ast.Call) and isinstance(root.func, ast.Attribute)):
+                        root = root.func.value if isinstance(root, ast.Call) else root.value
+                    fn = q.enclosing_function(c) if isinstance(root, ast.Name) else None
+                    # Only a detach of one of the function's own arguments starts an alias.
+                    if fn is not None and root.id in _params(fn):
+                        cands.append(fn)
         for a in q.assigns:
             t, v = a.targets[0], a.value
             if len(a.targets) == 1 and isinstance(t, ast.Tuple) and isinstance(v, ast.Call) and v.args \
