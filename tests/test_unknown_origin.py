@@ -152,7 +152,11 @@ def test_detached_copy_or_rebound_alias_is_quiet():
                    "    return y\n\n\n"
                    "def fill_(x, v):\n"
                    "    y = x.detach()\n"
-                   "    y.fill_(v)\n")
+                   "    y.fill_(v)\n\n\n"
+                   "def load_into(out, src):\n"
+                   "    o = out.detach()\n"
+                   "    o.copy_(src)\n"
+                   "    o[:] = src\n")
     assert _found(code, "GS350") == []
 
 

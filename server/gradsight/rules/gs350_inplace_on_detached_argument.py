@@ -14,6 +14,10 @@ _ALIAS_METHODS = frozenset({"view", "view_as", "transpose", "permute", "squeeze"
                             "select", "unflatten", "movedim", "swapaxes", "diagonal", "cpu", "detach"})
 _ALIAS_ATTRS = frozenset({"T", "mT", "data"})
 _AUG_SPELLING = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
+# Writes that replace every value (an output parameter filled on purpose: `out.detach().copy_(src)`, an initialiser):
+# not reported; only writes that modify the caller's values are.
+_OVERWRITES = frozenset({"copy_", "fill_", "zero_", "normal_", "uniform_", "random_", "bernoulli_", "exponential_",
+                         "geometric_", "cauchy_", "log_normal_", "set_"})
 
 
 def _params(fn) -> list:
@@ -29,6 +33,12 @@ def _basic_index(node: ast.AST) -> bool:
     parts = node.elts if isinstance(node, ast.Tuple) else [node]
     return all(isinstance(p, (ast.Slice, ast.Constant)) or (isinstance(p, ast.UnaryOp) and isinstance(p.operand, ast.Constant))
                for p in parts)
+
+
+def _whole(index: ast.AST) -> bool:
+    """`[:]`, `[...]`: every element is replaced."""
+    return (isinstance(index, ast.Slice) and index.lower is None and index.upper is None and index.step is None) \
+        or (isinstance(index, ast.Constant) and index.value is Ellipsis)
 
 
 def _alias_of(expr: ast.AST, params: set, aliases: dict) -> Optional[tuple]:
@@ -114,12 +124,13 @@ def _inplace_writes(st: ast.stmt):
             yield t.value.id, st, "item"
     elif isinstance(st, ast.Assign):
         for t in st.targets:
-            if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
+            if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and not _whole(t.slice):
                 yield t.value.id, st, "item"
     if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
         call = st.value
         if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) \
-                and db.is_inplace_name(call.func.attr) and not call.func.attr.startswith("__"):
+                and db.is_inplace_name(call.func.attr) and not call.func.attr.startswith("__") \
+                and call.func.attr not in _OVERWRITES:
             yield call.func.value.id, call, "method"
 
 
@@ -206,7 +217,9 @@ class InplaceOnDetachedArgument(Rule):
                     "function by `.detach()` and view-making methods (`x.detach().view(-1)`, `x.detach().cpu()`), "
                     "also through a helper that hands its arguments back detached "
                     "(`p, g = self.unwrap_to_tensors(p, g)` whose body returns `(x.detach() for x in tensors)`). "
-                    "The detach is the evidence: the function expects the caller's tensor to carry a graph.")
+                    "The detach is the evidence: the function expects the caller's tensor to carry a graph. Writes "
+                    "that replace every value (`copy_`, `fill_`, `zero_`, random initialisers, `a[:] = v`) fill an "
+                    "output argument on purpose and are not reported.")
     why_bad = ("`detach()` returns a tensor that shares the storage and the version counter of the original. Writing "
                "into it changes the caller's tensor, which the caller's forward may have saved for backward: its "
                "backward then raises \"one of the variables needed for gradient computation has been modified by an "
