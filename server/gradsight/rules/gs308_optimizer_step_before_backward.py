@@ -20,7 +20,8 @@ class OptimizerStepBeforeBackward(Rule):
                     "the parameters it updates: a `Linear` or `Conv` layer saves its weight when its input requires "
                     "grad (a `Conv` always does), and an optimizer built from that module's `parameters()` called "
                     "`step()` after the forward and before the backward. The finding stands on the step, the "
-                    "statement to move, and on the backward, which raises (the other fix moves it before the step). The typical case is a GAN "
+                    "statement to move, and on the backward, which raises (the other fix moves it before the "
+                    "step). The typical case is a GAN "
                     "or actor-critic update: `d_loss.backward(retain_graph=True)`, `opt_d.step()`, then "
                     "`g_loss.backward()` through the same discriminator forward.")
     why_bad = ("Every `torch.optim` optimizer updates parameters in place (`param.add_(...)`), which bumps their "

@@ -31,8 +31,8 @@ def _params(fn) -> list:
 def _basic_index(node: ast.AST) -> bool:
     """`[0]`, `[:, 1:]`, `[..., None]`: indexing that returns a view (no tensor index)."""
     parts = node.elts if isinstance(node, ast.Tuple) else [node]
-    return all(isinstance(p, (ast.Slice, ast.Constant)) or (isinstance(p, ast.UnaryOp) and isinstance(p.operand, ast.Constant))
-               for p in parts)
+    return all(isinstance(p, (ast.Slice, ast.Constant))
+               or (isinstance(p, ast.UnaryOp) and isinstance(p.operand, ast.Constant)) for p in parts)
 
 
 def _whole(index: ast.AST) -> bool:
