@@ -533,7 +533,7 @@ PROGRAMS = {
         oa.zero_grad()
         actor_loss.backward()
         oa.step()
-        """, [("GS308", 11)], "raises: " + INPLACE),  # on the critic's step, the statement to move
+        """, [("GS308", 11), ("GS308", 13)], "raises: " + INPLACE),  # on the critic's step and the backward
     # A flag parameter tested twice in one loop (`if icm:` computes `L_I`, a later `if icm:` backwards it) is on one
     # side for the whole call: the function is analysed once per value, so `L_I` is never last iteration's
     # (philtabor's ICM worker: two GS402 on a program that runs).
@@ -796,7 +796,7 @@ PROGRAMS = {
     "policy_backward_after_both_critic_steps": (TWIN_CRITIC + """\
 policy_optim.zero_grad()
         policy_loss.backward()
-        """, [("GS308", 26)], "raises: " + INPLACE),  # on the critic step that bumped the versions
+        """, [("GS308", 26), ("GS308", 31)], "raises: " + INPLACE),  # the critic step, the backward
     # An EMA copy frozen by `requires_grad_(False)` (NVlabs/edm): its parameters do not require grad, so copying into
     # them in place is fine ...
     "ema_copy_frozen_by_requires_grad_": (EMA_COPY.replace("FREEZE", ".requires_grad_(False)"), [], "ok"),

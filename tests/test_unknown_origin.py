@@ -119,3 +119,63 @@ def test_nested_def_without_a_twin_is_quiet():
                    "        return list(map(f, gs, ns))\n\n"
                    "    return update\n")
     assert _found(code, "GS301") == []
+
+
+# GS350: an in-place write into a detached alias of the caller's tensor (the detach is the evidence that the caller's
+# tensor may carry a graph). The rule's own examples run under torch (test_rules_torch.py).
+
+def test_detached_argument_written_in_place_through_a_view():
+    code = HEAD + ("def masked_mean(predictions, mask):\n"
+                   "    p = predictions.detach()\n"
+                   "    p = p.view(-1)\n"
+                   "    p.mul_(mask.view(-1))\n"
+                   "    p[p < 0] = 0\n"
+                   "    return p.sum() / mask.sum()\n")
+    assert _found(code, "GS350") == [(9, Severity.WARNING), (10, Severity.WARNING)]
+
+
+def test_detached_copy_or_rebound_alias_is_quiet():
+    code = HEAD + ("def a(x, m):\n"
+                   "    y = x.detach().clone()\n"
+                   "    y *= m\n"
+                   "    return y\n\n\n"
+                   "def b(x, m):\n"
+                   "    y = x.detach()\n"
+                   "    y = y * m\n"
+                   "    y *= 2\n"
+                   "    return y\n\n\n"
+                   "def c(x, flag):\n"
+                   "    y = x.detach()\n"
+                   "    if flag:\n"
+                   "        y = y.sigmoid()\n"
+                   "    y += 1\n"
+                   "    return y\n\n\n"
+                   "def fill_(x, v):\n"
+                   "    y = x.detach()\n"
+                   "    y.fill_(v)\n\n\n"
+                   "def load_into(out, src):\n"
+                   "    o = out.detach()\n"
+                   "    o.copy_(src)\n"
+                   "    o[:] = src\n")
+    assert _found(code, "GS350") == []
+
+
+def test_helper_in_a_base_class_of_another_file(tmp_path):
+    from gradsight.engine.workspace import Workspace
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "metric.py").write_text(
+        "import torch\n\n\nclass Metric:\n    @staticmethod\n    def unwrap(*tensors):\n"
+        "        return (x.detach().cpu() if isinstance(x, torch.Tensor) else x for x in tensors)\n")
+    sub = ("import torch\nfrom pkg.metric import Metric\n\n\nclass Cov(Metric):\n"
+           "    def __call__(self, predictions, labels, mask=None):\n"
+           "        predictions, labels, mask = self.unwrap(predictions, labels, mask)\n"
+           "        predictions = predictions.view(-1)\n"
+           "        if mask is not None:\n"
+           "            predictions *= mask.view(-1)\n"
+           "        return (predictions * labels.view(-1)).sum()\n")
+    (tmp_path / "pkg" / "cov.py").write_text(sub)
+    found = analyze_source(sub, str(tmp_path / "pkg" / "cov.py"), workspace=Workspace(tmp_path)).findings
+    assert [(f.line, f.code) for f in found if f.code == "GS350"] == [(10, "GS350")]
+    # Without the workspace the helper is not seen: nothing is claimed.
+    assert [f for f in analyze_source(sub, "cov.py").findings if f.code == "GS350"] == []

@@ -95,6 +95,46 @@ class Query:
         found = getattr(other, "functions", {}).get(attr) if other is not None else None
         return (found.node, other.imports, getattr(other, "source", None), other) if found is not None else None
 
+    def method_def(self, cls: ast.ClassDef, name: str) -> Optional[ast.AST]:
+        """The `def` that `self.name(...)` runs in a method of `cls`: the class's own, else its bases' (depth
+        first, a few levels), bases in other workspace files included (read through the analysis's resolver).
+        None when not found."""
+        info = self._classes.get(cls.name)
+        if info is None or getattr(info, "node", None) is not cls:
+            return None
+        todo, seen = [(info, None, 0)], set()
+        while todo:
+            info, where, depth = todo.pop(0)
+            if id(info) in seen or depth > 4:
+                continue
+            seen.add(id(info))
+            found = info.methods.get(name)
+            if found is not None:
+                return found.node
+            for b in info.bases:
+                if isinstance(b, str):
+                    b, where_b = self._imported_class(b, getattr(info, "module", None) if depth else None)
+                else:
+                    where_b = where
+                if b is not None:
+                    todo.append((b, where_b, depth + 1))
+        return None
+
+    def _imported_class(self, qual: str, where) -> tuple:
+        """(ClassInfo, its module scope) of the class a base's qualified name names in another workspace file."""
+        if self._resolve is None or "." not in qual or qual.startswith(("torch.", "typing.", "abc.", "numpy.")):
+            return None, None
+        level = len(qual) - len(qual.lstrip("."))
+        module, _, attr = qual[level:].rpartition(".")
+        if not module and not level:
+            return None, None
+        try:
+            other = self._resolve(module, level) if where is None else self._resolve(module, level, where)
+        except (OSError, ValueError, RecursionError, TypeError):
+            return None, None
+        found = getattr(other, "classes", {}).get(attr) if other is not None else None
+        return (found, other) if found is not None else (None, None)
+
     def qualname(self, node: ast.AST) -> Optional[str]:
         """`T.no_grad` -> `torch.no_grad` when `import torch as T`; `nn.Linear` -> `torch.nn.Linear`."""
         name = dotted_name(node)

@@ -20,7 +20,8 @@ class OptimizerStepBeforeBackward(Rule):
                     "the parameters it updates: a `Linear` or `Conv` layer saves its weight when its input requires "
                     "grad (a `Conv` always does), and an optimizer built from that module's `parameters()` called "
                     "`step()` after the forward and before the backward. The finding stands on the step, the "
-                    "statement to move; the backward, which raises, is the related line. The typical case is a GAN "
+                    "statement to move, and on the backward, which raises (the other fix moves it before the "
+                    "step). The typical case is a GAN "
                     "or actor-critic update: `d_loss.backward(retain_graph=True)`, `opt_d.step()`, then "
                     "`g_loss.backward()` through the same discriminator forward.")
     why_bad = ("Every `torch.optim` optimizer updates parameters in place (`param.add_(...)`), which bumps their "
@@ -125,6 +126,13 @@ class OptimizerStepBeforeBackward(Rule):
                            f"PyTorch says {_MSG}."),
                        related=[Note(line, col, "the backward raises here")],
                        span=(step.line, start, step.line, len(text.rstrip()) + 1))
+            # The other fix moves this backward (with its loss's update) before the step (rlkit's SAC, MorvanZhou's
+            # GAN): the backward, where torch raises, is a line to change too.
+            report.add(self, event.node,
+                       msg("This backward raises: the step at line ", step.line, " changed parameters its graph saved. "
+                           "Run this backward before that step, or recompute the forward after it; "
+                           f"PyTorch says {_MSG}."),
+                       related=[Note(step.line, start, "the step that changed them")])
             return
         report.add(self, event.node,
                    msg("An optimizer step changed parameters this graph saved, so this backward raises. "
