@@ -9,7 +9,7 @@ from gradsight.analysis import RULES
 from gradsight.engine import astwalk
 from gradsight.engine import interp_objects
 from gradsight.engine.engine import Engine
-from gradsight.engine.interp_util import _own_mutations
+from gradsight.engine.interp_util import own_mutations
 from gradsight.engine.query import NodeMemo, Query
 from gradsight.engine.report import Source
 
@@ -42,8 +42,8 @@ def test_an_edit_in_one_method_reads_only_that_methods_mutations_again(monkeypat
     """`if self.use_bias:` in a method `forward` calls asks which methods change the flag; the class is parsed again
     on every keystroke in it, but only the edited method's text is new."""
     seen = []
-    orig = interp_objects._own_mutations
-    monkeypatch.setattr(interp_objects, "_own_mutations", lambda fn: (seen.append(fn.name), orig(fn))[1])
+    orig = interp_objects.own_mutations
+    monkeypatch.setattr(interp_objects, "own_mutations", lambda fn: (seen.append(fn.name), orig(fn))[1])
     engine = Engine()
     cold = engine.analyze(SRC, "net.py", None, None, rules=RULES)
     assert sorted(seen) == ["forward", "helper", "other"]
@@ -61,7 +61,7 @@ def test_own_mutations_lists_every_call_on_self_for_the_asking_class_to_filter()
     """A base class's method may call a method only a subclass defines: which names are methods is the asking
     class's business (`method_mutations`), so the answer is a function of the method's text alone."""
     fn = ast.parse("def run(self, x):\n    self.hook(x)\n    self.fc(x)\n    self.n = 1\n").body[0]
-    attrs, calls = _own_mutations(fn)
+    attrs, calls = own_mutations(fn)
     assert attrs == frozenset({"n"})
     assert set(calls) == {"hook", "fc"}
 

@@ -11,7 +11,7 @@ from .astwalk import walk
 from .call_writes import written_in_call
 from .events import InferenceSaveEvent
 from .interp_util import (BUILTINS, MAX_CALL_DEPTH, _class_methods, _constant_default, _graph_homes, _graph_homes_fresh, _has_backward,
-                          _is_static, _is_staticmethod, _msite, _own_mutations, _pcut_of, _plain_class, const_bool,
+                          _is_static, _is_staticmethod, _msite, own_mutations, _pcut_of, _plain_class, const_bool,
                           flat_tensors, key_of, layers_have_params, map_tensors, param_defaults, with_carried)
 from .state import State
 from .values import (GRAD_MODE_OFF, ONLY_FROM_NO_GRAD, UNKNOWN, USE, ClassInfo, FuncVal, ModuleVal, ObjectVal,
@@ -409,7 +409,7 @@ class ObjectsMixin:
         return replace(base, attrs=attrs)
 
     def method_mutations(self, info: ClassInfo, method: Optional[str]) -> frozenset:
-        """The attributes of `self` that running `method` of `info` may have changed (`_own_mutations`, followed
+        """The attributes of `self` that running `method` of `info` may have changed (`own_mutations`, followed
         through its calls of other methods on `self`; "*": any). `method` None: every method but `__init__` may
         have run. Each method's syntax is read once per analysis."""
         key = ("mutates", id(info.node), method)
@@ -432,7 +432,7 @@ class ObjectsMixin:
                 continue
             # A pure function of the method's text, so kept across keystrokes; the methods it calls on `self`
             # are looked up in this class (a subclass may define one its base's method calls).
-            attrs, calls = self.by_text("own_mutations", meth, _own_mutations)
+            attrs, calls = self.by_text("own_mutations", meth, own_mutations)
             out |= attrs
             todo.extend(c for c in calls if c in methods)
         result = frozenset(out)

@@ -451,7 +451,7 @@ def _class_methods(info: ClassInfo, bases_of=None) -> dict:
 _READING_BUILTINS = frozenset({"type", "isinstance", "id", "hasattr", "repr", "str", "hash", "callable"})
 
 
-def _own_mutations(fn: ast.AST) -> tuple:
+def own_mutations(fn: ast.AST) -> tuple:
     """For `Interpreter.method_mutations`: (the attributes of `self` that method `fn` itself may rebind or change:
     `self.x = ...`, `self.x += ...`, `self.x[k] = ...`, `self.x.append(...)`, `self.x.add_(...)`, "x:mode" for
     `self.x.eval()`/`.train()`, "*" when it hands `self` to other code or uses `__dict__`; the names it calls on
