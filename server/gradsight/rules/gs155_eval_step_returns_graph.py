@@ -6,7 +6,7 @@ from typing import Iterator, Optional
 from ..engine.query import FileEvent
 from ..engine.report import Note
 from ..findings import Severity
-from ._syntax import first_param, own_nodes
+from ._syntax import first_param, own_nodes, self_attr
 from .base import Invalid, Rule, Valid
 
 _GRAD_OFF = ("torch.no_grad", "torch.inference_mode")
@@ -29,10 +29,7 @@ def _decorated_off(q, fn: ast.AST) -> bool:
 
 def _self_call(node: ast.AST, me: str) -> Optional[str]:
     """`f` of `self.f(...)`."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
-            and node.func.value.id == me:
-        return node.func.attr
-    return None
+    return self_attr(node.func, me) if isinstance(node, ast.Call) else None
 
 
 def _eval_switch(node: ast.AST, me: str) -> bool:

@@ -6,20 +6,8 @@ from typing import Iterator, Optional
 from ..engine.query import FileEvent
 from ..engine.report import Note
 from ..findings import Severity
+from ._syntax import own_nodes
 from .base import Invalid, Rule, Valid
-
-_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-
-
-def _own(fn: ast.AST) -> list:
-    out, todo = [], list(fn.body)
-    while todo:
-        n = todo.pop()
-        if isinstance(n, _DEFS):
-            continue
-        out.append(n)
-        todo.extend(ast.iter_child_nodes(n))
-    return out
 
 
 def _truthy(node: Optional[ast.AST]) -> bool:
@@ -61,7 +49,7 @@ def _cut(node: ast.AST) -> bool:
 def _sites(q, fn: ast.AST) -> Iterator[tuple]:
     """(return, `y`, the grad call) in a function that turns grad on for its inputs, takes
     `torch.autograd.grad(y, inputs)`, turns grad off for them again, and returns `y` itself."""
-    own = _own(fn)
+    own = own_nodes(fn, with_defs=False)
     toggles = [(n, t) for n in own if (t := _toggle(n)) is not None]
     if not any(on for _, (_, on) in toggles) or all(on for _, (_, on) in toggles):
         return
