@@ -77,6 +77,34 @@ def test_disabled_collector_does_nothing():
     assert gc.get_freeze_count() == before
 
 
+def test_loaded_freezes_the_warm_up_imports_unless_an_analysis_runs(frozen_state):
+    busy = [True]
+    collector = Collector(busy=lambda: busy[0])
+    kept = [_Cycle() for _ in range(50)]
+    collector.loaded()
+    assert any(o is kept[0] for o in gc.get_objects())  # an analysis runs: nothing frozen
+    busy[0] = False
+    collector.loaded()
+    assert not any(o is kept[0] for o in gc.get_objects())  # frozen: in no generation
+    gc.unfreeze()
+    Collector.disabled().loaded()
+    assert any(o is kept[0] for o in gc.get_objects())
+
+
+def test_warm_up_imports_the_engine_and_the_rules():
+    import subprocess
+    import sys
+
+    code = ("import sys, threading\n"
+            "from gradsight.lsp.session import Session\n"
+            "class S: collector = type('C', (), {'loaded': lambda self: print('loaded')})()\n"
+            "Session.warm_up(S())\n"
+            "[t.join() for t in threading.enumerate() if t.name == 'gradsight-warm-up']\n"
+            "print(sum(m.startswith('gradsight.rules.gs') for m in sys.modules) > 50, 'gradsight.analysis' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["loaded", "True", "True"]
+
+
 def test_freeze_collects_young_garbage_first_and_deep_collection_frees_frozen_cycles(frozen_state, monkeypatch):
     collector = Collector()
     collector.started()

@@ -120,6 +120,9 @@ def check_files(files: list[pathlib.Path], config: Config, *, rules, engine=None
             # Batches of consecutive files (neighbours import each other), a few per worker for balance.
             size = max(1, -(-len(todo) // (workers * 4)))
             batches = [(todo[k:k + size], config, root_s, rules) for k in range(0, len(todo), size)]
+            # Load the rules here, once: forked workers inherit them instead of each importing (or, with no
+            # bytecode written, compiling) every rule module in its first analysis.
+            rules.active(config)
             with ProcessPoolExecutor(max_workers=workers) as pool:
                 for batch in pool.map(_worker, batches):
                     for p, found, problems, deps in batch:

@@ -11,7 +11,8 @@ and at a random moment afterwards, typically inside the next keystroke's analysi
 `Collector` moves objects that have survived into the *permanent* generation (`gc.freeze()`), which
 collections skip:
 
-- once after start-up (modules, classes, pygls's and lsprotocol's tables);
+- once after start-up (modules, classes, pygls's and lsprotocol's tables), and once more when the engine and
+  the rule modules, imported in a background thread after `initialize`, are loaded (`loaded`);
 - in every pause: when no analysis has finished for `SETTLE` seconds and none is queued or running: first a
   collection of everything not yet frozen (only what was allocated since the last freeze), then the freeze.
   Never while an analysis runs, so that no temporary of a half-done analysis is frozen. (While a whole
@@ -74,6 +75,15 @@ class Collector:
         gc.freeze()  # no collection first: start-up leaves next to no garbage, and this is on the start-up path
         self._last_freeze = self._last_deep = time.monotonic()
         log.debug("gc: froze the start-up objects")
+
+    def loaded(self) -> None:
+        """The engine and the rule modules finished importing (`Session.warm_up`, in its own thread, after
+        `started`): they live as long as the server too. Frozen unless an analysis is running (its temporaries
+        would be frozen with them; then the next pause's freeze takes the modules)."""
+        if not self.enabled or self.busy():
+            return
+        gc.freeze()
+        log.debug("gc: froze the engine and the rules")
 
     def work_done(self) -> None:
         """An analysis finished (called on the event loop thread)."""
