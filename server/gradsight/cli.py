@@ -99,12 +99,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(errors="backslashreplace")
         except (AttributeError, ValueError):
             pass
+    own_process = argv is None  # the program itself (console script, `python -m gradsight`), not a caller's call
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(with_trace=argv[:1] != ["lsp"])
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return EXIT_ERROR if exc.code not in (0, None) else EXIT_CLEAN
+    args.own_process = own_process
     try:
         if args.command == "check":
             return run_check(args)
@@ -371,6 +373,13 @@ def analyse(files: list[pathlib.Path], config: Config, args, root: pathlib.Path,
 
     from .analysis import ENGINE, RULES
 
+    if getattr(args, "own_process", False):
+        # Everything imported so far lives as long as the process: out of the collector's way (`gc.freeze`), the
+        # first analysis' full collection does not walk it (-10 % CPU on the first file, docs/performance.md,
+        # "Sixteenth session"), nor do forked workers' collections (which would copy their pages).
+        import gc
+
+        gc.freeze()
     kwargs = dict(rules=RULES, engine=ENGINE, use_cache=not args.no_cache, jobs=args.jobs, root=root)
     if not progress:
         return check_files(files, config, **kwargs)
