@@ -180,3 +180,20 @@ def test_project_root_names_the_project_and_ignores_settings_above_it(tmp_path):
     rooted = run("check", "--no-cache", "--output-format", "json", "--exit-zero", "--project-root", str(inner),
                  str(inner / "bug.py"))
     assert [f["code"] for f in json.loads(rooted.stdout)] == ["GS301"]
+
+
+def test_only_the_program_freezes_its_imports(proj, capsys):
+    # `gradsight check` as the program moves what it imported out of the collector's way (`gc.freeze`); a caller's
+    # `main([...])` (a test, an embedder) must not freeze the caller's objects.
+    import gc
+
+    from gradsight.cli import main
+
+    before = gc.get_freeze_count()
+    assert main(["check", "--no-cache", str(proj / "bug.py")]) == 1
+    assert gc.get_freeze_count() == before
+    code = ("import gc, sys\nfrom gradsight.cli import main\nsys.argv[1:] = ['check', '--no-cache', sys.argv[1]]\n"
+            "code = main()\nprint(code, gc.get_freeze_count() > 0)")
+    out = subprocess.run([sys.executable, "-c", code, str(proj / "bug.py")], capture_output=True, text=True,
+                         timeout=120).stdout.split()
+    assert out[-2:] == ["1", "True"]

@@ -375,8 +375,8 @@ def analyse(files: list[pathlib.Path], config: Config, args, root: pathlib.Path,
 
     if getattr(args, "own_process", False):
         # Everything imported so far lives as long as the process: out of the collector's way (`gc.freeze`), the
-        # first analysis' full collection does not walk it (-10 % CPU on the first file, docs/performance.md,
-        # "Sixteenth session"), nor do forked workers' collections (which would copy their pages).
+        # process' first full collection (inside the first analysis) does not walk it, nor do forked workers'
+        # collections, which would copy their pages (docs/performance.md, "Sixteenth session").
         import gc
 
         gc.freeze()
