@@ -1,0 +1,140 @@
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from ..engine.query import FileEvent
+from ..engine.report import Note
+from ..findings import Severity
+from .base import Invalid, Rule, Valid
+from .gs350_inplace_on_detached_argument import _basic_index, _inplace_writes, _params, _statements
+from .gs370_argument_rewritten_after_save import _GRAD_OFF, _bound, _grad_off, _returns
+
+_MSG = "\"a view of a leaf Variable that requires grad is being used in an in-place operation\""
+
+
+def _slice_of(value: ast.AST, name: str) -> bool:
+    """`x[:, :1]`, `x[..., 0]`: basic indexing of `name`, a view that shares its memory."""
+    return isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name) and value.value.id == name \
+        and _basic_index(value.slice)
+
+
+def _rebinds_to_slice(st: ast.stmt, name: str) -> bool:
+    """`x = x[:, :1]` or `x, t = x[:, :1], x[:, 1:]`: the argument's name now holds a slice of the argument."""
+    if not (isinstance(st, ast.Assign) and len(st.targets) == 1):
+        return False
+    target, value = st.targets[0], st.value
+    if isinstance(target, ast.Name):
+        return target.id == name and _slice_of(value, name)
+    if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
+        return any(isinstance(t, ast.Name) and t.id == name and _slice_of(v, name)
+                   for t, v in zip(target.elts, value.elts))
+    return False
+
+
+def find(q, fn) -> list:
+    """(write node, parameter, the statement that rebound it to its own slice) for every in-place write into a slice
+    of an argument that the function bound to the argument's own name."""
+    if (fn.name.endswith("_") and not fn.name.endswith("__")) or _params(fn)[:1] == ["ctx"]:
+        return []
+    for d in fn.decorator_list:
+        qual = q.qualname(d.func if isinstance(d, ast.Call) else d) or ""
+        if qual.rsplit(".", 1)[-1] in _GRAD_OFF:
+            return []
+    out = []
+    stmts = _statements(fn)
+    for p in _params(fn):
+        if _returns(fn, p):
+            continue
+        made: Optional[ast.stmt] = None
+        for st in stmts:
+            if made is not None:
+                writes = [node for name, node, _ in _inplace_writes(st) if name == p]
+                if writes and not _grad_off(q, st, fn):
+                    out.append((writes[0], p, made))
+                    break
+            if p in _bound(st):
+                if made is None and _rebinds_to_slice(st, p):
+                    made = st
+                    continue
+                break
+    return out
+
+
+class ArgumentSliceWrittenInPlace(Rule):
+    code = "GS371"
+    name = "argument-slice-written-in-place"
+    severity = Severity.WARNING
+    summary = ("A function rebinds its argument to a slice of itself (`x, t = x[:, :1], x[:, 1:]`) and writes it in "
+               "place (`x *= 2`): the write changes the caller's tensor, and raises on a leaf that requires grad.")
+    events = (FileEvent,)
+    what_it_does = ("Flags `x op= v`, `x[i] = v` and `x.op_(v)` where `x` is an argument of the function that a "
+                    "statement rebound to basic indexing of itself (`x = x[:, :1]`, `x, t = x[:, :1], x[:, 1:]`). "
+                    "Rebinding the name shows the function treats the slice as its own value, but basic indexing "
+                    "returns a view that shares the caller's memory. Functions that return the argument (an in-place "
+                    "contract), whose name ends in `_`, that run under `torch.no_grad()`, or a custom Function's "
+                    "`forward(ctx, ...)` are not reported; writes that replace every value (`fill_`, `copy_`, `zero_`) "
+                    "are left alone.")
+    why_bad = ("The slice is a view: the in-place write changes the caller's tensor, so every later use of it (the next "
+               "call of a feature transform on the same network input, the PDE residual's derivatives) sees changed "
+               f"values. When the caller's tensor is a leaf that requires grad (an input made to require grad for "
+               f"derivatives with respect to it), torch raises {_MSG}; when an op saved it, backward raises "
+               "\"modified by an inplace operation\".")
+    example = ("def periodic(x):\n    x, t = x[:, :1], x[:, 1:]\n    x *= 2 * np.pi           # writes into the caller's x\n"
+               "    return torch.cat([torch.cos(x), torch.sin(x), t], 1)")
+    use_instead = ("def periodic(x):\n    x, t = x[:, :1], x[:, 1:]\n    x = x * 2 * np.pi\n"
+                   "    return torch.cat([torch.cos(x), torch.sin(x), t], 1)")
+    fix_safety = "No automatic fix: write the operation out of place (`x = x * c`) or clone the slice first."
+    references = ("https://pytorch.org/docs/stable/notes/autograd.html#in-place-operations-with-autograd",
+                  "https://pytorch.org/docs/stable/tensor_view.html")
+    valid = (
+        # Out of place: a new tensor.
+        Valid("import math\nimport torch\n\n\ndef periodic(x):\n    x, t = x[:, :1], x[:, 1:]\n    x = x * 2 * math.pi\n"
+              "    return torch.cat([torch.cos(x), torch.sin(x), t], 1)\n\n\n"
+              "inputs = torch.rand(10, 2, requires_grad=True)\n"
+              "torch.autograd.grad(periodic(inputs).sum(), inputs)\n"),
+        # A copy of the slice is written.
+        Valid("import math\nimport torch\n\n\ndef periodic(x):\n    x, t = x[:, :1].clone(), x[:, 1:]\n"
+              "    x *= 2 * math.pi\n    return torch.cat([torch.cos(x), torch.sin(x), t], 1)\n\n\n"
+              "inputs = torch.rand(10, 2, requires_grad=True)\n"
+              "torch.autograd.grad(periodic(inputs).sum(), inputs)\n"),
+        # The function hands the slice back: the caller asked for the in-place change.
+        Valid("import torch\n\n\ndef scale_first(x):\n    x = x[:, :1]\n    x *= 2\n    return x\n\n\n"
+              "print(scale_first(torch.rand(3, 2)))\n"),
+        # A slice of a local tensor, not of an argument.
+        Valid("import torch\n\n\ndef features(x):\n    y = x * 1.0\n    y = y[:, :1]\n    y *= 2\n    return y.sum()\n\n\n"
+              "inputs = torch.rand(3, 2, requires_grad=True)\nfeatures(inputs).backward()\n"),
+    )
+    invalid = (
+        Invalid("import math\nimport torch\n\n\ndef periodic(x):\n    x, t = x[:, :1], x[:, 1:]\n    x *= 2 * math.pi\n"
+                "    return torch.cat([torch.cos(x), torch.sin(x), t], 1)\n\n\n"
+                "inputs = torch.rand(10, 2, requires_grad=True)\nperiodic(inputs)\n",
+                line=7, runtime="raises: a view of a leaf Variable that requires grad", also=(7,)),
+    )
+
+    def check(self, event: FileEvent, report) -> None:
+        q = event.query
+        # Only functions with an assignment that rebinds a name to basic indexing of itself: no walk over the file.
+        cands = []
+        for a in q.assigns:
+            if len(a.targets) != 1:
+                continue
+            t, v = a.targets[0], a.value
+            pairs = [(t, v)] if isinstance(t, ast.Name) else list(zip(t.elts, v.elts)) \
+                if isinstance(t, ast.Tuple) and isinstance(v, ast.Tuple) and len(t.elts) == len(v.elts) else []
+            if any(isinstance(n, ast.Name) and _slice_of(e, n.id) for n, e in pairs):
+                fn = q.enclosing_function(a)
+                if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    cands.append(fn)
+        done = set()
+        for fn in cands:
+            if id(fn) in done:
+                continue
+            done.add(id(fn))
+            for node, param, made in find(q, fn):
+                line, col, _, _ = report.source.span(made)
+                report.add(self, node,
+                           f"This in-place write changes the caller's tensor: `{param}` is a slice of the argument and "
+                           f"shares its memory. Write it out of place (`{param} = {param} * ...`) or clone the slice; "
+                           f"on a leaf that requires grad torch raises {_MSG}.",
+                           related=[Note(line, col, f"`{param}` rebound to a slice of the argument `{param}` here")])
