@@ -87,3 +87,44 @@ def test_quiet_shapes():
         "    w /= n\n"
         "    return n\n")
     assert _lines(code) == []
+
+
+def test_slice_of_argument_written_in_place():
+    # deepxde's feature transform, handed to a library and never called in the file.
+    code = ("import numpy as np\nimport torch\n\nsin, cos, concat = torch.sin, torch.cos, torch.cat\n\n\n"
+            "def periodic(x):\n"
+            "    x, t = x[:, :1], x[:, 1:]\n"
+            "    x *= 2 * np.pi\n"
+            "    return concat([cos(x), sin(x), t], 1)\n\n\n"
+            "def first(x):\n"
+            "    x = x[..., 0]\n"
+            "    x[x < 0] = 0\n"
+            "    return x.sum()\n")
+    assert _lines(code, "GS371") == [9, 15]
+
+
+def test_slice_quiet_shapes():
+    code = HEAD + (
+        # Rebound again out of place before the write.
+        "def f(x):\n"
+        "    x = x[:, :1]\n"
+        "    x = x * 2\n"
+        "    x *= 3\n"
+        "    return x.sum()\n\n\n"
+        # An advanced index copies.
+        "def g(x, idx):\n"
+        "    x = x[idx]\n"
+        "    x *= 2\n"
+        "    return x.sum()\n\n\n"
+        # Filled on purpose (an output slice).
+        "def h(x):\n"
+        "    x = x[:, :1]\n"
+        "    x.zero_()\n"
+        "    return None\n\n\n"
+        # Under no_grad.
+        "def k(x):\n"
+        "    x = x[:, :1]\n"
+        "    with torch.no_grad():\n"
+        "        x *= 2\n"
+        "    return x.sum()\n")
+    assert _lines(code, "GS371") == []
