@@ -42,6 +42,15 @@ def _saves_input(q, call: ast.Call, name: str) -> Optional[str]:
     return ast.unparse(func)
 
 
+def _may_save(short: str) -> bool:
+    """Some op of that name saves its first input (a cheap test before anything else)."""
+    for qual in (f"torch.Tensor.{short}", f"torch.{short}", f"torch.nn.functional.{short}"):
+        entry = db.op_entry(qual)
+        if entry is not None and "0" in (entry.get("saves_inputs") or {}):
+            return True
+    return False
+
+
 def _kept_saves(q, expr: ast.AST, name: str) -> Optional[str]:
     """A save of `name` inside `expr` whose result the expression keeps (not only through `.item()`, `.detach()`,
     `float(...)` or a comparison, whose graph dies at once)."""
@@ -236,7 +245,7 @@ class ArgumentRewrittenAfterSave(Rule):
         cands = []
         for c in q.calls():
             func = c.func
-            if not isinstance(func, ast.Attribute):
+            if not isinstance(func, ast.Attribute) or func.attr in _PICKS or not _may_save(func.attr):
                 continue
             names = [n.id for n in (func.value, c.args[0] if c.args else None) if isinstance(n, ast.Name)]
             fn = q.enclosing_function(c) if names else None
