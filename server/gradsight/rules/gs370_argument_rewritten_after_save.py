@@ -241,6 +241,8 @@ class ArgumentRewrittenAfterSave(Rule):
 
     def check(self, event: FileEvent, report) -> None:
         q = event.query
+        if not any(v == "torch" or v.startswith("torch.") for v in q.imported):
+            return  # not a file that uses torch (NumPy code writes its arrays the same way)
         # Only functions with a call that saves one of their own arguments: no walk over the file.
         cands = []
         for c in q.calls():

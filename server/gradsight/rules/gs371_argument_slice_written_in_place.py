@@ -114,6 +114,8 @@ class ArgumentSliceWrittenInPlace(Rule):
 
     def check(self, event: FileEvent, report) -> None:
         q = event.query
+        if not any(v == "torch" or v.startswith("torch.") for v in q.imported):
+            return  # not a file that uses torch (NumPy code writes its arrays the same way)
         # Only functions with an assignment that rebinds a name to basic indexing of itself: no walk over the file.
         cands = []
         for a in q.assigns:
