@@ -46,7 +46,7 @@ def _may_save(short: str) -> bool:
     """Some op of that name saves its first input (a cheap test before anything else)."""
     for qual in (f"torch.Tensor.{short}", f"torch.{short}", f"torch.nn.functional.{short}"):
         entry = db.op_entry(qual)
-        if entry is not None and "0" in (entry.get("saves_inputs") or {}):
+        if entry is not None and (entry.get("saves_inputs") or {}).get("0") == []:
             return True
     return False
 
@@ -121,18 +121,40 @@ def _returns(fn, name: str) -> bool:
     return False
 
 
-def _grad_off(q, node: ast.AST, fn) -> bool:
-    """`node` runs under `with torch.no_grad():` (inside `fn`)."""
-    n = q.parent(node)
-    while n is not None and n is not fn:
-        if isinstance(n, (ast.With, ast.AsyncWith)):
-            for item in n.items:
+def grad_off_statements(q, fn) -> set:
+    """ids of `fn`'s own statements that run under `with torch.no_grad():` (or `inference_mode`), from its syntax alone
+    (no parent links: this runs on every keystroke)."""
+    out: set = set()
+    todo = [(st, False) for st in fn.body]
+    while todo:
+        st, off = todo.pop()
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if off:
+            out.add(id(st))
+        if isinstance(st, (ast.With, ast.AsyncWith)) and not off:
+            for item in st.items:
                 c = item.context_expr
                 qual = q.qualname(c.func if isinstance(c, ast.Call) else c) or ""
-                if qual.rsplit(".", 1)[-1] in _GRAD_OFF and qual.startswith("torch"):
-                    return True
-        n = q.parent(n)
-    return False
+                if qual.startswith("torch") and qual.rsplit(".", 1)[-1] in _GRAD_OFF:
+                    off = True
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            todo.extend((s, off) for s in getattr(st, field, None) or [])
+    return out
+
+
+def enclosing_defs(q, nodes) -> list:
+    """The innermost function definition around each node, by line ranges over `q.functions` (no parent links)."""
+    fns = [f for f in q.functions if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    out = []
+    for node in nodes:
+        best = None
+        for f in fns:
+            if f.lineno <= node.lineno <= (f.end_lineno or f.lineno) and (best is None or f.lineno >= best.lineno):
+                best = f
+        if best is not None:
+            out.append(best)
+    return out
 
 
 def find(q, fn) -> list:
@@ -144,9 +166,11 @@ def find(q, fn) -> list:
         qual = q.qualname(d.func if isinstance(d, ast.Call) else d) or ""
         if qual.rsplit(".", 1)[-1] in _GRAD_OFF:
             return []
-    helper = _helper_resolver(q, fn)
+    # Built only when a call rebinds an argument (the resolver asks for the enclosing class through parent links).
+    helper = lambda call: _helper_resolver(q, fn)(call)  # noqa: E731
     out = []
     stmts = _statements(fn)
+    off = grad_off_statements(q, fn)
     for p in _params(fn):
         if _returns(fn, p):
             continue
@@ -154,7 +178,7 @@ def find(q, fn) -> list:
         saved = None  # (op, statement, names carrying its result)
         for st in stmts:
             writes = [(node, how) for name, node, how in _inplace_writes(st) if name == p]
-            if writes and not _grad_off(q, st, fn):
+            if writes and id(st) not in off:
                 inline = _kept_saves(q, st, p) if saved is None else None
                 if inline is not None:
                     out.append((writes[0][0], p, inline, st, via))
@@ -173,7 +197,7 @@ def find(q, fn) -> list:
                     saved[2].update(bound)
                 elif bound:
                     saved[2].difference_update(bound)
-            elif isinstance(st, ast.Assign) and not _grad_off(q, st, fn):
+            elif isinstance(st, ast.Assign) and id(st) not in off:
                 op = _kept_saves(q, st.value, p)
                 if op is not None and bound and p not in bound:
                     saved = (op, st, set(bound))
@@ -244,15 +268,17 @@ class ArgumentRewrittenAfterSave(Rule):
         if not any(v == "torch" or v.startswith("torch.") for v in q.imported):
             return  # not a file that uses torch (NumPy code writes its arrays the same way)
         # Only functions with a call that saves one of their own arguments: no walk over the file.
-        cands = []
+        calls = []
         for c in q.calls():
             func = c.func
             if not isinstance(func, ast.Attribute) or func.attr in _PICKS or not _may_save(func.attr):
                 continue
             names = [n.id for n in (func.value, c.args[0] if c.args else None) if isinstance(n, ast.Name)]
-            fn = q.enclosing_function(c) if names else None
-            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-                    n in _params(fn) and _saves_input(q, c, n) is not None for n in names):
+            if names:
+                calls.append((c, names))
+        cands = []
+        for (c, names), fn in zip(calls, enclosing_defs(q, [c for c, _ in calls])) if calls else ():
+            if any(n in _params(fn) and _saves_input(q, c, n) is not None for n in names):
                 cands.append(fn)
         done = set()
         for fn in cands:

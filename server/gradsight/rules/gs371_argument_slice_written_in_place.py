@@ -8,7 +8,7 @@ from ..engine.report import Note
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
 from .gs350_inplace_on_detached_argument import _basic_index, _inplace_writes, _params, _statements
-from .gs370_argument_rewritten_after_save import _GRAD_OFF, _bound, _grad_off, _returns
+from .gs370_argument_rewritten_after_save import _GRAD_OFF, _bound, _returns, enclosing_defs, grad_off_statements
 
 _MSG = "\"a view of a leaf Variable that requires grad is being used in an in-place operation\""
 
@@ -43,6 +43,7 @@ def find(q, fn) -> list:
             return []
     out = []
     stmts = _statements(fn)
+    off = grad_off_statements(q, fn)
     for p in _params(fn):
         if _returns(fn, p):
             continue
@@ -50,7 +51,7 @@ def find(q, fn) -> list:
         for st in stmts:
             if made is not None:
                 writes = [node for name, node, _ in _inplace_writes(st) if name == p]
-                if writes and not _grad_off(q, st, fn):
+                if writes and id(st) not in off:
                     out.append((writes[0], p, made))
                     break
             if p in _bound(st):
@@ -117,7 +118,7 @@ class ArgumentSliceWrittenInPlace(Rule):
         if not any(v == "torch" or v.startswith("torch.") for v in q.imported):
             return  # not a file that uses torch (NumPy code writes its arrays the same way)
         # Only functions with an assignment that rebinds a name to basic indexing of itself: no walk over the file.
-        cands = []
+        found = []
         for a in q.assigns:
             if len(a.targets) != 1:
                 continue
@@ -125,9 +126,8 @@ class ArgumentSliceWrittenInPlace(Rule):
             pairs = [(t, v)] if isinstance(t, ast.Name) else list(zip(t.elts, v.elts)) \
                 if isinstance(t, ast.Tuple) and isinstance(v, ast.Tuple) and len(t.elts) == len(v.elts) else []
             if any(isinstance(n, ast.Name) and _slice_of(e, n.id) for n, e in pairs):
-                fn = q.enclosing_function(a)
-                if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    cands.append(fn)
+                found.append(a)
+        cands = enclosing_defs(q, found) if found else []
         done = set()
         for fn in cands:
             if id(fn) in done:
