@@ -74,6 +74,16 @@ def _loads(node: ast.AST) -> set:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
+def _written_values(st: ast.stmt) -> list:
+    """The expressions whose values an in-place write puts into its target: `v` of `x op= v` and `x[i] = v`, the
+    arguments of `x.op_(...)` (not the index: a mask computed from the saved value chooses where, not what)."""
+    if isinstance(st, (ast.AugAssign, ast.Assign)):
+        return [st.value]
+    if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+        return list(st.value.args) + [k.value for k in st.value.keywords]
+    return []
+
+
 def _bound(st: ast.stmt) -> set:
     if isinstance(st, ast.Assign):
         targets = st.targets
@@ -179,11 +189,13 @@ def find(q, fn) -> list:
         for st in stmts:
             writes = [(node, how) for name, node, how in _inplace_writes(st) if name == p]
             if writes and id(st) not in off:
-                inline = _kept_saves(q, st, p) if saved is None else None
+                values = _written_values(st)
+                inline = next((op for op in (_kept_saves(q, v, p) for v in values) if op is not None), None) \
+                    if saved is None else None
                 if inline is not None:
                     out.append((writes[0][0], p, inline, st, via))
                     break
-                if saved is not None and _loads(st) & saved[2]:
+                if saved is not None and any(_loads(v) & saved[2] for v in values):
                     out.append((writes[0][0], p, saved[0], saved[1], via))
                     break
             bound = _bound(st)
