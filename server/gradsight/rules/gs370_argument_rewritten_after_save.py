@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from typing import Callable, Optional
 
 from ..engine import torchdb as db
@@ -49,6 +50,23 @@ def _may_save(short: str) -> bool:
         if entry is not None and (entry.get("saves_inputs") or {}).get("0") == []:
             return True
     return False
+
+
+# Names of ops that save their first input whatever the other arguments are (checked against the generated table
+# at import): the cheap "does the file even mention one?" test, and the test of each call before anything else.
+_SAVER_ATTRS = frozenset(n for n in (
+    "norm", "std", "var", "pow", "abs", "log", "log1p", "log2", "log10", "sin", "cos", "asin", "acos", "atan", "sinh",
+    "cosh", "acosh", "asinh", "atanh", "square", "prod", "cumprod", "logsumexp", "clamp", "clip", "atan2", "cdist",
+    "erf", "erfinv", "softplus", "normalize", "logit", "nan_to_num", "std_mean", "var_mean") if _may_save(n))
+
+
+def writes_in_text(lines: list, fn, names) -> bool:
+    """Whether the text of `fn` may write one of `names` in place (`x /= ...`, `x[i] = ...`, `x.div_(...)`): a regular
+    expression over its lines before any walk of its tree (this runs on every keystroke)."""
+    text = "\n".join(lines[fn.lineno - 1:fn.end_lineno or fn.lineno])
+    alt = "|".join(re.escape(n) for n in names)
+    return re.search(rf"\b(?:{alt})\s*(?:[-+*/%@&|^]|\*\*|//|<<|>>)=|\b(?:{alt})\s*\[[^\n]*\]\s*(?:[-+*/%@&|^]|\*\*|//)?="
+                     rf"(?!=)|\b(?:{alt})\.[a-z]\w*[a-z0-9]_\(", text) is not None
 
 
 def _kept_saves(q, expr: ast.AST, name: str) -> Optional[str]:
@@ -121,14 +139,15 @@ def _handed_back(st: ast.stmt, name: str, helper: Callable[[ast.Call], Optional[
     return st.value if ok else None
 
 
-def _returns(fn, name: str) -> bool:
-    """Some `return` hands `name` back as is (alone or in a tuple): the function writes it in place on purpose."""
+def returned_names(fn) -> set:
+    """Names some `return` of `fn` hands back as is (alone or in a tuple): the function writes them in place on
+    purpose."""
+    out = set()
     for n in ast.walk(fn):
         if isinstance(n, ast.Return) and n.value is not None:
             elts = n.value.elts if isinstance(n.value, (ast.Tuple, ast.List)) else [n.value]
-            if any(isinstance(e, ast.Name) and e.id == name for e in elts):
-                return True
-    return False
+            out.update(e.id for e in elts if isinstance(e, ast.Name))
+    return out
 
 
 def grad_off_statements(q, fn) -> set:
@@ -154,7 +173,8 @@ def grad_off_statements(q, fn) -> set:
 
 
 def enclosing_defs(q, nodes) -> list:
-    """The innermost function definition around each node, by line ranges over `q.functions` (no parent links)."""
+    """The innermost function definition around each node (None outside functions), by line ranges over
+    `q.functions` (no parent links)."""
     fns = [f for f in q.functions if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
     out = []
     for node in nodes:
@@ -162,12 +182,11 @@ def enclosing_defs(q, nodes) -> list:
         for f in fns:
             if f.lineno <= node.lineno <= (f.end_lineno or f.lineno) and (best is None or f.lineno >= best.lineno):
                 best = f
-        if best is not None:
-            out.append(best)
+        out.append(best)
     return out
 
 
-def find(q, fn) -> list:
+def find(q, fn, names=None) -> list:
     """(write node, parameter, op, the statement that saved it, the call that handed it back or None) for every
     in-place write into an argument of `fn` whose new values come from an op that saved that argument."""
     if (fn.name.endswith("_") and not fn.name.endswith("__")) or _params(fn)[:1] == ["ctx"]:
@@ -181,8 +200,9 @@ def find(q, fn) -> list:
     out = []
     stmts = _statements(fn)
     off = grad_off_statements(q, fn)
+    returned = returned_names(fn)
     for p in _params(fn):
-        if _returns(fn, p):
+        if p in returned or (names is not None and p not in names):
             continue
         via = None
         saved = None  # (op, statement, names carrying its result)
@@ -280,24 +300,29 @@ class ArgumentRewrittenAfterSave(Rule):
         if not any(v == "torch" or v.startswith("torch.") for v in q.imported):
             return  # not a file that uses torch (NumPy code writes its arrays the same way)
         # Only functions with a call that saves one of their own arguments: no walk over the file.
+        if _SAVER_ATTRS.isdisjoint(q.attrs):
+            return
         calls = []
         for c in q.calls():
             func = c.func
-            if not isinstance(func, ast.Attribute) or func.attr in _PICKS or not _may_save(func.attr):
+            if func.__class__ is not ast.Attribute or func.attr not in _SAVER_ATTRS:
                 continue
             names = [n.id for n in (func.value, c.args[0] if c.args else None) if isinstance(n, ast.Name)]
             if names:
                 calls.append((c, names))
-        cands = []
+        cands: dict = {}  # id(function) -> (function, the arguments an op there saves)
         for (c, names), fn in zip(calls, enclosing_defs(q, [c for c, _ in calls])) if calls else ():
-            if any(n in _params(fn) and _saves_input(q, c, n) is not None for n in names):
-                cands.append(fn)
-        done = set()
-        for fn in cands:
-            if id(fn) in done:
+            if fn is None:
                 continue
-            done.add(id(fn))
-            for node, param, op, saved_at, via in find(q, fn):
+            params = _params(fn)
+            read = {n for n in names if n in params and _saves_input(q, c, n) is not None}
+            if read:
+                cands.setdefault(id(fn), (fn, set()))[1].update(read)
+        lines = report.source.lines
+        for fn, names in cands.values():
+            if not writes_in_text(lines, fn, names):
+                continue
+            for node, param, op, saved_at, via in find(q, fn, names):
                 line, col, _, _ = report.source.span(saved_at)
                 related = [Note(line, col, f"`{op}` saves `{param}` for backward here")]
                 if via is not None:

@@ -8,7 +8,8 @@ from ..engine.report import Note
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
 from .gs350_inplace_on_detached_argument import _basic_index, _inplace_writes, _params, _statements
-from .gs370_argument_rewritten_after_save import _GRAD_OFF, _bound, _returns, enclosing_defs, grad_off_statements
+from .gs370_argument_rewritten_after_save import (_GRAD_OFF, _bound, enclosing_defs, grad_off_statements,
+                                                  returned_names, writes_in_text)
 
 _MSG = "\"a view of a leaf Variable that requires grad is being used in an in-place operation\""
 
@@ -32,7 +33,7 @@ def _rebinds_to_slice(st: ast.stmt, name: str) -> bool:
     return False
 
 
-def find(q, fn) -> list:
+def find(q, fn, names=None) -> list:
     """(write node, parameter, the statement that rebound it to its own slice) for every in-place write into a slice
     of an argument that the function bound to the argument's own name."""
     if (fn.name.endswith("_") and not fn.name.endswith("__")) or _params(fn)[:1] == ["ctx"]:
@@ -44,8 +45,9 @@ def find(q, fn) -> list:
     out = []
     stmts = _statements(fn)
     off = grad_off_statements(q, fn)
+    returned = returned_names(fn)
     for p in _params(fn):
-        if _returns(fn, p):
+        if p in returned or (names is not None and p not in names):
             continue
         made: Optional[ast.stmt] = None
         for st in stmts:
@@ -120,20 +122,24 @@ class ArgumentSliceWrittenInPlace(Rule):
         # Only functions with an assignment that rebinds a name to basic indexing of itself: no walk over the file.
         found = []
         for a in q.assigns:
-            if len(a.targets) != 1:
+            v = a.value
+            if (v.__class__ is not ast.Subscript and v.__class__ is not ast.Tuple) or len(a.targets) != 1:
                 continue
-            t, v = a.targets[0], a.value
+            t = a.targets[0]
             pairs = [(t, v)] if isinstance(t, ast.Name) else list(zip(t.elts, v.elts)) \
                 if isinstance(t, ast.Tuple) and isinstance(v, ast.Tuple) and len(t.elts) == len(v.elts) else []
-            if any(isinstance(n, ast.Name) and _slice_of(e, n.id) for n, e in pairs):
-                found.append(a)
-        cands = enclosing_defs(q, found) if found else []
-        done = set()
-        for fn in cands:
-            if id(fn) in done:
+            names = {n.id for n, e in pairs if isinstance(n, ast.Name) and _slice_of(e, n.id)}
+            if names:
+                found.append((a, names))
+        cands: dict = {}  # id(function) -> (function, its arguments rebound to their own slices)
+        for (a, names), fn in zip(found, enclosing_defs(q, [a for a, _ in found])) if found else ():
+            if fn is not None:
+                cands.setdefault(id(fn), (fn, set()))[1].update(names)
+        lines = report.source.lines
+        for fn, names in cands.values():
+            if not writes_in_text(lines, fn, names):
                 continue
-            done.add(id(fn))
-            for node, param, made in find(q, fn):
+            for node, param, made in find(q, fn, names):
                 line, col, _, _ = report.source.span(made)
                 report.add(self, node,
                            f"This in-place write changes the caller's tensor: `{param}` is a slice of the argument and "
