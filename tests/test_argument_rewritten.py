@@ -97,10 +97,42 @@ def test_slice_of_argument_written_in_place():
             "    x *= 2 * np.pi\n"
             "    return concat([cos(x), sin(x), t], 1)\n\n\n"
             "def first(x):\n"
-            "    x = x[..., 0]\n"
-            "    x[x < 0] = 0\n"
+            "    x = x[..., 0:1]\n"
+            "    x.clamp_(min=0)\n"
             "    return x.sum()\n")
     assert _lines(code, "GS371") == [9, 15]
+
+
+def test_slice_quiet_on_lists_dicts_items_and_branches():
+    code = HEAD + (
+        # A list sliced (copies) and a dict item (pyg's `parse_off`, DI-engine's bots).
+        "def parse(src, data):\n"
+        "    if src[0] == 'OFF':\n"
+        "        src = src[1:]\n"
+        "    else:\n"
+        "        src[0] = src[0][3:]\n"
+        "    data = data['raw_obs']\n"
+        "    data['score'] = torch.stack(data['score'], dim=-1)\n"
+        "    return len(src)\n\n\n"
+        # An item write into a part of the slice: a buffer updated on purpose (S4's `power`).
+        "def power(A, v):\n"
+        "    w = A @ v[..., 2:]\n"
+        "    v = v[..., :2]\n"
+        "    v[..., :1] = v[..., :1] + w\n"
+        "    return v.squeeze(-1)\n\n\n"
+        # Rebound in one branch, written in the other.
+        "def branch(x, flag):\n"
+        "    if flag:\n"
+        "        x = x[:, :1]\n"
+        "    else:\n"
+        "        x *= 2\n"
+        "    return x.sum()\n\n\n"
+        # Annotated as something else.
+        "def ints(x: list, k):\n"
+        "    x = x[:, :k]\n"
+        "    x *= 2\n"
+        "    return sum(x)\n")
+    assert _lines(code, "GS371") == []
 
 
 def test_slice_quiet_shapes():

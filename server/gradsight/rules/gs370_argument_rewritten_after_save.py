@@ -172,6 +172,39 @@ def grad_off_statements(q, fn) -> set:
     return out
 
 
+def block_paths(fn) -> dict:
+    """id of each of `fn`'s own statements -> the blocks that hold it, outermost first ((id(statement), field) pairs):
+    a statement whose path is a prefix of another's runs before it on every path through that block."""
+    out: dict = {}
+    todo = [(st, ()) for st in fn.body]
+    while todo:
+        st, path = todo.pop()
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        out[id(st)] = path
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            todo.extend((s, path + ((id(st), field),)) for s in getattr(st, field, None) or [])
+    return out
+
+
+def dominates(paths: dict, first: ast.stmt, later: ast.stmt) -> bool:
+    """`first` runs before `later` whenever `later` runs (same block or an enclosing one, and earlier)."""
+    a, b = paths.get(id(first)), paths.get(id(later))
+    return a is not None and b is not None and b[:len(a)] == a and (first.lineno, first.col_offset) < \
+        (later.lineno, later.col_offset)
+
+
+def tensor_params(fn) -> list:
+    """The parameters (`self` left out) not annotated as something other than a tensor (`src: List[str]`)."""
+    a = fn.args
+    out = []
+    for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs):
+        if arg.annotation is not None and "Tensor" not in ast.unparse(arg.annotation):
+            continue
+        out.append(arg.arg)
+    return [n for n in out if n in _params(fn)]
+
+
 def enclosing_defs(q, nodes) -> list:
     """The innermost function definition around each node (None outside functions), by line ranges over
     `q.functions` (no parent links)."""
@@ -200,8 +233,9 @@ def find(q, fn, names=None) -> list:
     out = []
     stmts = _statements(fn)
     off = grad_off_statements(q, fn)
+    paths = block_paths(fn)
     returned = returned_names(fn)
-    for p in _params(fn):
+    for p in tensor_params(fn):
         if p in returned or (names is not None and p not in names):
             continue
         via = None
@@ -215,7 +249,7 @@ def find(q, fn, names=None) -> list:
                 if inline is not None:
                     out.append((writes[0][0], p, inline, st, via))
                     break
-                if saved is not None and any(_loads(v) & saved[2] for v in values):
+                if saved is not None and any(_loads(v) & saved[2] for v in values) and dominates(paths, saved[1], st):
                     out.append((writes[0][0], p, saved[0], saved[1], via))
                     break
             bound = _bound(st)
@@ -247,9 +281,11 @@ class ArgumentRewrittenAfterSave(Rule):
                     "from an op that saved `x` for backward (`norm`, `std`, `pow`, `abs`, `log`, ... as the "
                     "generated op table says: `norm = torch.norm(x, dim=1)` then `x /= norm.unsqueeze(1)`), also "
                     "where the argument went through a validating helper that hands it back "
-                    "(`x, y = _check_input(x, y)`). Functions that return the argument itself (an in-place contract), "
-                    "whose name ends in `_`, that run under `torch.no_grad()`, or a custom Function's `forward(ctx, "
-                    "...)` are not reported.")
+                    "(`x, y = _check_input(x, y)`). The value must come from the saved read (a mask computed from it only "
+                    "chooses where to write) on every path to the write. Functions that return the argument itself (an "
+                    "in-place contract), whose name ends in `_`, that run under `torch.no_grad()`, a custom Function's "
+                    "`forward(ctx, ...)`, arguments annotated as something other than a tensor, and files that import "
+                    "nothing of torch are not reported.")
     why_bad = ("Whatever the caller passes, this is wrong: if `x` requires grad, the op that read it saved it and "
                "backward raises \"one of the variables needed for gradient computation has been modified by an "
                "inplace operation\" (a leaf that requires grad raises at once); if it does not, the caller's tensor "

@@ -7,17 +7,24 @@ from ..engine.query import FileEvent
 from ..engine.report import Note
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
-from .gs350_inplace_on_detached_argument import _basic_index, _inplace_writes, _params, _statements
-from .gs370_argument_rewritten_after_save import (_GRAD_OFF, _bound, enclosing_defs, grad_off_statements,
-                                                  returned_names, writes_in_text)
+from .gs350_inplace_on_detached_argument import _inplace_writes, _params, _statements
+from .gs370_argument_rewritten_after_save import (_GRAD_OFF, _bound, block_paths, dominates, enclosing_defs,
+                                                  grad_off_statements, returned_names, tensor_params, writes_in_text)
 
 _MSG = "\"a view of a leaf Variable that requires grad is being used in an in-place operation\""
 
 
 def _slice_of(value: ast.AST, name: str) -> bool:
-    """`x[:, :1]`, `x[..., 0]`: basic indexing of `name`, a view that shares its memory."""
-    return isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name) and value.value.id == name \
-        and _basic_index(value.slice)
+    """`x[:, :1]`, `x[..., :l]`: multi-dimensional basic indexing of `name` with a slice, a view that shares its memory
+    (a list or a dict takes no tuple index: `src[1:]` of a list copies, `data["obs"]` is an item)."""
+    if not (isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name) and value.value.id == name
+            and isinstance(value.slice, ast.Tuple)):
+        return False
+    parts = value.slice.elts
+    return any(isinstance(p, ast.Slice) for p in parts) and all(
+        isinstance(p, ast.Slice) or (isinstance(p, ast.Constant) and (p.value is None or p.value is Ellipsis
+                                                                       or isinstance(p.value, int)))
+        or (isinstance(p, ast.UnaryOp) and isinstance(p.operand, ast.Constant)) for p in parts)
 
 
 def _rebinds_to_slice(st: ast.stmt, name: str) -> bool:
@@ -45,15 +52,18 @@ def find(q, fn, names=None) -> list:
     out = []
     stmts = _statements(fn)
     off = grad_off_statements(q, fn)
+    paths = block_paths(fn)
     returned = returned_names(fn)
-    for p in _params(fn):
+    for p in tensor_params(fn):
         if p in returned or (names is not None and p not in names):
             continue
         made: Optional[ast.stmt] = None
         for st in stmts:
             if made is not None:
-                writes = [node for name, node, _ in _inplace_writes(st) if name == p]
-                if writes and id(st) not in off:
+                # Writes into the slice as a whole (`x *= c`, `x.mul_(c)`): an item write into a sub-slice
+                # (`v[..., :k] = v[..., :k] + w`) updates a buffer on purpose (S4's `power`).
+                writes = [node for name, node, how in _inplace_writes(st) if name == p and how != "item"]
+                if writes and id(st) not in off and dominates(paths, made, st):
                     out.append((writes[0], p, made))
                     break
             if p in _bound(st):
@@ -71,13 +81,15 @@ class ArgumentSliceWrittenInPlace(Rule):
     summary = ("A function rebinds its argument to a slice of itself (`x, t = x[:, :1], x[:, 1:]`) and writes it in "
                "place (`x *= 2`): the write changes the caller's tensor, and raises on a leaf that requires grad.")
     events = (FileEvent,)
-    what_it_does = ("Flags `x op= v`, `x[i] = v` and `x.op_(v)` where `x` is an argument of the function that a "
-                    "statement rebound to basic indexing of itself (`x = x[:, :1]`, `x, t = x[:, :1], x[:, 1:]`). "
-                    "Rebinding the name shows the function treats the slice as its own value, but basic indexing "
-                    "returns a view that shares the caller's memory. Functions that return the argument (an in-place "
-                    "contract), whose name ends in `_`, that run under `torch.no_grad()`, or a custom Function's "
-                    "`forward(ctx, ...)` are not reported; writes that replace every value (`fill_`, `copy_`, `zero_`) "
-                    "are left alone.")
+    what_it_does = ("Flags `x op= v` and `x.op_(v)` where `x` is an argument of the function that a statement "
+                    "rebound to multi-dimensional basic indexing of itself with a slice (`x = x[:, :1]`, "
+                    "`x, t = x[:, :1], x[:, 1:]`; a list or a dict takes no tuple index). Rebinding the name shows "
+                    "the function treats the slice as its own value, but basic indexing returns a view that shares "
+                    "the caller's memory. Item writes into a part of the slice (`v[..., :k] = ...`, a buffer updated "
+                    "on purpose), writes that replace every value (`fill_`, `copy_`, `zero_`), arguments annotated as "
+                    "something other than a tensor, functions that return the argument (an in-place contract), whose "
+                    "name ends in `_`, that run under `torch.no_grad()`, a custom Function's `forward(ctx, ...)`, and "
+                    "files that import nothing of torch are not reported.")
     why_bad = ("The slice is a view: the in-place write changes the caller's tensor, so every later use of it (the next "
                "call of a feature transform on the same network input, the PDE residual's derivatives) sees changed "
                f"values. When the caller's tensor is a leaf that requires grad (an input made to require grad for "
