@@ -5,6 +5,7 @@ import ast
 from ..engine import torchdb as db
 from ..engine.report import text as msg
 from ..engine.events import GraphCutEvent
+from ..engine.values import Tri
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
 
@@ -109,7 +110,16 @@ class TensorFromTensor(Rule):
     )
 
     def check(self, event: GraphCutEvent, report) -> None:
-        if _used_as_target(report.tree, event.node):
+        if event.target.rg is not Tri.YES:
+            # `Variable(pred, requires_grad=True)` of a value gradsight cannot see: reported where the code shows
+            # that it is a prediction the author wants trained (evidence from use).
+            if _backwarded_prediction(report.tree, event.node):
+                report.add(self, event.node,
+                           f"`Variable({event.expr}, requires_grad=True)` makes a new leaf without history: the "
+                           "backward of this loss stops at it and never reaches what computed "
+                           f"`{event.expr}`. Use the tensor itself.")
+            return
+        if _used_as_target(report.tree, event.node, prediction=event.api == "Variable" and _wants_grad(event.node)):
             return
         if event.api == "Variable" and _stop_gradient_factor(report.tree, event.node):
             return  # `Variable(adv) * log_prob`: the post-0.4 `Variable(t)` used on purpose as `t.detach()`
@@ -146,12 +156,14 @@ def _later_uses(tree, call: ast.AST):
     return (name, uses, parents) if uses else None
 
 
-def _used_as_target(tree, call: ast.AST) -> bool:
+def _used_as_target(tree, call: ast.AST, prediction: bool = False) -> bool:
     """Whether the copy is bound to a name that is only used as a regression target: opposite another value in a
     subtraction (`returns - values`), as an argument of a loss (`F.mse_loss(target, q)`, `criterion(q, target)`),
     or handed back to the caller (`return batch_return`). Cutting the graph there is what the code means (an RL
     return or a TD target built from the network's own outputs, as `.detach()` would); the bug this rule is for
-    is a copy added into a loss as a term (`torch.tensor(parts).sum()`)."""
+    is a copy added into a loss as a term (`torch.tensor(parts).sum()`). With `prediction` (a copy made with
+    `requires_grad=True`: the author wants gradients through it) the first argument of a loss is the loss's input,
+    not its target (`F.mse_loss(Variable(pred, requires_grad=True), target)`: the model behind `pred` gets none)."""
     found = _later_uses(tree, call)
     if found is None or isinstance(found, ast.Return):
         return isinstance(found, ast.Return)
@@ -175,6 +187,8 @@ def _used_as_target(tree, call: ast.AST) -> bool:
             fname = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
             if fname in db.LOSSES_WITH_TARGET or fname in db.LOSS_MODULES_WITH_TARGET or "loss" in fname.lower() \
                     or "criterion" in fname.lower():
+                if prediction and node is parent.args[0]:
+                    return False
                 continue
         return False
     return True
@@ -303,3 +317,69 @@ def _read_as_numbers(tree, call: ast.AST) -> bool:
         return False
     return True
 
+
+def _wants_grad(call: ast.Call) -> bool:
+    """`Variable(t, requires_grad=True)` (keyword or second argument), written so."""
+    flag = next((k.value for k in call.keywords if k.arg == "requires_grad"),
+                call.args[1] if len(call.args) > 1 else None)
+    return isinstance(flag, ast.Constant) and flag.value is True
+
+
+_SAME_VALUES = ("view", "reshape", "to", "unsqueeze", "squeeze", "float", "cuda", "type", "double", "half",
+                "bfloat16", "contiguous")
+
+
+def _loss_call(func: ast.AST) -> bool:
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name in db.LOSSES_WITH_TARGET or name in db.LOSS_MODULES_WITH_TARGET or "loss" in name.lower() \
+        or "criterion" in name.lower()
+
+
+def _backwarded_prediction(tree, call: ast.Call) -> bool:
+    """`v = Variable(x, requires_grad=True)` whose every later use is as the input (first argument) of a loss
+    (`F.mse_loss(v.float(), target)`, `criterion(v, y)`), bound to a name from which, through the function's
+    assignments, a value reaches a backward (`loss.backward()`, `accelerator.backward(loss)`), and whose `.grad`
+    the function never reads: the author made the prediction require grad for this backward, so `x` is what should
+    have been trained (a gradient check or a saliency map reads `v.grad`)."""
+    found = _later_uses(tree, call)
+    if found is None or isinstance(found, ast.Return):
+        return False
+    name, uses, parents = found
+    scope, _ = _scope_parents(tree, call)
+    nodes = list(ast.walk(scope))
+    if any(isinstance(n, ast.Attribute) and n.attr == "grad" and isinstance(n.value, ast.Name) and n.value.id == name
+           for n in nodes):
+        return False
+    tainted: set = set()
+    for use in uses:
+        node = use
+        while isinstance(parents.get(node), ast.Attribute) and isinstance(parents.get(parents[node]), ast.Call) \
+                and parents[node].attr in _SAME_VALUES:
+            node = parents[parents[node]]
+        parent = parents.get(node)
+        if isinstance(parent, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in parent.targets):
+            continue  # `v = v.float()`: the same values; the later uses are checked with the rest
+        if not (isinstance(parent, ast.Call) and parent.args and node is parent.args[0] and _loss_call(parent.func)):
+            return False
+        stmt = parents.get(parent)
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            tainted.add(stmt.targets[0].id)
+        else:
+            return False
+    assigns = [n for n in nodes if isinstance(n, (ast.Assign, ast.AugAssign))]
+    changed = bool(tainted)
+    while changed:
+        changed = False
+        for a in assigns:
+            if any(isinstance(m, ast.Name) and m.id in tainted for m in ast.walk(a.value)):
+                for t in (a.targets if isinstance(a, ast.Assign) else [a.target]):
+                    if isinstance(t, ast.Name) and t.id not in tainted:
+                        tainted.add(t.id)
+                        changed = True
+    for n in nodes:
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward":
+            recv = n.func.value
+            if isinstance(recv, ast.Name) and recv.id in tainted \
+                    or any(isinstance(a, ast.Name) and a.id in tainted for a in n.args):
+                return True
+    return False
