@@ -24,7 +24,11 @@ class TensorFromTensor(Rule):
                     "into Python numbers (`.item()`, `float()`, `.tolist()`), as a logging helper does with a loss; "
                     "so is a copy used only as a regression target (a loss's other argument, the other side of a "
                     "subtraction, or returned), and a `Variable(t)` (without `requires_grad=True`) that is a factor "
-                    "of a product, difference or quotient, a stop-gradient by intent (`Variable(adv) * log_prob`).")
+                    "of a product, difference or quotient, a stop-gradient by intent (`Variable(adv) * log_prob`). "
+                    "`Variable(x, requires_grad=True)` of a value gradsight cannot see (a library model's "
+                    "prediction) is flagged when the code shows it is a prediction to train: every use is the input "
+                    "of a loss whose value reaches a backward in the function, and its `.grad` is never read "
+                    "(evidence from use).")
     why_bad = ("The copy is a new leaf with `requires_grad=False`: nothing upstream of it receives a gradient. "
                "PyTorch only warns (\"To copy construct from a tensor, it is recommended to use "
                "sourceTensor.detach().clone()...\"), and `torch.tensor([a, b])` built from tensors does not even "
@@ -34,6 +38,17 @@ class TensorFromTensor(Rule):
                    "their history")
     references = ("https://pytorch.org/docs/stable/generated/torch.tensor.html",)
     valid = (
+        # A prediction made a leaf to read its own gradient (a saliency map of the loss): nothing was to be trained.
+        Valid("import torch\nimport torch.nn.functional as F\nfrom torch.autograd import Variable\n\n\n"
+              "def loss_gradient(pred, target):\n    p = Variable(pred, requires_grad=True)\n"
+              "    loss = F.mse_loss(p, target)\n    loss.backward()\n    return p.grad\n\n\n"
+              "g = loss_gradient(torch.randn(2, 3), torch.randn(2, 3))\nassert g is not None\n"),
+        # The new leaf is the model's input (an adversarial or saliency input), not the loss's prediction.
+        Valid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nfrom torch.autograd import Variable\n"
+              "\n\ndef step(model, images, labels):\n    inp = Variable(images, requires_grad=True)\n"
+              "    loss = F.cross_entropy(model(inp), labels)\n    loss.backward()\n    return loss\n\n\n"
+              "net = nn.Linear(3, 4)\nstep(net, torch.randn(2, 3), torch.tensor([0, 1]))\n"
+              "assert net.weight.grad is not None\n"),
         # The conversion only runs for a value that is not a tensor (torchrl's RBF controller `max_action`).
         Valid("import torch\n\n\ndef squash(x, max_action=1.0):\n    if not isinstance(max_action, torch.Tensor):\n"
               "        max_action = torch.tensor(max_action, dtype=x.dtype)\n    return torch.tanh(x) * max_action\n\n\n"
@@ -84,6 +99,15 @@ class TensorFromTensor(Rule):
               "assert critic.weight.grad is not None\n"),
     )
     invalid = (
+        # sd_dreambooth_extension: a library U-Net's prediction re-wrapped before the loss; the function cannot see
+        # the model, but the prediction made to require grad and backwarded through a loss says it should train.
+        Invalid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nfrom torch.autograd import Variable\n"
+                "\n\ndef train_step(model, batch, optimizer):\n    pred = model(batch['x'])\n"
+                "    pred = Variable(pred, requires_grad=True)\n    loss = F.mse_loss(pred.float(), batch['y'])\n"
+                "    loss.backward()\n    optimizer.step()\n\n\n"
+                "net = nn.Linear(3, 3)\nopt = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+                "train_step(net, {'x': torch.randn(2, 3), 'y': torch.randn(2, 3)}, opt)\n", line=9,
+                runtime="silent: net.weight.grad is None"),
         Invalid("import torch\nx = torch.randn(3, requires_grad=True)\ny = torch.tensor(x * 2)\n", line=3,
                 runtime="silent: not y.requires_grad"),
         # The pre-0.4 `Variable` wrapper: under torch 2.x a new leaf without history, even with requires_grad=True
