@@ -19,6 +19,7 @@ from .incremental import first_line
 from .interp import Interpreter, ModuleScope, UnitState
 from .inherited import inherited_methods, noop_detach, run_inherited, same_file, syntax_only
 from .sibling_contract import sibling_stops
+from .interp_objects import _GRAD_NEUTRAL_DECORATORS
 from .interp_util import _has_backward, _module_mutations
 from .relocate import Relocation
 from .report import Reporter
@@ -950,7 +951,7 @@ def run_unit(interp: Interpreter, scope: ModuleScope, func: FuncVal, self_val, e
         return  # the body never ran (a decorator gradsight cannot see): nor are its closures analysed
     track = interp.track
     for c in closures:
-        trains = bool(c.node.decorator_list) and interp.syntax("has_backward", c.node, _has_backward) is not None
+        trains = _unseen_decorator(interp, c.node) and interp.syntax("has_backward", c.node, _has_backward) is not None
         if track is not None and c.node in track and not trains:
             continue  # the enclosing function ran it: analysed in that context
         states = [capture[id(r)] for r in c.returns if capture.get(id(r)) is not None]
@@ -968,6 +969,16 @@ def run_unit(interp: Interpreter, scope: ModuleScope, func: FuncVal, self_val, e
             start = State(grad=Tri.YES)
         run_unit(interp, scope, FuncVal(c.node, None, scope, c.node.name), None, State(grad=start.grad), grad_for,
                  _closure_env(c, captured, scope), depth + 1, twin_args)
+
+
+def _unseen_decorator(interp: Interpreter, fn: ast.AST) -> bool:
+    """Whether `fn` has a decorator whose wrapper gradsight cannot see (not `torch.*`, nor one known to leave grad
+    mode alone): a call through it does not run the body in the caller's context."""
+    for dec in fn.decorator_list:
+        q = interp.static_qual(dec.func if isinstance(dec, ast.Call) else dec) or ""
+        if not q.startswith(("torch.", "builtins.") + _GRAD_NEUTRAL_DECORATORS):
+            return True
+    return False
 
 
 def _twin_args(interp: Interpreter, fn: ast.AST, d: ast.AST) -> Optional[list]:
