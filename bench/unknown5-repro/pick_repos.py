@@ -7,8 +7,19 @@ body runs a backward.
 import ast, re, subprocess, sys, pathlib
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 import library_heads as lh
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / 'server'))
-from gradsight.engine.interp_util import _has_backward
+
+
+def _has_backward(fn):
+    """A backward under `fn` (the engine's `interp_util._has_backward`, restated: `.backward(`, `.grad(`,
+    `.manual_backward(`, a bare `backward(...)`)."""
+    for sub in ast.walk(fn):
+        if isinstance(sub, ast.Call):
+            f = sub.func
+            if isinstance(f, ast.Attribute) and f.attr in ("backward", "grad", "manual_backward"):
+                return sub.lineno
+            if isinstance(f, ast.Name) and f.id == "backward" and sub.args:
+                return sub.lineno
+    return None
 SKIP = ("torch.", "staticmethod", "classmethod", "property", "abstractmethod", "abc.", "functools.", "wraps",
         "pytest.", "typing.", "overload", "override", "dataclass", "no_grad", "enable_grad", "inference_mode",
         "click.", "hydra.", "unittest.", "contextlib.", "contextmanager", "lru_cache", "cache", "cached_property")
