@@ -179,3 +179,91 @@ def test_helper_in_a_base_class_of_another_file(tmp_path):
     assert [(f.line, f.code) for f in found if f.code == "GS350"] == [(10, "GS350")]
     # Without the workspace the helper is not seen: nothing is claimed.
     assert [f for f in analyze_source(sub, "cov.py").findings if f.code == "GS350"] == []
+
+
+# `Variable(pred, requires_grad=True)` of a prediction gradsight cannot see (sd_dreambooth_extension's U-Net from
+# diffusers). GS203's INVALID example runs the same shape under torch: the model's weights get no gradient.
+_REWRAP = ("from torch.autograd import Variable\n\n\n"
+           "def train_step(unet, batch, optimizer, accelerator):\n"
+           "    pred = unet(batch['x'], batch['t']).sample\n"
+           "    chunks = torch.split(pred, 1, dim=0)\n"
+           "    model_pred = torch.stack(chunks, dim=0)\n"
+           "    model_pred = Variable(model_pred, requires_grad=True)\n"
+           "    instance_loss = F.mse_loss(model_pred.float(), batch['y'].float(), reduction='mean')\n"
+           "    loss = (instance_loss + 0.0) / 2\n"
+           "    accelerator.backward(loss)\n"
+           "    optimizer.step()\n")
+
+
+def test_rewrapped_unseen_prediction_of_a_backwarded_loss():
+    assert _found(HEAD + _REWRAP, "GS203") == [(13, Severity.WARNING)]
+
+
+def test_rewrapped_unseen_value_whose_grad_is_read_is_quiet():
+    code = HEAD + _REWRAP + "    return model_pred.grad\n"
+    assert _found(code, "GS203") == []
+
+
+def test_rewrapped_unseen_value_as_a_loss_target_or_without_backward_is_quiet():
+    target = HEAD + _REWRAP.replace("F.mse_loss(model_pred.float(), batch['y'].float()",
+                                    "F.mse_loss(batch['y'].float(), model_pred.float()")
+    assert _found(target, "GS203") == []
+    no_backward = HEAD + _REWRAP.replace("    accelerator.backward(loss)\n", "    print(loss.item())\n")
+    assert _found(no_backward, "GS203") == []
+    without_flag = HEAD + _REWRAP.replace("Variable(model_pred, requires_grad=True)", "Variable(model_pred)")
+    assert _found(without_flag, "GS203") == []
+
+
+# A training loop in a nested function under a decorator gradsight cannot see (a retry-on-out-of-memory wrapper
+# such as accelerate's `find_executable_batch_size`), run by the enclosing function through the decorator: its own
+# backward needs grad mode, so it is analysed in grad mode (the model's output requires grad: `.numpy()` raises
+# "Can't call numpy() on Tensor that requires grad", checked under torch 2.13 with an identity decorator).
+_DECORATED = ("from helpers import find_executable_batch_size\n\n\n"
+              "def main(loader):\n"
+              "    @find_executable_batch_size(starting_batch_size=8)\n"
+              "    def inner_loop(batch_size):\n"
+              "        model = nn.Linear(3, 3)\n"
+              "        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+              "        for x, y in loader:\n"
+              "            out = model(x)\n"
+              "            print(out.numpy())\n"
+              "            loss = F.mse_loss(out, y)\n"
+              "            loss.backward()\n"
+              "            optimizer.step()\n"
+              "            optimizer.zero_grad()\n\n"
+              "    return inner_loop()\n")
+
+
+def test_decorated_training_closure_runs_in_grad_mode():
+    assert _found(HEAD + _DECORATED, "GS201") == [(16, Severity.ERROR)]
+
+
+def test_decorated_closure_without_backward_stays_unanalysed():
+    code = HEAD + _DECORATED.replace("            loss.backward()\n", "")
+    assert _found(code, "GS201") == []
+
+
+def test_decorated_training_closure_raises_under_torch():
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    def find_executable_batch_size(starting_batch_size):
+        return lambda fn: (lambda: fn(starting_batch_size))
+
+    @find_executable_batch_size(starting_batch_size=8)
+    def inner_loop(batch_size):
+        model = nn.Linear(3, 3)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in [(torch.randn(2, 3), torch.randn(2, 3))]:
+            out = model(x)
+            out.numpy()
+            F.mse_loss(out, y).backward()
+            optimizer.step()
+
+    try:
+        inner_loop()
+    except RuntimeError as e:
+        assert "requires grad" in str(e)
+    else:
+        raise AssertionError("numpy() on the model output did not raise")

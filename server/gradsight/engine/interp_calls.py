@@ -693,8 +693,13 @@ class CallsMixin:
             rg_node = kwargs["requires_grad"][0] if "requires_grad" in kwargs else (args[1][0] if len(args) > 1 else None)
             flag = False if rg_node is None else const_bool(rg_node)
             if not isinstance(src, TensorVal):
+                if flag is True and src is UNKNOWN and state.grad is not Tri.NO:
+                    # `Variable(pred, requires_grad=True)` of a value gradsight cannot see: whether it had a graph
+                    # is not known here; GS203 reads the use (a loss's prediction that is backwarded).
+                    self.emit(GraphCutEvent(node, TensorVal(rg=Tri.MAYBE, leaf=Tri.MAYBE, evidence=True),
+                                            self.seg(src_node), "Variable"))
                 return src if flag is False and not isinstance(src, PyVal) else UNKNOWN
-            if src.rg is Tri.YES and state.grad is not Tri.NO:
+            if state.grad is not Tri.NO and (src.rg is Tri.YES or flag is True and src.rg is Tri.MAYBE):
                 self.emit(GraphCutEvent(node, src, self.seg(src_node), "Variable"))
             rg = Tri.of(flag) if flag is not None else Tri.MAYBE
             leaf = self.new_leaf(node, rg, shape=src.shape, is_int=src.is_int,

@@ -492,6 +492,17 @@ class ObjectsMixin:
         carried = self.carry_check(flat_tensors(list(args) + list(kwargs.values())), node, state)
         return with_carried(result, carried) if carried is not None else result
 
+    def trains_itself(self, func: FuncVal) -> bool:
+        """Whether `func`'s body runs a backward (`_has_backward`), its text read first (most decorated functions,
+        timm's registered factories, have none)."""
+        fn = func.node
+        lines = getattr(getattr(func.module, "source", None), "lines", None)
+        if lines is not None and getattr(fn, "end_lineno", None):
+            text = "".join(lines[fn.lineno - 1:fn.end_lineno])
+            if "backward" not in text and "grad(" not in text:
+                return False
+        return self.syntax("has_backward", fn, _has_backward) is not None
+
     def run_function(self, func: FuncVal, self_val, args, kwargs, node, state: State, want_state: bool = False,
                      self_import: Optional[tuple] = None, closure: Optional[tuple] = None):
         """Run `func`'s body on abstract arguments. `self_import`: (attribute path, value) pairs the caller knows
@@ -540,15 +551,18 @@ class ObjectsMixin:
             elif q not in ("builtins.staticmethod", "builtins.classmethod", "functools.wraps", "builtins.property") \
                     and not (q or "").startswith("torch.") \
                     and not (isinstance(func.owner, ClassInfo) and self.identity_decorator(target)):
-                if node is not fn or not (q or "").startswith(_GRAD_NEUTRAL_DECORATORS):
+                if node is not fn or not ((q or "").startswith(_GRAD_NEUTRAL_DECORATORS)
+                                          or self.trains_itself(func)):
                     # A call through a decorator gradsight cannot see: the wrapper decides what comes back. And a
                     # function under an unknown decorator is not analysed on its own either: the wrapper may enter
                     # `no_grad` (lucidrains' `eval_decorator`), so little could be claimed, and registries
                     # (timm's `@register_model` on hundreds of factories) would cost a third more time per file.
                     return UNKNOWN if not want_state else None
                 # The function analysed on its own under a decorator known to leave grad mode alone (pytest
-                # marks, functools caches, CLI and config entry points): its body is what runs whenever the
-                # wrapper calls it.
+                # marks, functools caches, CLI and config entry points), or under any decorator when its body
+                # runs a backward (a training loop under a retry-on-OOM wrapper such as accelerate's
+                # `find_executable_batch_size`: the backward needs grad mode, so the wrapper leaves it on; evidence
+                # of use): its body is what runs whenever the wrapper calls it.
         if self.capture is not None and id(fn) in self.capture:
             self.capture[id(fn)] = True  # the body runs (the driver asks before analysing the closures it returns)
         if not want_state and self.forced_flag is None:

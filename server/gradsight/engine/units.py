@@ -19,7 +19,8 @@ from .incremental import first_line
 from .interp import Interpreter, ModuleScope, UnitState
 from .inherited import inherited_methods, noop_detach, run_inherited, same_file, syntax_only
 from .sibling_contract import sibling_stops
-from .interp_util import _module_mutations
+from .interp_objects import _GRAD_NEUTRAL_DECORATORS
+from .interp_util import _has_backward, _module_mutations
 from .relocate import Relocation
 from .report import Reporter
 from .state import State
@@ -950,18 +951,34 @@ def run_unit(interp: Interpreter, scope: ModuleScope, func: FuncVal, self_val, e
         return  # the body never ran (a decorator gradsight cannot see): nor are its closures analysed
     track = interp.track
     for c in closures:
-        if track is not None and c.node in track:
+        trains = _unseen_decorator(interp, c.node) and interp.syntax("has_backward", c.node, _has_backward) is not None
+        if track is not None and c.node in track and not trains:
             continue  # the enclosing function ran it: analysed in that context
         states = [capture[id(r)] for r in c.returns if capture.get(id(r)) is not None]
         captured = None
         for st in states:
             captured = st if captured is None else captured.join(st)
         start = grad_for(c.node.name) if c.returns else State(grad=Tri.MAYBE)
+        if start.grad is Tri.MAYBE and trains:
+            # A nested training loop under a decorator (`@find_executable_batch_size(...) def inner_loop(...)`,
+            # then `return inner_loop()`; a call through the decorator does not run the body): its own backward
+            # needs grad mode, so it runs with grad on (evidence of use).
+            start = State(grad=Tri.YES)
         twin_args = _twin_args(interp, func.node, c.node)
         if twin_args is not None:
             start = State(grad=Tri.YES)
         run_unit(interp, scope, FuncVal(c.node, None, scope, c.node.name), None, State(grad=start.grad), grad_for,
                  _closure_env(c, captured, scope), depth + 1, twin_args)
+
+
+def _unseen_decorator(interp: Interpreter, fn: ast.AST) -> bool:
+    """Whether `fn` has a decorator whose wrapper gradsight cannot see (not `torch.*`, nor one known to leave grad
+    mode alone): a call through it does not run the body in the caller's context."""
+    for dec in fn.decorator_list:
+        q = interp.static_qual(dec.func if isinstance(dec, ast.Call) else dec) or ""
+        if not q.startswith(("torch.", "builtins.") + _GRAD_NEUTRAL_DECORATORS):
+            return True
+    return False
 
 
 def _twin_args(interp: Interpreter, fn: ast.AST, d: ast.AST) -> Optional[list]:

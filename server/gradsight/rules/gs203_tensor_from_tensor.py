@@ -5,6 +5,7 @@ import ast
 from ..engine import torchdb as db
 from ..engine.report import text as msg
 from ..engine.events import GraphCutEvent
+from ..engine.values import Tri
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
 
@@ -23,7 +24,11 @@ class TensorFromTensor(Rule):
                     "into Python numbers (`.item()`, `float()`, `.tolist()`), as a logging helper does with a loss; "
                     "so is a copy used only as a regression target (a loss's other argument, the other side of a "
                     "subtraction, or returned), and a `Variable(t)` (without `requires_grad=True`) that is a factor "
-                    "of a product, difference or quotient, a stop-gradient by intent (`Variable(adv) * log_prob`).")
+                    "of a product, difference or quotient, a stop-gradient by intent (`Variable(adv) * log_prob`). "
+                    "`Variable(x, requires_grad=True)` of a value gradsight cannot see (a library model's "
+                    "prediction) is flagged when the code shows it is a prediction to train: every use is the input "
+                    "of a loss whose value reaches a backward in the function, and its `.grad` is never read "
+                    "(evidence from use).")
     why_bad = ("The copy is a new leaf with `requires_grad=False`: nothing upstream of it receives a gradient. "
                "PyTorch only warns (\"To copy construct from a tensor, it is recommended to use "
                "sourceTensor.detach().clone()...\"), and `torch.tensor([a, b])` built from tensors does not even "
@@ -33,6 +38,17 @@ class TensorFromTensor(Rule):
                    "their history")
     references = ("https://pytorch.org/docs/stable/generated/torch.tensor.html",)
     valid = (
+        # A prediction made a leaf to read its own gradient (a saliency map of the loss): nothing was to be trained.
+        Valid("import torch\nimport torch.nn.functional as F\nfrom torch.autograd import Variable\n\n\n"
+              "def loss_gradient(pred, target):\n    p = Variable(pred, requires_grad=True)\n"
+              "    loss = F.mse_loss(p, target)\n    loss.backward()\n    return p.grad\n\n\n"
+              "g = loss_gradient(torch.randn(2, 3), torch.randn(2, 3))\nassert g is not None\n"),
+        # The new leaf is the model's input (an adversarial or saliency input), not the loss's prediction.
+        Valid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nfrom torch.autograd import Variable\n"
+              "\n\ndef step(model, images, labels):\n    inp = Variable(images, requires_grad=True)\n"
+              "    loss = F.cross_entropy(model(inp), labels)\n    loss.backward()\n    return loss\n\n\n"
+              "net = nn.Linear(3, 4)\nstep(net, torch.randn(2, 3), torch.tensor([0, 1]))\n"
+              "assert net.weight.grad is not None\n"),
         # The conversion only runs for a value that is not a tensor (torchrl's RBF controller `max_action`).
         Valid("import torch\n\n\ndef squash(x, max_action=1.0):\n    if not isinstance(max_action, torch.Tensor):\n"
               "        max_action = torch.tensor(max_action, dtype=x.dtype)\n    return torch.tanh(x) * max_action\n\n\n"
@@ -83,6 +99,15 @@ class TensorFromTensor(Rule):
               "assert critic.weight.grad is not None\n"),
     )
     invalid = (
+        # sd_dreambooth_extension: a library U-Net's prediction re-wrapped before the loss; the function cannot see
+        # the model, but the prediction made to require grad and backwarded through a loss says it should train.
+        Invalid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nfrom torch.autograd import Variable\n"
+                "\n\ndef train_step(model, batch, optimizer):\n    pred = model(batch['x'])\n"
+                "    pred = Variable(pred, requires_grad=True)\n    loss = F.mse_loss(pred.float(), batch['y'])\n"
+                "    loss.backward()\n    optimizer.step()\n\n\n"
+                "net = nn.Linear(3, 3)\nopt = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+                "train_step(net, {'x': torch.randn(2, 3), 'y': torch.randn(2, 3)}, opt)\n", line=9,
+                runtime="silent: net.weight.grad is None"),
         Invalid("import torch\nx = torch.randn(3, requires_grad=True)\ny = torch.tensor(x * 2)\n", line=3,
                 runtime="silent: not y.requires_grad"),
         # The pre-0.4 `Variable` wrapper: under torch 2.x a new leaf without history, even with requires_grad=True
@@ -109,7 +134,16 @@ class TensorFromTensor(Rule):
     )
 
     def check(self, event: GraphCutEvent, report) -> None:
-        if _used_as_target(report.tree, event.node):
+        if event.target.rg is not Tri.YES:
+            # `Variable(pred, requires_grad=True)` of a value gradsight cannot see: reported where the code shows
+            # that it is a prediction the author wants trained (evidence from use).
+            if _backwarded_prediction(report.tree, event.node):
+                report.add(self, event.node,
+                           f"`Variable({event.expr}, requires_grad=True)` makes a new leaf without history: the "
+                           "backward of this loss stops at it and never reaches what computed "
+                           f"`{event.expr}`. Use the tensor itself.")
+            return
+        if _used_as_target(report.tree, event.node, prediction=event.api == "Variable" and _wants_grad(event.node)):
             return
         if event.api == "Variable" and _stop_gradient_factor(report.tree, event.node):
             return  # `Variable(adv) * log_prob`: the post-0.4 `Variable(t)` used on purpose as `t.detach()`
@@ -146,12 +180,14 @@ def _later_uses(tree, call: ast.AST):
     return (name, uses, parents) if uses else None
 
 
-def _used_as_target(tree, call: ast.AST) -> bool:
+def _used_as_target(tree, call: ast.AST, prediction: bool = False) -> bool:
     """Whether the copy is bound to a name that is only used as a regression target: opposite another value in a
     subtraction (`returns - values`), as an argument of a loss (`F.mse_loss(target, q)`, `criterion(q, target)`),
     or handed back to the caller (`return batch_return`). Cutting the graph there is what the code means (an RL
     return or a TD target built from the network's own outputs, as `.detach()` would); the bug this rule is for
-    is a copy added into a loss as a term (`torch.tensor(parts).sum()`)."""
+    is a copy added into a loss as a term (`torch.tensor(parts).sum()`). With `prediction` (a copy made with
+    `requires_grad=True`: the author wants gradients through it) the first argument of a loss is the loss's input,
+    not its target (`F.mse_loss(Variable(pred, requires_grad=True), target)`: the model behind `pred` gets none)."""
     found = _later_uses(tree, call)
     if found is None or isinstance(found, ast.Return):
         return isinstance(found, ast.Return)
@@ -175,6 +211,8 @@ def _used_as_target(tree, call: ast.AST) -> bool:
             fname = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
             if fname in db.LOSSES_WITH_TARGET or fname in db.LOSS_MODULES_WITH_TARGET or "loss" in fname.lower() \
                     or "criterion" in fname.lower():
+                if prediction and node is parent.args[0]:
+                    return False
                 continue
         return False
     return True
@@ -303,3 +341,69 @@ def _read_as_numbers(tree, call: ast.AST) -> bool:
         return False
     return True
 
+
+def _wants_grad(call: ast.Call) -> bool:
+    """`Variable(t, requires_grad=True)` (keyword or second argument), written so."""
+    flag = next((k.value for k in call.keywords if k.arg == "requires_grad"),
+                call.args[1] if len(call.args) > 1 else None)
+    return isinstance(flag, ast.Constant) and flag.value is True
+
+
+_SAME_VALUES = ("view", "reshape", "to", "unsqueeze", "squeeze", "float", "cuda", "type", "double", "half",
+                "bfloat16", "contiguous")
+
+
+def _loss_call(func: ast.AST) -> bool:
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name in db.LOSSES_WITH_TARGET or name in db.LOSS_MODULES_WITH_TARGET or "loss" in name.lower() \
+        or "criterion" in name.lower()
+
+
+def _backwarded_prediction(tree, call: ast.Call) -> bool:
+    """`v = Variable(x, requires_grad=True)` whose every later use is as the input (first argument) of a loss
+    (`F.mse_loss(v.float(), target)`, `criterion(v, y)`), bound to a name from which, through the function's
+    assignments, a value reaches a backward (`loss.backward()`, `accelerator.backward(loss)`), and whose `.grad`
+    the function never reads: the author made the prediction require grad for this backward, so `x` is what should
+    have been trained (a gradient check or a saliency map reads `v.grad`)."""
+    found = _later_uses(tree, call)
+    if found is None or isinstance(found, ast.Return):
+        return False
+    name, uses, parents = found
+    scope, _ = _scope_parents(tree, call)
+    nodes = list(ast.walk(scope))
+    if any(isinstance(n, ast.Attribute) and n.attr == "grad" and isinstance(n.value, ast.Name) and n.value.id == name
+           for n in nodes):
+        return False
+    tainted: set = set()
+    for use in uses:
+        node = use
+        while isinstance(parents.get(node), ast.Attribute) and isinstance(parents.get(parents[node]), ast.Call) \
+                and parents[node].attr in _SAME_VALUES:
+            node = parents[parents[node]]
+        parent = parents.get(node)
+        if isinstance(parent, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in parent.targets):
+            continue  # `v = v.float()`: the same values; the later uses are checked with the rest
+        if not (isinstance(parent, ast.Call) and parent.args and node is parent.args[0] and _loss_call(parent.func)):
+            return False
+        stmt = parents.get(parent)
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            tainted.add(stmt.targets[0].id)
+        else:
+            return False
+    assigns = [n for n in nodes if isinstance(n, (ast.Assign, ast.AugAssign))]
+    changed = bool(tainted)
+    while changed:
+        changed = False
+        for a in assigns:
+            if any(isinstance(m, ast.Name) and m.id in tainted for m in ast.walk(a.value)):
+                for t in (a.targets if isinstance(a, ast.Assign) else [a.target]):
+                    if isinstance(t, ast.Name) and t.id not in tainted:
+                        tainted.add(t.id)
+                        changed = True
+    for n in nodes:
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward":
+            recv = n.func.value
+            if isinstance(recv, ast.Name) and recv.id in tainted \
+                    or any(isinstance(a, ast.Name) and a.id in tainted for a in n.args):
+                return True
+    return False
