@@ -60,15 +60,17 @@ def _reads(node: ast.AST) -> Iterator[ast.AST]:
         todo.extend(ast.iter_child_nodes(n))
 
 
-def _stored(cls: ast.ClassDef, attr: str, fill: ast.Assign) -> Optional[set]:
-    """Attributes the class's methods store on the object (`self.net = ...`, `setattr(self, "net", ...)`,
-    `object.__setattr__(self, "net", ...)`); None when the class writes or deletes `self.<attr>` anywhere but in
+def _stored(cls: ast.ClassDef, attr: str, fill: ast.Assign) -> Optional[tuple]:
+    """(attributes the class's methods store on the object (`self.net = ...`, `setattr(self, "net", ...)`,
+    `object.__setattr__(self, "net", ...)`), those of them made `nn.Parameter(...)`); None when the class writes or deletes `self.<attr>` anywhere but in
     `fill` and an empty start (`self.<attr> = None`) in `__init__` (a cache the class resets is not filled once)."""
-    out = set()
+    out, params = set(), set()
     for fn in cls.body:
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or (me := first_param(fn)) is None:
             continue
         for n in ast.walk(fn):
+            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and _parameter(n.value.func):
+                params.update(a for t in n.targets if (a := self_attr(t, me)) is not None)
             if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load) and self_attr(n, me) is not None:
                 out.add(n.attr)
                 if n.attr == attr and n is not fill.targets[0] and not (isinstance(n.ctx, ast.Store)
@@ -82,12 +84,22 @@ def _stored(cls: ast.ClassDef, attr: str, fill: ast.Assign) -> Optional[set]:
                     if n.args[1].value == attr and fn.name != "__init__":
                         return None
                     out.add(n.args[1].value)
-    return out
+    return out, params
 
 
-def _model_call(n: ast.AST, me: str, stored: set) -> bool:
+def _parameter(func: ast.AST) -> bool:
+    """`nn.Parameter` / `torch.nn.Parameter` / `Parameter`."""
+    return isinstance(func, ast.Attribute) and func.attr == "Parameter" \
+        or isinstance(func, ast.Name) and func.id == "Parameter"
+
+
+def _model_call(n: ast.AST, me: str, stored: tuple) -> bool:
     """`self(...)`, `self.forward(...)`, `self.net(...)` (an attribute the class stores, not one of its methods)
-    or `self.net.forward(...)`: the object's own network, run on the call's inputs."""
+    or `self.net.forward(...)`: the object's own network, run on the call's inputs; or a read of one of the
+    object's own `nn.Parameter`s (`self.weight`)."""
+    stored, params = stored
+    if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and n.attr in params:
+        return self_attr(n, me) is not None
     if not isinstance(n, ast.Call):
         return False
     f = n.func
@@ -118,8 +130,8 @@ def _bindings(own: list) -> dict:
     return out
 
 
-def _source_call(value: ast.AST, binds: dict, me: str, stored: set) -> Optional[ast.Call]:
-    """A model call that `value` is computed from (method-local data flow, order ignored), or None."""
+def _source_call(value: ast.AST, binds: dict, me: str, stored: tuple) -> Optional[ast.AST]:
+    """A model call (or parameter read) that `value` is computed from (method-local data flow, order ignored), or None."""
     seen, todo = set(), [value]
     while todo:
         expr = todo.pop()
@@ -207,7 +219,7 @@ def _sites(q) -> Iterator[tuple]:
         stored = _stored(cls, attr, store)
         if stored is None:
             continue
-        call = _source_call(store.value, _bindings(own), me, stored - {attr})
+        call = _source_call(store.value, _bindings(own), me, (stored[0] - {attr}, stored[1] - {attr}))
         if call is None or any(a <= store.lineno <= b or a <= call.lineno <= b for a, b in _off_ranges(q, fn, own)):
             continue
         yield store, attr, call
@@ -223,7 +235,8 @@ class LazyCacheKeepsGraph(Rule):
                     "None:`) in a method "
                     "that reads `self.A` after the fill, when `v` is computed (method-local data flow, no "
                     "`.detach()`, `.data`, `.item()` on the way) from a call of the object's own network "
-                    "(`self(...)`, `self.net(...)`, `self.net.forward(...)`) with grad on (no `torch.no_grad()` "
+                    "(`self(...)`, `self.net(...)`, `self.net.forward(...)`) or from one of its own "
+                    "`nn.Parameter`s with grad on (no `torch.no_grad()` "
                     "block or decorator around the fill or the call).")
     why_bad = ("The cache outlives the call that filled it, and so does the graph its value carries: it holds the "
                "activations of the first call for as long as the object lives. Every later call builds on the "
@@ -274,13 +287,20 @@ class LazyCacheKeepsGraph(Rule):
                 "            self._w = h.mul(2.0)\n        return x @ self._w.T\n" + _tail
                 + "outs = [model.predict(torch.randn(2, 3)) for _ in range(3)]\n",
                 line=14, runtime="silent: model._w.grad_fn is not None"),
+        # A cache computed from the object's own `nn.Parameter`.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Whitener(nn.Module):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.log_scale = nn.Parameter(torch.zeros(3))\n\n"
+                "    def forward(self, x):\n        if not hasattr(self, \"_inv\"):\n"
+                "            self._inv = torch.exp(-self.log_scale)\n        return x * self._inv\n\n\n"
+                "model = Whitener()\nfor _ in range(2):\n    model(torch.randn(2, 3)).sum().backward()\n",
+                line=12, runtime="raises: backward through the graph a second time", also=(12,)),
     )
 
     def check(self, event: FileEvent, report) -> None:
         q = event.query
         for store, attr, call in _sites(q):
             report.add(self, store,
-                       f"`self.{attr}` is filled once with a value computed from the network with grad on and "
+                       f"`self.{attr}` is filled once with a value computed from the network's parameters with grad on and "
                        f"reused by later calls: it keeps that call's graph. Cache `.detach()` of it, or fill it "
                        f"under `torch.no_grad()`.",
-                       related=[Note(call.lineno, call.col_offset + 1, "the network call whose graph is kept")])
+                       related=[Note(call.lineno, call.col_offset + 1, "where the kept graph starts")])
