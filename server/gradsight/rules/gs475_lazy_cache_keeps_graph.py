@@ -159,23 +159,53 @@ def _cache_names(q) -> set:
             out.add(t.attr)
     for c in q.calls():
         f = c.func
-        if type(f) is ast.Name and f.id in ("hasattr", "getattr") and len(c.args) >= 2 \
+        if type(f) is ast.Name and (f.id == "hasattr" or f.id == "getattr") and len(c.args) >= 2 \
                 and type(c.args[1]) is ast.Constant and isinstance(c.args[1].value, str):
             out.add(c.args[1].value)
     return out
 
 
-def _fill_test(q, store: ast.Assign, attr: str, me_of) -> Optional[tuple]:
-    """(the `if` whose body fills `self.A` while it is absent, the method) or None."""
-    node, child = q.parent(store), store
-    while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-                                                     ast.Lambda, ast.Module)):
-        if isinstance(node, ast.If) and child in node.body:
-            fn = q.enclosing_function(node)
-            me = me_of(fn)
-            if me is not None and _absent(node.test, me) == attr:
-                return node, fn, me
-        node, child = q.parent(node), node
+def _method_of(q, line: int) -> Optional[tuple]:
+    """(the innermost function holding `line`, the class it is a method of) by line ranges (no parent links: this
+    runs on every keystroke), or None when that function is not a method."""
+    best = None
+    for fn in q.functions:
+        if fn.lineno <= line <= fn.end_lineno and (best is None or fn.lineno > best.lineno):
+            best = fn
+    if best is None:
+        return None
+    for cls in q.class_defs:
+        if cls.lineno < best.lineno <= cls.end_lineno:
+            for m in cls.body:
+                if m is best:
+                    return best, cls
+    return None
+
+
+def _fill_test(fn: ast.AST, store: ast.Assign, attr: str, me: str) -> Optional[ast.If]:
+    """The `if` whose body fills `self.A` (`store`) while it is absent (a walk of the method's statements only)."""
+    line, todo = store.lineno, list(fn.body)
+    while todo:
+        n = todo.pop()
+        if not n.lineno <= line <= n.end_lineno:
+            continue
+        t = type(n)
+        if t is ast.If:
+            if _absent(n.test, me) == attr and n.body[0].lineno <= line <= n.body[-1].end_lineno:
+                return n
+            todo.extend(n.body)
+            todo.extend(n.orelse)
+        elif t is ast.For or t is ast.While or t is ast.AsyncFor:
+            todo.extend(n.body)
+            todo.extend(n.orelse)
+        elif t is ast.With or t is ast.AsyncWith:
+            todo.extend(n.body)
+        elif t is ast.Try:
+            todo.extend(n.body)
+            todo.extend(n.orelse)
+            todo.extend(n.finalbody)
+            for h in n.handlers:
+                todo.extend(h.body)
     return None
 
 
@@ -185,36 +215,32 @@ def _sites(q) -> Iterator[tuple]:
     names = _cache_names(q)
     if not names:
         return
-
-    def me_of(fn):
-        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name == "__init__" \
-                or not isinstance(q.parent(fn), ast.ClassDef):
-            return None
-        if any(_grad_off(q, d) or isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
-               for d in fn.decorator_list):
-            return None
-        return first_param(fn)
-
     for store in q.assigns:
         t = store.targets[0]
-        if len(store.targets) != 1 or type(t) is not ast.Attribute or type(t.value) is not ast.Name \
-                or t.attr not in names:
+        if type(t) is not ast.Attribute or t.attr not in names or type(t.value) is not ast.Name \
+                or type(store.value) is ast.Constant or len(store.targets) != 1:
             continue
         attr = t.attr
-        hit = _fill_test(q, store, attr, me_of)
+        hit = _method_of(q, store.lineno)
         if hit is None:
             continue
-        if_, fn, me = hit
+        fn, cls = hit
+        me = first_param(fn)
+        if me is None or t.value.id != me or fn.name == "__init__" or any(
+                _grad_off(q, d) or isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
+                for d in fn.decorator_list):
+            continue
+        if_ = _fill_test(fn, store, attr, me)
+        if if_ is None:
+            continue
         own = own_nodes(fn, with_defs=False)
         # Read again after the fill, in the same method: the cached value is what later calls use.
         if not any(isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and n.lineno > if_.end_lineno
                    and self_attr(n, me) == attr for n in own):
             continue
-        cls = q.parent(fn)
         # Nothing else in the file writes `x.A` (a caller resetting the cache between runs).
         if any(a is not store and type(a.targets[0]) is ast.Attribute and a.targets[0].attr == attr
-               and q.enclosing_function(a) is not None and q.enclosing_function(a).name != "__init__"
-               for a in q.assigns):
+               and (m := _method_of(q, a.lineno)) is not None and m[0].name != "__init__" for a in q.assigns):
             continue
         stored = _stored(cls, attr, store)
         if stored is None:
