@@ -281,7 +281,16 @@ class LazyCacheKeepsGraph(Rule):
              "        super().__init__()\n        self.net = nn.Linear(3, 3)\n"
              "        self.anchors = torch.randn(4, 3)\n\n    def predict(self, x):\n")
     _tail = ("\n\nmodel = Predictor()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n")
+    _started = ("import torch\nimport torch.nn as nn\n\n\nclass Predictor(nn.Module):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.net = nn.Linear(3, 3)\n"
+                "        self.anchors = torch.randn(4, 3)\n        self._w = None\n\n    def predict(self, x):\n"
+                "        if self._w is None:\n            self._w = self.net(self.anchors)\n"
+                "        return x @ self._w.T\n")
     valid = (
+        # An `is None` cache that the class empties again (`reset()` before each step): a per-step cache.
+        Valid(_started + "\n    def reset(self):\n        self._w = None\n" + _tail
+              + "for _ in range(2):\n    model.reset()\n    opt.zero_grad()\n"
+                "    model.predict(torch.randn(2, 3)).pow(2).sum().backward()\n    opt.step()\n"),
         # The fix: the cached value detached.
         Valid(_head + "        if not hasattr(self, \"_w\"):\n            self._w = self.net(self.anchors).detach()\n"
               "        return x @ self._w.T\n" + _tail
@@ -313,6 +322,10 @@ class LazyCacheKeepsGraph(Rule):
                 "            self._w = h.mul(2.0)\n        return x @ self._w.T\n" + _tail
                 + "outs = [model.predict(torch.randn(2, 3)) for _ in range(3)]\n",
                 line=14, runtime="silent: model._w.grad_fn is not None"),
+        # `if self._w is None:` after `self._w = None` in `__init__`, never emptied again.
+        Invalid(_started + _tail + "for _ in range(2):\n    opt.zero_grad()\n"
+                "    model.predict(torch.randn(2, 3)).pow(2).sum().backward()\n    opt.step()\n",
+                line=14, runtime="raises: backward through the graph a second time", also=(14,)),
         # A cache computed from the object's own `nn.Parameter`.
         Invalid("import torch\nimport torch.nn as nn\n\n\nclass Whitener(nn.Module):\n    def __init__(self):\n"
                 "        super().__init__()\n        self.log_scale = nn.Parameter(torch.zeros(3))\n\n"
