@@ -339,7 +339,7 @@ class LazyCacheKeepsGraph(Rule):
         q = event.query
         for store, attr, call in _sites(q):
             report.add(self, store,
-                       f"`self.{attr}` is filled once with a value computed from the network's parameters with grad on and "
-                       f"reused by later calls: it keeps that call's graph. Cache `.detach()` of it, or fill it "
-                       f"under `torch.no_grad()`.",
+                       f"`self.{attr}` caches a value with one call's graph, and every later call reuses it. "
+                       f"The value is computed from the network's parameters with grad on and filled only once: "
+                       f"cache `.detach()` of it, or fill it under `torch.no_grad()`.",
                        related=[Note(call.lineno, call.col_offset + 1, "where the kept graph starts")])
