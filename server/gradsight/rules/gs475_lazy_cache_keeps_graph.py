@@ -9,7 +9,8 @@ from ..findings import Severity
 from ._syntax import first_param, own_nodes, self_attr
 from .base import Invalid, Rule, Valid
 
-_GRAD_OFF = ("torch.no_grad", "torch.inference_mode", "torch.set_grad_enabled", "torch.enable_grad")
+# (`set_grad_enabled(x)`: not surely on)
+_GRAD_OFF = ("torch.no_grad", "torch.inference_mode", "torch.set_grad_enabled")
 # Methods and attributes that hand back a value without its graph (or something that is not a tensor).
 _CUTS = frozenset(("detach", "detach_", "data", "item", "tolist", "numpy", "size", "shape", "dim", "ndimension",
                    "numel", "dtype", "device", "requires_grad"))
@@ -76,6 +77,9 @@ def _stored(cls: ast.ClassDef, attr: str, fill: ast.Assign) -> Optional[tuple]:
                 if n.attr == attr and n is not fill.targets[0] and not (isinstance(n.ctx, ast.Store)
                                                                         and fn.name == "__init__"):
                     return None
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                    and n.func.attr in ("detach_", "requires_grad_") and self_attr(n.func.value, me) == attr:
+                return None  # `self.A.detach_()`: the cache is cut in place
             elif isinstance(n, ast.Call) and len(n.args) >= 2 and isinstance(n.args[1], ast.Constant) \
                     and isinstance(n.args[1].value, str) and isinstance(n.args[0], ast.Name) and n.args[0].id == me:
                 f = n.func
