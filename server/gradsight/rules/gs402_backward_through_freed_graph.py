@@ -140,7 +140,7 @@ class BackwardThroughFreedGraph(Rule):
                 "    def forward(self, i):\n        if self.cached is None:\n"
                 "            self.cached = torch.tanh(self.w) * 2\n        return self.cached[i]\n\n\nlut = Lut()\n"
                 "for _ in range(2):\n    lut(torch.tensor([0, 1])).sum().backward()\n", line=13,
-                runtime="raises: backward through the graph a second time"),
+                runtime="raises: backward through the graph a second time", also=(13,)),
         Invalid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nloss = m(torch.randn(4, 2)).pow(2).mean()\n"
                 "loss.backward()\nloss.backward()\n", line=6, runtime="raises: backward through the graph a second time"),
         Invalid("import torch\nimport torch.nn as nn\nrnn = nn.GRU(4, 8, batch_first=True)\n"
