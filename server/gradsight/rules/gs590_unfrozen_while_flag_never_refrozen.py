@@ -117,11 +117,14 @@ class UnfrozenWhileFlagNeverRefrozen(Rule):
 
     def check(self, event: FileEvent, report) -> None:
         q = event.query
-        attrs = q.attrs
-        if "requires_grad_" not in attrs and "requires_grad" not in attrs:
-            return  # the common case (this rule runs on every keystroke)
-        candidates = [c for c in q.calls() if isinstance(c.func, ast.Attribute) and c.func.attr == "requires_grad_"]
-        if "requires_grad" in q.attr_stores:
+        calls = "requires_grad_" in q.attrs
+        stores = "requires_grad" in q.attr_stores
+        if not calls and not stores:
+            return  # the common case (this rule runs on every keystroke): reading `.requires_grad` is not enough
+        candidates = []
+        if calls:
+            candidates = [c for c in q.calls() if isinstance(c.func, ast.Attribute) and c.func.attr == "requires_grad_"]
+        if stores:
             candidates += [a for a in q.assigns if _true_set(a) is not None]
         for node in candidates:
             receiver = _true_set(node)
