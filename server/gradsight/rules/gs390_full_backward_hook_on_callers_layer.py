@@ -68,8 +68,25 @@ def _built_here(q, expr: ast.AST, at: ast.AST) -> bool:
             return True
         return any(isinstance(t, ast.Attribute) and t.attr == attr and q.is_module_constructor(s.value)
                    for s in q.assigns for t in s.targets)
-    return any(isinstance(t, ast.Name) and t.id == name and q.is_module_constructor(s.value)
-               for s in q.assigns for t in s.targets)
+    if any(isinstance(t, ast.Name) and t.id == name and q.is_module_constructor(s.value)
+           for s in q.assigns for t in s.targets):
+        return True
+    return _own_submodule_loop(q, name, me, at)
+
+
+def _own_submodule_loop(q, name: str, me: Optional[str], at: ast.AST) -> bool:
+    """`for m in self.modules(): m.register_full_backward_hook(...)` inside an `nn.Module` class: the model's own
+    layers, whose forward is this file's code."""
+    fn = q.enclosing_function(at)
+    cls = q.enclosing(at, (ast.ClassDef,))
+    if fn is None or me is None or cls is None or not q.is_module_class(cls):
+        return False
+    for n in _hooks.own_nodes(fn):
+        if isinstance(n, (ast.For, ast.AsyncFor)) and any(isinstance(t, ast.Name) and t.id == name
+                                                          for t in ast.walk(n.target)):
+            if _root(n.iter)[0] == me:
+                return True
+    return False
 
 
 def _stores_gradient(fn: ast.AST, grad_output: str) -> Optional[ast.AST]:
@@ -133,6 +150,14 @@ class FullBackwardHookOnCallersLayer(Rule):
               "    layer.register_full_backward_hook(check)\n\n\n"
               "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2))\n"
               "watch(model[0])\nmodel(torch.randn(3, 4)).sum().backward()\n"),
+        # A model hooking its own layers: what follows them is this file's forward.
+        Valid("import torch\n\n\nclass Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+              "        self.body = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2))\n"
+              "        self.grads = {}\n        for name, m in self.body.named_children():\n"
+              "            m.register_full_backward_hook(lambda mod, gin, gout, name=name: self.grads.update({name: gout[0]}))\n"
+              "            m.register_full_backward_hook(lambda mod, gin, gout, name=name: self.grads.__setitem__(name, gout[0]))\n\n"
+              "    def forward(self, x):\n        return self.body(x)\n\n\nnet = Net()\n"
+              "net(torch.randn(3, 4)).sum().backward()\nassert len(net.grads) == 3\n"),
         # A module hooking itself: its own forward is this file's code.
         Valid("import torch\n\n\nclass Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
               "        self.fc = torch.nn.Linear(4, 2)\n        self.grads = []\n"
