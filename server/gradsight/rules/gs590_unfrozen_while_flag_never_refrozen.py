@@ -30,18 +30,21 @@ def _true_set(node: ast.AST) -> Optional[ast.AST]:
 
 
 def _counts_down(assign: ast.AST, loop_var: str, flag: str) -> bool:
-    """`flag = loop_var < n` (or `<=`, or `n > loop_var`): true on the first iterations, false on the later ones."""
+    """`flag = loop_var < n` (or `<=`, or `n > loop_var`): true on the first iterations, false on the later ones. A
+    bound of 0 or 1 (`i < 1`) is the first iteration alone, a one-time setup rather than a training phase."""
     if not (isinstance(assign, ast.Assign) and any(isinstance(t, ast.Name) and t.id == flag for t in assign.targets)):
         return False
     v = assign.value
     if not (isinstance(v, ast.Compare) and len(v.ops) == 1):
         return False
     left, op, right = v.left, v.ops[0], v.comparators[0]
-    if isinstance(op, (ast.Lt, ast.LtE)):
-        return isinstance(left, ast.Name) and left.id == loop_var
     if isinstance(op, (ast.Gt, ast.GtE)):
-        return isinstance(right, ast.Name) and right.id == loop_var
-    return False
+        left, right = right, left
+    elif not isinstance(op, (ast.Lt, ast.LtE)):
+        return False
+    if isinstance(right, ast.Constant) and isinstance(right.value, (int, float)) and right.value <= 1:
+        return False  # `i < 1`: a one-time setup on the first iteration, meant to stay
+    return isinstance(left, ast.Name) and left.id == loop_var
 
 
 def _loop_var(loop: ast.AST) -> Optional[str]:
@@ -106,9 +109,9 @@ class UnfrozenWhileFlagNeverRefrozen(Rule):
         # The other branch of the chain freezes a whole model; this one only ever unfreezes a part of it
         # (sd_dreambooth_extension's text encoder with LoRA).
         Invalid("import torch\n\nenc = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Linear(2, 2))\n"
-                "enc.requires_grad_(False)\nhead = torch.nn.Linear(2, 1)\nuse_lora = True\n"
+                "enc.requires_grad_(False)\nhead = torch.nn.Linear(2, 1)\nuse_lora, tenc_epochs = True, 1\n"
                 "opt = torch.optim.SGD(list(enc.parameters()) + list(head.parameters()), lr=0.1)\n"
-                "for epoch in range(3):\n    train_tenc = epoch < 1\n    if not use_lora:\n"
+                "for epoch in range(3):\n    train_tenc = epoch < tenc_epochs\n    if not use_lora:\n"
                 "        enc.requires_grad_(train_tenc)\n    elif train_tenc:\n        enc[0].requires_grad_(True)\n"
                 "    if epoch == 1:\n        frozen_at = enc[0].weight.detach().clone()\n    opt.zero_grad()\n"
                 "    head(enc(torch.randn(4, 2))).sum().backward()\n    opt.step()\n",
