@@ -115,7 +115,8 @@ class FullBackwardHookOnCallersLayer(Rule):
     what_it_does = ("Flags `layer.register_full_backward_hook(hook)` (also `getattr(layer, name)(hook)` with `name` "
                     "bound to that method's name) where the hook keeps the gradient it receives (`grad_output` "
                     "stored on an object, in a dict or a list) and `layer` is not a module this file builds: a layer "
-                    "the code was handed (a parameter, a loop over a parameter, an attribute filled from elsewhere). "
+                    "the code was handed (a parameter, a loop over a parameter, an attribute filled from elsewhere), not "
+                    "the object itself nor, in an `nn.Module` class, a loop over its own submodules. "
                     "The finding stands on the registering call.")
     why_bad = ("A full backward hook wraps the layer's outputs in `BackwardHookFunction`, which returns them as "
                "views. When the model modifies such an output in place afterwards (the usual "
