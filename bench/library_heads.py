@@ -19,6 +19,7 @@ Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-p
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh12 # 43 more, fetched for the twelfth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh13 # 40 more, fetched for the thirteenth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh14 # 42 more, fetched for the fourteenth fresh round
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh15 # 46 more, fetched for the fifteenth fresh round
 """
 
 from __future__ import annotations
@@ -336,6 +337,23 @@ FRESH14 = ("MorvanZhou/pytorch-A3C", "toshikwa/soft-actor-critic.pytorch", "Elem
            "jeonsworld/ViT-pytorch", "asyml/vision-transformer-pytorch", "IcarusWizard/MAE",
            "moein-shariatnia/OpenAI-CLIP", "Zasder3/train-CLIP")
 
+# 46 more, fetched in the sixteenth session (2026-11-27) for the fifteenth fresh round (not under /work/.mirror
+# before, in no earlier list, not held out by issue 13), chosen by name and description only, and read only to
+# measure (bench/fresh15-notes.md). `--fresh15`.
+FRESH15 = ("ildoonet/pytorch-randaugment", "moskomule/sam.pytorch", "alinlab/cs-kd", "meetshah1995/pytorch-semseg",
+           "TimDettmers/ConvE", "prakashpandey9/Text-Classification-Pytorch", "weizhepei/BERT-NER",
+           "katerakelly/oyster", "hanyoseob/pytorch-StarGAN", "guoshnBJTU/ASTGCN-r-pytorch", "KimMeen/Time-LLM",
+           "Lextal/pspnet-pytorch", "fregu856/deeplabv3", "yulunzhang/RCAN", "ZhaoJ9014/face.evoLVe",
+           "tbmoon/facenet", "wujiyang/Face_Pytorch", "foamliu/InsightFace-v2", "BlackHC/BatchBALD",
+           "WeiChengTseng/Pytorch-PCGrad", "Lornatang/CycleGAN-PyTorch", "togheppi/DCGAN",
+           "d-li14/mobilenetv2.pytorch", "Cysu/open-reid", "easezyc/deep-transfer-learning", "corenel/pytorch-adda",
+           "mil-tokyo/MCD_DA", "thuml/CDAN", "ryanchankh/mcr2", "yysijie/st-gcn",
+           "fangchangma/sparse-to-dense.pytorch", "fxia22/pointnet.pytorch", "yanx27/Pointnet_Pointnet2_pytorch",
+           "WangYueFt/dgcnn", "facebookresearch/DeepSDF", "Kai-46/nerfplusplus", "CRIPAC-DIG/GRACE",
+           "yihong-chen/neural-collaborative-filtering", "sh0416/bpr", "hyunwoongko/transformer", "jiesutd/NCRFpp",
+           "LiyuanLucasLiu/LM-LSTM-CRF", "hitvoice/DrQA", "atulkum/pointer_summarizer", "nlpyang/BertSum",
+           "xiaoiker/GCN-NAS")
+
 
 
 
@@ -413,13 +431,14 @@ def main() -> int:
     ap.add_argument("--fresh12", action="store_true", help="check the 43 repositories of FRESH12 instead")
     ap.add_argument("--fresh13", action="store_true", help="check the 40 repositories of FRESH13 instead")
     ap.add_argument("--fresh14", action="store_true", help="check the 42 repositories of FRESH14 instead")
+    ap.add_argument("--fresh15", action="store_true", help="check the 46 repositories of FRESH15 instead")
     args = ap.parse_args()
     repos = tuple(r.strip() for r in args.repos.split(",") if r.strip()) if args.repos else (
         FRESH if args.fresh else FRESH2 if args.fresh2 else FRESH3 if args.fresh3 else FRESH4 if args.fresh4 else
         FRESH5 if args.fresh5 else FRESH6 if args.fresh6 else FRESH7 if args.fresh7 else
         FRESH8 if args.fresh8 else FRESH9 if args.fresh9 else FRESH10 if args.fresh10 else
         FRESH11 if args.fresh11 else FRESH12 if args.fresh12 else FRESH13 if args.fresh13 else
-        FRESH14 if args.fresh14 else REPOS)
+        FRESH14 if args.fresh14 else FRESH15 if args.fresh15 else REPOS)
     found: list[dict] = []
     lines = 0
     start = time.monotonic()

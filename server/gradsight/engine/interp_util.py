@@ -901,6 +901,12 @@ def layers_have_params(layers, start: Tri = Tri.NO) -> Tri:
 _CHANGED_BY_LIBRARY = frozenset({"training", "requires_grad", "grad", "data", "shape", "is_leaf", "grad_fn", "device",
                                  "dtype"})
 
+# String methods that read their receiver and change nothing: a loop that only calls these on an object does not
+# mutate it (`_loop_changes`), and such a call with constant arguments on an invariant reference is invariant
+# (`_invariant_test`: `self.gan_type.find("WGAN") >= 0`, `mode.startswith("train")`).
+_PURE_STR_METHODS = frozenset({"find", "rfind", "startswith", "endswith", "lower", "upper", "casefold", "strip",
+                               "lstrip", "rstrip"})
+
 
 def _name_binds(node: ast.AST, nodes: Optional[list] = None) -> dict:
     """How often each plain name is bound under `node` (assignment, loop and `with` targets, walrus, `del`,
@@ -1007,7 +1013,8 @@ def _loop_changes(loop: ast.AST, nodes: Optional[list] = None) -> tuple:
     receivers = set()
     for n in nodes:
         t = type(n)
-        key = key_of(n.func.value) if t is ast.Call and type(n.func) is ast.Attribute else \
+        key = key_of(n.func.value) if t is ast.Call and type(n.func) is ast.Attribute \
+            and n.func.attr not in _PURE_STR_METHODS else \
             key_of(n.value) if t is ast.Subscript and type(n.ctx) is not ast.Load else None
         if key is not None:
             receivers.add(key)
@@ -1086,7 +1093,9 @@ def _stmt_mutations(top: ast.stmt) -> tuple:
 def _invariant_test(test: ast.AST, changes: tuple, mutations: tuple) -> bool:
     """Whether no statement of a loop can change the value of `test`: names (and attribute chains on them) the
     loop never binds or mutates, compared with constants (`mode == "train"`, `self.objective in ("H", "B")`, `not
-    args.fp16`). Calls, subscripts and attributes the file stores outside `__init__` make it variant."""
+    args.fp16`, `"GP" in self.gan_type`), and string methods of such references with constant arguments
+    (`self.gan_type.find("WGAN") >= 0`). Other calls, subscripts and attributes the file stores outside `__init__`
+    make it variant."""
     binds, receivers = changes
     attrs, has_setattr = mutations
 
@@ -1105,13 +1114,27 @@ def _invariant_test(test: ast.AST, changes: tuple, mutations: tuple) -> bool:
             return all(isinstance(e, ast.Constant) for e in n.elts)
         return isinstance(n, ast.Constant)
 
+    def pure(n: ast.AST) -> bool:
+        # A string method with constant arguments on an invariant reference (`_PURE_STR_METHODS`).
+        return isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _PURE_STR_METHODS \
+            and not n.keywords and all(isinstance(a, ast.Constant) for a in n.args) and ref(n.func.value)
+
+    def operand(n: ast.AST) -> bool:
+        return pure(n) if isinstance(n, ast.Call) else ref(n)
+
     def ok(n: ast.AST) -> bool:
         if isinstance(n, ast.BoolOp):
             return all(ok(v) for v in n.values)
         if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not):
             return ok(n.operand)
         if isinstance(n, ast.Compare):
-            return len(n.ops) == 1 and ref(n.left) and const(n.comparators[0])
+            if len(n.ops) != 1:
+                return False
+            if isinstance(n.ops[0], (ast.In, ast.NotIn)) and const(n.left):
+                return operand(n.comparators[0])  # `"GP" in self.gan_type`
+            return operand(n.left) and const(n.comparators[0])
+        if isinstance(n, ast.Call):
+            return pure(n)
         return isinstance(n, (ast.Name, ast.Attribute)) and ref(n)
 
     return ok(test)

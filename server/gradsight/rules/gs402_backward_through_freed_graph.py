@@ -79,6 +79,24 @@ class BackwardThroughFreedGraph(Rule):
               "            elif self.objective == \"B\":\n                loss = out * 3\n"
               "            self.optim.zero_grad()\n            loss.backward()\n            self.optim.step()\n\n\n"
               "Solver(\"B\").train([torch.randn(2, 3)] * 3)\n"),
+        # The same with tests that call a string method of the unchanged value (EDSR/RCAN's discriminator loop:
+        # `elif self.gan_type.find("WGAN") >= 0:`, `if "GP" in self.gan_type:`): still one branch for every round.
+        Valid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+              "class Adversarial(nn.Module):\n    def __init__(self, gan_type, gan_k):\n"
+              "        super().__init__()\n        self.gan_type = gan_type\n        self.gan_k = gan_k\n"
+              "        self.discriminator = nn.Linear(4, 1)\n"
+              "        self.optimizer = torch.optim.SGD(self.discriminator.parameters(), lr=0.1)\n\n"
+              "    def forward(self, fake, real):\n        fake_detach = fake.detach()\n"
+              "        for _ in range(self.gan_k):\n            self.optimizer.zero_grad()\n"
+              "            d_fake = self.discriminator(fake_detach)\n"
+              "            d_real = self.discriminator(real)\n            if self.gan_type == \"GAN\":\n"
+              "                loss_d = F.softplus(d_fake).mean() + F.softplus(-d_real).mean()\n"
+              "            elif self.gan_type.find(\"WGAN\") >= 0:\n"
+              "                loss_d = (d_fake - d_real).mean()\n                if \"GP\" in self.gan_type:\n"
+              "                    loss_d += fake_detach.pow(2).mean()\n            loss_d.backward()\n"
+              "            self.optimizer.step()\n        return -self.discriminator(fake).mean()\n\n\n"
+              "for gan_type in (\"GAN\", \"WGAN\", \"WGAN_GP\"):\n"
+              "    Adversarial(gan_type, 3)(torch.randn(2, 4, requires_grad=True), torch.randn(2, 4)).backward()\n"),
         # Two `if`s on one value nothing between them changes (an offline-RL agent's `self.mode`): the second
         # backward runs only where the first kept the graph (`split_tail`).
         Valid('import torch\nimport torch.nn as nn\n\n\nclass Agent:\n    def __init__(self, mode):\n        self.mode = mode\n        self.actor = nn.Linear(3, 1)\n        self.lam = torch.zeros(1, requires_grad=True)\n\n    def train(self, x):\n        mmd = (self.actor(x) ** 2).mean()\n        loss = self.lam.exp() * mmd\n        if self.mode == "auto":\n            loss.backward(retain_graph=True)\n        else:\n            loss.backward()\n        if self.mode == "auto":\n            (-(self.lam.exp() * mmd)).backward()\n\n\nfor mode in ("auto", "fixed"):\n    Agent(mode).train(torch.randn(4, 3))\n'),
@@ -156,6 +174,17 @@ class BackwardThroughFreedGraph(Rule):
                 "opt = torch.optim.SGD(net.parameters(), lr=0.1)\nfor i in range(3):\n"
                 "    out = net(torch.randn(2, 3)).sum() ** 2\n    if i % 2 == 0:\n        loss = out * 2\n"
                 "    opt.zero_grad()\n    loss.backward()\n    opt.step()\n", line=10,
+                runtime="raises: backward through the graph a second time"),
+        # A string-method test on a name the loop rebinds changes between iterations: the second backwards the old loss.
+        Invalid("import torch\nimport torch.nn as nn\nnet = nn.Linear(3, 1)\n"
+                "for name in (\"wgan\", \"gan\", \"wgan\"):\n    out = net(torch.randn(2, 3)).sum() ** 2\n"
+                "    if name.startswith(\"w\"):\n        loss = out * 2\n    loss.backward()\n", line=8,
+                runtime="raises: backward through the graph a second time"),
+        # An invariant string-method test, but the loss was bound before the loop: every round backwards that one.
+        Invalid("import torch\nimport torch.nn as nn\nnet = nn.Linear(3, 1)\nmode = \"gan\"\n"
+                "loss = net(torch.randn(2, 3)).sum() ** 2\nfor step in range(3):\n"
+                "    out = net(torch.randn(2, 3)).sum() ** 2\n    if mode.startswith(\"w\"):\n"
+                "        loss = out * 2\n    loss.backward()\n", line=10,
                 runtime="raises: backward through the graph a second time"),
         Invalid("import torch\nimport torch.nn as nn\nG = nn.Linear(2, 2)\nD = nn.Linear(2, 1)\n"
                 "fake = G(torch.randn(8, 2))\nd_loss = D(fake).mean()\nd_loss.backward()\n"
