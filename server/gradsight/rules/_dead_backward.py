@@ -102,21 +102,46 @@ def _blocks(body: list):
                 todo.extend((h.body, False) for h in s.handlers)
 
 
-def _flat(stmts: list):
-    """The statements that run unconditionally, in order: `with` bodies are entered; None for a compound
-    statement (`if`, loop, `try`) whose body steps, zeroes or backwards (what runs there is not certain)."""
+def _pos(node: ast.AST) -> tuple:
+    return node.lineno, node.col_offset
+
+
+def _within(node: ast.AST, stmt: ast.AST) -> bool:
+    return _pos(stmt) <= _pos(node) and (node.end_lineno, node.end_col_offset) <= (stmt.end_lineno, stmt.end_col_offset)
+
+
+class _Calls:
+    """A function's calls (sorted by position) and the marks among them: backwards, steps, zeroings. Spans
+    answer "which calls does this statement hold?" without walking it again."""
+
+    def __init__(self, calls: list):
+        self.calls = sorted(calls, key=_pos)
+        self.backs = [c for c in self.calls if _is_backward(c)]
+        self.steps = [c for c in self.calls if _step_receiver(c) is not None]
+        self.zeros = [c for c in self.calls if _zero_receiver(c) is not None]
+
+    def marked(self, stmt: ast.AST) -> bool:
+        return any(_within(c, stmt) for group in (self.backs, self.steps, self.zeros) for c in group)
+
+    def between(self, first: ast.AST, last: ast.AST) -> list:
+        lo, hi = _pos(first), (last.end_lineno, last.end_col_offset)
+        return [c for c in self.calls if lo <= _pos(c) and (c.end_lineno, c.end_col_offset) <= hi]
+
+
+def _flat_ok(stmts: list, calls: "_Calls") -> bool:
+    """Do the statements run unconditionally as far as steps, zeroings and backwards go? `with` bodies are
+    entered; a compound statement (`if`, loop, `try`) that steps, zeroes or backwards makes it uncertain."""
     for s in stmts:
         if isinstance(s, _SCOPES):
             continue
         if isinstance(s, (ast.With, ast.AsyncWith)):
-            yield from _flat(s.body)
+            if not _flat_ok(s.body, calls):
+                return False
             continue
         if isinstance(s, (ast.If, ast.Try, *_LOOPS)) or type(s).__name__ in ("TryStar", "Match"):
-            if any(_step_receiver(c) is not None or _zero_receiver(c) is not None or _is_backward(c)
-                   for c in _calls(s)):
-                yield None
-                return
-        yield s
+            if calls.marked(s):
+                return False
+    return True
 
 
 def _reads_grad(fn: ast.AST) -> bool:
@@ -138,47 +163,43 @@ class DeadBackward:
         self.backward, self.zero, self.receiver, self.zeros = backward, zero, receiver, zeros
 
 
-def dead_backwards(fn: ast.AST) -> list:
-    """The backwards of function `fn` whose gradients are all cleared before any step uses them."""
-    body = fn.body
-    all_calls = _calls(fn)
-    if not any(_zero_receiver(c) for c in all_calls) or _reads_grad(fn):
-        return []
-    steps_all = [c for c in all_calls if _step_receiver(c) is not None]
-    if not steps_all:
+def dead_backwards(fn: ast.AST, calls: list | None = None) -> list:
+    """The backwards of function `fn` whose gradients are all cleared before any step uses them. `calls`: the
+    function's own calls (not of nested scopes) when the caller has them indexed; else they are walked."""
+    found = _Calls(_calls(fn) if calls is None else calls)
+    if not found.backs or not found.zeros or not found.steps:
         return []
     out = []
-    for stmts, loop in _blocks(body):
+    for stmts, loop in _blocks(fn.body):
         for i, top in enumerate(stmts):
             if isinstance(top, _SCOPES) or isinstance(top, _LOOPS):
                 continue
-            mine = _calls(top)
-            backs = [c for c in mine if _is_backward(c)]
-            if not backs or any(_step_receiver(c) is not None or _zero_receiver(c) is not None for c in mine):
+            backs = [c for c in found.backs if _within(c, top)]
+            if len(backs) != 1 or any(_within(c, top) for c in found.steps) \
+                    or any(_within(c, top) for c in found.zeros):
                 continue
-            if len(backs) != 1:
-                continue
-            back = backs[0]
-            found = _check_rest(stmts, i, loop, back, steps_all)
-            if found is not None:
-                out.append(found)
+            dead = _check_rest(stmts, i, loop, backs[0], found)
+            if dead is not None:
+                out.append(dead)
+    # The function may want the gradients themselves (FGSM's `x.grad`, saliency, statistics): walked only once a
+    # candidate stands, since this runs on every keystroke.
+    if out and _reads_grad(fn):
+        return []
     return out
 
 
-def _check_rest(stmts: list, i: int, loop: bool, back: ast.Call, steps_all: list):
-    rest = list(_flat(stmts[i + 1:]))
-    if None in rest or not rest:
+def _check_rest(stmts: list, i: int, loop: bool, back: ast.Call, found: "_Calls"):
+    rest = stmts[i + 1:]
+    if not rest or not _flat_ok(rest, found):
         return None
-    rest_calls = []
-    for s in rest:
-        rest_calls.extend(sorted(_calls(s), key=lambda c: (c.lineno, c.col_offset)))
+    rest_calls = found.between(rest[0], rest[-1])
     rest_ids = {id(c) for c in rest_calls}
-    at = (back.lineno, back.col_offset)
+    at = _pos(back)
     # Every step after the backward (or, in a loop, anywhere in the loop) must be one of `rest`'s own.
-    for c in steps_all:
+    for c in found.steps:
         if id(c) in rest_ids:
             continue
-        if (c.lineno, c.col_offset) > at or loop and _inside(c, stmts):
+        if _pos(c) > at or loop and _inside(c, stmts):
             return None
     zeroed: dict = {}  # receiver -> the zero_grad call, before its first step
     stepped: dict = {}  # receiver -> its first step call

@@ -133,8 +133,8 @@ class MomentumBranchRunsTrainedModules(Rule):
         orig = dotted_name(first.func)[5:]
         line, col = report.source.span(first)[:2]
         report.add(self, m,
-                   msg("`", m.name, "` runs `self.", orig, "` with gradient, not its copy `self.", pairs[orig],
-                       "`: this branch back-propagates into the trained modules. Decorate it with "
-                       "`@torch.no_grad()` or run the copies."),
+                   msg("`", m.name, "` runs the trained `self.", orig, "` in grad mode, not its copy. Its outputs "
+                       "back-propagate into the trained modules: decorate it with `@torch.no_grad()` or run `self.",
+                       pairs[orig], "`."),
                    related=[Note(line, col, "the trained module, run in grad mode")],
                    span=report.source.line_span(m.lineno))

@@ -92,7 +92,8 @@ class BackwardClearedBeforeAnyStep(Rule):
                         if isinstance(c.func, ast.Attribute) and c.func.attr == "zero_grad"})
         if not lines:
             return
-        functions = [n for n in q.nodes() if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        functions = q.functions
+        all_calls = list(q.calls())
         seen: set = set()
         for line in lines:
             around = [f for f in functions if f.lineno <= line <= f.end_lineno]
@@ -100,8 +101,13 @@ class BackwardClearedBeforeAnyStep(Rule):
             if fn is None or id(fn) in seen:
                 continue
             seen.add(id(fn))
+            # The function's own calls, from the file's index (no walk): not those of functions nested in it.
+            nested = [(f.lineno, f.end_lineno) for f in functions
+                      if f is not fn and fn.lineno <= f.lineno and f.end_lineno <= fn.end_lineno]
+            calls = [c for c in all_calls if fn.lineno <= c.lineno <= fn.end_lineno
+                     and not any(a <= c.lineno <= b for a, b in nested)]
             flagged: set = set()
-            for dead in dead_backwards(fn):
+            for dead in dead_backwards(fn, calls):
                 if id(dead.zero) in flagged:
                     continue
                 flagged.add(id(dead.zero))
@@ -111,7 +117,6 @@ class BackwardClearedBeforeAnyStep(Rule):
                     z_line, z_col = report.source.span(z)[:2]
                     related.append(Note(z_line, z_col, "also cleared here before its optimizer steps"))
                 report.add(self, dead.zero,
-                           msg("This `zero_grad()` clears the gradients of the backward at line ", b_line,
-                               " before any optimizer steps: that loss trains nothing. Zero `", dead.receiver,
-                               "` before that backward."),
+                           msg("This `zero_grad()` clears the backward at line ", b_line, " before any step "
+                               "uses it. That loss trains nothing: zero `", dead.receiver, "` before that backward."),
                            related=related)
