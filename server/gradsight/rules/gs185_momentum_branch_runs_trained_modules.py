@@ -11,20 +11,26 @@ from .base import Invalid, Rule, Valid, msg, dotted_name
 _STOPS = frozenset({"no_grad", "inference_mode", "set_grad_enabled", "detach", "detach_"})
 
 
-def _copies(q, cls: ast.ClassDef) -> dict:
-    """{copy attribute: original attribute} for `self.Y = copy.deepcopy(self.X)` in the class."""
-    out = {}
+def _deepcopy_stores(q) -> list:
+    """`self.Y = copy.deepcopy(self.X)` assignments of the file, as (line, "Y", "X"): one cheap pass over the
+    indexed assignments (this rule runs on every keystroke)."""
+    out = []
+    call, attribute, name = ast.Call, ast.Attribute, ast.Name
     for a in q.assigns:
-        if not (cls.lineno <= a.lineno <= cls.end_lineno) or not isinstance(a.value, ast.Call):
-            continue
         v = a.value
-        if len(v.args) != 1 or (dotted_name(v.func) or "").rsplit(".", 1)[-1] != "deepcopy":
+        if type(v) is not call:
+            continue
+        f = v.func
+        last = f.attr if type(f) is attribute else f.id if type(f) is name else ""
+        if last != "deepcopy" or len(v.args) != 1:
             continue
         src = dotted_name(v.args[0]) or ""
+        if not src.startswith("self.") or src.count(".") != 1:
+            continue
         for t in a.targets:
             tn = dotted_name(t) or ""
-            if tn.startswith("self.") and src.startswith("self.") and tn.count(".") == 1 and src.count(".") == 1:
-                out[tn[5:]] = src[5:]
+            if tn.startswith("self.") and tn.count(".") == 1:
+                out.append((a.lineno, tn[5:], src[5:]))
     return out
 
 
@@ -96,8 +102,11 @@ class MomentumBranchRunsTrainedModules(Rule):
         q = event.query
         if "deepcopy" not in q.attrs and "copy.deepcopy" not in q.imported:
             return  # no `deepcopy` in the file (this rule runs on every keystroke)
+        stores = _deepcopy_stores(q)
+        if not stores:
+            return
         for cls in q.class_defs:
-            copies = _copies(q, cls)
+            copies = {c: o for line, c, o in stores if cls.lineno <= line <= cls.end_lineno}
             words: dict = {}
             for c, o in copies.items():
                 w = _suffix(c, o)
