@@ -179,9 +179,109 @@ def dctr_fixed(mirrors: pathlib.Path, tmp: pathlib.Path) -> None:
     print("CONFIRMED dctr_dien_aux_loss_inplace_accum: GS426@basemodel.py:365")
 
 
+def audiolm_stft_fixed(mirrors: pathlib.Path, tmp: pathlib.Path) -> None:
+    """audiolm_stft_discr_stale_gen_grads, fixed tree (lucidrains/audiolm-pytorch@5058cc4), GS515 at trainer.py:349.
+
+    The fix zeroes the STFT discriminator's optimizer before the discriminator backward, but each multi-scale
+    discriminator optimizer (`getattr(self, f'multiscale_discr_optimizer_{ind}')`) is still zeroed only after its
+    step, so its step applies the generator loss's gradient too: the bug of the later case
+    audiolm_multiscale_discr_stale_gen_grads (fixed in daeedb2). The project's own `SoundStreamTrainer.train_step`,
+    `multiscale_discriminator_iter` and `unwrapped_soundstream` (with the module's `exists`/`accum_log` helpers) are
+    compiled from the fixed file and run on a small codec with the SoundStream interface (the generator loss adds
+    a hinge term per multi-scale discriminator; the discriminator losses come separately on detached
+    reconstructions), a stand-in accelerator (`backward` is `loss.backward`), and SGD with lr=0 so that the
+    gradient each multi-scale optimizer steps with can be recorded and compared.
+    """
+    import ast
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    materialise(mirrors, "lucidrains/audiolm-pytorch", "5058cc446b970aa63b54193d80127c8d6f235e8c",
+                ["audiolm_pytorch/trainer.py"], tmp)
+    tree = ast.parse((tmp / "audiolm_pytorch" / "trainer.py").read_text(encoding="utf-8"))
+    helpers = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in ("exists", "accum_log")]
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "SoundStreamTrainer")
+    methods = [n for n in cls.body if isinstance(n, ast.FunctionDef)
+               and n.name in ("train_step", "multiscale_discriminator_iter", "unwrapped_soundstream")]
+    assert len(methods) == 3, [m.name for m in methods]
+    real = ast.ClassDef(name="Real", bases=[], keywords=[], body=methods, decorator_list=[])
+    module = ast.fix_missing_locations(ast.Module(body=[*helpers, real], type_ignores=[]))
+    ns = {"torch": torch}
+    exec(compile(module, "audiolm_pytorch/trainer.py", "exec"), ns)
+
+    class Codec(nn.Module):                                   # SoundStream's training interface, tiny
+        def __init__(self):
+            super().__init__()
+            self.enc = nn.Linear(4, 4)
+            self.stft_discriminator = nn.Linear(4, 1)
+            self.discriminators = nn.ModuleList([nn.Linear(4, 1) for _ in range(2)])
+
+        def forward(self, x, return_loss_breakdown=False, return_discr_loss=False,
+                    return_discr_losses_separately=False, apply_grad_penalty=False):
+            recon = self.enc(x)
+            if return_discr_loss:
+                fake = recon.detach()
+                out = [("stft", F.relu(1 + self.stft_discriminator(fake)).mean()
+                        + F.relu(1 - self.stft_discriminator(x)).mean())]
+                out += [(f"scale:{i}", F.relu(1 + d(fake)).mean() + F.relu(1 - d(x)).mean())
+                        for i, d in enumerate(self.discriminators)]
+                return out
+            recon_loss = (recon - x).abs().mean()
+            loss = recon_loss - self.stft_discriminator(recon).mean() - sum(d(recon).mean() for d in self.discriminators)
+            return (loss, (recon_loss,)) if return_loss_breakdown else loss
+
+    class Accel:
+        device = "cpu"
+        is_main_process = False
+
+        def backward(self, loss, **kw):
+            loss.backward(**kw)
+
+        def unwrap_model(self, m):
+            return m
+
+        def log(self, *a, **k):
+            pass
+
+    used = []
+
+    class Recording(torch.optim.SGD):                         # records the gradient its step applies
+        def step(self, closure=None):
+            used.append(self.param_groups[0]["params"][0].grad.clone())
+            return super().step(closure)
+
+    class Trainer(ns["Real"]):
+        device = property(lambda self: self.accelerator.device)
+        is_main = property(lambda self: self.accelerator.is_main_process)
+
+        def print(self, msg):
+            pass
+
+    torch.manual_seed(0)
+    wave = torch.randn(8, 4)
+    t = Trainer()
+    t.soundstream, t.accelerator = Codec(), Accel()
+    t.steps, t.apply_grad_penalty_every, t.grad_accum_every = torch.tensor([1.0]), 4, 1
+    t.max_grad_norm = t.discr_max_grad_norm = None
+    t.optim = torch.optim.SGD(t.soundstream.enc.parameters(), lr=0.0)
+    t.discr_optim = torch.optim.SGD(t.soundstream.stft_discriminator.parameters(), lr=0.0)
+    for key, discr in t.multiscale_discriminator_iter():      # as the trainer's __init__ does
+        setattr(t, key, Recording(discr.parameters(), lr=0.0))
+    t.dl_iter = iter([(wave,)] * 2)
+    t.train_step()
+    d0 = t.soundstream.discriminators[0]
+    own = torch.autograd.grad(t.soundstream(wave, return_discr_loss=True)[1][1], d0.weight)[0]
+    gen = torch.autograd.grad(t.soundstream(wave), d0.weight)[0]
+    assert not torch.allclose(used[0], own), "expected the generator loss's gradient in the step"
+    assert torch.allclose(used[0], own + gen, atol=1e-6), (used[0], own, gen)
+    print("CONFIRMED audiolm_stft_discr_stale_gen_grads: GS515@trainer.py:349")
+
+
 CHECKS = {"torchcam_full_backward_hook_inplace_relu": torchcam_fixed,
           "gradcam_full_backward_hook_inplace": gradcam_fixed,
-          "dctr_dien_aux_loss_inplace_accum": dctr_fixed}
+          "dctr_dien_aux_loss_inplace_accum": dctr_fixed,
+          "audiolm_stft_discr_stale_gen_grads": audiolm_stft_fixed}
 
 
 def main() -> int:

@@ -298,7 +298,10 @@ class StaleGradsFromOtherBackward(Rule):
         "- the module `opt` trains is known from its construction in the file: `Adam(D.parameters())`, "
         "`get_optimizer(vae.discr.parameters(), ...)`, `Adam(set(X.discr.parameters()))`, "
         "`X.discr_parameters()`, or a name bound to such a parameter set; a constructor's parameter stored "
-        "with `self.vae = vae` maps `vae.discr` to `self.vae.discr`;\n"
+        "with `self.vae = vae` maps `vae.discr` to `self.vae.discr`; an optimizer read back with "
+        "`getattr(self, f\"discr_optim_{i}\")` is followed to the class's `setattr(self, key, Adam(d.parameters()))` "
+        "in a loop `for key, d in self.discr_iter()` whose generator method yields `(f\"discr_optim_{i}\", d)` for "
+        "`d` in `enumerate(self.codec.discriminators)` (through a property returning `unwrap_model(self.codec)`);\n"
         "- another backward of the function (not one of `opt`'s own phase, the backwards since the previous "
         "optimizer step) backwards a loss that calls that module, or a module holding it (`self.vae(...)` "
         "runs `self.vae.discr`), directly or through names bound in the function, not cut by `.detach()` and "
@@ -358,7 +361,37 @@ class StaleGradsFromOtherBackward(Rule):
     _vae_run = ("\n\ntorch.manual_seed(0)\ntrainer = Trainer(VAE())\nfor _ in range(2):\n"
                 "    trainer.train_step(torch.randn(8, 2))\n")
 
+    # audiolm's SoundStream trainer: one optimizer per multi-scale discriminator, stored under computed names.
+    _multi = ("import torch\nimport torch.nn as nn\n\n\nclass Codec(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.enc = nn.Linear(2, 2)\n"
+              "        self.discriminators = nn.ModuleList([nn.Linear(2, 1) for _ in range(2)])\n\n"
+              "    def forward(self, x, return_discr_loss=False):\n        fake = self.enc(x)\n"
+              "        if return_discr_loss:\n"
+              "            return sum(d(fake.detach()).mean() - d(x).mean() for d in self.discriminators)\n"
+              "        return (fake - x).pow(2).mean() - sum(d(fake).mean() for d in self.discriminators)\n\n\n"
+              "class Trainer:\n    def __init__(self, codec):\n        self.codec = codec\n"
+              "        self.optim = torch.optim.SGD(codec.enc.parameters(), lr=0.1)\n"
+              "        for key, discr in self.discr_iter():\n"
+              "            setattr(self, key, torch.optim.SGD(discr.parameters(), lr=0.1))\n"
+              "        self.used, self.own = [], []\n\n    def discr_iter(self):\n"
+              "        for ind, discr in enumerate(self.codec.discriminators):\n"
+              "            yield f\"discr_optim_{ind}\", discr\n\n    def train_step(self, x):\n"
+              "        loss = self.codec(x)\n        loss.backward()\n        self.optim.step()\n"
+              "        self.optim.zero_grad()\n")
+    _multi_discr = ("        loss = self.codec(x, return_discr_loss=True)\n"
+                    "        w = self.codec.discriminators[0].weight\n"
+                    "        self.own.append(torch.autograd.grad(loss, w, retain_graph=True)[0])\n"
+                    "        loss.backward()\n        self.used.append(w.grad.clone())\n"
+                    "        for ind in range(len(self.codec.discriminators)):\n"
+                    "            opt = getattr(self, f\"discr_optim_{ind}\")\n            opt.step()\n")
+    _multi_run = ("\n\ntorch.manual_seed(0)\ntrainer = Trainer(Codec())\nfor _ in range(2):\n"
+                  "    trainer.train_step(torch.randn(8, 2))\n")
+
     valid = (
+        # The fixed multi-scale trainer: every discriminator optimizer zeroed before the discriminator backward.
+        Valid(_multi + "        for ind in range(len(self.codec.discriminators)):\n"
+              "            getattr(self, f\"discr_optim_{ind}\").zero_grad()\n" + _multi_discr + _multi_run
+              + "assert torch.allclose(trainer.used[1], trainer.own[1])\n"),
         # The standard loop: each optimizer zeroed before its own backward.
         Valid(_gan + "    opt_d.zero_grad()\n" + _d_phase + _g_phase
               + "\nassert torch.allclose(used[1], own[1])\n"),
@@ -403,6 +436,10 @@ class StaleGradsFromOtherBackward(Rule):
                 + "    opt_d.zero_grad()\n    g_loss = -D(G(z)).mean()\n    opt_g.zero_grad()\n"
                   "    g_loss.backward()\n    scaler.step(opt_g)\n    scaler.update()\n",
                 line=20, runtime="silent: not torch.allclose(used[1], own[1])"),
+        # Optimizers stored with `setattr(self, key, ...)` and read back with `getattr(self, f"discr_optim_{ind}")`:
+        # each is zeroed only after its step, and the generator loss runs through every discriminator.
+        Invalid(_multi + _multi_discr + "            opt.zero_grad()\n" + _multi_run, line=43,
+                runtime="silent: not torch.allclose(trainer.used[1], trainer.own[1])"),
     )
 
     def check(self, event: FileEvent, report) -> None:
@@ -560,11 +597,174 @@ def _trained_modules(q, fn, receiver: str) -> set | None:
         handed = [*value.args, *(k.value for k in value.keywords)] if isinstance(value, ast.Call) else []
         if any(dotted_name(x) == receiver for x in handed):
             continue
-        found = _from_constructor(q, value, a, place, fn)
+        found = _dynamic_attr_modules(q, value, fn)
+        if found is None:
+            found = _from_constructor(q, value, a, place, fn)
         if found is None:
             return None
         modules |= found
     return modules or None
+
+
+def _prefix(key: ast.AST) -> str | None:
+    """The constant start of an attribute name: `f"discr_optim_{i}"` -> "discr_optim_"; None if none."""
+    if isinstance(key, ast.JoinedStr) and key.values and isinstance(key.values[0], ast.Constant) \
+            and isinstance(key.values[0].value, str) and len(key.values) > 1:
+        return key.values[0].value or None
+    return None
+
+
+def _dynamic_attr_modules(q, value: ast.AST, fn) -> set | None:
+    """`getattr(self, f"multiscale_discr_optimizer_{i}")`: the modules of the optimizers the class stores under
+    names with that start, `setattr(self, key, get_optimizer(discr.parameters()))` in a loop
+    `for key, discr in self.discr_iter()` whose generator method yields `(f"multiscale_discr_optimizer_{i}", discr)`
+    for `discr` in `enumerate(self.codec.discriminators)`: {"self.codec.discriminators"}. None when any store
+    of that family cannot be followed (wrappers of the same optimizer, `accelerator.prepare(getattr(self, key))`,
+    are skipped)."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "getattr"
+            and len(value.args) == 2 and isinstance(value.args[0], ast.Name) and value.args[0].id == "self"):
+        return None
+    prefix = _prefix(value.args[1])
+    cls = q.enclosing(fn, (ast.ClassDef,)) if fn is not None and prefix else None
+    if cls is None:
+        return None
+    methods = {m.name: m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    modules: set = set()
+    for m in methods.values():
+        loops = [n for n in ast.walk(m) if isinstance(n, (ast.For, ast.AsyncFor))]
+        for call in ast.walk(m):
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "setattr"
+                    and len(call.args) == 3 and isinstance(call.args[0], ast.Name) and call.args[0].id == "self"):
+                continue
+            key, stored = call.args[1], call.args[2]
+            loop, index = None, None
+            if _prefix(key) is not None:
+                if not _prefix(key).startswith(prefix) and not prefix.startswith(_prefix(key)):
+                    continue
+            elif isinstance(key, ast.Name):
+                loop, index = _keyed_loop(loops, call, key.id)
+                if loop is None:
+                    return None
+                yielded = _yielded(methods, loop.iter)
+                if yielded is None:
+                    return None
+                if not any(len(t) > index and _prefix(t[index]) is not None and _prefix(t[index]).startswith(prefix)
+                           for t, _ in yielded):
+                    continue
+            else:
+                return None
+            ctor = _bound_value(m, stored, call)
+            if ctor is None:
+                return None
+            if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "getattr"
+                   for n in ast.walk(ctor)) or _wraps_getattr(m, ctor, call):
+                continue  # `accelerator.prepare(getattr(self, key))`: the same optimizer, wrapped
+            if not _optimizer_call(q, ctor) or not ctor.args:
+                return None
+            found = _param_modules(q, ctor.args[0], call, m, 0)
+            if found is None:
+                return None
+            for mod in found:
+                head, _, rest = mod.partition(".")
+                if loop is not None and isinstance(loop.target, ast.Tuple):
+                    names = [e.id if isinstance(e, ast.Name) else None for e in loop.target.elts]
+                    if head in names:
+                        path = _yielded_module(methods, loop.iter, names.index(head))
+                        if path is None:
+                            return None
+                        modules.add(path + ("." + rest if rest else ""))
+                        continue
+                if head != "self":
+                    return None
+                modules.add(mod)
+    return {_unwrapped(methods, m) for m in modules} or None
+
+
+def _keyed_loop(loops: list, call: ast.Call, name: str):
+    """The `for` around `call` whose tuple target binds `name`, and its position in the tuple."""
+    for loop in loops:
+        if loop.lineno <= call.lineno <= loop.end_lineno and isinstance(loop.target, ast.Tuple):
+            for i, e in enumerate(loop.target.elts):
+                if isinstance(e, ast.Name) and e.id == name:
+                    return loop, i
+    return None, None
+
+
+def _yielded(methods: dict, it: ast.AST):
+    """`self.m()` where `m` is a generator method of the class: its yielded tuples with the method."""
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and isinstance(it.func.value, ast.Name)
+            and it.func.value.id == "self" and it.func.attr in methods):
+        return None
+    m = methods[it.func.attr]
+    out = [(n.value.elts, m) for n in ast.walk(m) if isinstance(n, ast.Yield) and isinstance(n.value, ast.Tuple)]
+    return out or None
+
+
+def _yielded_module(methods: dict, it: ast.AST, index: int) -> str | None:
+    """The module container the generator's `index`-th yielded element comes from: `discr` of
+    `for i, discr in enumerate(self.codec.discriminators)` -> "self.codec.discriminators"."""
+    yielded = _yielded(methods, it)
+    if not yielded:
+        return None
+    paths = set()
+    for elts, m in yielded:
+        if len(elts) <= index or not isinstance(elts[index], ast.Name):
+            return None
+        name = elts[index].id
+        src = None
+        for loop in (n for n in ast.walk(m) if isinstance(n, (ast.For, ast.AsyncFor))):
+            target, container = loop.target, loop.iter
+            if isinstance(container, ast.Call) and isinstance(container.func, ast.Name) \
+                    and container.func.id == "enumerate" and container.args and isinstance(target, ast.Tuple) \
+                    and len(target.elts) == 2:
+                target, container = target.elts[1], container.args[0]
+            if isinstance(target, ast.Name) and target.id == name:
+                src = dotted_name(container)
+        if src is None or not src.startswith("self."):
+            return None
+        paths.add(src)
+    return paths.pop() if len(paths) == 1 else None
+
+
+def _unwrapped(methods: dict, path: str) -> str:
+    """`self.unwrapped_codec.discrs` -> `self.codec.discrs` when `unwrapped_codec` is a property returning
+    `self.codec` or `<x>.unwrap_model(self.codec)`."""
+    head, _, rest = path[len("self."):].partition(".")
+    m = methods.get(head)
+    if m is None or not any(dotted_name(d) == "property" for d in m.decorator_list):
+        return path
+    rets = [n.value for n in ast.walk(m) if isinstance(n, ast.Return) and n.value is not None]
+    if len(rets) != 1:
+        return path
+    r = rets[0]
+    if isinstance(r, ast.Call) and "unwrap" in (dotted_name(r.func) or "") and len(r.args) == 1:
+        r = r.args[0]
+    inner = dotted_name(r)
+    if inner is None or not inner.startswith("self."):
+        return path
+    return inner + ("." + rest if rest else "")
+
+
+def _bound_value(m, stored: ast.AST, at: ast.Call):
+    """What `stored` is: itself when a call, else the one value a name is bound to in `m` before `at`."""
+    if isinstance(stored, ast.Call):
+        return stored
+    if not isinstance(stored, ast.Name):
+        return None
+    bound = [a.value for a in ast.walk(m) if isinstance(a, ast.Assign) and a.lineno < at.lineno
+             and any(isinstance(t, ast.Name) and t.id == stored.id for t in a.targets)]
+    return bound[-1] if bound and isinstance(bound[-1], ast.Call) else None
+
+
+def _wraps_getattr(m, ctor: ast.Call, at: ast.Call) -> bool:
+    """`optimizer = getattr(self, name); optimizer = prepare(optimizer)`: the wrapped value is read back."""
+    names = {n.id for n in ast.walk(ctor) if isinstance(n, ast.Name)}
+    for a in ast.walk(m):
+        if isinstance(a, ast.Assign) and a.lineno < at.lineno and isinstance(a.value, ast.Call) \
+                and isinstance(a.value.func, ast.Name) and a.value.func.id == "getattr" \
+                and any(isinstance(t, ast.Name) and t.id in names for t in a.targets):
+            return True
+    return False
 
 
 def _assigns(q, place) -> list:
