@@ -267,7 +267,9 @@ class LazyCacheKeepsGraph(Rule):
                     "`.detach()`, `.data`, `.item()` on the way) from a call of the object's own network "
                     "(`self(...)`, `self.net(...)`, `self.net.forward(...)`) or from one of its own "
                     "`nn.Parameter`s with grad on (no `torch.no_grad()` "
-                    "block or decorator around the fill or the call).")
+                    "block or decorator around the fill or the call). Where the engine also sees the second "
+                    "backward through the cached value, GS402 stands on the same store: the same bug, one "
+                    "naming the freed graph, this one the cache.")
     why_bad = ("The cache outlives the call that filled it, and so does the graph its value carries: it holds the "
                "activations of the first call for as long as the object lives. Every later call builds on the "
                "cached value, so a backward through a later result runs into the first call's graph, whose "
