@@ -8,6 +8,8 @@ cleared before a step could use it."""
 from __future__ import annotations
 
 import ast
+import bisect
+import operator
 
 from .base import dotted_name
 
@@ -106,6 +108,11 @@ def _pos(node: ast.AST) -> tuple:
     return node.lineno, node.col_offset
 
 
+_POS = operator.attrgetter("lineno", "col_offset")  # `_pos` as a sort key without a Python call per node
+# The method names `_is_backward`, `_step_receiver` and `_zero_receiver` can accept.
+_MARKS = frozenset({"backward", "manual_backward", "step", "zero_grad"})
+
+
 def _within(node: ast.AST, stmt: ast.AST) -> bool:
     return _pos(stmt) <= _pos(node) and (node.end_lineno, node.end_col_offset) <= (stmt.end_lineno, stmt.end_col_offset)
 
@@ -115,10 +122,13 @@ class _Calls:
     answer "which calls does this statement hold?" without walking it again."""
 
     def __init__(self, calls: list):
-        self.calls = sorted(calls, key=_pos)
-        self.backs = [c for c in self.calls if _is_backward(c)]
-        self.steps = [c for c in self.calls if _step_receiver(c) is not None]
-        self.zeros = [c for c in self.calls if _zero_receiver(c) is not None]
+        self.calls = sorted(calls, key=_POS)
+        # Only calls of a method named like a mark are classified (this runs on every keystroke).
+        attribute = ast.Attribute
+        marks = [c for c in self.calls if type(c.func) is attribute and c.func.attr in _MARKS]
+        self.backs = [c for c in marks if _is_backward(c)]
+        self.steps = [c for c in marks if _step_receiver(c) is not None]
+        self.zeros = [c for c in marks if _zero_receiver(c) is not None]
 
     def marked(self, stmt: ast.AST) -> bool:
         return any(_within(c, stmt) for group in (self.backs, self.steps, self.zeros) for c in group)
@@ -170,10 +180,14 @@ def dead_backwards(fn: ast.AST, calls: list | None = None) -> list:
     if not found.backs or not found.zeros or not found.steps:
         return []
     out = []
+    back_lines = [c.lineno for c in found.backs]  # sorted: `found.calls` is
     for stmts, loop in _blocks(fn.body):
         for i, top in enumerate(stmts):
             if isinstance(top, _SCOPES) or isinstance(top, _LOOPS):
                 continue
+            k = bisect.bisect_left(back_lines, top.lineno)
+            if k == len(back_lines) or back_lines[k] > top.end_lineno:
+                continue  # no backward on the statement's lines (most statements)
             backs = [c for c in found.backs if _within(c, top)]
             if len(backs) != 1 or any(_within(c, top) for c in found.steps) \
                     or any(_within(c, top) for c in found.zeros):

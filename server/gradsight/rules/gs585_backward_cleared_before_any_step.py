@@ -104,8 +104,9 @@ class BackwardClearedBeforeAnyStep(Rule):
             # The function's own calls, from the file's index (no walk): not those of functions nested in it.
             nested = [(f.lineno, f.end_lineno) for f in functions
                       if f is not fn and fn.lineno <= f.lineno and f.end_lineno <= fn.end_lineno]
-            calls = [c for c in all_calls if fn.lineno <= c.lineno <= fn.end_lineno
-                     and not any(a <= c.lineno <= b for a, b in nested)]
+            calls = [c for c in all_calls if fn.lineno <= c.lineno <= fn.end_lineno]
+            if nested:
+                calls = [c for c in calls if not any(a <= c.lineno <= b for a, b in nested)]
             flagged: set = set()
             for dead in dead_backwards(fn, calls):
                 if id(dead.zero) in flagged:
