@@ -7,6 +7,11 @@ from typing import Optional
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
+def imports_torch(q) -> bool:
+    """Whether the file imports torch or one of its modules (`q.imported`: the qualified names the file imports)."""
+    return any(n == "torch" or n.startswith("torch.") for n in q.imported)
+
+
 def first_param(fn: ast.AST) -> Optional[str]:
     """The name of a method's first parameter (`self`), or None."""
     args = fn.args.posonlyargs + fn.args.args

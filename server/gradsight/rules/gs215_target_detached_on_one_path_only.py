@@ -7,6 +7,7 @@ from ..engine.query import FileEvent
 from ..engine.report import Note
 from ..engine.report import text as join
 from ..findings import Severity
+from ._syntax import imports_torch
 from .base import Invalid, Rule, Valid, dotted_name
 
 # Losses whose second argument (or `target=`) is the value the prediction is pulled towards.
@@ -190,7 +191,7 @@ class TargetDetachedOnOnePathOnly(Rule):
     def check(self, event: FileEvent, report) -> None:
         q = event.query
         attrs = q.attrs
-        if not (attrs & _STOPS) or not any(n == "torch" or n.startswith("torch.") for n in q.imported):
+        if not (attrs & _STOPS) or not imports_torch(q):
             return  # nothing cuts a graph, or no torch: one cheap test, since this runs on every keystroke
         helpers = modules = quiet = None
         for call in q.calls():

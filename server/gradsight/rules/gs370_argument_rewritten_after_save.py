@@ -8,6 +8,7 @@ from ..engine import torchdb as db
 from ..engine.query import FileEvent
 from ..engine.report import Note
 from ..findings import Severity
+from ._syntax import imports_torch
 from .base import Invalid, Rule, Valid
 from .gs350_inplace_on_detached_argument import _helper_resolver, _inplace_writes, _params, _statements
 
@@ -333,7 +334,7 @@ class ArgumentRewrittenAfterSave(Rule):
 
     def check(self, event: FileEvent, report) -> None:
         q = event.query
-        if not any(v == "torch" or v.startswith("torch.") for v in q.imported):
+        if not imports_torch(q):
             return  # not a file that uses torch (NumPy code writes its arrays the same way)
         # Only functions with a call that saves one of their own arguments: no walk over the file.
         if _SAVER_ATTRS.isdisjoint(q.attrs):

@@ -6,6 +6,7 @@ from typing import Optional
 from ..engine.query import FileEvent
 from ..engine.report import Note
 from ..findings import Severity
+from ._syntax import imports_torch
 from .base import Invalid, Rule, Valid
 from .gs350_inplace_on_detached_argument import _inplace_writes, _params, _statements
 from .gs370_argument_rewritten_after_save import (_GRAD_OFF, _bound, block_paths, dominates, enclosing_defs,
@@ -129,7 +130,7 @@ class ArgumentSliceWrittenInPlace(Rule):
 
     def check(self, event: FileEvent, report) -> None:
         q = event.query
-        if not any(v == "torch" or v.startswith("torch.") for v in q.imported):
+        if not imports_torch(q):
             return  # not a file that uses torch (NumPy code writes its arrays the same way)
         # Only functions with an assignment that rebinds a name to basic indexing of itself: no walk over the file.
         found = []

@@ -6,6 +6,7 @@ from ..engine.astwalk import walk
 from ..engine.events import SelfStoreEvent
 from ..engine.query import FileEvent
 from ..findings import Severity
+from ._syntax import imports_torch
 from .base import Invalid, Rule, Valid, tree_query
 
 
@@ -250,7 +251,7 @@ class ModuleStateKeepsGraph(Rule):
         q = event.query
         if "backward" in q.attrs:
             return  # the training loop is in this file: the interpreter follows the state (GS402)
-        if not q.attr_stores or not any(n.split(".", 1)[0] == "torch" for n in q.imported):
+        if not q.attr_stores or not imports_torch(q):
             return  # no attribute is stored, or no submodule can be built (`nn.LSTM(...)` needs torch)
         # Every keystroke runs this: look only at assignments that store into an attribute of `self` and call a
         # method or submodule of `self` on their right-hand side, or store a local bound in the function (a
