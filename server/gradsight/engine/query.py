@@ -43,9 +43,10 @@ class Query:
         self._functions = functions or {}  # this file's top-level functions: name -> FuncVal
         self._imports = imports  # local name -> qualified name (module scope)
         self._classes = classes  # class name -> ClassInfo (with `is_module`)
-        self._parents: Optional[dict] = None
+        self._starts: Optional[list] = None  # each top-level statement's first line (decorators included)
         self._nodes: Optional[list] = None
-        self._tops: dict = {}  # id(top-level statement) -> (statement, its walk): `subtree`
+        self._entries: Optional[list] = None  # one `_Top` per top-level statement, in order
+        self._tops: dict = {}  # id(top-level statement) -> its `_Top`: `subtree`, `parent`
         self._memo = memo
         self._path = path
         self._idx: Optional[dict] = None
@@ -219,14 +220,40 @@ class Query:
         keystroke walks only what it changed."""
         if self._nodes is None:
             nodes = [self.tree]
-            walked = self._memo.walks(self._path, self.tree.body, self._walker) if self._memo is not None else None
-            tops = self._tops
-            for i, stmt in enumerate(self.tree.body):
-                sub = walked[i] if walked is not None else self._walker(stmt)
-                tops[id(stmt)] = (stmt, sub)
-                nodes.extend(sub)
+            for entry in self._top_entries():
+                nodes.extend(entry.nodes)
             self._nodes = nodes
         return self._nodes
+
+    def _top_entries(self) -> list:
+        if self._entries is None:
+            body = self.tree.body
+            if self._memo is not None:
+                entries = self._memo.entries(self._path, body, self._walker)
+            else:
+                entries = [_Top(stmt, self._walker(stmt)) for stmt in body]
+            self._tops = {id(e.stmt): e for e in entries}
+            self._entries = entries
+        return self._entries
+
+    def per_statement(self, key: str, compute: Callable) -> list:
+        """`[compute(stmt, nodes) for each top-level statement]`, where `nodes` is the statement's walk.
+
+        With a `NodeMemo` each answer is kept with the statement object and reused while typing elsewhere, so a
+        whole-file rule that surveys every statement pays per keystroke only for the statements the keystroke
+        re-parsed. `compute` must depend on the statement's own nodes alone (not on other statements, the path
+        or the analysis), and its answer is shared read-only across analyses; `key` names the survey (the rule's
+        code and what it collects)."""
+        out = []
+        for entry in self._top_entries():
+            extra = entry.extra
+            if extra is None:
+                extra = entry.extra = {}
+            hit = extra.get(key, _MISSING)
+            if hit is _MISSING:
+                hit = extra[key] = compute(entry.stmt, entry.nodes)
+            out.append(hit)
+        return out
 
     def calls(self) -> Iterator[ast.Call]:
         return iter(self._index()["calls"])
@@ -275,63 +302,65 @@ class Query:
         """`astwalk.walk(node)`: every node under `node`, itself first, in `ast.walk`'s order. A top-level
         statement's list is the one `nodes` already made (kept across keystrokes by the `NodeMemo`); callers only
         read it."""
-        self.nodes()
+        self._top_entries()
         hit = self._tops.get(id(node))
-        return hit[1] if hit is not None and hit[0] is node else self._walker(node)
+        return hit.nodes if hit is not None and hit.stmt is node else self._walker(node)
 
     def _index(self) -> dict:
         if self._idx is None:
-            calls, assigns, attrs, attr_stores, name_stores, functions, classes = [], [], set(), set(), set(), [], []
-            call_stmts: list = []
-            name, attribute, call, assign, store, expr = ast.Name, ast.Attribute, ast.Call, ast.Assign, ast.Store, ast.Expr
-            fdef, adef, cdef = ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef
-            # (identity tests only, no call per node: this walks every node of the file on every keystroke)
-            for n in self.nodes():
-                t = type(n)
-                if t is name:  # the commonest node first
-                    if type(n.ctx) is store:
-                        name_stores.add(n.id)
-                elif t is attribute:
-                    attrs.add(n.attr)
-                    if type(n.ctx) is store:
-                        attr_stores.add(n.attr)
-                elif t is call:
-                    calls.append(n)
-                elif t is assign:
-                    assigns.append(n)
-                elif t is fdef or t is adef:
-                    functions.append(n)
-                elif t is cdef:
-                    classes.append(n)
-                elif t is expr and type(n.value) is call:
-                    call_stmts.append(n)
-            self._idx = {"calls": calls, "assigns": assigns, "attrs": attrs, "attr_stores": attr_stores,
-                         "name_stores": name_stores, "functions": functions, "classes": classes,
-                         "call_stmts": call_stmts}
+            calls, assigns, functions, classes, call_stmts = [], [], [], [], []
+            attrs, attr_stores, name_stores = [], [], []
+            # Each top-level statement's share is kept with it (`_Top.index`), so a keystroke indexes only the
+            # statements it re-parsed; the shares are joined in statement order (the order of `nodes()`).
+            for entry in self._top_entries():
+                part = entry.index
+                if part is None:
+                    part = entry.index = _statement_index(entry.nodes)
+                c, a, f, k, cs, at, ast_, ns = part
+                if c:
+                    calls.extend(c)
+                if a:
+                    assigns.extend(a)
+                if f:
+                    functions.extend(f)
+                if k:
+                    classes.extend(k)
+                if cs:
+                    call_stmts.extend(cs)
+                attrs.append(at)
+                attr_stores.append(ast_)
+                name_stores.append(ns)
+            self._idx = {"calls": calls, "assigns": assigns, "attrs": set().union(*attrs),
+                         "attr_stores": set().union(*attr_stores), "name_stores": set().union(*name_stores),
+                         "functions": functions, "classes": classes, "call_stmts": call_stmts}
         return self._idx
 
     def parent(self, node: ast.AST) -> Optional[ast.AST]:
         """The node's parent. Parent links are built only for the top-level statement that holds the node (found
-        by its line), so a rule asking about a few nodes does not pay for a map of the whole file."""
-        if self._parents is None:
-            self._parents = {}
-            self._linked: set = set()
-            self._starts = [min([s.lineno] + [d.lineno for d in getattr(s, "decorator_list", ())])
-                            for s in self.tree.body]
-        if node in self._parents:
-            return self._parents[node]
+        by its line), and kept with that statement across keystrokes (`_Top.parents`), so a rule asking about a
+        few nodes does not pay for a map of the whole file."""
         if node is self.tree:
             return None
+        entries = self._top_entries()
+        if self._starts is None:
+            self._starts = [_first_line(s) for s in self.tree.body]
         top = self._top_statement(node)
-        for stmt in ([top] if top is not None else self.tree.body):
-            if id(stmt) in self._linked:
-                continue
-            self._linked.add(id(stmt))
-            self._parents[stmt] = self.tree
-            for parent in self.subtree(stmt):
-                for child in children(parent):
-                    self._parents[child] = parent
-        return self._parents.get(node)
+        if top is node:
+            return self.tree
+        for entry in ([self._tops[id(top)]] if top is not None else entries):
+            if entry.stmt is node:
+                return self.tree
+            parents = entry.parents
+            if parents is None:
+                parents = {}
+                for parent in entry.nodes:
+                    for child in children(parent):
+                        parents[child] = parent
+                entry.parents = parents
+            hit = parents.get(node)
+            if hit is not None:
+                return hit
+        return None
 
     def _top_statement(self, node: ast.AST) -> Optional[ast.stmt]:
         line = getattr(node, "lineno", None)
@@ -344,10 +373,42 @@ class Query:
         return stmt if line <= getattr(stmt, "end_lineno", line) else None
 
     def enclosing(self, node: ast.AST, kinds) -> Optional[ast.AST]:
+        """The nearest ancestor of `node` of one of `kinds` (a class or a tuple of classes)."""
+        if _DEF_KINDS.issuperset(kinds if isinstance(kinds, tuple) else (kinds,)) and hasattr(node, "end_lineno"):
+            return self._enclosing_def(node, kinds)
         node = self.parent(node)
         while node is not None and not isinstance(node, kinds):
             node = self.parent(node)
         return node
+
+    def _enclosing_def(self, node: ast.AST, kinds) -> Optional[ast.AST]:
+        """`enclosing` for function and class definitions, by position instead of parent links: a definition's
+        span (decorators included) holds exactly its own nodes, since nothing follows a compound statement on its
+        last line, and of two definitions that hold a node the inner one starts later. Candidates are the
+        definitions of the top-level statement that holds `node` (its index share). A keystroke in a large class
+        would otherwise link the parents of all its nodes again."""
+        self._top_entries()
+        if self._starts is None:
+            self._starts = [_first_line(s) for s in self.tree.body]
+        top = self._top_statement(node)
+        if top is None:
+            return None
+        entry = self._tops[id(top)]
+        if node not in entry.nodes:  # a node of another file's tree (or not of a statement's walk)
+            return None
+        part = entry.index
+        if part is None:
+            part = entry.index = _statement_index(entry.nodes)
+        start = (node.lineno, node.col_offset)
+        end = (node.end_lineno, node.end_col_offset)
+        found, found_at = None, None
+        for d in (*part[2], *part[3]):  # the statement's functions and classes
+            if d is node or not isinstance(d, kinds):
+                continue
+            at = (_first_line(d), 0) if d.decorator_list else (d.lineno, d.col_offset)
+            if at <= start and end <= (d.end_lineno, d.end_col_offset) and (found_at is None or at > found_at):
+                found, found_at = d, at
+        return found
 
     def enclosing_function(self, node: ast.AST) -> Optional[ast.AST]:
         return self.enclosing(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
@@ -429,32 +490,91 @@ def _hook_body(fn: ast.FunctionDef) -> bool:
     return True
 
 
+def _statement_index(nodes: list) -> tuple:
+    """One top-level statement's share of `Query._index`: (calls, assigns, functions, classes, call statements,
+    attribute names, attribute names stored, names stored), each in walk order."""
+    calls, assigns, functions, classes, call_stmts = [], [], [], [], []
+    attrs, attr_stores, name_stores = set(), set(), set()
+    name, attribute, call, assign, store, expr = ast.Name, ast.Attribute, ast.Call, ast.Assign, ast.Store, ast.Expr
+    fdef, adef, cdef = ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef
+    # (identity tests only, no call per node: this walks every node of a re-parsed statement on every keystroke)
+    for n in nodes:
+        t = type(n)
+        if t is name:  # the commonest node first
+            if type(n.ctx) is store:
+                name_stores.add(n.id)
+        elif t is attribute:
+            attrs.add(n.attr)
+            if type(n.ctx) is store:
+                attr_stores.add(n.attr)
+        elif t is call:
+            calls.append(n)
+        elif t is assign:
+            assigns.append(n)
+        elif t is fdef or t is adef:
+            functions.append(n)
+        elif t is cdef:
+            classes.append(n)
+        elif t is expr and type(n.value) is call:
+            call_stmts.append(n)
+    return calls, assigns, functions, classes, call_stmts, attrs, attr_stores, name_stores
+
+
+_MISSING = object()
+_DEF_KINDS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+
+
+def _first_line(node: ast.AST) -> int:
+    """A statement's first line, its decorators included."""
+    decorators = getattr(node, "decorator_list", None)
+    return min([node.lineno] + [d.lineno for d in decorators]) if decorators else node.lineno
+
+
+class _Top:
+    """What is known of one top-level statement object: its walk, and (made when first asked) its share of the
+    file index, its parent links and the rules' per-statement surveys (`Query.per_statement`). Statement objects
+    are never mutated, so all of it holds as long as the object is reused."""
+
+    __slots__ = ("stmt", "nodes", "index", "parents", "extra")
+
+    def __init__(self, stmt: ast.stmt, nodes: list) -> None:
+        self.stmt, self.nodes = stmt, nodes
+        self.index: Optional[tuple] = None
+        self.parents: Optional[dict] = None
+        self.extra: Optional[dict] = None
+
+
 class NodeMemo:
-    """Walks of top-level statements, per file, kept for the statement objects of the file's last version.
+    """What is known of top-level statements (`_Top`), per file, kept for the statement objects of the file's last
+    version.
 
     Owned by an `Engine` (never module-level). Only the latest version's statements are kept per path, and
     only for the last `max_files` paths, so memory stays that of a few files' nodes."""
 
     def __init__(self, max_files: int = 8):
         self.max_files = max_files
-        self._files: dict = {}  # path -> {id(stmt): (stmt, nodes)}
+        self._files: dict = {}  # path -> {id(stmt): _Top}
         self._lock = threading.Lock()  # the language server analyses in worker threads
 
-    def walks(self, path: str, body: list, walker: Callable = walk) -> list:
+    def entries(self, path: str, body: list, walker: Callable = walk) -> list:
         with self._lock:
             old = self._files.pop(path, {})
         new = {}
         out = []
         for stmt in body:
             hit = old.get(id(stmt))
-            nodes = hit[1] if hit is not None and hit[0] is stmt else walker(stmt)  # read only, never changed
-            new[id(stmt)] = (stmt, nodes)
-            out.append(nodes)
+            if hit is None or hit.stmt is not stmt:
+                hit = _Top(stmt, walker(stmt))  # read only, never changed
+            new[id(stmt)] = hit
+            out.append(hit)
         with self._lock:
             self._files[path] = new
             while len(self._files) > self.max_files:
                 del self._files[next(iter(self._files))]
         return out
+
+    def walks(self, path: str, body: list, walker: Callable = walk) -> list:
+        return [e.nodes for e in self.entries(path, body, walker)]
 
     def clear(self) -> None:
         self._files.clear()

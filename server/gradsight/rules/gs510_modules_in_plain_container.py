@@ -192,12 +192,19 @@ class ModulesInPlainContainer(Rule):
         # Locals made from attributes (`module_list = sum(zip(self.layers, elus), ())[:-1]`, FrEIA's i-ResNet):
         # handing the local to a registering call registers the attributes' modules too.
         via: dict = {}
+        # Calls whose result becomes an attribute of `self` (`self.vsn = VSN(prescalers=self.prescalers)`): found
+        # here rather than by asking each call's parent, which would link the parents of the whole class on every
+        # keystroke in it.
+        stored: set = set()
         nodes = q.subtree(cls)  # a top-level class's walk is shared across keystrokes (this runs on each)
         for n in nodes:
-            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
-                via.setdefault(n.targets[0].id, set()).update(
-                    m.attr for m in walk(n.value) if isinstance(m, ast.Attribute) and isinstance(m.value, ast.Name)
-                    and m.value.id == "self")
+            if isinstance(n, ast.Assign):
+                if len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+                    via.setdefault(n.targets[0].id, set()).update(
+                        m.attr for m in walk(n.value) if isinstance(m, ast.Attribute)
+                        and isinstance(m.value, ast.Name) and m.value.id == "self")
+                if isinstance(n.value, ast.Call) and any(_self_attr(t) for t in n.targets):
+                    stored.add(id(n.value))
         for call in nodes:
             if not isinstance(call, ast.Call):
                 continue
@@ -205,7 +212,7 @@ class ModulesInPlainContainer(Rule):
             args = [a.value if isinstance(a, ast.Starred) else a for a in call.args]
             if fname in ("add_module", "register_module", "setattr"):
                 return {"*"} | _all_self_attrs(cls)
-            names |= _handed_to_registering_module(q, call)
+            names |= _handed_to_registering_module(q, call, id(call) in stored)
             if fname not in _REGISTER:
                 continue
             for a in args:
@@ -222,12 +229,12 @@ def _self_attr(node: ast.AST) -> str:
         and node.value.id == "self" else ""
 
 
-def _handed_to_registering_module(q, call: ast.Call) -> set:
+def _handed_to_registering_module(q, call: ast.Call, stored: bool) -> set:
     """Attributes handed whole (`prescalers=self.prescalers`) to a call that makes a submodule which may register
     their modules (darts' TFT hands a plain dict of layers to `_VariableSelectionNetwork`, which copies them into
     an `nn.ModuleDict`). For a module class of this file, its `__init__` tells which parameters reach a
     registering container; a class or factory imported from elsewhere cannot be seen, so the container counts as
-    registered when the call's result becomes an attribute (a submodule) of `self`."""
+    registered when the call's result becomes an attribute (a submodule) of `self` (`stored`)."""
     handed = [(i, None, a.value if isinstance(a, ast.Starred) else a) for i, a in enumerate(call.args)]
     handed += [(None, k.arg, k.value) for k in call.keywords]
     handed = [(i, k, _self_attr(a)) for i, k, a in handed if _self_attr(a)]
@@ -248,8 +255,7 @@ def _handed_to_registering_module(q, call: ast.Call) -> set:
     name = q.call_name(call)
     if name is None or name.split(".", 1)[0] in ("torch", "builtins"):
         return set()
-    parent = q.parent(call)
-    if isinstance(parent, ast.Assign) and any(_self_attr(t) for t in parent.targets):
+    if stored:  # the call's result is assigned to an attribute of `self`
         return {attr for _, _, attr in handed}
     return set()
 
