@@ -45,8 +45,8 @@ class Query:
         self._classes = classes  # class name -> ClassInfo (with `is_module`)
         self._starts: Optional[list] = None  # each top-level statement's first line (decorators included)
         self._nodes: Optional[list] = None
-        self._entries: Optional[list] = None  # one `_Top` per top-level statement, in order
-        self._tops: dict = {}  # id(top-level statement) -> its `_Top`: `subtree`, `parent`
+        self._entries: Optional[list] = None  # one `TopStatement` per top-level statement, in order
+        self._tops: dict = {}  # id(top-level statement) -> its `TopStatement`: `subtree`, `parent`
         self._memo = memo
         self._path = path
         self._idx: Optional[dict] = None
@@ -231,19 +231,20 @@ class Query:
             if self._memo is not None:
                 entries = self._memo.entries(self._path, body, self._walker)
             else:
-                entries = [_Top(stmt, self._walker(stmt)) for stmt in body]
+                entries = [TopStatement(stmt, self._walker(stmt)) for stmt in body]
             self._tops = {id(e.stmt): e for e in entries}
             self._entries = entries
         return self._entries
 
     def per_statement(self, key: str, compute: Callable) -> list:
-        """`[compute(stmt, nodes) for each top-level statement]`, where `nodes` is the statement's walk.
+        """`[compute(top) for each top-level statement]`, where `top` is its `TopStatement` (`top.stmt`, its walk
+        `top.nodes`, and the statement's own `calls`, `assigns`, `functions`, `classes` in walk order).
 
         With a `NodeMemo` each answer is kept with the statement object and reused while typing elsewhere, so a
         whole-file rule that surveys every statement pays per keystroke only for the statements the keystroke
-        re-parsed. `compute` must depend on the statement's own nodes alone (not on other statements, the path
-        or the analysis), and its answer is shared read-only across analyses; `key` names the survey (the rule's
-        code and what it collects)."""
+        re-parsed. `compute` must depend on the statement's own nodes alone (not on other statements, imports,
+        the path or the analysis), and its answer is shared read-only across analyses; `key` names the survey
+        (the rule's code and what it collects)."""
         out = []
         for entry in self._top_entries():
             extra = entry.extra
@@ -251,8 +252,16 @@ class Query:
                 extra = entry.extra = {}
             hit = extra.get(key, _MISSING)
             if hit is _MISSING:
-                hit = extra[key] = compute(entry.stmt, entry.nodes)
+                hit = extra[key] = compute(entry)
             out.append(hit)
+        return out
+
+    def surveyed(self, key: str, compute: Callable) -> list:
+        """`per_statement` flattened: the items every statement's survey listed, in statement order."""
+        out: list = []
+        for part in self.per_statement(key, compute):
+            if part:
+                out.extend(part)
         return out
 
     def calls(self) -> Iterator[ast.Call]:
@@ -310,7 +319,7 @@ class Query:
         if self._idx is None:
             calls, assigns, functions, classes, call_stmts = [], [], [], [], []
             attrs, attr_stores, name_stores = [], [], []
-            # Each top-level statement's share is kept with it (`_Top.index`), so a keystroke indexes only the
+            # Each top-level statement's share is kept with it (`TopStatement.index`), so a keystroke indexes only the
             # statements it re-parsed; the shares are joined in statement order (the order of `nodes()`).
             for entry in self._top_entries():
                 part = entry.index
@@ -337,7 +346,7 @@ class Query:
 
     def parent(self, node: ast.AST) -> Optional[ast.AST]:
         """The node's parent. Parent links are built only for the top-level statement that holds the node (found
-        by its line), and kept with that statement across keystrokes (`_Top.parents`), so a rule asking about a
+        by its line), and kept with that statement across keystrokes (`TopStatement.parents`), so a rule asking about a
         few nodes does not pay for a map of the whole file."""
         if node is self.tree:
             return None
@@ -530,7 +539,7 @@ def _first_line(node: ast.AST) -> int:
     return min([node.lineno] + [d.lineno for d in decorators]) if decorators else node.lineno
 
 
-class _Top:
+class TopStatement:
     """What is known of one top-level statement object: its walk, and (made when first asked) its share of the
     file index, its parent links and the rules' per-statement surveys (`Query.per_statement`). Statement objects
     are never mutated, so all of it holds as long as the object is reused."""
@@ -543,9 +552,32 @@ class _Top:
         self.parents: Optional[dict] = None
         self.extra: Optional[dict] = None
 
+    def _share(self) -> tuple:
+        if self.index is None:
+            self.index = _statement_index(self.nodes)
+        return self.index
+
+    @property
+    def calls(self) -> list:
+        return self._share()[0]
+
+    @property
+    def assigns(self) -> list:
+        return self._share()[1]
+
+    @property
+    def functions(self) -> list:
+        return self._share()[2]
+
+    @property
+    def classes(self) -> list:
+        return self._share()[3]
+
+
+
 
 class NodeMemo:
-    """What is known of top-level statements (`_Top`), per file, kept for the statement objects of the file's last
+    """What is known of top-level statements (`TopStatement`), per file, kept for the statement objects of the file's last
     version.
 
     Owned by an `Engine` (never module-level). Only the latest version's statements are kept per path, and
@@ -553,7 +585,7 @@ class NodeMemo:
 
     def __init__(self, max_files: int = 8):
         self.max_files = max_files
-        self._files: dict = {}  # path -> {id(stmt): _Top}
+        self._files: dict = {}  # path -> {id(stmt): TopStatement}
         self._lock = threading.Lock()  # the language server analyses in worker threads
 
     def entries(self, path: str, body: list, walker: Callable = walk) -> list:
@@ -564,7 +596,7 @@ class NodeMemo:
         for stmt in body:
             hit = old.get(id(stmt))
             if hit is None or hit.stmt is not stmt:
-                hit = _Top(stmt, walker(stmt))  # read only, never changed
+                hit = TopStatement(stmt, walker(stmt))  # read only, never changed
             new[id(stmt)] = hit
             out.append(hit)
         with self._lock:

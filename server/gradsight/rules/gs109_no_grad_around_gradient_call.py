@@ -135,6 +135,17 @@ def _guard_off(call: ast.Call, fn: ast.AST, guards: list) -> bool:
     return False
 
 
+
+def _off_calls(top) -> list:
+    """A top-level statement's calls spelled like a grad-mode switch (`no_grad()`, `torch.inference_mode()`)."""
+    out = []
+    for call in top.calls:
+        f = call.func
+        spelled = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else None
+        if spelled in _OFF_WORDS:
+            out.append(call)
+    return out
+
 class NoGradAroundGradientCall(Rule):
     code = "GS109"
     name = "no-grad-around-gradient-call"
@@ -212,12 +223,10 @@ class NoGradAroundGradientCall(Rule):
         self._summaries: dict = {}
         self._budget = _BUDGET
         self._src = report.source
-        # The `torch.no_grad()` calls among the file's calls (indexed once for all rules), then their `with`s: this
-        # rule runs on every keystroke, so it never walks every node of the file.
-        for call in q.calls():
-            f = call.func
-            spelled = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else None
-            if spelled not in _OFF_WORDS or q.call_name(call) not in _OFF:
+        # The calls spelled like `torch.no_grad()` (each statement's list kept while it is unchanged), then their
+        # `with`s: this rule runs on every keystroke, so it never walks every node of the file.
+        for call in q.surveyed("GS109.off-calls", _off_calls):
+            if q.call_name(call) not in _OFF:
                 continue
             node = _with_at(q.tree.body, call)
             if node is not None:

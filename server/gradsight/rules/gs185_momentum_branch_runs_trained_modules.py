@@ -12,11 +12,15 @@ _STOPS = frozenset({"no_grad", "inference_mode", "set_grad_enabled", "detach", "
 
 
 def _deepcopy_stores(q) -> list:
-    """`self.Y = copy.deepcopy(self.X)` assignments of the file, as (line, "Y", "X"): one cheap pass over the
-    indexed assignments (this rule runs on every keystroke)."""
+    """`self.Y = copy.deepcopy(self.X)` assignments of the file, as (line, "Y", "X"): each top-level statement's
+    list is kept while it is unchanged (this rule runs on every keystroke)."""
+    return q.surveyed("GS185.deepcopy-stores", _statement_deepcopy_stores)
+
+
+def _statement_deepcopy_stores(top) -> list:
     out = []
     call, attribute, name = ast.Call, ast.Attribute, ast.Name
-    for a in q.assigns:
+    for a in top.assigns:
         v = a.value
         if type(v) is not call:
             continue

@@ -47,6 +47,19 @@ def _cut(expr: ast.AST, q, outputs: frozenset = frozenset(), shape_only: bool = 
     return None
 
 
+
+def _cut_shaped(top) -> list:
+    """A top-level statement's assignments whose value (or its subscript) calls `.item()`, `.grad(...)` or a plain
+    name (`float(...)`, an imported `grad`): a superset of those `_cut` can answer for, by spelling alone."""
+    out = []
+    for n in top.assigns:
+        core = n.value.value if type(n.value) is ast.Subscript else n.value
+        if type(core) is ast.Call:
+            f = core.func
+            if type(f) is ast.Name or type(f) is ast.Attribute and f.attr in ("item", "grad"):
+                out.append(n)
+    return out
+
 def _model_outputs(scope) -> frozenset:
     """Names a function binds to what one of its parameters returns when called (`out = model(x)`): in a
     function that backwards the sum, the output of the model it trains."""
@@ -121,7 +134,7 @@ class LossTermWithoutGradient(Rule):
         q = event.query
         # This rule runs on every keystroke: without an assignment from `.item()`, `float()` or
         # `autograd.grad` there is nothing to find, and one pass over the shared node list says so.
-        if not any(_cut(n.value, q, shape_only=True) for n in q.assigns):
+        if not any(_cut(n.value, q, shape_only=True) for n in q.surveyed("GS211.cut-shaped", _cut_shaped)):
             return
         scopes = [q.tree] + [n for n in q.nodes() if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
         for scope in scopes:

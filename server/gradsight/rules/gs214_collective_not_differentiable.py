@@ -143,6 +143,14 @@ def _lossy(name: str) -> bool:
     return any(w in low for w in _LOSS_WORDS)
 
 
+
+def _collective_shaped(top) -> list:
+    """A top-level statement's calls that may be a collective or a gather helper, by spelling alone: a plain name
+    (an imported op or a helper) or an attribute named like an op (`dist.all_gather`)."""
+    return [call for call in top.calls if type(call.func) is ast.Name
+            or type(call.func) is ast.Attribute and call.func.attr in _OP_NAMES]
+
+
 class CollectiveNotDifferentiable(Rule):
     code = "GS214"
     name = "collective-not-differentiable"
@@ -284,7 +292,7 @@ class CollectiveNotDifferentiable(Rule):
                 return
         self._walked: dict = {}
         self._helpers: dict = {}
-        for call in q.calls():
+        for call in q.surveyed("GS214.collective-shaped", _collective_shaped):
             qual = q.call_name(call)
             helper = None
             if qual in _QUALIFIED:

@@ -63,6 +63,23 @@ def _stores(node: ast.AST, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(node))
 
 
+
+def _loss_shaped_calls(top) -> list:
+    """A top-level statement's calls that may compute a loss, by spelling alone (`check` asks the rest): a call of
+    a call (`nn.MSELoss()(pred, target)`), a loss function's name, or a name that says loss or criterion."""
+    out = []
+    for call in top.calls:
+        f = call.func
+        t = type(f)
+        if t is ast.Call:
+            out.append(call)
+        elif t is ast.Attribute or t is ast.Name:
+            spelled = f.attr if t is ast.Attribute else f.id
+            low = spelled.lower()
+            if spelled in _LOSS_ATTRS or "loss" in low or "crit" in low:
+                out.append(call)
+    return out
+
 class _Assign:
     """One assignment of the name in an arm: the statement, its value, and whether it runs under no_grad."""
 
@@ -194,7 +211,7 @@ class TargetDetachedOnOnePathOnly(Rule):
         if not (attrs & _STOPS) or not imports_torch(q):
             return  # nothing cuts a graph, or no torch: one cheap test, since this runs on every keystroke
         helpers = modules = quiet = None
-        for call in q.calls():
+        for call in q.surveyed("GS215.loss-calls", _loss_shaped_calls):
             f = call.func
             target = None
             if isinstance(f, ast.Call):

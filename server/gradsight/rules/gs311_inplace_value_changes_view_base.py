@@ -122,6 +122,13 @@ def _read_later(fn: ast.AST, name: str, after: int) -> bool:
     return False
 
 
+
+def _element_writes(top) -> list:
+    """A top-level statement's calls `name.<method that rewrites elements in place>(...)`."""
+    return [call for call in top.calls if type(call.func) is ast.Attribute and type(call.func.value) is ast.Name
+            and _writes_elements(call.func.attr)]
+
+
 class InplaceValueChangesViewBase(Rule):
     code = "GS311"
     name = "inplace-value-changes-view-base"
@@ -192,10 +199,8 @@ class InplaceValueChangesViewBase(Rule):
             return
         if not any(is_inplace_name(a) and a not in _NO_WRITE for a in attrs):
             return
-        for call in q.calls():
+        for call in q.surveyed("GS311.element-writes", _element_writes):
             f = call.func
-            if not (type(f) is ast.Attribute and type(f.value) is ast.Name and _writes_elements(f.attr)):
-                continue
             parent = q.parent(call)
             if parent is None or isinstance(parent, (*_PLAIN_HOLDERS, ast.stmt, ast.withitem)):
                 continue

@@ -206,6 +206,29 @@ def _helper_resolver(q, fn) -> Callable[[ast.Call], Optional[ast.AST]]:
     return resolve
 
 
+
+def _name_detaches(top) -> list:
+    """A top-level statement's `.detach()` calls whose receiver chain starts at a name (`x.data.detach()`):
+    (call, that name)."""
+    out = []
+    for c in top.calls:
+        if isinstance(c.func, ast.Attribute) and c.func.attr == "detach":
+            root = c.func.value
+            while isinstance(root, (ast.Attribute, ast.Subscript)) or (
+                    isinstance(root, ast.Call) and isinstance(root.func, ast.Attribute)):
+                root = root.func.value if isinstance(root, ast.Call) else root.value
+            if isinstance(root, ast.Name):
+                out.append((c, root))
+    return out
+
+
+def _unwraps(top) -> list:
+    """A top-level statement's `p, g = f(p, g)`: names rebound through a helper in the same order."""
+    return [a for a in top.assigns if len(a.targets) == 1 and isinstance(a.targets[0], ast.Tuple)
+            and isinstance(a.value, ast.Call) and a.value.args
+            and [getattr(e, "id", None) for e in a.targets[0].elts] == [getattr(e, "id", None) for e in a.value.args]]
+
+
 class InplaceOnDetachedArgument(Rule):
     code = "GS350"
     name = "inplace-on-detached-argument"
@@ -272,21 +295,13 @@ class InplaceOnDetachedArgument(Rule):
         # (`p, g = self.unwrap(p, g)`): no walk over the file.
         cands = []
         if "detach" in q.attrs:
-            for c in q.calls():
-                if isinstance(c.func, ast.Attribute) and c.func.attr == "detach":
-                    root = c.func.value
-                    while isinstance(root, (ast.Attribute, ast.Subscript)) or (
-                            isinstance(root, ast.Call) and isinstance(root.func, ast.Attribute)):
-                        root = root.func.value if isinstance(root, ast.Call) else root.value
-                    fn = q.enclosing_function(c) if isinstance(root, ast.Name) else None
-                    # Only a detach of one of the function's own arguments starts an alias.
-                    if fn is not None and root.id in _params(fn):
-                        cands.append(fn)
-        for a in q.assigns:
-            t, v = a.targets[0], a.value
-            if len(a.targets) == 1 and isinstance(t, ast.Tuple) and isinstance(v, ast.Call) and v.args \
-                    and [getattr(e, "id", None) for e in t.elts] == [getattr(e, "id", None) for e in v.args]:
-                cands.append(q.enclosing_function(a))
+            for c, root in q.surveyed("GS350.name-detaches", _name_detaches):
+                fn = q.enclosing_function(c)
+                # Only a detach of one of the function's own arguments starts an alias.
+                if fn is not None and root.id in _params(fn):
+                    cands.append(fn)
+        for a in q.surveyed("GS350.unwraps", _unwraps):
+            cands.append(q.enclosing_function(a))
         done = set()
         for fn in cands:
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or id(fn) in done \

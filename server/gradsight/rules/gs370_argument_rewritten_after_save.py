@@ -271,6 +271,21 @@ def find(q, fn, names=None) -> list:
     return out
 
 
+
+def _saver_calls(top) -> list:
+    """A top-level statement's calls of an op that may save its input, on a name or with a name first:
+    (call, those names)."""
+    calls = []
+    for c in top.calls:
+        func = c.func
+        if func.__class__ is not ast.Attribute or func.attr not in _SAVER_ATTRS:
+            continue
+        names = [n.id for n in (func.value, c.args[0] if c.args else None) if isinstance(n, ast.Name)]
+        if names:
+            calls.append((c, names))
+    return calls
+
+
 class ArgumentRewrittenAfterSave(Rule):
     code = "GS370"
     name = "argument-rewritten-after-save"
@@ -339,14 +354,7 @@ class ArgumentRewrittenAfterSave(Rule):
         # Only functions with a call that saves one of their own arguments: no walk over the file.
         if _SAVER_ATTRS.isdisjoint(q.attrs):
             return
-        calls = []
-        for c in q.calls():
-            func = c.func
-            if func.__class__ is not ast.Attribute or func.attr not in _SAVER_ATTRS:
-                continue
-            names = [n.id for n in (func.value, c.args[0] if c.args else None) if isinstance(n, ast.Name)]
-            if names:
-                calls.append((c, names))
+        calls = q.surveyed("GS370.saver-calls", _saver_calls)
         cands: dict = {}  # id(function) -> (function, the arguments an op there saves)
         for (c, names), fn in zip(calls, enclosing_defs(q, [c for c, _ in calls])) if calls else ():
             if fn is None:

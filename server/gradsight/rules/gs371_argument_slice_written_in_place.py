@@ -75,6 +75,23 @@ def find(q, fn, names=None) -> list:
     return out
 
 
+
+def _self_slices(top) -> list:
+    """A top-level statement's assignments that rebind names to slices of themselves: (assignment, names)."""
+    found = []
+    for a in top.assigns:
+        v = a.value
+        if (v.__class__ is not ast.Subscript and v.__class__ is not ast.Tuple) or len(a.targets) != 1:
+            continue
+        t = a.targets[0]
+        pairs = [(t, v)] if isinstance(t, ast.Name) else list(zip(t.elts, v.elts)) \
+            if isinstance(t, ast.Tuple) and isinstance(v, ast.Tuple) and len(t.elts) == len(v.elts) else []
+        names = {n.id for n, e in pairs if isinstance(n, ast.Name) and _slice_of(e, n.id)}
+        if names:
+            found.append((a, names))
+    return found
+
+
 class ArgumentSliceWrittenInPlace(Rule):
     code = "GS371"
     name = "argument-slice-written-in-place"
@@ -133,17 +150,7 @@ class ArgumentSliceWrittenInPlace(Rule):
         if not imports_torch(q):
             return  # not a file that uses torch (NumPy code writes its arrays the same way)
         # Only functions with an assignment that rebinds a name to basic indexing of itself: no walk over the file.
-        found = []
-        for a in q.assigns:
-            v = a.value
-            if (v.__class__ is not ast.Subscript and v.__class__ is not ast.Tuple) or len(a.targets) != 1:
-                continue
-            t = a.targets[0]
-            pairs = [(t, v)] if isinstance(t, ast.Name) else list(zip(t.elts, v.elts)) \
-                if isinstance(t, ast.Tuple) and isinstance(v, ast.Tuple) and len(t.elts) == len(v.elts) else []
-            names = {n.id for n, e in pairs if isinstance(n, ast.Name) and _slice_of(e, n.id)}
-            if names:
-                found.append((a, names))
+        found = q.surveyed("GS371.self-slices", _self_slices)
         cands: dict = {}  # id(function) -> (function, its arguments rebound to their own slices)
         for (a, names), fn in zip(found, enclosing_defs(q, [a for a, _ in found])) if found else ():
             if fn is not None:

@@ -28,6 +28,28 @@ def _stored_attrs(target: ast.AST) -> set:
     return {name} if name else set()
 
 
+
+def _self_call_locals(top) -> set:
+    """Names a top-level statement's assignments bind from a call of a method or submodule of `self`."""
+    return {t.id for a in top.assigns if isinstance(a.value, ast.Call) and _self_attr(a.value.func)
+            for tt in a.targets for t in walk(tt) if isinstance(t, ast.Name)}
+
+
+def _state_stores(top) -> list:
+    """A top-level statement's assignments that store an attribute of `self` from a name or from an expression
+    that calls a method or submodule of `self`: (assignment, attributes stored, those calls)."""
+    out = []
+    for stmt in top.assigns:
+        if len(stmt.targets) == 1 and stmt.targets[0].__class__ is ast.Name:
+            continue  # `x = ...` stores no attribute (most assignments: no call per statement for them)
+        stored = set().union(*(_stored_attrs(t) for t in stmt.targets))
+        if not stored:
+            continue
+        calls = [c for c in walk(stmt.value) if isinstance(c, ast.Call) and _self_attr(c.func)]
+        if calls or isinstance(stmt.value, ast.Name):
+            out.append((stmt, stored, calls))
+    return out
+
 def _submodules(cls: ast.ClassDef, q) -> set:
     """Attributes the class's methods bind to a module constructor (`self.lstm = nn.LSTM(...)`)."""
     out = set()
@@ -258,16 +280,11 @@ class ModuleStateKeepsGraph(Rule):
         # handful per file), walking nothing else.
         subs_of: dict = {}
         # Locals some statement binds from a call of a method or submodule of `self` (`a, cov = self.attention(..)`).
-        locals_ = {t.id for a in q.assigns if isinstance(a.value, ast.Call) and _self_attr(a.value.func)
-                   for tt in a.targets for t in walk(tt) if isinstance(t, ast.Name)}
-        for stmt in q.assigns:
-            if len(stmt.targets) == 1 and stmt.targets[0].__class__ is ast.Name:
-                continue  # `x = ...` stores no attribute (most assignments: no call per statement for them)
-            stored = set().union(*(_stored_attrs(t) for t in stmt.targets))
-            if not stored:
-                continue
+        # (both surveys are kept per top-level statement while it is unchanged: `Query.per_statement`)
+        locals_ = set().union(*q.per_statement("GS413.self-call-locals", _self_call_locals))
+        for stmt, stored, self_calls in q.surveyed("GS413.state-stores", _state_stores):
             local = stmt.value.id if isinstance(stmt.value, ast.Name) and stmt.value.id in locals_ else None
-            calls = [] if local else [c for c in walk(stmt.value) if isinstance(c, ast.Call) and _self_attr(c.func)]
+            calls = [] if local else self_calls
             if not calls and not local:
                 continue
             forward = q.enclosing_function(stmt)

@@ -154,19 +154,29 @@ def _off_ranges(q, fn: ast.AST, own: list) -> list:
 
 
 def _cache_names(q) -> set:
-    """`A` of every `hasattr(x, "A")` / `getattr(x, "A", ...)` call of the file (from the call index), and of
-    every `x.A = None` (a cache started empty, tested with `self.A is None`)."""
+    """`A` of every `hasattr(x, "A")` / `getattr(x, "A", ...)` call of the file, and of every `x.A = None` (a cache
+    started empty, tested with `self.A is None`); each top-level statement's names are kept while it is unchanged."""
+    return set().union(*q.per_statement("GS475.cache-names", _statement_cache_names))
+
+
+def _statement_cache_names(top) -> set:
     out = set()
-    for a in q.assigns:
+    for a in top.assigns:
         v, t = a.value, a.targets[0]
         if type(v) is ast.Constant and v.value is None and type(t) is ast.Attribute:
             out.add(t.attr)
-    for c in q.calls():
+    for c in top.calls:
         f = c.func
         if type(f) is ast.Name and (f.id == "hasattr" or f.id == "getattr") and len(c.args) >= 2 \
                 and type(c.args[1]) is ast.Constant and isinstance(c.args[1].value, str):
             out.add(c.args[1].value)
     return out
+
+
+def _attr_stores(top) -> list:
+    """A top-level statement's `x.A = <not a constant>` assignments (one target)."""
+    return [a for a in top.assigns if len(a.targets) == 1 and type(a.targets[0]) is ast.Attribute
+            and type(a.targets[0].value) is ast.Name and type(a.value) is not ast.Constant]
 
 
 def _method_of(q, line: int) -> Optional[tuple]:
@@ -219,10 +229,9 @@ def _sites(q) -> Iterator[tuple]:
     names = _cache_names(q)
     if not names:
         return
-    for store in q.assigns:
+    for store in q.surveyed("GS475.attr-stores", _attr_stores):
         t = store.targets[0]
-        if type(t) is not ast.Attribute or t.attr not in names or type(t.value) is not ast.Name \
-                or type(store.value) is ast.Constant or len(store.targets) != 1:
+        if t.attr not in names:
             continue
         attr = t.attr
         hit = _method_of(q, store.lineno)

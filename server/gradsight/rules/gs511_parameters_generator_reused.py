@@ -10,6 +10,14 @@ from .base import Invalid, Rule, Valid
 _GENERATORS = ("parameters", "named_parameters", "buffers", "children", "modules")
 
 
+
+def _generator_binds(top) -> list:
+    """A top-level statement's `name = x.parameters()` (or another generator method, no arguments)."""
+    return [node for node in top.assigns if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute)
+            and node.value.func.attr in _GENERATORS and not node.value.args]
+
+
 class ParametersGeneratorReused(Rule):
     code = "GS511"
     name = "parameters-generator-reused"
@@ -63,13 +71,7 @@ class ParametersGeneratorReused(Rule):
             # MXNet's `Block.parameters()` returns a dict, TensorFlow's and JAX's models have their own: only
             # torch's is a one-shot generator.
             return
-        for node in q.assigns:
-            if not (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
-                continue
-            value = node.value
-            if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
-                    and value.func.attr in _GENERATORS and not value.args):
-                continue
+        for node in q.surveyed("GS511.generator-binds", _generator_binds):
             name = node.targets[0].id
             scope = q.enclosing_function(node) or q.tree
             if self._rebound(scope, name, node):

@@ -44,6 +44,12 @@ def _unfreezes(fn: ast.AST) -> bool:
     return False
 
 
+
+def _functions_with_zero_defaults(top) -> list:
+    """A top-level statement's functions with a parameter that defaults to 0: (function, `_zero_defaults`)."""
+    return [(fn, zero) for fn in top.functions for zero in (_zero_defaults(fn),) if zero]
+
+
 class NegativeZeroSliceUnfreezesAll(Rule):
     code = "GS520"
     name = "negative-zero-slice-unfreezes-all"
@@ -98,10 +104,7 @@ class NegativeZeroSliceUnfreezesAll(Rule):
         if not ({"requires_grad", "requires_grad_"} & q.attrs):
             return  # the common case, checked first (this rule runs on every keystroke)
         lines = report.source.lines
-        for fn in q.functions:
-            zero = _zero_defaults(fn)
-            if not zero:
-                continue
+        for fn, zero in q.surveyed("GS520.zero-defaults", _functions_with_zero_defaults):
             if not any(_NEG_SLICE.search(lines[i])
                        for i in range(fn.lineno - 1, min(fn.end_lineno or fn.lineno, len(lines)))):
                 continue  # no `[-name` in its lines: cheaper than walking its nodes on every keystroke

@@ -58,6 +58,13 @@ def _called_names(fn: ast.AST) -> list:
     return [n.func.id for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
 
 
+
+def _copy_calls(top) -> list:
+    """A top-level statement's `x.copy_(...)` calls with an argument."""
+    return [call for call in top.calls if isinstance(call.func, ast.Attribute) and call.func.attr == "copy_"
+            and call.args]
+
+
 class FixedTableParameterTrainable(Rule):
     code = "GS522"
     name = "fixed-table-parameter-trainable"
@@ -151,10 +158,8 @@ class FixedTableParameterTrainable(Rule):
         if "copy_" not in q.attrs or ("Parameter" not in q.attrs
                                       and not any(v.endswith(".Parameter") for v in q.imported)):
             return  # the common case, checked first (this rule runs on every keystroke)
-        for call in q.calls():
+        for call in q.surveyed("GS522.copies", _copy_calls):
             f = call.func
-            if not (isinstance(f, ast.Attribute) and f.attr == "copy_" and call.args):
-                continue
             target = f.value
             through_data = isinstance(target, ast.Attribute) and target.attr == "data"
             if through_data:
