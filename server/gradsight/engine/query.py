@@ -238,7 +238,8 @@ class Query:
 
     def per_statement(self, key: str, compute: Callable) -> list:
         """`[compute(top) for each top-level statement]`, where `top` is its `TopStatement` (`top.stmt`, its walk
-        `top.nodes`, and the statement's own `calls`, `assigns`, `functions`, `classes` in walk order).
+        `top.nodes`, and the statement's own `calls`, `assigns`, `functions`, `classes`, `call_statements` in walk
+        order).
 
         With a `NodeMemo` each answer is kept with the statement object and reused while typing elsewhere, so a
         whole-file rule that surveys every statement pays per keystroke only for the statements the keystroke
@@ -572,6 +573,10 @@ class TopStatement:
     @property
     def classes(self) -> list:
         return self._share()[3]
+
+    @property
+    def call_statements(self) -> list:
+        return self._share()[4]
 
 
 

@@ -17,6 +17,21 @@ _CONTEXT_ONLY = {
 }
 
 
+
+_CONTEXT_WORDS = frozenset(name.rsplit(".", 1)[-1] for name in _CONTEXT_ONLY)
+
+
+def _context_statements(top) -> list:
+    """A top-level statement's expression statements that call a plain name or an attribute named like a
+    grad-mode context (`torch.no_grad()`): a superset of those `check` reports, by spelling alone."""
+    out = []
+    for node in top.call_statements:
+        f = node.value.func
+        if type(f) is ast.Name or type(f) is ast.Attribute and f.attr in _CONTEXT_WORDS:
+            out.append(node)
+    return out
+
+
 class GradModeCallStatement(Rule):
     code = "GS105"
     name = "grad-mode-call-statement"
@@ -53,7 +68,8 @@ class GradModeCallStatement(Rule):
 
     def check(self, event: FileEvent, report) -> None:
         q = event.query
-        for node in q.call_statements:  # `ast.Expr` of an `ast.Call`, from the shared index (every keystroke)
+        # `ast.Expr` of an `ast.Call` spelled like a grad-mode context (kept per unchanged top-level statement)
+        for node in q.surveyed("GS105.context-statements", _context_statements):
             shown = _CONTEXT_ONLY.get(q.call_name(node.value) or "")
             if shown is None:
                 continue

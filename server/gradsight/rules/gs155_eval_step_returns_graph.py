@@ -166,6 +166,14 @@ def _collects(cls: ast.ClassDef, name: str, depth: int = 0) -> bool:
     return False
 
 
+
+def _mode_call_lines(top) -> list:
+    """Lines of a top-level statement's `x.eval()` / `x.train(...)` calls."""
+    attribute = ast.Attribute
+    return [c.lineno for c in top.calls if c.func.__class__ is attribute and (c.func.attr == "eval"
+                                                                              or c.func.attr == "train")]
+
+
 class EvalStepReturnsGraph(Rule):
     code = "GS155"
     name = "eval-step-returns-graph"
@@ -231,14 +239,9 @@ class EvalStepReturnsGraph(Rule):
             return  # the common case, checked first (this rule runs on every keystroke)
         if "eval" not in q.attrs and "train" not in q.attrs:
             return
-        # Lines of `x.eval()` / `x.train(...)` calls (attribute tests only: no call per node of the file); the
+        # Lines of `x.eval()` / `x.train(...)` calls (kept per unchanged top-level statement); the
         # rule needs two of them in one class, one per method.
-        lines = []
-        attribute = ast.Attribute
-        for c in q.calls():
-            f = c.func
-            if f.__class__ is attribute and (f.attr == "eval" or f.attr == "train"):
-                lines.append(c.lineno)
+        lines = q.surveyed("GS155.mode-lines", _mode_call_lines)
         if len(lines) < 2:
             return
         for cls in q.class_defs:

@@ -134,11 +134,15 @@ class LossTermWithoutGradient(Rule):
         q = event.query
         # This rule runs on every keystroke: without an assignment from `.item()`, `float()` or
         # `autograd.grad` there is nothing to find, and one pass over the shared node list says so.
-        if not any(_cut(n.value, q, shape_only=True) for n in q.surveyed("GS211.cut-shaped", _cut_shaped)):
+        cut = [n for n in q.surveyed("GS211.cut-shaped", _cut_shaped) if _cut(n.value, q, shape_only=True)]
+        if not cut:
             return
+        # Only a scope that binds a name from a cut can find anything: the scopes of those assignments.
+        homes = {id(q.enclosing(n, (ast.FunctionDef, ast.AsyncFunctionDef)) or q.tree) for n in cut}
         scopes = [q.tree] + [n for n in q.nodes() if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
         for scope in scopes:
-            self._check_scope(scope, q, report)
+            if id(scope) in homes:
+                self._check_scope(scope, q, report)
 
     def _check_scope(self, scope, q, report) -> None:
         cuts: dict = {}  # name -> (how, line)

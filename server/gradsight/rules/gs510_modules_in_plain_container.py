@@ -24,6 +24,15 @@ def _elements(value: ast.AST) -> list:
     return []
 
 
+
+def _container_stores(top) -> list:
+    """A top-level statement's `self.x = [<call>, ...]` (or a dict, a comprehension) assignments."""
+    return [n for n in top.assigns if len(n.targets) == 1
+            and isinstance(n.targets[0], ast.Attribute) and isinstance(n.targets[0].value, ast.Name)
+            and n.targets[0].value.id == "self"
+            and any(isinstance(e, ast.Call) for e in _elements(n.value))]
+
+
 class ModulesInPlainContainer(Rule):
     code = "GS510"
     name = "modules-in-plain-container"
@@ -149,12 +158,9 @@ class ModulesInPlainContainer(Rule):
 
     def check(self, event: FileEvent, report) -> None:
         q = event.query
-        # One pass over the shared node list finds the candidates (`self.x = [<call>, ...]`); only their classes
+        # The candidates (`self.x = [<call>, ...]`), kept per unchanged top-level statement; only their classes
         # are looked at further. This rule runs on every keystroke.
-        candidates = [n for n in q.assigns if len(n.targets) == 1
-                      and isinstance(n.targets[0], ast.Attribute) and isinstance(n.targets[0].value, ast.Name)
-                      and n.targets[0].value.id == "self"
-                      and any(isinstance(e, ast.Call) for e in _elements(n.value))]
+        candidates = q.surveyed("GS510.container-stores", _container_stores)
         if not candidates:
             return
         registered: dict = {}

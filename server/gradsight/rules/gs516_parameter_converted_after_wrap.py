@@ -163,6 +163,13 @@ def _moved_inside(source, value: ast.AST) -> Optional[str]:
     return cst.Module([]).code_for_node(node.with_changes(args=args))
 
 
+
+def _conversion_assigns(top) -> list:
+    """A top-level statement's assignments whose value ends in a conversion call (`... .to(dev)`)."""
+    return [node for node in top.assigns if isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Attribute) and node.value.func.attr in _CONVERSIONS]
+
+
 class ParameterConvertedAfterWrap(Rule):
     code = "GS516"
     name = "parameter-converted-after-wrap"
@@ -291,7 +298,7 @@ class ParameterConvertedAfterWrap(Rule):
         q = event.query
         if not (_CONVERSIONS & q.attrs) or not q.module_class_names():
             return  # no conversion method or no module class in the file (this rule runs on every keystroke)
-        for node in q.assigns:
+        for node in q.surveyed("GS516.conversions", _conversion_assigns):
             found = _converted_parameter(q, node.value)
             if found is None:
                 continue
