@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import ast
+
 from ..engine.query import FileEvent
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
@@ -15,9 +17,6 @@ _CONTEXT_ONLY = {
     "torch.autograd.grad_mode.no_grad": "torch.no_grad()",
     "torch.autograd.grad_mode.inference_mode": "torch.inference_mode()",
 }
-
-
-
 _CONTEXT_WORDS = frozenset(name.rsplit(".", 1)[-1] for name in _CONTEXT_ONLY)
 
 
