@@ -166,7 +166,6 @@ def _tensor_method_on(tree: ast.AST | None, line: int, param: str) -> bool:
     method on that parameter (`param.cpu()`)."""
     if tree is None:
         return False
-    root = tree
     funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
              and n.lineno <= line <= (n.end_lineno or n.lineno)]
     if not funcs:
@@ -176,11 +175,6 @@ def _tensor_method_on(tree: ast.AST | None, line: int, param: str) -> bool:
         return False
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _TENSOR_ONLY_METHODS
                and isinstance(n.func.value, ast.Name) and n.func.value.id == param for n in ast.walk(fn))
-
-
-def _is_step_call(node: ast.AST) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step" \
-        and not node.args and not node.keywords
 
 
 def _within_one_step(tree: ast.AST | None, node: ast.AST, name: str) -> bool:
