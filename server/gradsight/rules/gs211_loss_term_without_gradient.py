@@ -50,14 +50,17 @@ def _cut(expr: ast.AST, q, outputs: frozenset = frozenset(), shape_only: bool = 
 
 def _cut_shaped(top) -> list:
     """A top-level statement's assignments whose value (or its subscript) calls `.item()`, `.grad(...)` or a plain
-    name (`float(...)`, an imported `grad`): a superset of those `_cut` can answer for, by spelling alone."""
+    name (`float(...)`, an imported `grad`): a superset of those `_cut` can answer for, by spelling alone, as
+    (assignment, whether it calls a plain name other than `float`)."""
     out = []
     for n in top.assigns:
         core = n.value.value if type(n.value) is ast.Subscript else n.value
         if type(core) is ast.Call:
             f = core.func
-            if type(f) is ast.Name or type(f) is ast.Attribute and f.attr in ("item", "grad"):
-                out.append(n)
+            if type(f) is ast.Name:
+                out.append((n, f.id != "float"))
+            elif type(f) is ast.Attribute and f.attr in ("item", "grad"):
+                out.append((n, False))
     return out
 
 def _model_outputs(scope) -> frozenset:
@@ -134,7 +137,10 @@ class LossTermWithoutGradient(Rule):
         q = event.query
         # This rule runs on every keystroke: without an assignment from `.item()`, `float()` or
         # `autograd.grad` there is nothing to find, and one pass over the shared node list says so.
-        cut = [n for n in q.surveyed("GS211.cut-shaped", _cut_shaped) if _cut(n.value, q, shape_only=True)]
+        # A call of any other plain name is `torch.autograd.grad` only under an import of it.
+        grad_imported = "torch.autograd.grad" in q.imported
+        cut = [n for n, other_name in q.surveyed("GS211.cut-shaped", _cut_shaped)
+               if (grad_imported or not other_name) and _cut(n.value, q, shape_only=True)]
         if not cut:
             return
         # Only a scope that binds a name from a cut can find anything: the scopes of those assignments.
