@@ -89,3 +89,118 @@ def test_the_analysed_source_walks_a_node_once():
     assert marked.walk(loop) is marked.walk(loop)
     assert marked.walk(loop) == astwalk.walk(loop)
     assert plain.walk(loop) is not plain.walk(loop)  # other files' sources outlive an analysis: not memoised
+
+
+NESTED = '''import torch
+
+
+@torch.no_grad()
+def outer(x, f=lambda y: y + 1):
+    def inner(z): return z * 2; w = 3
+    class Local:
+        @staticmethod
+        @torch.no_grad()
+        def m(a,
+              b=(lambda c: c)(1)):
+            return [a for a in range(b)]
+    async def later():
+        async with ctx() as c:
+            return await c
+    return inner(x) + f(x); y = 1
+
+
+class Net(torch.nn.Module):
+    attr = [i for i in range(3)]
+
+    @property
+    def prop(self): return self.attr
+
+    def forward(self, x):
+        def helper(q):
+            return q
+        return helper(x)
+'''
+
+
+def _enclosing_by_parents(tree):
+    parent = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parent[child] = node
+
+    def find(node, kinds):
+        node = parent.get(node)
+        while node is not None and not isinstance(node, kinds):
+            node = parent.get(node)
+        return node
+    return find
+
+
+def test_enclosing_definitions_by_position_match_parent_links():
+    """`Query.enclosing` answers for function and class definitions from positions (no parent links of a large
+    class on every keystroke); on every node of nested, decorated, one-line and `;`-joined definitions, and of
+    this project's own engine modules (code not written for the test), it names the same ancestor as the parent
+    links do."""
+    import pathlib
+    import gradsight.engine as eng
+    texts = [NESTED] + [p.read_text() for p in sorted(pathlib.Path(eng.__file__).parent.glob("*.py"))[:12]]
+    kinds_list = [(ast.FunctionDef, ast.AsyncFunctionDef), (ast.ClassDef,), (ast.FunctionDef,),
+                  (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)]
+    checked = 0
+    for text in texts:
+        tree = ast.parse(text)
+        q = Query(tree, {"torch": "torch"}, {}, NodeMemo(), "x.py")
+        find = _enclosing_by_parents(tree)
+        for node in ast.walk(tree):
+            if not hasattr(node, "end_lineno") or node is tree:
+                continue
+            for kinds in kinds_list:
+                assert q.enclosing(node, kinds) is find(node, kinds), (ast.dump(node)[:80], kinds)
+                checked += 1
+    assert checked > 10000
+    # A node of another tree, on a line inside `outer`: no enclosing definition here.
+    other = ast.parse("\n" * 9 + "def f():\n    x = 1\n").body[0].body[0]
+    assert Query(ast.parse(NESTED), {}, {}, NodeMemo(), "x.py").enclosing(other, (ast.FunctionDef,)) is None
+
+
+def test_a_survey_runs_once_per_statement_object_and_answers_as_a_fresh_one():
+    """`Query.per_statement` keeps each top-level statement's survey with the statement object: a second version
+    that reuses all statements but one surveys that one only, and answers what a query without the memo does."""
+    memo = NodeMemo()
+    seen = []
+
+    def calls_of(top):
+        seen.append(top.stmt)
+        return [c.func.attr for c in top.calls if isinstance(c.func, ast.Attribute)]
+
+    tree = ast.parse(SRC)
+    first = Query(tree, {}, {}, memo, "x.py").surveyed("test.calls", calls_of)
+    assert len(seen) == len(tree.body)
+    edited = ast.parse(SRC.replace("y = x * 2", "y = x.double()"))
+    cls = next(i for i, s in enumerate(tree.body) if isinstance(s, ast.ClassDef))
+    spliced = ast.Module(body=tree.body[:cls] + [edited.body[cls]] + tree.body[cls + 1:], type_ignores=[])
+    seen.clear()
+    second = Query(spliced, {}, {}, memo, "x.py").surveyed("test.calls", calls_of)
+    assert seen == [edited.body[cls]]
+    assert second == Query(spliced, {}, {}, None, "x.py").surveyed("test.calls", calls_of)
+    assert "double" in second and "double" not in first
+
+
+def test_an_edit_resurveys_only_the_edited_statement_for_a_rule(monkeypatch):
+    """Through the engine: GS109's survey of `no_grad` calls runs, after an edit inside one function, for that
+    function's statement alone, and the findings equal a fresh engine's."""
+    from gradsight.rules import gs109_no_grad_around_gradient_call as gs109
+    text = ("import torch\n\n\ndef a(x):\n    with torch.no_grad():\n        return x * 2\n\n\n"
+            "def b(x):\n    return x + 1\n\n\ndef c(x):\n    return x - 1\n")
+    seen = []
+    orig = gs109._off_calls
+    monkeypatch.setattr(gs109, "_off_calls", lambda top: (seen.append(top.stmt.lineno), orig(top))[1])
+    engine = Engine()
+    engine.analyze(text, "m.py", None, None, rules=RULES)
+    assert sorted(seen) == [1, 4, 9, 13]
+    seen.clear()
+    edited = text.replace("return x + 1", "return x + 2")
+    warm = engine.analyze(edited, "m.py", None, None, rules=RULES)
+    assert seen == [9]
+    fresh = Engine().analyze(edited, "m.py", None, None, rules=RULES)
+    assert [repr(f) for f in warm.findings] == [repr(f) for f in fresh.findings]
