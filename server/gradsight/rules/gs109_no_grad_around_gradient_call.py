@@ -135,7 +135,6 @@ def _guard_off(call: ast.Call, fn: ast.AST, guards: list) -> bool:
     return False
 
 
-
 def _off_calls(top) -> list:
     """A top-level statement's calls spelled like a grad-mode switch (`no_grad()`, `torch.inference_mode()`)."""
     out = []
@@ -145,6 +144,7 @@ def _off_calls(top) -> list:
         if spelled in _OFF_WORDS:
             out.append(call)
     return out
+
 
 class NoGradAroundGradientCall(Rule):
     code = "GS109"

@@ -166,7 +166,6 @@ def _collects(cls: ast.ClassDef, name: str, depth: int = 0) -> bool:
     return False
 
 
-
 def _mode_call_lines(top) -> list:
     """Lines of a top-level statement's `x.eval()` / `x.train(...)` calls."""
     attribute = ast.Attribute

@@ -47,7 +47,6 @@ def _cut(expr: ast.AST, q, outputs: frozenset = frozenset(), shape_only: bool = 
     return None
 
 
-
 def _cut_shaped(top) -> list:
     """A top-level statement's assignments whose value (or its subscript) calls `.item()`, `.grad(...)` or a plain
     name (`float(...)`, an imported `grad`): a superset of those `_cut` can answer for, by spelling alone, as
@@ -62,6 +61,7 @@ def _cut_shaped(top) -> list:
             elif type(f) is ast.Attribute and f.attr in ("item", "grad"):
                 out.append((n, False))
     return out
+
 
 def _model_outputs(scope) -> frozenset:
     """Names a function binds to what one of its parameters returns when called (`out = model(x)`): in a

@@ -58,8 +58,6 @@ def _param(call: ast.Call, where: tuple):
     return call.args[pos] if len(call.args) > pos else None
 
 
-
-
 def _call_name(call: ast.Call) -> str:
     f = call.func
     return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
@@ -141,7 +139,6 @@ def _targets(stmt: ast.AST) -> list:
 def _lossy(name: str) -> bool:
     low = name.lower()
     return any(w in low for w in _LOSS_WORDS)
-
 
 
 def _collective_shaped(top) -> list:

@@ -63,7 +63,6 @@ def _stores(node: ast.AST, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(node))
 
 
-
 def _loss_shaped_calls(top) -> list:
     """A top-level statement's calls that may compute a loss, by spelling alone (`check` asks the rest): a call of
     a call (`nn.MSELoss()(pred, target)`), a loss function's name, or a name that says loss or criterion."""
@@ -79,6 +78,7 @@ def _loss_shaped_calls(top) -> list:
             if spelled in _LOSS_ATTRS or "loss" in low or "crit" in low:
                 out.append(call)
     return out
+
 
 class _Assign:
     """One assignment of the name in an arm: the statement, its value, and whether it runs under no_grad."""
@@ -282,8 +282,6 @@ def _second(call: ast.Call):
     if len(call.args) >= 2 and not any(isinstance(a, ast.Starred) for a in call.args[:2]):
         return call.args[1]
     return None
-
-
 
 
 def _loss_modules(q) -> set:

@@ -122,7 +122,6 @@ def _read_later(fn: ast.AST, name: str, after: int) -> bool:
     return False
 
 
-
 def _element_writes(top) -> list:
     """A top-level statement's calls `name.<method that rewrites elements in place>(...)`."""
     return [call for call in top.calls if type(call.func) is ast.Attribute and type(call.func.value) is ast.Name

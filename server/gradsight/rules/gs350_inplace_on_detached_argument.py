@@ -206,7 +206,6 @@ def _helper_resolver(q, fn) -> Callable[[ast.Call], Optional[ast.AST]]:
     return resolve
 
 
-
 def _name_detaches(top) -> list:
     """A top-level statement's `.detach()` calls whose receiver chain starts at a name (`x.data.detach()`):
     (call, that name)."""

@@ -271,7 +271,6 @@ def find(q, fn, names=None) -> list:
     return out
 
 
-
 def _saver_calls(top) -> list:
     """A top-level statement's calls of an op that may save its input, on a name or with a name first:
     (call, those names)."""

@@ -75,7 +75,6 @@ def find(q, fn, names=None) -> list:
     return out
 
 
-
 def _self_slices(top) -> list:
     """A top-level statement's assignments that rebind names to slices of themselves: (assignment, names)."""
     found = []

@@ -28,7 +28,6 @@ def _stored_attrs(target: ast.AST) -> set:
     return {name} if name else set()
 
 
-
 def _self_call_locals(top) -> set:
     """Names a top-level statement's assignments bind from a call of a method or submodule of `self`."""
     return {t.id for a in top.assigns if isinstance(a.value, ast.Call) and _self_attr(a.value.func)
@@ -49,6 +48,7 @@ def _state_stores(top) -> list:
         if calls or isinstance(stmt.value, ast.Name):
             out.append((stmt, stored, calls))
     return out
+
 
 def _submodules(cls: ast.ClassDef, q) -> set:
     """Attributes the class's methods bind to a module constructor (`self.lstm = nn.LSTM(...)`)."""

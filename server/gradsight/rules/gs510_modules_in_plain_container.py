@@ -24,7 +24,6 @@ def _elements(value: ast.AST) -> list:
     return []
 
 
-
 def _container_stores(top) -> list:
     """A top-level statement's `self.x = [<call>, ...]` (or a dict, a comprehension) assignments."""
     return [n for n in top.assigns if len(n.targets) == 1

@@ -10,7 +10,6 @@ from .base import Invalid, Rule, Valid
 _GENERATORS = ("parameters", "named_parameters", "buffers", "children", "modules")
 
 
-
 def _generator_binds(top) -> list:
     """A top-level statement's `name = x.parameters()` (or another generator method, no arguments)."""
     return [node for node in top.assigns if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)

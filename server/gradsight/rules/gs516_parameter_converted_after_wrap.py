@@ -163,7 +163,6 @@ def _moved_inside(source, value: ast.AST) -> Optional[str]:
     return cst.Module([]).code_for_node(node.with_changes(args=args))
 
 
-
 def _conversion_assigns(top) -> list:
     """A top-level statement's assignments whose value ends in a conversion call (`... .to(dev)`)."""
     return [node for node in top.assigns if isinstance(node.value, ast.Call)

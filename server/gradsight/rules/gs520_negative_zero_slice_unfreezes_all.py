@@ -44,7 +44,6 @@ def _unfreezes(fn: ast.AST) -> bool:
     return False
 
 
-
 def _functions_with_zero_defaults(top) -> list:
     """A top-level statement's functions with a parameter that defaults to 0: (function, `_zero_defaults`)."""
     return [(fn, zero) for fn in top.functions for zero in (_zero_defaults(fn),) if zero]

@@ -58,7 +58,6 @@ def _called_names(fn: ast.AST) -> list:
     return [n.func.id for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
 
 
-
 def _copy_calls(top) -> list:
     """A top-level statement's `x.copy_(...)` calls with an argument."""
     return [call for call in top.calls if isinstance(call.func, ast.Attribute) and call.func.attr == "copy_"
