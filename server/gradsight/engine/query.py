@@ -323,10 +323,7 @@ class Query:
             # Each top-level statement's share is kept with it (`TopStatement.index`), so a keystroke indexes only the
             # statements it re-parsed; the shares are joined in statement order (the order of `nodes()`).
             for entry in self._top_entries():
-                part = entry.index
-                if part is None:
-                    part = entry.index = _statement_index(entry.nodes)
-                c, a, f, k, cs, at, ast_, ns = part
+                c, a, f, k, cs, at, ast_, ns = entry._share()
                 if c:
                     calls.extend(c)
                 if a:
@@ -406,9 +403,7 @@ class Query:
         entry = self._tops[id(top)]
         if node not in entry.nodes:  # a node of another file's tree (or not of a statement's walk)
             return None
-        part = entry.index
-        if part is None:
-            part = entry.index = _statement_index(entry.nodes)
+        part = entry._share()
         start = (node.lineno, node.col_offset)
         end = (node.end_lineno, node.end_col_offset)
         found, found_at = None, None
@@ -558,27 +553,12 @@ class TopStatement:
             self.index = _statement_index(self.nodes)
         return self.index
 
-    @property
-    def calls(self) -> list:
-        return self._share()[0]
-
-    @property
-    def assigns(self) -> list:
-        return self._share()[1]
-
-    @property
-    def functions(self) -> list:
-        return self._share()[2]
-
-    @property
-    def classes(self) -> list:
-        return self._share()[3]
-
-    @property
-    def call_statements(self) -> list:
-        return self._share()[4]
-
-
+    # The statement's own nodes of each kind, in walk order (its share of `Query._index`).
+    calls = property(lambda self: self._share()[0])
+    assigns = property(lambda self: self._share()[1])
+    functions = property(lambda self: self._share()[2])
+    classes = property(lambda self: self._share()[3])
+    call_statements = property(lambda self: self._share()[4])
 
 
 class NodeMemo:
