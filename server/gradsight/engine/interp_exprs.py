@@ -374,7 +374,7 @@ class ExpressionsMixin:
             # A tensor cannot be indexed by a string: what was taken for a tensor (an unseen model's output) is a
             # mapping, and nothing is known of its entries (a detector's `pred[0]["labels"]` are integers).
             return UNKNOWN
-        if isinstance(base, TensorVal) and _indices_item(node):
+        if isinstance(base, TensorVal) and _indices_item(node) and self._tensor_receiver(node.value, state):
             # `torch.max(qvals, dim=1)[1]`: the indices of a (values, indices) op are integers without any history.
             call = node.value
             return TensorVal(rg=Tri.NO, leaf=Tri.YES, is_int=Tri.YES, origin=self.expr_fact(call),
@@ -406,6 +406,16 @@ class ExpressionsMixin:
         if isinstance(base, PyVal):
             return PyVal(cut=base.cut, pcut=base.pcut)
         return UNKNOWN
+
+    @staticmethod
+    def _tensor_receiver(call: ast.Call, state: State) -> bool:
+        """`call`'s receiver is `torch` or a tensor, not an object whose own method `topk`/`sort`/`max` the call
+        may run (`self.topk(x)`): an expression (`net(x).max(1)`), `torch`, or a name bound to a tensor."""
+        recv = call.func.value
+        if type(recv) is ast.Name and recv.id in ("torch", "th"):
+            return True
+        key = key_of(recv)
+        return key is None or isinstance(state.env.get(key), TensorVal)
 
     def expr_Tuple(self, node, state) -> Value:
         items = tuple(self.eval(e, state) for e in node.elts)
