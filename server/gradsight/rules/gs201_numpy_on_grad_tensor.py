@@ -96,6 +96,14 @@ class NumpyOnGradTensor(Rule):
                 line=5, runtime="raises: Can't call numpy() on Tensor that requires grad",
                 fixed="import torch\nimport torch.nn as nn\nnet = nn.Linear(4, 3)\nqvals = net(torch.randn(5, 4))\n"
                       "row = torch.max(qvals, torch.zeros(5, 3))[1].detach().numpy()\n"),
+        # A module's own method named `topk` returns its output: row 1 of it keeps the graph.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Ranker(nn.Module):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.fc = nn.Linear(4, 3)\n\n    def topk(self, x):\n"
+                "        return self.fc(x)\n\n\nr = Ranker()\nrow = r.topk(torch.randn(5, 4))[1].numpy()\n",
+                line=15, runtime="raises: Can't call numpy() on Tensor that requires grad",
+                fixed="import torch\nimport torch.nn as nn\n\n\nclass Ranker(nn.Module):\n    def __init__(self):\n"
+                      "        super().__init__()\n        self.fc = nn.Linear(4, 3)\n\n    def topk(self, x):\n"
+                      "        return self.fc(x)\n\n\nr = Ranker()\nrow = r.topk(torch.randn(5, 4))[1].detach().numpy()\n"),
         # A cast to a floating dtype keeps the gradient.
         Invalid("import torch\nimport torch.nn as nn\nG = nn.Linear(4, 4)\n"
                 "arr = G(torch.randn(2, 4)).to(torch.float16).numpy()\n",
