@@ -20,6 +20,7 @@ Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-p
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh13 # 40 more, fetched for the thirteenth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh14 # 42 more, fetched for the fourteenth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh15 # 46 more, fetched for the fifteenth fresh round
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh16 # 43 more, fetched for the sixteenth fresh round
 """
 
 from __future__ import annotations
@@ -354,6 +355,24 @@ FRESH15 = ("ildoonet/pytorch-randaugment", "moskomule/sam.pytorch", "alinlab/cs-
            "LiyuanLucasLiu/LM-LSTM-CRF", "hitvoice/DrQA", "atulkum/pointer_summarizer", "nlpyang/BertSum",
            "xiaoiker/GCN-NAS")
 
+# 43 more, fetched in the seventeenth session (2026-11-27) for the sixteenth fresh round (not under /work/.mirror
+# before, in no earlier list, not held out by issue 13), chosen by name and description only, and read only to
+# measure (bench/fresh16-notes.md). `--fresh16`.
+FRESH16 = ("Lornatang/WassersteinGAN-PyTorch", "aitorzip/PyTorch-SRGAN", "znxlwm/pytorch-pix2pix",
+           "carpedm20/BEGAN-pytorch", "ozanciga/gans-with-pytorch", "yjn870/SRCNN-pytorch", "yjn870/RDN-pytorch",
+           "meliketoy/wide-resnet.pytorch", "LiyuanLucasLiu/RAdam", "gpleiss/temperature_scaling",
+           "huggingface/pytorch-openai-transformer-lm", "huggingface/naacl_transfer_learning_tutorial",
+           "monologg/KoBERT-NER", "galsang/CNN-sentence-classification-pytorch",
+           "AuCson/PyTorch-Batch-Attention-Seq2seq", "salesforce/decaNLP", "Cadene/vqa.pytorch", "MILVLG/mcan-vqa",
+           "jnhwkim/ban-vqa", "jiasenlu/NeuralBabyTalk", "yjxiong/tsn-pytorch",
+           "jeffreyyihuang/two-stream-action-recognition", "timesler/facenet-pytorch",
+           "karpathy/pytorch-normalizing-flows", "benedekrozemberczki/ClusterGCN", "benedekrozemberczki/APPNP",
+           "iworldtong/text_gcn.pytorch", "thunlp/OpenKE", "ikostrikov/pytorch-meta-optimizer",
+           "PacktPublishing/Deep-Reinforcement-Learning-Hands-On-Second-Edition", "xtma/pytorch_car_caring",
+           "dxyang/DQN_pytorch", "jmichaux/dqn-pytorch", "navneet-nmk/pytorch-rl", "JusperLee/Dual-Path-RNN-Pytorch",
+           "funcwj/conv-tasnet", "qfgaohao/pytorch-ssd", "lzx1413/PytorchSSD", "fyu/drn", "speedinghzl/CCNet",
+           "sneddy/pneumothorax-segmentation", "Thinklab-SJTU/Crossformer", "alipay/Pyraformer")
+
 
 
 
@@ -432,13 +451,14 @@ def main() -> int:
     ap.add_argument("--fresh13", action="store_true", help="check the 40 repositories of FRESH13 instead")
     ap.add_argument("--fresh14", action="store_true", help="check the 42 repositories of FRESH14 instead")
     ap.add_argument("--fresh15", action="store_true", help="check the 46 repositories of FRESH15 instead")
+    ap.add_argument("--fresh16", action="store_true", help="check the 43 repositories of FRESH16 instead")
     args = ap.parse_args()
     repos = tuple(r.strip() for r in args.repos.split(",") if r.strip()) if args.repos else (
         FRESH if args.fresh else FRESH2 if args.fresh2 else FRESH3 if args.fresh3 else FRESH4 if args.fresh4 else
         FRESH5 if args.fresh5 else FRESH6 if args.fresh6 else FRESH7 if args.fresh7 else
         FRESH8 if args.fresh8 else FRESH9 if args.fresh9 else FRESH10 if args.fresh10 else
         FRESH11 if args.fresh11 else FRESH12 if args.fresh12 else FRESH13 if args.fresh13 else
-        FRESH14 if args.fresh14 else FRESH15 if args.fresh15 else REPOS)
+        FRESH14 if args.fresh14 else FRESH15 if args.fresh15 else FRESH16 if args.fresh16 else REPOS)
     found: list[dict] = []
     lines = 0
     start = time.monotonic()

@@ -374,6 +374,11 @@ class ExpressionsMixin:
             # A tensor cannot be indexed by a string: what was taken for a tensor (an unseen model's output) is a
             # mapping, and nothing is known of its entries (a detector's `pred[0]["labels"]` are integers).
             return UNKNOWN
+        if isinstance(base, TensorVal) and _indices_item(node) and self._tensor_receiver(node.value, state):
+            # `torch.max(qvals, dim=1)[1]`: the indices of a (values, indices) op are integers without any history.
+            call = node.value
+            return TensorVal(rg=Tri.NO, leaf=Tri.YES, is_int=Tri.YES, origin=self.expr_fact(call),
+                             nograd=self.fact(call, "not-differentiable", op=f"{call.func.attr} indices"))
         if isinstance(base, TensorVal):
             val = self.tensor_op("torch.Tensor.__getitem__", [(node.value, base)], node, state)
             if isinstance(val, TensorVal) and val.view is None and _int_index(node.slice, index):
@@ -401,6 +406,16 @@ class ExpressionsMixin:
         if isinstance(base, PyVal):
             return PyVal(cut=base.cut, pcut=base.pcut)
         return UNKNOWN
+
+    @staticmethod
+    def _tensor_receiver(call: ast.Call, state: State) -> bool:
+        """`call`'s receiver is `torch` or a tensor, not an object whose own method `topk`/`sort`/`max` the call
+        may run (`self.topk(x)`): an expression (`net(x).max(1)`), `torch`, or a name bound to a tensor."""
+        recv = call.func.value
+        if type(recv) is ast.Name and recv.id in ("torch", "th"):
+            return True
+        key = key_of(recv)
+        return key is None or isinstance(state.env.get(key), TensorVal)
 
     def expr_Tuple(self, node, state) -> Value:
         items = tuple(self.eval(e, state) for e in node.elts)
@@ -608,3 +623,39 @@ def _literal_rows(node: ast.ListComp) -> Optional[list]:
             or any(isinstance(e, ast.Starred) for c in cols for e in c.elts):
         return None
     return [list(row) for row in zip(*(c.elts for c in cols))]
+
+
+_PAIR_OPS = frozenset({"topk", "sort", "kthvalue", "mode", "cummax", "cummin"})
+_PAIR_WITH_DIM = frozenset({"max", "min", "median", "nanmedian"})
+
+
+def values_indices_call(call: ast.AST, const_dim: bool = False) -> bool:
+    """`call` is an op that returns (values, indices): the pair ops always, `max`/`min`/`median` along a dim (a
+    second positional argument of `torch.max(x, 1)`, the first of `x.max(1)`, or `dim=`). `const_dim`: that
+    positional argument must be an int constant (`torch.max(x, y)` of two tensors returns one tensor)."""
+    if type(call) is not ast.Call or type(call.func) is not ast.Attribute:
+        return False
+    name = call.func.attr
+    if name in _PAIR_OPS:
+        return True
+    if name not in _PAIR_WITH_DIM:
+        return False
+    if any(kw.arg == "dim" for kw in call.keywords):
+        return True
+    on_torch = type(call.func.value) is ast.Name and call.func.value.id in ("torch", "th")
+    pos = 1 if on_torch else 0
+    if len(call.args) <= pos:
+        return False
+    dim = call.args[pos]
+    if type(dim) is ast.UnaryOp and type(dim.op) is ast.USub:
+        dim = dim.operand
+    return not const_dim or (type(dim) is ast.Constant and type(dim.value) is int)
+
+
+def _indices_item(node: ast.Subscript) -> bool:
+    """`node` is `<op>(...)[1]` (or `[-1]`) of an op that surely returns (values, indices): the indices."""
+    k = node.slice
+    if type(k) is ast.UnaryOp and type(k.op) is ast.USub and type(k.operand) is ast.Constant and k.operand.value == 1:
+        return values_indices_call(node.value, const_dim=True)
+    return type(k) is ast.Constant and type(k.value) is int and k.value == 1 \
+        and values_indices_call(node.value, const_dim=True)

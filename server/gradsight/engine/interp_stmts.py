@@ -12,6 +12,7 @@ from .astwalk import walk
 from . import torchdb as db
 from .events import (AccumulateEvent, DiscardEvent, FactoryEvent, GradModeEvent, ReassignEvent, SelfStoreEvent,
                      ZeroGradEvent)
+from .interp_exprs import values_indices_call
 from .interp_util import (_const_key, bool_compare_truth, REQUIRES_GRAD_SPELLINGS, _accumulated_operand, _backward_names, _grad_read_keys,
                           _has_backward, _is_static, _loop_store_counts, _msite, _params_accumulated_into_self,
                           _pcut_of, _remade_before, _root_name, _stmt_method, _use_kind, const_bool, key_of,
@@ -1178,22 +1179,8 @@ def _receiver_names(loop: ast.AST, nodes: Optional[list] = None) -> tuple:
                                and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)))
 
 
-_PAIR_OPS = frozenset({"topk", "sort", "kthvalue", "mode", "cummax", "cummin"})
-_PAIR_WITH_DIM = frozenset({"max", "min", "median", "nanmedian"})
-
-
 def _values_indices(stmt: ast.AST, target: ast.AST) -> bool:
-    """`stmt` is `a, b = <op>(...)` for an op that returns (values, indices): the pair ops always, `max`/`min`/
-    `median` along a dim (a second positional argument of `torch.max(x, 1)`, the first of `x.max(1)`, or `dim=`)."""
+    """`stmt` is `a, b = <op>(...)` for an op that returns (values, indices) (`values_indices_call`)."""
     if type(stmt) is not ast.Assign or len(stmt.targets) != 1 or stmt.targets[0] is not target:
         return False
-    call = stmt.value
-    if type(call) is not ast.Call or type(call.func) is not ast.Attribute:
-        return False
-    name = call.func.attr
-    if name in _PAIR_OPS:
-        return True
-    if name not in _PAIR_WITH_DIM:
-        return False
-    on_torch = type(call.func.value) is ast.Name and call.func.value.id in ("torch", "th")
-    return any(kw.arg == "dim" for kw in call.keywords) or len(call.args) >= (2 if on_torch else 1)
+    return values_indices_call(stmt.value)

@@ -30,6 +30,12 @@ class NumpyOnGradTensor(Rule):
         Valid("import torch\n\nw = torch.randn(6, requires_grad=True)\nitems = torch.arange(6)\n"
               "_, indices = torch.topk(w * 2, 3)\nrecommends = torch.take(items, indices).numpy().tolist()\n"
               "best, where = (w * 3).max(0)\nprint(where.numpy(), best.item())\n"),
+        # The same indices taken by subscript: a DQN's greedy actions `torch.max(qvals, dim=1)[1]` (element 1 of a
+        # dim-wise max, `x.max(1)[1]`, `torch.topk(x, k)[1]`; bench/fresh16-false/01).
+        Valid("import torch\nimport torch.nn as nn\nnet = nn.Linear(4, 3)\nqvals = net(torch.randn(5, 4))\n"
+              "actions = torch.max(qvals, dim=1)[1].cpu().numpy()\nactions = actions.astype('int32')\n"
+              "greedy = qvals.max(1)[1].numpy()\ntop = torch.topk(qvals, 2)[1].numpy()\n"
+              "order = qvals.sort(dim=1)[-1].numpy()\n"),
         Valid("import torch\nx = torch.randn(3, requires_grad=True)\ny = (x * 2).detach().numpy()\n"),
         Valid("import torch\nx = torch.randn(3)\ny = (x * 2).numpy()\n"),
         Valid("import torch\nx = torch.randn(3, requires_grad=True)\nwith torch.no_grad():\n    y = (x * 2).numpy()\n"),
@@ -78,6 +84,26 @@ class NumpyOnGradTensor(Rule):
                 line=5, runtime="raises: Can't call numpy() on Tensor that requires grad",
                 fixed="import numpy as np\nimport torch\nw = torch.ones(2, requires_grad=True)\ny = w * 3\n"
                       "m = np.exp(y.detach())\n"),
+        # Element 0 of a dim-wise max is the values, which keep the graph.
+        Invalid("import torch\nimport torch.nn as nn\nnet = nn.Linear(4, 3)\nqvals = net(torch.randn(5, 4))\n"
+                "best = torch.max(qvals, dim=1)[0].cpu().numpy()\n",
+                line=5, runtime="raises: Can't call numpy() on Tensor that requires grad",
+                fixed="import torch\nimport torch.nn as nn\nnet = nn.Linear(4, 3)\nqvals = net(torch.randn(5, 4))\n"
+                      "best = torch.max(qvals, dim=1)[0].cpu().detach().numpy()\n"),
+        # `torch.max(x, y)` of two tensors is one tensor: its row 1 keeps the graph.
+        Invalid("import torch\nimport torch.nn as nn\nnet = nn.Linear(4, 3)\nqvals = net(torch.randn(5, 4))\n"
+                "row = torch.max(qvals, torch.zeros(5, 3))[1].numpy()\n",
+                line=5, runtime="raises: Can't call numpy() on Tensor that requires grad",
+                fixed="import torch\nimport torch.nn as nn\nnet = nn.Linear(4, 3)\nqvals = net(torch.randn(5, 4))\n"
+                      "row = torch.max(qvals, torch.zeros(5, 3))[1].detach().numpy()\n"),
+        # A module's own method named `topk` returns its output: row 1 of it keeps the graph.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Ranker(nn.Module):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.fc = nn.Linear(4, 3)\n\n    def topk(self, x):\n"
+                "        return self.fc(x)\n\n\nr = Ranker()\nrow = r.topk(torch.randn(5, 4))[1].numpy()\n",
+                line=15, runtime="raises: Can't call numpy() on Tensor that requires grad",
+                fixed="import torch\nimport torch.nn as nn\n\n\nclass Ranker(nn.Module):\n    def __init__(self):\n"
+                      "        super().__init__()\n        self.fc = nn.Linear(4, 3)\n\n    def topk(self, x):\n"
+                      "        return self.fc(x)\n\n\nr = Ranker()\nrow = r.topk(torch.randn(5, 4))[1].detach().numpy()\n"),
         # A cast to a floating dtype keeps the gradient.
         Invalid("import torch\nimport torch.nn as nn\nG = nn.Linear(4, 4)\n"
                 "arr = G(torch.randn(2, 4)).to(torch.float16).numpy()\n",
