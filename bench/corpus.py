@@ -327,7 +327,7 @@ def corpus_files(project: str | None = None) -> list[pathlib.Path]:
 
 
 def project_of(path: pathlib.Path) -> str:
-    return path.resolve().relative_to(CORPUS).parts[0]
+    return path.resolve().relative_to(CORPUS.resolve()).parts[0]
 
 
 def count_lines(path: pathlib.Path) -> int:
@@ -475,7 +475,7 @@ def training_files(project: str | None = None) -> list[pathlib.Path]:
 
 
 def training_project_of(path: pathlib.Path) -> str:
-    return path.resolve().relative_to(TRAINING_DIR).parts[0]
+    return path.resolve().relative_to(TRAINING_DIR.resolve()).parts[0]
 
 
 def main(argv: list[str] | None = None) -> int:
