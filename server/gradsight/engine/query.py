@@ -401,7 +401,10 @@ class Query:
         if top is None:
             return None
         entry = self._tops[id(top)]
-        if node not in entry.nodes:  # a node of another file's tree (or not of a statement's walk)
+        ids = entry.ids
+        if ids is None:  # (made once per statement object: a rule may ask about many nodes of a large statement)
+            ids = entry.ids = set(map(id, entry.nodes))
+        if id(node) not in ids:  # a node of another file's tree (the statement's nodes are alive: ids are theirs)
             return None
         part = entry._share()
         start = (node.lineno, node.col_offset)
@@ -540,12 +543,13 @@ class TopStatement:
     file index, its parent links and the rules' per-statement surveys (`Query.per_statement`). Statement objects
     are never mutated, so all of it holds as long as the object is reused."""
 
-    __slots__ = ("stmt", "nodes", "index", "parents", "extra")
+    __slots__ = ("stmt", "nodes", "index", "parents", "ids", "extra")
 
     def __init__(self, stmt: ast.stmt, nodes: list) -> None:
         self.stmt, self.nodes = stmt, nodes
         self.index: Optional[tuple] = None
         self.parents: Optional[dict] = None
+        self.ids: Optional[set] = None  # ids of `nodes`, for `Query._enclosing_def`
         self.extra: Optional[dict] = None
 
     def _share(self) -> tuple:
