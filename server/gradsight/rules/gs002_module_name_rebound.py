@@ -146,8 +146,8 @@ class ModuleNameRebound(Rule):
         aliases = _module_aliases(q.tree)
         if not aliases:
             return
-        # One pass over the shared node list finds every rebinding of an alias; most files have none, and then
-        # nothing else is walked (this rule runs on every keystroke).
+        # The file's stored names (the shared index, kept per unchanged statement) tell whether an alias is rebound
+        # at all; most files rebind none, and then nothing else is walked (this rule runs on every keystroke).
         if not (q.name_stores & set(aliases)):
             return
         rebound = [n for n in q.nodes() if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in aliases]

@@ -136,8 +136,9 @@ class LossTermWithoutGradient(Rule):
     def check(self, event: FileEvent, report) -> None:
         q = event.query
         # This rule runs on every keystroke: without an assignment from `.item()`, `float()` or
-        # `autograd.grad` there is nothing to find, and one pass over the shared node list says so.
-        # A call of any other plain name is `torch.autograd.grad` only under an import of it.
+        # `autograd.grad` there is nothing to find, and each statement's survey of such assignments (kept while the
+        # statement is unchanged) says so. A call of any other plain name is `torch.autograd.grad` only under an
+        # import of it.
         grad_imported = "torch.autograd.grad" in q.imported
         cut = [n for n, other_name in q.surveyed("GS211.cut-shaped", _cut_shaped)
                if (grad_imported or not other_name) and _cut(n.value, q, shape_only=True)]
