@@ -655,7 +655,7 @@ def values_indices_call(call: ast.AST, const_dim: bool = False) -> bool:
 def _indices_item(node: ast.Subscript) -> bool:
     """`node` is `<op>(...)[1]` (or `[-1]`) of an op that surely returns (values, indices): the indices."""
     k = node.slice
-    if type(k) is ast.UnaryOp and type(k.op) is ast.USub and type(k.operand) is ast.Constant and k.operand.value == 1:
-        return values_indices_call(node.value, const_dim=True)
+    if type(k) is ast.UnaryOp and type(k.op) is ast.USub:
+        k = k.operand  # `[-1]`: the last of two
     return type(k) is ast.Constant and type(k.value) is int and k.value == 1 \
         and values_indices_call(node.value, const_dim=True)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, Optional
 
 from .astwalk import children, dotted_name, walk
+from .incremental import first_line
 from .events import Event
 
 
@@ -348,13 +349,8 @@ class Query:
         few nodes does not pay for a map of the whole file."""
         if node is self.tree:
             return None
-        entries = self._top_entries()
-        if self._starts is None:
-            self._starts = [_first_line(s) for s in self.tree.body]
-        top = self._top_statement(node)
-        if top is node:
-            return self.tree
-        for entry in ([self._tops[id(top)]] if top is not None else entries):
+        top = self._top_of(node)
+        for entry in ([top] if top is not None else self._top_entries()):
             if entry.stmt is node:
                 return self.tree
             parents = entry.parents
@@ -369,15 +365,19 @@ class Query:
                 return hit
         return None
 
-    def _top_statement(self, node: ast.AST) -> Optional[ast.stmt]:
+    def _top_of(self, node: ast.AST) -> Optional[TopStatement]:
+        """The `TopStatement` whose lines hold `node` (by its first line), or None."""
         line = getattr(node, "lineno", None)
         if line is None:
             return None
+        entries = self._top_entries()
+        if self._starts is None:
+            self._starts = [first_line(s) for s in self.tree.body]
         i = bisect.bisect_right(self._starts, line) - 1
         if i < 0:
             return None
-        stmt = self.tree.body[i]
-        return stmt if line <= getattr(stmt, "end_lineno", line) else None
+        entry = entries[i]
+        return entry if line <= getattr(entry.stmt, "end_lineno", line) else None
 
     def enclosing(self, node: ast.AST, kinds) -> Optional[ast.AST]:
         """The nearest ancestor of `node` of one of `kinds` (a class or a tuple of classes)."""
@@ -394,13 +394,9 @@ class Query:
         last line, and of two definitions that hold a node the inner one starts later. Candidates are the
         definitions of the top-level statement that holds `node` (its index share). A keystroke in a large class
         would otherwise link the parents of all its nodes again."""
-        self._top_entries()
-        if self._starts is None:
-            self._starts = [_first_line(s) for s in self.tree.body]
-        top = self._top_statement(node)
-        if top is None:
+        entry = self._top_of(node)
+        if entry is None:
             return None
-        entry = self._tops[id(top)]
         ids = entry.ids
         if ids is None:  # (made once per statement object: a rule may ask about many nodes of a large statement)
             ids = entry.ids = set(map(id, entry.nodes))
@@ -413,7 +409,7 @@ class Query:
         for d in (*part[2], *part[3]):  # the statement's functions and classes
             if d is node or not isinstance(d, kinds):
                 continue
-            at = (_first_line(d), 0) if d.decorator_list else (d.lineno, d.col_offset)
+            at = (first_line(d), 0) if d.decorator_list else (d.lineno, d.col_offset)
             if at <= start and end <= (d.end_lineno, d.end_col_offset) and (found_at is None or at > found_at):
                 found, found_at = d, at
         return found
@@ -532,10 +528,6 @@ _MISSING = object()
 _DEF_KINDS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 
 
-def _first_line(node: ast.AST) -> int:
-    """A statement's first line, its decorators included."""
-    decorators = getattr(node, "decorator_list", None)
-    return min([node.lineno] + [d.lineno for d in decorators]) if decorators else node.lineno
 
 
 class TopStatement:
@@ -593,9 +585,6 @@ class NodeMemo:
             while len(self._files) > self.max_files:
                 del self._files[next(iter(self._files))]
         return out
-
-    def walks(self, path: str, body: list, walker: Callable = walk) -> list:
-        return [e.nodes for e in self.entries(path, body, walker)]
 
     def clear(self) -> None:
         self._files.clear()
