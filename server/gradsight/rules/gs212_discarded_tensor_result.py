@@ -4,6 +4,7 @@ import ast
 
 from ..engine.events import DiscardEvent
 from ..engine.report import make_fix
+from ..engine.values import Tri
 from ..findings import Applicability, Edit, Severity
 from .base import dotted_name, Invalid, Rule, Valid
 
@@ -80,6 +81,31 @@ class DiscardedTensorResult(Rule):
                       "    positions = torch.arange(max_len, dtype=torch.float32)\n"
                       "    positions = positions.expand(len(lengths), max_len)\n    return positions.sum(1)\n\n\n"
                       "row_totals(torch.tensor([2, 4]), 5)\n"),
+        # A dropped `detach()` of a value the code shows no graph for (a replay batch plus a detached term):
+        # information, the statement is dead code (navneet-nmk/pytorch-rl's empowerment rewards).
+        Invalid("import torch\n\n\ndef shaped(rewards, bonus):\n    total = rewards + 0.1 * bonus.detach()\n"
+                "    total.detach()\n    return total\n\n\nout = shaped(torch.randn(4), torch.randn(4))\n", line=6,
+                severity=Severity.INFORMATION, runtime="silent: not out.requires_grad",
+                fixed="import torch\n\n\ndef shaped(rewards, bonus):\n    total = rewards + 0.1 * bonus.detach()\n"
+                      "    total = total.detach()\n    return total\n\n\nout = shaped(torch.randn(4), torch.randn(4))\n"),
+        # The same statement on a value made by a module with parameters keeps the critic in the value loss's graph
+        # (the same repository's SAC value target): a warning.
+        Invalid("import torch\nimport torch.nn as nn\n\ncritic = nn.Linear(3, 1)\n\n\n"
+                "def value_loss(states, log_probs, values):\n    target = critic(states) - log_probs\n"
+                "    target.detach()\n    return ((values - target) ** 2).mean()\n\n\n"
+                "value_loss(torch.randn(4, 3), torch.randn(4, 1), torch.randn(4, 1)).backward()\n", line=9,
+                severity=Severity.WARNING, runtime="silent: critic.weight.grad is not None",
+                fixed="import torch\nimport torch.nn as nn\n\ncritic = nn.Linear(3, 1)\n\n\n"
+                      "def value_loss(states, log_probs, values):\n    target = critic(states) - log_probs\n"
+                      "    target = target.detach()\n    return ((values - target) ** 2).mean()\n\n\n"
+                      "value_loss(torch.randn(4, 3), torch.randn(4, 1), torch.randn(4, 1)).backward()\n"),
+        # A dropped `expand` to the very shape the tensor was made with two lines up: information, a no-op
+        # (lzx1413/PytorchSSD's detection post-processing).
+        Invalid("import torch\n\n\nclass Detect:\n    def run(self, num, priors):\n"
+                "        self.boxes = torch.zeros(num, priors, 4)\n        if num > 1:\n"
+                "            self.boxes.expand(num, priors, 4)\n        return self.boxes\n\n\n"
+                "out = Detect().run(2, 3)\n", line=8, severity=Severity.INFORMATION,
+                runtime="silent: out.shape == (2, 3, 4)"),
     )
 
     def check(self, event: DiscardEvent, report) -> None:
@@ -106,14 +132,27 @@ class DiscardedTensorResult(Rule):
             _, _, end_line, end = report.source.span(call.func)
             fix = make_fix(f"Use the in-place `.{method}_()`", Applicability.UNSAFE,
                            Edit(end_line, end, end_line, end, "_"))
-        if method == "detach":
+        severity = None
+        if method == "detach" and event.receiver.rg is Tri.YES:
             what = f"`{text}.detach()` returns a detached copy and this statement throws it away: `{text}` keeps its graph"
+        elif method == "detach":
+            # What a dropped `detach()` costs is the graph the receiver keeps: where the code shows none (a value
+            # made from a replay batch and detached terms), the statement is only dead code.
+            what = (f"`{text}.detach()` returns a detached copy and this statement throws it away: `{text}` keeps "
+                    f"whatever graph it has")
+            severity = Severity.INFORMATION
+        elif _already_shaped(report.tree, call):
+            report.add(self, call, f"`.{method}()` returns a new tensor and this statement throws it away; `{text}` "
+                                   f"already has that shape, so the statement does nothing. Remove it.",
+                       severity=Severity.INFORMATION)
+            return
         else:
             what = (f"`.{method}()` returns a new tensor and this statement throws it away: `{text}` is unchanged")
         # A dropped device move (`x.to(device)`, `x.cuda()`) is most often a no-op (the tensor is already there;
         # 8 of 9 in two fresh rounds of public code), and where it is not, the next op on another device raises at
         # once: information, not a warning. A dropped dtype conversion or arithmetic changes values silently.
-        severity = Severity.INFORMATION if _device_move(call) or _broadcast_anyway(report.tree, call) else None
+        if _device_move(call) or _broadcast_anyway(report.tree, call):
+            severity = Severity.INFORMATION
         report.add(self, call, f"{what}. Assign the result or use the in-place form.", fix=fix, severity=severity)
 
 
@@ -182,6 +221,52 @@ def _broadcast_anyway(tree, call: ast.Call) -> bool:
             return False  # `x * 2` keeps the unexpanded shape
         reads += 1
     return reads > 0
+
+
+_SIZED_FACTORIES = frozenset({"zeros", "ones", "empty", "randn", "rand", "Tensor", "FloatTensor", "LongTensor"})
+
+
+def _already_shaped(tree, call: ast.Call) -> bool:
+    """A dropped `x.expand(a, b, c)` (or `x.view(...)`, `x.reshape(...)`) whose receiver, a name or `self.name`, is
+    bound once in the function, by an earlier statement of a block holding the call, to `torch.zeros(a, b, c)`
+    (another factory of a size) with the very same size expressions: the tensor has that shape already, so even an
+    assigned result would change nothing (`self.boxes = torch.zeros(num, P, 4)`, then `self.boxes.expand(num, P,
+    4)`)."""
+    recv = call.func.value
+    if tree is None or call.func.attr not in ("expand", "view", "reshape") or not call.args or call.keywords \
+            or not (isinstance(recv, ast.Name) or isinstance(recv, ast.Attribute)
+                    and isinstance(recv.value, ast.Name)):
+        return False
+    target = ast.dump(recv)
+    scope = tree
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.lineno <= call.lineno <= n.end_lineno \
+                and n.lineno >= getattr(scope, "lineno", 0):
+            scope = n
+    stores = [n for n in ast.walk(scope) if isinstance(n, (ast.Name, ast.Attribute))
+              and isinstance(n.ctx, (ast.Store, ast.Del)) and ast.dump(n, annotate_fields=False).replace(
+                  "Store()", "Load()").replace("Del()", "Load()") == ast.dump(recv, annotate_fields=False)]
+    if len(stores) != 1:
+        return False  # bound more than once (or not here): which value reaches the call is not clear
+    made = None
+    for block in (getattr(n, f, None) for n in ast.walk(scope) for f in ("body", "orelse", "finalbody")):
+        if not isinstance(block, list):
+            continue
+        for k, stmt in enumerate(block):
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.targets[0] is stores[0] \
+                    and any(sub is call for later in block[k + 1:] for sub in ast.walk(later)):
+                made = stmt.value
+    if not (isinstance(made, ast.Call) and isinstance(made.func, ast.Attribute)
+            and made.func.attr in _SIZED_FACTORIES and isinstance(made.func.value, ast.Name)
+            and made.func.value.id == "torch") \
+            or any(kw.arg not in ("dtype", "device", "requires_grad") for kw in made.keywords):
+        return False
+    sizes = made.args[0].elts if len(made.args) == 1 and isinstance(made.args[0], (ast.Tuple, ast.List)) \
+        else made.args
+    wanted = call.args[0].elts if len(call.args) == 1 and isinstance(call.args[0], (ast.Tuple, ast.List)) \
+        else call.args
+    return bool(sizes) and len(sizes) == len(wanted) and not any(isinstance(a, ast.Starred) for a in sizes) \
+        and all(ast.dump(a) == ast.dump(b) for a, b in zip(sizes, wanted))
 
 
 def _assignable(node: ast.AST) -> bool:
