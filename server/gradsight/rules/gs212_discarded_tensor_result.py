@@ -25,7 +25,10 @@ class DiscardedTensorResult(Rule):
                     "`with ...raises(...)` block (code that expects the call to fail). A dropped device move "
                     "(`x.to(device)`, `x.cuda()`, `x.cpu()`) is reported as information, not a warning: in public "
                     "code it was a no-op 8 times in 9 (the tensor was already there), and where it is not, the "
-                    "next operation mixing devices raises at once.")
+                    "next operation mixing devices raises at once. So is a dropped `x.detach()` where the code "
+                    "shows no graph for `x` (the statement is dead code, not a graph kept by mistake), and a dropped "
+                    "`x.expand(a, b)` (`view`, `reshape`) right after `x = torch.zeros(a, b)` with the same sizes "
+                    "(`x` has that shape already).")
     why_bad = ("These methods return a new tensor and leave their receiver alone; the in-place forms end in `_` "
                "(`mul_`, `detach_`, `clamp_`). As a statement the result is lost: a gradient meant to be negated "
                "keeps its sign, so the optimizer steps the wrong way (ShangtongZhang/DeepRL's policy gradient), a "
