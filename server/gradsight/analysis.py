@@ -41,6 +41,11 @@ class ProjectRules:
 
         SyntaxErrorRule.report_skipped(reporter, msg, line, col, first, last)
 
+    def report_newer_syntax(self, reporter: Any, line: int, col: int, what: str) -> None:
+        from .rules.gs001_syntax_error import SyntaxErrorRule
+
+        SyntaxErrorRule.report_newer(reporter, line, col, what)
+
 
 RULES = ProjectRules()
 # The process's engine, with every cache of the analysis (`Engine`): the CLI, the language server and the tests

@@ -19,6 +19,7 @@ from .chunks import Chunks, parse_prefix, recover_chunks
 from .events import DeadGradEvent, Event
 from .incremental import FileState, reparse
 from .interp import Interpreter, ModuleScope
+from .newsyntax import OLD_PYTHON, downgrade
 from .query import FileEvent, NodeMemo, Query
 from .relocate import located, plain
 from .report import Reporter, Source, split_lines
@@ -125,52 +126,43 @@ class Engine:
         source = Source(text, lines, mark=mark)
         reporter = Reporter(path, source, config)
         previous = self.file_state(path)
-        tree = None
-        prefix = False  # analysing only the longest prefix that parses (`parse_prefix`)
-        chunked: Optional[Chunks] = None
-        hint: list = []  # the chunk a failed `reparse` could not parse, for `recover_chunks` (same text)
-        if previous is not None and not previous.broken:
-            tree = reparse(previous, text, lines, self.shift, hint)
-        if tree is not None:
-            self.stats["spliced"] += 1
-        elif previous is not None and self.recover:
-            # The edited statements do not parse on their own, or the previous version did not parse: chunk the
-            # text (`recover_chunks`), reusing the previous version's parses of unchanged chunks. A chunk that fails
-            # means the text does not parse; when none does, their statements are `ast.parse(text)`'s.
-            chunked = recover_chunks(text, lines, previous, hint[-1] if hint else None)
-            if chunked is not None:
-                self.stats["chunked"] += 1
-                if not chunked.failed:
-                    tree = chunked.tree
-        if tree is None and (chunked is None or not chunked.failed):
-            chunked = None
-            self.stats["parsed"] += 1
-            try:
-                tree = ast.parse(text, filename=path)
-            except SyntaxError as exc:
-                # (where the warm attempt above was not certain, neither is this one: the same text)
-                chunked = recover_chunks(text, lines, None) if self.recover and previous is None else None
-                if chunked is None or not chunked.failed:  # not chunked with certainty: analyse the prefix
-                    chunked = None
-                    prefix = True
-                    ruleset.report_syntax_error(exc, reporter)
-                    tree = parse_prefix(text, exc)
-                    if tree is None:
-                        result.findings = sorted((plain(f, self.plain_of) for f in reporter.findings.values()),
-                                                 key=sort_key)
-                        return result
-            except (RecursionError, MemoryError, ValueError) as exc:
-                result.problems.append(f"{path}: cannot parse ({type(exc).__name__}); not analysed")
+        ptext, plines = text, lines  # the text parsed: the file's, or its Python 3.12 syntax rewritten (`newsyntax`)
+        parsed = self._parse(path, text, lines, previous)
+        notes: list = []
+        if OLD_PYTHON and (parsed[1] is not None and parsed[1].failed or parsed[2] is not None):
+            # Text this Python cannot parse: Python 3.12 syntax in the chunks that failed (all of it, where the
+            # text could not be chunked) is rewritten to text of the same shape, and that is what is analysed.
+            down = downgrade(lines, [(f, l, msg, at) for f, l, msg, at, _ in parsed[1].failed]
+                             if parsed[1] is not None and parsed[1].failed
+                             else [(1, len(lines), parsed[2].msg, parsed[2].lineno or 1)])
+            if down is not None:
+                plines, notes = down
+                ptext = "\n".join(plines)
+                parsed = self._parse(path, ptext, plines, previous)
+        tree, chunked, prefix_exc, problem = parsed
+        if problem is not None:
+            result.problems.append(problem)
+            return result
+        report_newer = getattr(ruleset, "report_newer_syntax", None)
+        if report_newer is not None:
+            for line, col, what in notes:
+                report_newer(reporter, line, col, what)
+        prefix = prefix_exc is not None
+        if prefix:
+            ruleset.report_syntax_error(prefix_exc, reporter)
+            if tree is None:
+                result.findings = sorted((plain(f, self.plain_of) for f in reporter.findings.values()),
+                                         key=sort_key)
                 return result
         if chunked is not None and chunked.failed:
             for first, last, msg, line, col in chunked.failed:
                 ruleset.report_skipped(reporter, msg, min(line, len(lines)), col, first, last)
             tree = chunked.tree
-            memo = self._remember(path, text, lines, tree, previous, chunked)
+            memo = self._remember(path, ptext, plines, tree, previous, chunked)
         elif prefix:
             memo = {}  # a prefix's tree is not remembered as this text's tree
         else:
-            memo = self._remember(path, text, lines, tree, previous, chunked)
+            memo = self._remember(path, ptext, plines, tree, previous, chunked)
 
         rules = ruleset.active(config)
 
@@ -269,6 +261,41 @@ class Engine:
                 self.files.move_to_end(path)
             return state
 
+
+    def _parse(self, path: str, text: str, lines: list, previous: Optional[FileState]) -> tuple:
+        """(tree, chunks, prefix error, problem) of `text`: a tree (spliced from `previous`, chunked or parsed
+        whole) with chunks None or without failures; or the chunks that failed and the tree of those that parse;
+        or, where the text could not be chunked with certainty, the syntax error and the tree of the longest prefix
+        that parses (None if none does); or a problem that stops the analysis. Reports nothing."""
+        tree = None
+        chunked: Optional[Chunks] = None
+        hint: list = []  # the chunk a failed `reparse` could not parse, for `recover_chunks` (same text)
+        if previous is not None and not previous.broken:
+            tree = reparse(previous, text, lines, self.shift, hint)
+        if tree is not None:
+            self.stats["spliced"] += 1
+        elif previous is not None and self.recover:
+            # The edited statements do not parse on their own, or the previous version did not parse: chunk the
+            # text (`recover_chunks`), reusing the previous version's parses of unchanged chunks. A chunk that fails
+            # means the text does not parse; when none does, their statements are `ast.parse(text)`'s.
+            chunked = recover_chunks(text, lines, previous, hint[-1] if hint else None)
+            if chunked is not None:
+                self.stats["chunked"] += 1
+                if not chunked.failed:
+                    tree = chunked.tree
+        if tree is None and (chunked is None or not chunked.failed):
+            chunked = None
+            self.stats["parsed"] += 1
+            try:
+                tree = ast.parse(text, filename=path)
+            except SyntaxError as exc:
+                # (where the warm attempt above was not certain, neither is this one: the same text)
+                chunked = recover_chunks(text, lines, None) if self.recover and previous is None else None
+                if chunked is None or not chunked.failed:  # not chunked with certainty: analyse the prefix
+                    return parse_prefix(text, exc), None, exc, None
+            except (RecursionError, MemoryError, ValueError) as exc:
+                return None, None, None, f"{path}: cannot parse ({type(exc).__name__}); not analysed"
+        return tree, chunked, None, None
 
     def _remember(self, path: str, text: str, lines: list, tree: ast.Module, previous: Optional[FileState],
                       chunked: "Optional[Chunks]" = None) -> dict:

@@ -1,7 +1,7 @@
 """The seam between the analysis and the checks that read its events.
 
 The engine never imports `rules/`: the caller hands it a rule set, any object with the three methods of
-`RuleSet` below. `gradsight.analysis.RULES` is the project's rule set (every rule in `rules/`); tests hand in
+`RuleSet` below (and, optionally, `report_newer_syntax`). `gradsight.analysis.RULES` is the project's rule set (every rule in `rules/`); tests hand in
 smaller ones. There is no default: an engine called without a rule set raises TypeError. Keeping the dependency one-way lets the engine be tested, benchmarked and reused without the
 rules and keeps a rule bug from reaching into engine internals (docs/ARCHITECTURE.md, "Layers").
 """
@@ -20,3 +20,8 @@ class RuleSet(Protocol):
 
     def report_skipped(self, reporter: Any, msg: str, line: int, col: int, first: int, last: int) -> None:
         """Report a chunk (lines first..last) that does not parse on its own and was skipped."""
+
+    # Optional (the engine asks with `getattr`): report Python 3.12 syntax that the running Python cannot parse
+    # and that the engine analysed rewritten (`newsyntax.downgrade`); `what` names the construct.
+    #
+    # def report_newer_syntax(self, reporter: Any, line: int, col: int, what: str) -> None: ...

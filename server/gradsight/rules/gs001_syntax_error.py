@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import sys
+
 from ..findings import Severity
 from .base import Invalid, Rule, Valid
 
@@ -24,7 +26,11 @@ class SyntaxErrorRule(Rule):
         "unterminated triple-quoted string swallows is skipped with it, so no finding comes from text Python "
         "reads as a string. Where the cut cannot be certain (an f-string whose braces do not balance, which "
         "Python 3.12+ may read differently), gradsight analyses only the lines before the error, as the "
-        "message then says.")
+        "message then says. Python 3.12 syntax is not an error when gradsight runs on an older Python: an "
+        "f-string that reuses its quotes or holds a backslash, a comment or a line break in a field (PEP 701), "
+        "type parameters (`def first[T](...)`, `class Box[T]:`) and `type` statements (PEP 695) get a note of "
+        "severity information instead, and the statement around them is analysed (the f-string's fields and the "
+        "`type` statement are not).")
     why_bad = ("Python cannot run the file. gradsight keeps analysing everything outside the broken statement, "
                "so findings elsewhere do not disappear and come back while you type, but nothing inside the "
                "skipped statement is checked.")
@@ -47,6 +53,20 @@ class SyntaxErrorRule(Rule):
         lines = f"line {first}" if first == last else f"lines {first}-{last}"
         reporter.add(cls, None, f"Syntax error: {msg}; gradsight skipped {lines} and analysed the rest of the file.",
                      span=cls._span(reporter, line, col))
+
+    @classmethod
+    def report_newer(cls, reporter, line: int, col: int, what: str) -> None:
+        """Python 3.12 syntax that the Python running gradsight (older) rejects, analysed rewritten (`what`: "f-string",
+        "type-parameters" or "type-statement", see `engine/newsyntax.py`)."""
+        running = "Python {}.{}".format(*sys.version_info[:2])
+        subject, missed = {
+            "f-string": ("This f-string is Python 3.12 syntax (PEP 701)", "its fields were not analysed"),
+            "type-parameters": ("These type parameters are Python 3.12 syntax (PEP 695)",
+                                "the definition was analysed without them"),
+            "type-statement": ("This `type` statement is Python 3.12 syntax (PEP 695)", "it was not analysed"),
+        }[what]
+        reporter.add(cls, None, f"{subject}, which {running} (running gradsight) cannot parse: {missed}.",
+                     span=cls._span(reporter, line, col), severity=Severity.INFORMATION)
 
     @staticmethod
     def _span(reporter, line: int, col: int) -> tuple:

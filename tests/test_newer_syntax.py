@@ -1,0 +1,153 @@
+"""Python 3.12 syntax on an older interpreter (`engine/newsyntax.py`): f-strings of PEP 701 and type parameters of
+PEP 695 are valid Python, so they get an information note, not a syntax error, and the statements around them are
+analysed. On Python 3.12+ the interpreter parses them itself and there is nothing to note."""
+
+import random
+
+import pytest
+
+from gradsight import analysis
+from gradsight.analysis import analyze_source
+from gradsight.engine.newsyntax import OLD_PYTHON, string_spans, downgrade
+from gradsight.engine.report import split_lines
+from test_syntax_recovery import cold, full, typing
+
+old_only = pytest.mark.skipif(not OLD_PYTHON, reason="this Python parses 3.12 syntax itself")
+new_only = pytest.mark.skipif(OLD_PYTHON, reason="this Python does not parse 3.12 syntax")
+
+# A training function whose log line uses PEP 701 (the dict key in the same quotes, a backslash in a field); the
+# bug two lines below (`out.numpy()` on a tensor that requires grad) raises under torch whatever the Python.
+TRAIN = '''import torch
+import torch.nn as nn
+
+
+def train(model, loader, opt, cfg):
+    model.train()
+    for step, (x, y) in enumerate(loader):
+        out = model(x)
+        loss = nn.functional.mse_loss(out, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        print(f"step {step}: loss={loss.item():.4f} lr={cfg["lr"]} {"\\n".join(["a", "b"])}")
+        print(f"pred {out.numpy()}")
+
+
+net = nn.Linear(3, 1)
+train(net, [(torch.randn(4, 3), torch.randn(4, 1))], torch.optim.SGD(net.parameters(), lr=0.1), {"lr": 0.1})
+'''
+
+GENERIC = '''import torch
+
+
+def first[T](xs: list[T]) -> T:
+    return xs[0]
+
+
+class Box[T: (int, float), *Ts]:
+    def get(self) -> T:
+        return self.v
+
+
+type Pair[K] = tuple[K,
+                     K]
+x = torch.ones(2, requires_grad=True)
+y = x.numpy()
+'''
+
+
+def findings(text: str, path: str = "newer.py"):
+    analysis.ENGINE.forget(path)
+    return [(f.code, f.line, f.column, f.severity.value) for f in analyze_source(text, path).findings]
+
+
+@old_only
+def test_pep701_fstring_is_a_note_and_the_function_is_analysed():
+    got = findings(TRAIN)
+    assert ("GS001", 13, 15, "information") in got
+    assert ("GS201", 14, 23, "error") in got
+    assert not [f for f in got if f[0] == "GS001" and f[3] != "information"]
+
+
+@old_only
+def test_pep695_definitions_and_type_statement():
+    got = findings(GENERIC)
+    assert [f for f in got if f[0] == "GS001"] == [("GS001", 4, 10, "information"), ("GS001", 8, 10, "information"),
+                                                 ("GS001", 13, 1, "information")]
+    assert ("GS201", 16, 5, "error") in got
+
+
+@new_only
+def test_newer_python_parses_it_without_notes():
+    assert not [f for f in findings(TRAIN) + findings(GENERIC) if f[0] == "GS001"]
+    assert ("GS201", 14, 23, "error") in findings(TRAIN)
+
+
+@pytest.mark.parametrize("text", [
+    'x = f"{d"\n',  # a field that never closes
+    'x = f"{1 +}"\n',  # no expression
+    'x = f"{lambda v: v}"\n',  # a lambda needs parentheses in 3.12 too
+    'print "x"\n',  # Python 2
+    'def f[1](x):\n    pass\n',  # not type parameters
+    'type = 3 +\n',  # an assignment to `type`, broken
+])
+def test_invalid_everywhere_stays_a_syntax_error(text):
+    got = [f for f in findings(text) if f[0] == "GS001"]
+    assert got and all(f[3] == "error" for f in got), got
+
+
+def test_a_name_called_type_is_not_a_type_statement():
+    assert findings("type = 3\nprint(type)\n") == []
+
+
+@old_only
+@pytest.mark.parametrize("text", [TRAIN, GENERIC, 'x = f"{"é"} ° {d["ü"]}"; y = 1\n',
+                                  'v = (f"{a\n + b}"  # a field across lines\n     )\n'])
+def test_rewrite_keeps_every_line_length_and_byte_length(text):
+    lines = split_lines(text)
+    down = downgrade(lines, [(1, len(lines), "f-string: x", 1)])
+    assert down is not None
+    new, notes = down
+    assert notes
+    assert [len(a) for a in new] == [len(a) for a in lines]
+    assert [len(a.encode()) for a in new] == [len(a.encode()) for a in lines]
+    compile("\n".join(new), "x.py", "exec")  # this Python parses the rewrite
+
+
+def test_strings_read_as_python_312_reads_them():
+    text = ('a = f"{d["k"]:{w}.{p}}" + "#no" # comment "x"\n'
+            "b = f'{x!r:>{n}} {y != z} {({1: 2})[1]} {f\"{q}\"}' + rb'\\'' + f\"\\N{DASH}{{lit}}\"\n")
+    got = [(text[s:e], is_f) for s, e, is_f in string_spans(text)]
+    assert got == [('f"{d["k"]:{w}.{p}}"', True), ('"#no"', False),
+                   ("f'{x!r:>{n}} {y != z} {({1: 2})[1]} {f\"{q}\"}'", True), ("rb'\\''", False),
+                   ('f"\\N{DASH}{{lit}}"', True)]
+
+
+def test_ordinary_syntax_errors_skip_the_rewrite():
+    # An error whose message and line say nothing of f-strings or type parameters: not looked at.
+    lines = split_lines('x = f"{d["k"]}"\ny = (1,\n')
+    assert downgrade(lines, [(2, 2, "'(' was never closed", 2)]) is None
+
+
+@old_only
+def test_typing_in_a_312_file_warm_equals_cold():
+    path = "typed312.py"
+    analysis.ENGINE.forget(path)
+    analyze_source(TRAIN, path)
+    rng = random.Random("newer")
+    for k, version in enumerate(typing(TRAIN, rng)):
+        warm = full(analyze_source(version, path))
+        if k % 3 == 0:
+            assert warm == cold(version, path), k
+    # Typing a PEP 701 f-string into an ordinary file, character by character.
+    base = TRAIN.replace('        print(f"step {step}: loss={loss.item():.4f} lr={cfg["lr"]} {"\\n".join(["a", "b"])}")\n',
+                         "")
+    analysis.ENGINE.forget(path)
+    analyze_source(base, path)
+    line = '        print(f"lr={cfg["lr"]}")\n'
+    at = base.index("        print(f\"pred")
+    for n in range(len(line) + 1):
+        version = base[:at] + line[:n] + base[at:]
+        warm = full(analyze_source(version, path))
+        assert warm == cold(version, path), n
+    assert ("GS001", 13, 15, "information") in [(f["code"], f["line"], f["column"], f["severity"]) for f in warm[0]]
