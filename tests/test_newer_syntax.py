@@ -8,6 +8,7 @@ import pytest
 
 from gradsight import analysis
 from gradsight.analysis import analyze_source
+from gradsight.config import Config, load_pyproject
 from gradsight.engine.newsyntax import OLD_PYTHON, string_spans, downgrade
 from gradsight.engine.report import split_lines
 from test_syntax_recovery import cold, full, typing
@@ -151,3 +152,33 @@ def test_typing_in_a_312_file_warm_equals_cold():
         warm = full(analyze_source(version, path))
         assert warm == cold(version, path), n
     assert ("GS001", 13, 15, "information") in [(f["code"], f["line"], f["column"], f["severity"]) for f in warm[0]]
+
+
+@pytest.mark.parametrize("toml,oldest", [
+    ('[project]\nrequires-python = ">=3.10, <4"\n', (3, 10)),
+    ('[project]\nrequires-python = "~=3.11"\n', (3, 11)),
+    ('[project]\nrequires-python = "==3.12.*"\n', (3, 12)),
+    ('[project]\nrequires-python = "<3.13"\n', None),
+    ('[tool.poetry.dependencies]\npython = "^3.9"\n', (3, 9)),
+    ('[project]\nname = "x"\n', None),
+    ('[project]\nrequires-python = 3\n', None),
+])
+def test_requires_python_is_read_from_pyproject(tmp_path, toml, oldest):
+    (tmp_path / "pyproject.toml").write_text(toml + "[tool.gradsight]\nignore = [\"GS205\"]\n")
+    config, problems = load_pyproject(tmp_path / "pyproject.toml")
+    assert problems == []
+    assert config.requires_python == oldest
+    assert config.ignore == ("GS205",)
+    (tmp_path / "pyproject.toml").write_text(toml)  # no [tool.gradsight] table: still read
+    assert load_pyproject(tmp_path / "pyproject.toml")[0].requires_python == oldest
+
+
+@old_only
+def test_a_project_that_supports_python_311_gets_an_error():
+    for oldest, severity in (((3, 10), "error"), ((3, 12), "information"), (None, "information")):
+        analysis.ENGINE.forget("newer.py")
+        got = analyze_source(TRAIN, "newer.py", Config(requires_python=oldest)).findings
+        note = next(f for f in got if f.code == "GS001")
+        assert (note.line, note.severity.value) == (13, severity)
+        assert ("requires-python" in note.message) == (severity == "error")
+        assert any(f.code == "GS201" and f.line == 14 for f in got)

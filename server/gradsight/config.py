@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import fnmatch
 import pathlib
+import re
 import sys
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
@@ -55,6 +56,9 @@ class Config:
     severity: Mapping[str, Severity] = field(default_factory=dict)
     inlay_hints: str = "transitions"
     trace: TraceConfig = TraceConfig()
+    # The oldest Python the project says it supports (`[project] requires-python`, or Poetry's `python`
+    # dependency), as (major, minor); None when not stated. GS001 reads it for Python 3.12 syntax.
+    requires_python: "tuple[int, int] | None" = None
 
     def is_enabled(self, code: str) -> bool:
         if self.select and not any(code.startswith(p) for p in self.select):
@@ -185,10 +189,39 @@ def load_pyproject(path: pathlib.Path, base: Config | None = None) -> tuple[Conf
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         return base or Config(), [f"{path}: cannot read [tool.gradsight] ({exc}); using defaults"]
     tool = data.get("tool", {})
+    oldest = _oldest_python(data)
+    base = base or Config()
+    if oldest is not None:
+        base = replace(base, requires_python=oldest)
     if not isinstance(tool, Mapping):
-        return base or Config(), [f"{path}: `tool` is not a table, so there is no [tool.gradsight]; using defaults"]
+        return base, [f"{path}: `tool` is not a table, so there is no [tool.gradsight]; using defaults"]
     table = tool.get("gradsight")
     if table is None:
-        return base or Config(), []
+        return base, []
     cfg, problems = Config.from_mapping(table, base)
     return cfg, [f"{path}: {p}" for p in problems]
+
+
+_LOWER_BOUND = re.compile(r"(>=|~=|==|\^|~|>)\s*(\d+)\.(\d+)")
+
+
+def _oldest_python(data: Mapping) -> "tuple[int, int] | None":
+    """The lowest Python (major, minor) that `requires-python` (or Poetry's `python = "^3.10"`) admits, from its
+    lower bounds (`>=3.10`, `~=3.11`, `^3.10`, `==3.12.*`); None when there is none or it cannot be read."""
+    spec = None
+    project = data.get("project")
+    if isinstance(project, Mapping):
+        spec = project.get("requires-python")
+    if spec is None:
+        poetry = data.get("tool", {}).get("poetry", {}) if isinstance(data.get("tool"), Mapping) else {}
+        deps = poetry.get("dependencies", {}) if isinstance(poetry, Mapping) else {}
+        spec = deps.get("python") if isinstance(deps, Mapping) else None
+    if not isinstance(spec, str):
+        return None
+    bounds = []
+    for clause in spec.replace("||", ",").replace("|", ",").split(","):
+        m = _LOWER_BOUND.search(clause)
+        if m is None:
+            continue
+        bounds.append((int(m.group(2)), int(m.group(3))))  # `>3.10` admits 3.10.1: the same minor as `>=`
+    return min(bounds) if bounds else None

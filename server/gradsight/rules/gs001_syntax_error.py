@@ -30,7 +30,9 @@ class SyntaxErrorRule(Rule):
         "f-string that reuses its quotes or holds a backslash, a comment or a line break in a field (PEP 701), "
         "type parameters (`def first[T](...)`, `class Box[T]:`) and `type` statements (PEP 695) get a note of "
         "severity information instead, and the statement around them is analysed (the f-string's fields and the "
-        "`type` statement are not).")
+        "`type` statement are not). Where the project's `pyproject.toml` says it supports an older Python "
+        "(`requires-python = \">=3.10\"`, Poetry's `python = \"^3.10\"`), the note is an error: the file does not "
+        "parse there. On Python 3.12 and later gradsight parses such code itself and says nothing about it.")
     why_bad = ("Python cannot run the file. gradsight keeps analysing everything outside the broken statement, "
                "so findings elsewhere do not disappear and come back while you type, but nothing inside the "
                "skipped statement is checked.")
@@ -57,14 +59,21 @@ class SyntaxErrorRule(Rule):
     @classmethod
     def report_newer(cls, reporter, line: int, col: int, what: str) -> None:
         """Python 3.12 syntax that the Python running gradsight (older) rejects, analysed rewritten (`what`: "f-string",
-        "type-parameters" or "type-statement", see `engine/newsyntax.py`)."""
-        running = "Python {}.{}".format(*sys.version_info[:2])
+        "type-parameters" or "type-statement", see `engine/newsyntax.py`). Information, unless the project says it
+        supports an older Python (`requires-python`), where it is the syntax error it will be there."""
         subject, missed = {
             "f-string": ("This f-string is Python 3.12 syntax (PEP 701)", "its fields were not analysed"),
             "type-parameters": ("These type parameters are Python 3.12 syntax (PEP 695)",
                                 "the definition was analysed without them"),
             "type-statement": ("This `type` statement is Python 3.12 syntax (PEP 695)", "it was not analysed"),
         }[what]
+        oldest = getattr(reporter.config, "requires_python", None)
+        if oldest is not None and oldest < (3, 12):
+            reporter.add(cls, None, f"{subject}, a syntax error on Python {oldest[0]}.{oldest[1]}, which the project "
+                                    f"supports (`requires-python`); {missed}.",
+                         span=cls._span(reporter, line, col), severity=Severity.ERROR)
+            return
+        running = "Python {}.{}".format(*sys.version_info[:2])
         reporter.add(cls, None, f"{subject}, which {running} (running gradsight) cannot parse: {missed}.",
                      span=cls._span(reporter, line, col), severity=Severity.INFORMATION)
 
