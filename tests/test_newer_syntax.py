@@ -2,7 +2,10 @@
 PEP 695 are valid Python, so they get an information note, not a syntax error, and the statements around them are
 analysed. On Python 3.12+ the interpreter parses them itself and there is nothing to note."""
 
+import json
 import random
+import subprocess
+import sys
 
 import pytest
 
@@ -182,3 +185,17 @@ def test_a_project_that_supports_python_311_gets_an_error():
         assert (note.line, note.severity.value) == (13, severity)
         assert ("requires-python" in note.message) == (severity == "error")
         assert any(f.code == "GS201" and f.line == 14 for f in got)
+
+
+@old_only
+def test_a_sibling_module_in_312_syntax_is_still_read(tmp_path):
+    """`from net import Net` where net.py uses type parameters: the model is still known in train.py."""
+    (tmp_path / "net.py").write_text(
+        "import torch.nn as nn\n\n\nclass Net[T](nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(3, 1)\n\n    def forward(self, x):\n        return self.fc(x)\n")
+    (tmp_path / "train.py").write_text("import torch\nfrom net import Net\n\nmodel = Net()\n"
+                                       "pred = model(torch.randn(4, 3))\nprint(pred.numpy())\n")
+    proc = subprocess.run([sys.executable, "-m", "gradsight", "check", "--output-format", "json", "--no-cache",
+                           "train.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    got = [(f["code"], f["line"]) for f in json.loads(proc.stdout)]
+    assert ("GS201", 6) in got, proc.stdout + proc.stderr

@@ -68,6 +68,22 @@ def downgrade(lines: list, failures: list) -> Optional[tuple]:
     return (out, notes) if out is not None else None
 
 
+def parse_rewritten(text: str, exc: SyntaxError) -> Optional[ast.Module]:
+    """The syntax tree of a whole file that did not parse (`exc`), read with its Python 3.12 syntax rewritten
+    (`downgrade` over all of it), when that parses; else None. For files read whole, such as the modules another
+    file imports (`workspace.scope_for`)."""
+    if not OLD_PYTHON:
+        return None
+    lines = text.split("\n") if "\r" not in text else text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    down = downgrade(lines, [(1, len(lines), exc.msg or "", exc.lineno or 1)])
+    if down is None:
+        return None
+    try:
+        return ast.parse("\n".join(down[0]))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def _edits(chunk: str) -> list:
     """(start, end, replacement of the same shape, what) for each construct of the chunk to rewrite."""
     edits: list = []

@@ -18,6 +18,7 @@ import threading
 import time
 from typing import Callable, Optional
 
+from .newsyntax import parse_rewritten
 from .report import Source
 
 MAX_FILE_BYTES = 2_000_000
@@ -233,7 +234,11 @@ class Workspace:
                 return cached[1]
         try:
             tree = ast.parse(text, filename=key)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        except SyntaxError as exc:
+            tree = parse_rewritten(text, exc)  # Python 3.12 syntax on an older Python (`newsyntax`)
+            if tree is None:
+                return None
+        except (ValueError, RecursionError, MemoryError):
             return None
         scope = build_scope(tree, key, Source(text))
         with self._lock:
@@ -463,7 +468,11 @@ class Workspace:
                 continue
             try:
                 tree = ast.parse(text)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
+            except SyntaxError as exc:
+                tree = parse_rewritten(text, exc)
+                if tree is None:
+                    continue
+            except (ValueError, RecursionError, MemoryError):
                 continue
             for node in ast.walk(tree):
                 if isinstance(node, ast.ImportFrom):
