@@ -127,7 +127,9 @@ class Engine:
         reporter = Reporter(path, source, config)
         previous = self.file_state(path)
         ptext, plines = text, lines  # the text parsed: the file's, or its Python 3.12 syntax rewritten (`newsyntax`)
-        parsed = self._parse(path, text, lines, previous)
+        first = previous.original if previous is not None and previous.original is not None else previous
+        parsed = self._parse(path, text, lines, first)
+        original = None  # the file's own text, chunked, when the rewrite is what is analysed
         notes: list = []
         if OLD_PYTHON and (parsed[1] is not None and parsed[1].failed or parsed[2] is not None):
             # Text this Python cannot parse: Python 3.12 syntax in the chunks that failed (all of it, where the
@@ -136,6 +138,8 @@ class Engine:
                              if parsed[1] is not None and parsed[1].failed
                              else [(1, len(lines), parsed[2].msg, parsed[2].lineno or 1)])
             if down is not None:
+                if parsed[1] is not None and parsed[1].failed:
+                    original = FileState(text, lines, parsed[1].tree, {}, parsed[1])
                 plines, notes = down
                 ptext = "\n".join(plines)
                 parsed = self._parse(path, ptext, plines, previous)
@@ -158,11 +162,11 @@ class Engine:
             for first, last, msg, line, col in chunked.failed:
                 ruleset.report_skipped(reporter, msg, min(line, len(lines)), col, first, last)
             tree = chunked.tree
-            memo = self._remember(path, ptext, plines, tree, previous, chunked)
+            memo = self._remember(path, ptext, plines, tree, previous, chunked, original)
         elif prefix:
             memo = {}  # a prefix's tree is not remembered as this text's tree
         else:
-            memo = self._remember(path, ptext, plines, tree, previous, chunked)
+            memo = self._remember(path, ptext, plines, tree, previous, chunked, original)
 
         rules = ruleset.active(config)
 
@@ -298,14 +302,16 @@ class Engine:
         return tree, chunked, None, None
 
     def _remember(self, path: str, text: str, lines: list, tree: ast.Module, previous: Optional[FileState],
-                      chunked: "Optional[Chunks]" = None) -> dict:
+                      chunked: "Optional[Chunks]" = None, original: Optional[FileState] = None) -> dict:
         """Keep this version as the file's latest; returns the digest memo to use (shared with the previous version:
         nodes the incremental parse reused keep their digests)."""
         digests = previous.digests if previous is not None else {}
         if path.startswith("<"):
             return digests  # "<stdin>" and friends: no identity across calls
         with self._lock:
-            self.files[path] = FileState(text, lines, tree, digests, chunked)
+            state = FileState(text, lines, tree, digests, chunked)
+            state.original = original
+            self.files[path] = state
             self.files.move_to_end(path)
             total = sum(len(s.text) for s in self.files.values())
             while len(self.files) > 1 and (len(self.files) > self.file_cache_max or total > self.file_cache_max_chars):

@@ -9,7 +9,7 @@ from typing import Optional
 
 
 class FileState:
-    __slots__ = ("text", "lines", "tree", "starts", "digests", "broken", "parsed", "errors")
+    __slots__ = ("text", "lines", "tree", "starts", "digests", "broken", "parsed", "errors", "original")
 
     def __init__(self, text: str, lines: list, tree: ast.Module, digests: dict, chunked: "Optional[Chunks]" = None):
         self.text, self.lines, self.tree = text, lines, tree
@@ -20,6 +20,9 @@ class FileState:
         self.broken = bool(chunked is not None and chunked.failed)
         self.parsed = chunked.parsed if chunked is not None else None
         self.errors = chunked.errors if chunked is not None else None
+        # When the text parsed is a rewrite of the file's (`newsyntax`: Python 3.12 syntax on an older Python),
+        # the file's own text as last chunked, the base of the next version's first, failing, parse.
+        self.original: Optional["FileState"] = None
 
 
 def first_line(node: ast.AST) -> int:
