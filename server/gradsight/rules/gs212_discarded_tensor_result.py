@@ -240,7 +240,6 @@ def _already_shaped(tree, call: ast.Call) -> bool:
             or not (isinstance(recv, ast.Name) or isinstance(recv, ast.Attribute)
                     and isinstance(recv.value, ast.Name)):
         return False
-    target = ast.dump(recv)
     scope = tree
     for n in ast.walk(tree):
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.lineno <= call.lineno <= n.end_lineno \
