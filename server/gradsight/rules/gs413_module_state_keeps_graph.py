@@ -128,6 +128,22 @@ def _is_unset_test(state: str, t: ast.AST) -> bool:
     return False
 
 
+# nn.Module's own methods that take an attribute's name: registering a buffer that way resets nothing.
+_TORCH_BY_NAME = frozenset(("register_buffer", "register_parameter", "register_module", "add_module", "get_buffer",
+                            "get_parameter", "get_submodule", "__getattr__", "__getattribute__", "__setattr__"))
+
+
+def _registers_by_name(call: ast.Call, state: str) -> bool:
+    """`self.register_state("running_keys", default)`: a method of the class (not one of nn.Module's own) handed
+    the state's name as its first argument. The class then keeps the state by name, as an incremental-decoding
+    cache does whose `statefulness()` context writes every registered name back to its default
+    (`self._buffers[name] = default.clone()`) when the sequence ends."""
+    f = call.func
+    return isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self" \
+        and f.attr not in _TORCH_BY_NAME and bool(call.args) and isinstance(call.args[0], ast.Constant) \
+        and call.args[0].value == state
+
+
 def _no_grad_decorated(fn: ast.FunctionDef, q) -> bool:
     for d in fn.decorator_list:
         name = q.qualname(d.func if isinstance(d, ast.Call) else d) or ""
@@ -151,7 +167,9 @@ class ModuleStateKeepsGraph(Rule):
                     "`self.cov = cov`), when nothing detaches or resets the state: no `.detach()` of it in the "
                     "class, no other method or statement of `forward` assigning it (a `reset_hidden()`; a lazy "
                     "initialisation under `if self.<state> is None:` or `if not hasattr(self, ...)` is no reset), "
-                    "no `x.<state> = ...` elsewhere in the file, and `forward` is not run under "
+                    "no `x.<state> = ...` elsewhere in the file, no method of the class (other than nn.Module's "
+                    "own `register_buffer`...) handed the state's name (`self.register_state(\"keys\", ...)`: a "
+                    "cache its own machinery resets by name, like an incremental decoder's), and `forward` is not run under "
                     "`torch.no_grad()`. It stays quiet in a file that calls "
                     "backward itself: there the training loop is visible and GS402 follows the state through it "
                     "and reports this statement when the carry really happens.")
@@ -223,6 +241,27 @@ class ModuleStateKeepsGraph(Rule):
         Valid(_head + "    def forward(self, x):\n        out, self.hidden = self.lstm(x, self.hidden)\n"
               "        return out[:, -1, :]\n\n\ndef step(model, x):\n"
               "    model.hidden = (torch.zeros(1, 2, 4), torch.zeros(1, 2, 4))\n    return model(x)\n"),
+        # An incremental-decoding key cache kept under a name the class registers (meshed-memory-transformer's
+        # `register_state`): the `statefulness()` context that turns it on writes every registered state back to
+        # its detached default when the sequence ends, so the next step starts from no graph.
+        Valid("from contextlib import contextmanager\n\nimport torch\nimport torch.nn as nn\n\n\n"
+              "class Stateful(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+              "        self._is_stateful = False\n        self._state_names = []\n        self._state_defaults = {}\n\n"
+              "    def register_state(self, name, default):\n        self._state_names.append(name)\n"
+              "        self._state_defaults[name] = default.clone().detach()\n"
+              "        self.register_buffer(name, default)\n\n    @contextmanager\n    def statefulness(self):\n"
+              "        self._is_stateful = True\n        try:\n            yield\n        finally:\n"
+              "            for name in self._state_names:\n"
+              "                self._buffers[name] = self._state_defaults[name].clone()\n"
+              "            self._is_stateful = False\n\n\nclass CachedAttention(Stateful):\n"
+              "    def __init__(self, d=4):\n        super().__init__()\n        self.fc = nn.Linear(d, d)\n"
+              "        self.register_state(\"running_keys\", torch.zeros(1, 0, d))\n\n    def forward(self, q, k):\n"
+              "        if self._is_stateful:\n            self.running_keys = torch.cat([self.running_keys, k], 1)\n"
+              "            k = self.running_keys\n"
+              "        return torch.softmax(q @ k.transpose(1, 2), -1) @ self.fc(k)\n\n\n"
+              "att = CachedAttention()\nx = nn.Parameter(torch.randn(1, 1, 4))\nwith att.statefulness():\n"
+              "    for _ in range(3):\n        y = att(x, x * 2)\n"
+              "assert y.grad_fn is not None and att.running_keys.grad_fn is None\n"),
         # Inference only.
         Valid(_head + "    @torch.no_grad()\n    def forward(self, x):\n        out, self.hidden = self.lstm(x, self.hidden)\n"
               "        return out[:, -1, :]\n"),
@@ -352,6 +391,8 @@ class ModuleStateKeepsGraph(Rule):
         assignment: it resets a state initialised under `if not hasattr(self, ...)`.)"""
         inside = {id(n) for n in walk(cls)}
         for n in q.nodes():
+            if isinstance(n, ast.Call) and id(n) in inside and _registers_by_name(n, state):
+                return True  # the class manages the state by name (a cache its own machinery resets)
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("detach", "detach_"):
                 for sub in walk(n.func.value):
                     if isinstance(sub, ast.Attribute) and sub.attr == state:
