@@ -85,23 +85,22 @@ class DiscardedTensorResult(Rule):
                       "    positions = positions.expand(len(lengths), max_len)\n    return positions.sum(1)\n\n\n"
                       "row_totals(torch.tensor([2, 4]), 5)\n"),
         # A dropped `detach()` of a value the code shows no graph for (a replay batch plus a detached term):
-        # information, the statement is dead code (navneet-nmk/pytorch-rl's empowerment rewards).
+        # information, the statement is dead code (navneet-nmk/pytorch-rl's empowerment rewards). Its fix changes
+        # nothing a probe could see, so the example gives none.
         Invalid("import torch\n\n\ndef shaped(rewards, bonus):\n    total = rewards + 0.1 * bonus.detach()\n"
                 "    total.detach()\n    return total\n\n\nout = shaped(torch.randn(4), torch.randn(4))\n", line=6,
-                severity=Severity.INFORMATION, runtime="silent: not out.requires_grad",
-                fixed="import torch\n\n\ndef shaped(rewards, bonus):\n    total = rewards + 0.1 * bonus.detach()\n"
-                      "    total = total.detach()\n    return total\n\n\nout = shaped(torch.randn(4), torch.randn(4))\n"),
+                severity=Severity.INFORMATION, runtime="silent: not out.requires_grad"),
         # The same statement on a value made by a module with parameters keeps the critic in the value loss's graph
         # (the same repository's SAC value target): a warning.
-        Invalid("import torch\nimport torch.nn as nn\n\ncritic = nn.Linear(3, 1)\n\n\n"
-                "def value_loss(states, log_probs, values):\n    target = critic(states) - log_probs\n"
-                "    target.detach()\n    return ((values - target) ** 2).mean()\n\n\n"
-                "value_loss(torch.randn(4, 3), torch.randn(4, 1), torch.randn(4, 1)).backward()\n", line=9,
+        Invalid("import torch\nimport torch.nn as nn\n\ncritic = nn.Linear(3, 1)\nvalue_net = nn.Linear(3, 1)\n\n\n"
+                "def value_loss(states, log_probs):\n    target = critic(states) - log_probs\n"
+                "    target.detach()\n    return ((value_net(states) - target) ** 2).mean()\n\n\n"
+                "value_loss(torch.randn(4, 3), torch.randn(4, 1)).backward()\n", line=10,
                 severity=Severity.WARNING, runtime="silent: critic.weight.grad is not None",
-                fixed="import torch\nimport torch.nn as nn\n\ncritic = nn.Linear(3, 1)\n\n\n"
-                      "def value_loss(states, log_probs, values):\n    target = critic(states) - log_probs\n"
-                      "    target = target.detach()\n    return ((values - target) ** 2).mean()\n\n\n"
-                      "value_loss(torch.randn(4, 3), torch.randn(4, 1), torch.randn(4, 1)).backward()\n"),
+                fixed="import torch\nimport torch.nn as nn\n\ncritic = nn.Linear(3, 1)\nvalue_net = nn.Linear(3, 1)\n\n\n"
+                      "def value_loss(states, log_probs):\n    target = critic(states) - log_probs\n"
+                      "    target = target.detach()\n    return ((value_net(states) - target) ** 2).mean()\n\n\n"
+                      "value_loss(torch.randn(4, 3), torch.randn(4, 1)).backward()\n"),
         # A dropped `expand` to the very shape the tensor was made with two lines up: information, a no-op
         # (lzx1413/PytorchSSD's detection post-processing).
         Invalid("import torch\n\n\nclass Detect:\n    def run(self, num, priors):\n"
@@ -135,15 +134,16 @@ class DiscardedTensorResult(Rule):
             _, _, end_line, end = report.source.span(call.func)
             fix = make_fix(f"Use the in-place `.{method}_()`", Applicability.UNSAFE,
                            Edit(end_line, end, end_line, end, "_"))
-        severity = None
         if method == "detach" and event.receiver.rg is Tri.YES:
             what = f"`{text}.detach()` returns a detached copy and this statement throws it away: `{text}` keeps its graph"
         elif method == "detach":
             # What a dropped `detach()` costs is the graph the receiver keeps: where the code shows none (a value
-            # made from a replay batch and detached terms), the statement is only dead code.
-            what = (f"`{text}.detach()` returns a detached copy and this statement throws it away: `{text}` keeps "
-                    f"whatever graph it has")
-            severity = Severity.INFORMATION
+            # made from a replay batch and detached terms), the statement is only dead code (no fix: assigning the
+            # copy back would change nothing either).
+            report.add(self, call, f"`{text}.detach()` returns a copy that this statement throws away; the code shows "
+                                   f"no graph on `{text}`, so the statement does nothing. Remove it.",
+                       severity=Severity.INFORMATION)
+            return
         elif _already_shaped(report.tree, call):
             report.add(self, call, f"`.{method}()` returns a new tensor and this statement throws it away; `{text}` "
                                    f"already has that shape, so the statement does nothing. Remove it.",
@@ -154,8 +154,7 @@ class DiscardedTensorResult(Rule):
         # A dropped device move (`x.to(device)`, `x.cuda()`) is most often a no-op (the tensor is already there;
         # 8 of 9 in two fresh rounds of public code), and where it is not, the next op on another device raises at
         # once: information, not a warning. A dropped dtype conversion or arithmetic changes values silently.
-        if _device_move(call) or _broadcast_anyway(report.tree, call):
-            severity = Severity.INFORMATION
+        severity = Severity.INFORMATION if _device_move(call) or _broadcast_anyway(report.tree, call) else None
         report.add(self, call, f"{what}. Assign the result or use the in-place form.", fix=fix, severity=severity)
 
 
