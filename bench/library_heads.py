@@ -22,6 +22,7 @@ Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-p
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh15 # 46 more, fetched for the fifteenth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh16 # 43 more, fetched for the sixteenth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh17 # 46 more, fetched for the seventeenth fresh round
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh18 # 47 more, fetched for the eighteenth fresh round
 """
 
 from __future__ import annotations
@@ -395,6 +396,25 @@ FRESH17 = ("znxlwm/pytorch-CycleGAN", "kuc2477/pytorch-wgan-gp", "Natsu6767/Info
            "starry-sky6688/StarCraft", "BY571/SAC_discrete", "nikhilbarhate99/Hierarchical-Actor-Critic-HAC-PyTorch",
            "philtabor/Deep-Q-Learning-Paper-To-Code", "dragen1860/Reptile-Pytorch", "fmu2/PyTorch-MAML")
 
+# 47 more, fetched in the eighteenth session (2026-11-27) for the eighteenth fresh round (not under /work/.mirror
+# before, in no earlier list nor FRESH17, not held out by issue 13), chosen by name and description only, leaning to
+# 2020-2025 code (LLM fine-tuning, federated, PINNs, neural ODEs, diffusion restoration, captioning, Mamba), and read
+# only to measure (bench/fresh18-notes.md). `--fresh18`.
+FRESH18 = ("rtqichen/torchdiffeq", "EmilienDupont/augmented-neural-odes", "shaoxiongji/federated-learning",
+           "jingyaogong/minimind", "openai/whisper", "rmokady/CLIP_prefix_caption", "patrick-kidger/torchcde",
+           "jayroxis/PINNs", "i207M/PINNacle", "omniscientoctopus/Physics-Informed-Neural-Networks",
+           "edebrouwer/gru_ode_bayes", "Xtra-Computing/NIID-Bench", "TsingZ0/PFLlib", "QinbinLi/MOON",
+           "med-air/FedBN", "lgcollins/FedRep", "pliang279/LG-FedAvg", "louis2889184/pytorch-adversarial-training",
+           "ethanyanjiali/minChatGPT", "Facico/Chinese-Vicuna", "mymusise/ChatGLM-Tuning",
+           "hiyouga/ChatGLM-Efficient-Tuning", "bahjat-kawar/ddrm", "andreas128/RePaint", "TengdaHan/CoCLR",
+           "appian42/kaggle-rsna-intracranial-hemorrhage", "SeuTao/RSNA2019_Intracranial-Hemorrhage-Detection",
+           "GokuMohandas/Made-With-ML", "rasbt/machine-learning-book", "jackaduma/CycleGAN-VC2", "hkchengrex/STCN",
+           "bubbliiiing/yolov7-pytorch", "LunaBlack/KGAT-pytorch", "Zhenye-Na/DA-RNN",
+           "amazon-science/chronos-forecasting", "saahiluppal/catr", "JDAI-CV/image-captioning",
+           "RoyalSkye/Image-Caption", "husthuaan/AoANet", "johnma2006/mamba-minimal", "alxndrTL/mamba.py",
+           "meta-llama/llama", "Vision-CAIR/MiniGPT-4", "datawhalechina/easy-rl", "hkproj/pytorch-llama",
+           "hkproj/pytorch-stable-diffusion", "hkproj/pytorch-transformer")
+
 
 
 
@@ -475,6 +495,7 @@ def main() -> int:
     ap.add_argument("--fresh15", action="store_true", help="check the 46 repositories of FRESH15 instead")
     ap.add_argument("--fresh16", action="store_true", help="check the 43 repositories of FRESH16 instead")
     ap.add_argument("--fresh17", action="store_true", help="check the 46 repositories of FRESH17 instead")
+    ap.add_argument("--fresh18", action="store_true", help="check the 47 repositories of FRESH18 instead")
     ap.add_argument("--all-severities", metavar="FILE",
                     help="also write every finding (information and hints too), with its \"severity\", as JSON lines")
     args = ap.parse_args()
@@ -484,7 +505,7 @@ def main() -> int:
         FRESH8 if args.fresh8 else FRESH9 if args.fresh9 else FRESH10 if args.fresh10 else
         FRESH11 if args.fresh11 else FRESH12 if args.fresh12 else FRESH13 if args.fresh13 else
         FRESH14 if args.fresh14 else FRESH15 if args.fresh15 else FRESH16 if args.fresh16 else
-        FRESH17 if args.fresh17 else REPOS)
+        FRESH17 if args.fresh17 else FRESH18 if args.fresh18 else REPOS)
     found: list[dict] = []
     every: list[dict] = []
     lines = 0

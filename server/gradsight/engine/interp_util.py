@@ -9,6 +9,7 @@ from typing import Optional
 
 from .astwalk import children, sub_blocks, walk
 from .fresh_locals import fresh_writes
+from .loop_counts import SHAPE_QUERIES, same_count
 from . import torchdb as db
 from .report import Source, text
 from .state import State
@@ -951,6 +952,10 @@ def _guarded_binds(loop: ast.AST, changes: tuple, mutations: tuple) -> dict:
             for sub in stmt.body + stmt.orelse:
                 collect(sub, i, tests + (stmt.test,))
             return
+        if isinstance(stmt, ast.For) and _invariant_test(stmt, changes, mutations):
+            for sub in stmt.body:  # runs as often in every iteration (`same_count`): the loop is its own test
+                collect(sub, i, tests + (stmt,))
+            return
         if isinstance(stmt, (ast.With, ast.AsyncWith)):
             for sub in stmt.body:
                 collect(sub, i, tests)
@@ -998,7 +1003,7 @@ def _may_guard(loop: ast.AST) -> bool:
     todo = list(getattr(loop, "body", None) or [])
     while todo:
         stmt = todo.pop()
-        if isinstance(stmt, ast.If):
+        if isinstance(stmt, (ast.If, ast.For)):
             return True
         if isinstance(stmt, (ast.With, ast.AsyncWith)):
             todo.extend(stmt.body)
@@ -1014,7 +1019,7 @@ def _loop_changes(loop: ast.AST, nodes: Optional[list] = None) -> tuple:
     for n in nodes:
         t = type(n)
         key = key_of(n.func.value) if t is ast.Call and type(n.func) is ast.Attribute \
-            and n.func.attr not in _PURE_STR_METHODS else \
+            and n.func.attr not in _PURE_STR_METHODS and n.func.attr not in SHAPE_QUERIES else \
             key_of(n.value) if t is ast.Subscript and type(n.ctx) is not ast.Load else None
         if key is not None:
             receivers.add(key)
@@ -1095,7 +1100,9 @@ def _invariant_test(test: ast.AST, changes: tuple, mutations: tuple) -> bool:
     loop never binds or mutates, compared with constants (`mode == "train"`, `self.objective in ("H", "B")`, `not
     args.fp16`, `"GP" in self.gan_type`), and string methods of such references with constant arguments
     (`self.gan_type.find("WGAN") >= 0`). Other calls, subscripts and attributes the file stores outside `__init__`
-    make it variant."""
+    make it variant. A `for` statement as the test: whether it runs as often in every iteration (`same_count`)."""
+    if isinstance(test, ast.For):
+        return same_count(test, lambda n: _invariant_test(n, changes, mutations))
     binds, receivers = changes
     attrs, has_setattr = mutations
 

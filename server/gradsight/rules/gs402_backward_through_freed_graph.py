@@ -133,6 +133,15 @@ class BackwardThroughFreedGraph(Rule):
         # previous outer iteration's backward freed (icefall's `_test_whiten` shape, nested loops).
         Valid("import torch\n\nfor p in [0.1, 0.2, 0.3]:\n    x = torch.randn(3, requires_grad=True)\n"
               "    for _ in range(4):\n        y = (x * p).sum()\n    y.backward()\n"),
+        # An inner loop over `range(trajs.size(1))` of a tensor the outer loop never rebinds runs as often in every
+        # iteration, and `out` is bound only there (none at all: a NameError in the first iteration), so the read
+        # after it is this iteration's output (torchdiffeq's latent ODE recognition RNN, run backwards in time).
+        Valid("import torch\nimport torch.nn as nn\n\nrnn = nn.RNNCell(2, 4)\nhead = nn.Linear(4, 2)\n"
+              "opt = torch.optim.SGD(list(rnn.parameters()) + list(head.parameters()), lr=0.1)\n"
+              "trajs = torch.randn(8, 5, 2)\nfor itr in range(3):\n    opt.zero_grad()\n    h = torch.zeros(8, 4)\n"
+              "    for t in reversed(range(trajs.size(1))):\n        h = rnn(trajs[:, t, :], h)\n"
+              "        out = head(h)\n    mean, logvar = out[:, :1], out[:, 1:]\n"
+              "    loss = (mean.pow(2) + logvar.exp()).mean()\n    loss.backward()\n    opt.step()\n"),
     )
     invalid = (
         # A subclass's override backwards the loss it hands back to the base class's `train_model`, which
@@ -214,6 +223,14 @@ class BackwardThroughFreedGraph(Rule):
                 "        grads.append(x.grad.clone())\n    y.sum().backward()\n    return grads\n\n\n"
                 "input_gradients(nn.Linear(4, 5), torch.randn(1, 4))\n",
                 line=17, runtime="raises: backward through the graph a second time"),
+        # An iterator made before the loop is empty from the second round on: `y` is then the first round's.
+        Invalid("import torch\n\nx = torch.randn(3, requires_grad=True)\nbatches = iter([1.0, 2.0])\n"
+                "for epoch in range(2):\n    for b in batches:\n        y = (x * b).sum()\n    y.backward()\n",
+                line=8, runtime="raises: backward through the graph a second time"),
+        # An inner `range` that the outer loop's variable shrinks: the last round runs it zero times.
+        Invalid("import torch\n\nx = torch.randn(3, requires_grad=True)\nfor i in range(3):\n"
+                "    for _ in range(2 - i):\n        y = (x * 2).sum()\n    y.backward()\n",
+                line=7, runtime="raises: backward through the graph a second time"),
     )
 
     def check(self, event, report) -> None:

@@ -307,7 +307,9 @@ class StaleGradsFromOtherBackward(Rule):
         "runs `self.vae.discr`), directly or through names bound in the function, not cut by `.detach()` and "
         "not under `torch.no_grad()`. Backward spellings: `loss.backward()`, `accelerator.backward(loss)`, "
         "`scaler.scale(loss).backward()`, `self.manual_backward(loss)`.\n\n"
-        "Not flagged: functions that freeze a module for a phase (`requires_grad_(...)`, "
+        "Not flagged: backwards whose gradients another optimizer over the same modules (or modules holding "
+        "them) clears right after its own step (`cf_opt` and `kg_opt` both built from `model.parameters()`, each "
+        "zeroed after its step), functions that freeze a module for a phase (`requires_grad_(...)`, "
         "`.requires_grad = ...`, `set_requires_grad(...)`, Lightning's `toggle_optimizer`), backwards with "
         "`inputs=`, and optimizers whose construction the file does not show.")
     why_bad = (
@@ -419,6 +421,19 @@ class StaleGradsFromOtherBackward(Rule):
         # The fixed VQ-GAN trainer: the discriminator's optimizer is zeroed before its own backward.
         Valid(_vae + _vae_gen + "        self.discr_optim.zero_grad()\n" + _vae_discr + _vae_run
               + "assert torch.allclose(trainer.used[1], trainer.own[1])\n"),
+        # KGAT's two phases: two optimizers over the same parameters, each zeroed right after its step, so either
+        # zeroing clears what the other phase's backward left.
+        Valid("import torch\nimport torch.nn as nn\n\ntorch.manual_seed(0)\nmodel = nn.Linear(2, 1)\n"
+              "cf_opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+              "kg_opt = torch.optim.SGD(model.parameters(), lr=0.1)\n\nfor epoch in range(2):\n"
+              "    for it in range(2):\n        x = torch.randn(8, 2)\n        cf_loss = model(x).pow(2).mean()\n"
+              "        own = torch.autograd.grad(cf_loss, model.weight, retain_graph=True)[0]\n"
+              "        cf_loss.backward()\n        assert torch.allclose(model.weight.grad, own)\n"
+              "        cf_opt.step()\n        cf_opt.zero_grad()\n    for it in range(2):\n"
+              "        x = torch.randn(8, 2)\n        kg_loss = (model(x) - 1).abs().mean()\n"
+              "        own = torch.autograd.grad(kg_loss, model.weight, retain_graph=True)[0]\n"
+              "        kg_loss.backward()\n        assert torch.allclose(model.weight.grad, own)\n"
+              "        kg_opt.step()\n        kg_opt.zero_grad()\n"),
     )
     invalid = (
         # The generator's backward fills D's `.grad`; D is zeroed only after its step, so its second step
@@ -440,6 +455,12 @@ class StaleGradsFromOtherBackward(Rule):
         # each is zeroed only after its step, and the generator loss runs through every discriminator.
         Invalid(_multi + _multi_discr + "            opt.zero_grad()\n" + _multi_run, line=43,
                 runtime="silent: not torch.allclose(trainer.used[1], trainer.own[1])"),
+        # An optimizer over both networks also holds D's parameters, but it is zeroed before its backward, not
+        # after its step: the generator's backward still leaves D's gradient for opt_d's next step.
+        Invalid(_gan.replace("opt_g = torch.optim.SGD(G.parameters(), lr=0.1)\n",
+                             "opt_g = torch.optim.SGD(list(G.parameters()) + list(D.parameters()), lr=0.1)\n")
+                + _d_phase + "    opt_d.zero_grad()\n" + _g_phase, line=18,
+                runtime="silent: not torch.allclose(used[1], own[1])"),
     )
 
     def check(self, event: FileEvent, report) -> None:
@@ -484,8 +505,9 @@ class StaleGradsFromOtherBackward(Rule):
             own = self._own_phase(scope, step[0])
             if not own:
                 continue
+            cleared = self._cleared_by_sharers(q, fn, scope, receiver, modules)
             for other, loss in scope.backwards:
-                if id(other) in own or not self._before_a_step(scope, fn, other, step[0]):
+                if id(other) in own or id(other) in cleared or not self._before_a_step(scope, fn, other, step[0]):
                     continue
                 if scope.reaches(loss, modules) is None:
                     continue
@@ -513,6 +535,25 @@ class StaleGradsFromOtherBackward(Rule):
             if any(_related(other, m) for m in modules) or "." not in other and other not in stepped:
                 return True
         return False
+
+    @staticmethod
+    def _cleared_by_sharers(q, fn, scope: _Scope, receiver: str, modules: set) -> set:
+        """The backwards whose gradients on the optimizer's parameters another optimizer clears first: one built
+        from the same modules or ones holding them (`cf_opt = Adam(model.parameters())`,
+        `kg_opt = Adam(model.parameters())`), zeroed right after its own step, clears every parameter of
+        `receiver` too, so the backwards of its own phase leave nothing for `receiver`'s next step."""
+        cleared: set = set()
+        for _, other, stmt in scope.zeros:
+            if other is None or other == receiver:
+                continue
+            step = next((s for s in scope.steps if s[1] == other and scope.adjacent(s[2], stmt)), None)
+            if step is None:
+                continue
+            held = _trained_modules(q, fn, other)
+            if not held or not all(any(m == h or m.startswith(h + ".") for h in held) for m in modules):
+                continue
+            cleared |= StaleGradsFromOtherBackward._own_phase(scope, step[0])
+        return cleared
 
     @staticmethod
     def _before_a_step(scope: _Scope, fn, other: ast.Call, step: ast.Call) -> bool:
