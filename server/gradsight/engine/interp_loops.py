@@ -46,7 +46,7 @@ class LoopsMixin:
             if not _may_guard(n):
                 return {}
             return _guarded_binds(n, self.syntax("loop_changes", n, lambda m: _loop_changes(m, self.nodes(m))),
-                                  self.module_mutations())
+                                  self.module_mutations(), self.nodes)
 
         names = self.syntax("guarded_binds", node, guarded)
         if not names:

@@ -936,12 +936,12 @@ def _name_binds(node: ast.AST, nodes: Optional[list] = None) -> dict:
 _NAMED_BINDERS = tuple(t for t in (ast.ExceptHandler, getattr(ast, "MatchAs", 0), getattr(ast, "MatchStar", 0)) if t)
 
 
-def _guarded_binds(loop: ast.AST, changes: tuple, mutations: tuple) -> dict:
+def _guarded_binds(loop: ast.AST, changes: tuple, mutations: tuple, nodes=walk) -> dict:
     """The names `loop` binds only under tests it cannot change, with those tests (`Interpreter.iteration_start`).
     Each binding must be a simple statement reached from a top-level statement of the body through `if`s with
     invariant tests (`_invariant_test`) and `with` blocks only, and every read of the name must be in a later
     top-level statement than all its bindings (not in the loop's header): then no run reads a value an earlier
-    iteration left."""
+    iteration left. `nodes(stmt)`: every node under `stmt` (the interpreter's memoised walk)."""
     guarded: dict = {}
     count: dict = {}
     last: dict = {}
@@ -989,8 +989,8 @@ def _guarded_binds(loop: ast.AST, changes: tuple, mutations: tuple) -> dict:
         if name in bad or binds.get(name) != count[name]:
             continue
         while len(reads) <= last[name]:
-            reads.append({n.id for n in walk(body[len(reads)])
-                          if isinstance(n, ast.Name) and not isinstance(n.ctx, (ast.Store, ast.Del))})
+            reads.append({n.id for n in nodes(body[len(reads)])
+                          if n.__class__ is ast.Name and n.ctx.__class__ is ast.Load})
         if any(name in reads[j] for j in range(last[name] + 1)):
             continue
         out[name] = tuple(tests)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import ast
 from typing import Callable
 
-from .astwalk import walk
 
 # Methods that read a tensor's shape and change nothing (`_loop_changes` does not count them as mutations).
 SHAPE_QUERIES = frozenset({"size", "dim", "numel"})
@@ -31,7 +30,22 @@ def same_count(loop: ast.AST, is_ref: Callable[[ast.AST], bool]) -> bool:
         return False
     if not all(_count(a, is_ref) for a in it.args):
         return False
-    return not any(isinstance(n, (ast.Break, ast.Continue)) for stmt in loop.body for n in walk(stmt))
+    return not _jumps(loop.body)
+
+
+def _jumps(body: list) -> bool:
+    """Whether a `break` or `continue` stands anywhere among `body`'s statements, nested blocks included (nested
+    loops too: the same answer as walking every node, found without visiting expressions, where none can stand)."""
+    todo = list(body)
+    while todo:
+        stmt = todo.pop()
+        if isinstance(stmt, (ast.Break, ast.Continue)):
+            return True
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(stmt, field, None)
+            if block:
+                todo.extend(block)
+    return False
 
 
 def _count(n: ast.AST, is_ref: Callable[[ast.AST], bool]) -> bool:
