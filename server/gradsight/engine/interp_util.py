@@ -455,7 +455,7 @@ _READING_BUILTINS = frozenset({"type", "isinstance", "id", "hasattr", "repr", "s
 def own_mutations(fn: ast.AST) -> tuple:
     """For `Interpreter.method_mutations`: (the attributes of `self` that method `fn` itself may rebind or change:
     `self.x = ...`, `self.x += ...`, `self.x[k] = ...`, `self.x.append(...)`, `self.x.add_(...)`, "x:mode" for
-    `self.x.eval()`/`.train()`, "*" when it hands `self` to other code or uses `__dict__`; the names it calls on
+    `self.x.eval()`/`.train()`, "x:data" for `self.x.data[k] = ...`/`self.x.data.copy_(...)`, "*" when it hands `self` to other code or uses `__dict__`; the names it calls on
     `self` as `self.name(...)`, which the caller keeps when they are the class's methods, not callable attributes
     such as submodules). A pure function of `fn`'s syntax."""
     params = fn.args.posonlyargs + fn.args.args
@@ -466,12 +466,16 @@ def own_mutations(fn: ast.AST) -> tuple:
     calls: list = []
     for n in walk(fn):
         if isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, (ast.Store, ast.Del)):
-            attr = _self_attr(n, me)
+            data = _data_attr(n, me) if isinstance(n.ctx, ast.Store) else None  # `self.x.data[0] = v`
+            attr = f"{data}:data" if data else _self_attr(n, me)
             if attr:
                 out.add(attr)
         elif isinstance(n, ast.Call):
             f = n.func
-            if isinstance(f, ast.Attribute):
+            if isinstance(f, ast.Attribute) and f.attr.endswith("_") and not f.attr.endswith("__") \
+                    and _data_attr(f.value, me):
+                out.add(f"{_data_attr(f.value, me)}:data")  # `self.x.data.copy_(v)`
+            elif isinstance(f, ast.Attribute):
                 if isinstance(f.value, ast.Name) and f.value.id == me:
                     calls.append(f.attr)  # self.other_method(...), or a callable attribute (a module)
                 else:
@@ -497,6 +501,14 @@ def own_mutations(fn: ast.AST) -> tuple:
                 getattr(n, "value", None), ast.Name) and n.value.id == me:
             out.add("*")  # aliased: `obj = self`
     return frozenset(out), tuple(calls)
+
+
+def _data_attr(node: ast.AST, me: str) -> Optional[str]:
+    """`x` for `self.x.data`, `self.x.data[k]`: a write there changes values, not the tensor or its grad state."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    ok = isinstance(node, ast.Attribute) and node.attr == "data" and isinstance(node.value, ast.Attribute)
+    return node.value.attr if ok and isinstance(node.value.value, ast.Name) and node.value.value.id == me else None
 
 
 def _self_attr(node: ast.AST, me: str) -> Optional[str]:

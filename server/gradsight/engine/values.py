@@ -412,6 +412,8 @@ class ObjectVal(Value):
                     return UNKNOWN  # a method of it ran: `self.memory.push(x)` changed what it holds
                 if f"{name}:mode" in self.changed and isinstance(val, ModuleVal) and val.eval_at is not None:
                     return replace(val, eval_at=None)  # `.train()` may have run: not known to be in eval mode
+                if f"{name}:data" in self.changed and isinstance(val, TensorVal) and val.shape is not None:
+                    return replace(val, shape=None)  # `self.x.data = ...` may have changed its shape, nothing else
                 return val
         return None
 

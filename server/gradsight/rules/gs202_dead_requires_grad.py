@@ -30,6 +30,10 @@ class DeadRequiresGrad(Rule):
     use_instead = "x = torch.randn(4, requires_grad=True)\nfeatures = x * 2\nloss = model(features).sum()\nloss.backward()"
     references = ("https://pytorch.org/docs/stable/notes/autograd.html",)
     valid = (
+        # SAC's temperature: another method writes the leaf's values through `.data` (loading a checkpoint), which
+        # changes neither the tensor nor its grad state, so the alpha loss in `update` still reaches it
+        # (tinkoff-ai/CORL's EDAC, SAC-N, LB-SAC).
+        Valid('import torch\n\n\nclass Agent:\n    def __init__(self):\n        self.log_alpha = torch.tensor([0.0], requires_grad=True)\n        self.alpha_optimizer = torch.optim.Adam([self.log_alpha], lr=1e-3)\n        self.alpha = self.log_alpha.exp().detach()\n\n    def update(self, log_prob):\n        alpha_loss = (-self.log_alpha * (log_prob - 2.0).detach()).mean()\n        self.alpha_optimizer.zero_grad()\n        alpha_loss.backward()\n        self.alpha_optimizer.step()\n        self.alpha = self.log_alpha.exp().detach()\n\n    def load_state_dict(self, state):\n        self.log_alpha.data[0] = state["log_alpha"]\n        self.alpha = self.log_alpha.exp().detach()\n\n\ndef demo():\n    agent = Agent()\n    agent.load_state_dict({"log_alpha": 0.5})\n    agent.update(torch.randn(4))\n    assert agent.log_alpha.grad is not None\n\n\nif __name__ == "__main__":\n    demo()\n'),
         Valid("import torch\nx = torch.randn(4, requires_grad=True)\nloss = (x * 2).sum()\nloss.backward()\n"),
         Valid("import torch\nx = torch.randn(4, requires_grad=True)\ny = x.detach().numpy()\n"),
         Valid("import torch\nimport torch.nn as nn\nG = nn.Linear(2, 3)\nD = nn.Linear(3, 1)\n"
