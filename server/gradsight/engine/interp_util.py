@@ -455,9 +455,9 @@ _READING_BUILTINS = frozenset({"type", "isinstance", "id", "hasattr", "repr", "s
 def own_mutations(fn: ast.AST) -> tuple:
     """For `Interpreter.method_mutations`: (the attributes of `self` that method `fn` itself may rebind or change:
     `self.x = ...`, `self.x += ...`, `self.x[k] = ...`, `self.x.append(...)`, `self.x.add_(...)`, "x:mode" for
-    `self.x.eval()`/`.train()`, "x:data" for `self.x.data[k] = ...`/`self.x.data.copy_(...)`, "*" when it hands `self` to other code or uses `__dict__`; the names it calls on
-    `self` as `self.name(...)`, which the caller keeps when they are the class's methods, not callable attributes
-    such as submodules). A pure function of `fn`'s syntax."""
+    `self.x.eval()`/`.train()`, "x:data" for `self.x.data[k] = ...`/`self.x.data.copy_(...)`, "*" when it hands
+    `self` to other code or uses `__dict__`; the names it calls on `self` as `self.name(...)`, which the caller
+    keeps when they are the class's methods, not callable attributes such as submodules). Pure syntax."""
     params = fn.args.posonlyargs + fn.args.args
     if not params or _is_static(fn):
         return frozenset(), ()
