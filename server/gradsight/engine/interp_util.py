@@ -472,9 +472,10 @@ def own_mutations(fn: ast.AST) -> tuple:
                 out.add(attr)
         elif isinstance(n, ast.Call):
             f = n.func
-            if isinstance(f, ast.Attribute) and f.attr.endswith("_") and not f.attr.endswith("__") \
-                    and _data_attr(f.value, me):
-                out.add(f"{_data_attr(f.value, me)}:data")  # `self.x.data.copy_(v)`
+            data = _data_attr(f.value, me) if isinstance(f, ast.Attribute) and f.attr.endswith("_") \
+                and not f.attr.endswith("__") else None
+            if data:
+                out.add(f"{data}:data")  # `self.x.data.copy_(v)`
             elif isinstance(f, ast.Attribute):
                 if isinstance(f.value, ast.Name) and f.value.id == me:
                     calls.append(f.attr)  # self.other_method(...), or a callable attribute (a module)

@@ -21,6 +21,8 @@ import re
 import sys
 from typing import Optional
 
+from .report import split_lines
+
 OLD_PYTHON = sys.version_info < (3, 12)
 
 _START = re.compile(r"#|(?:(?<![A-Za-z0-9_])([rRbBuUfF]{1,2}))?('''|\"\"\"|'|\")")
@@ -74,7 +76,7 @@ def parse_rewritten(text: str, exc: SyntaxError) -> Optional[ast.Module]:
     file imports (`workspace.scope_for`)."""
     if not OLD_PYTHON:
         return None
-    lines = text.split("\n") if "\r" not in text else text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    lines = split_lines(text)
     down = downgrade(lines, [(1, len(lines), exc.msg or "", exc.lineno or 1)])
     if down is None:
         return None
@@ -219,12 +221,10 @@ def string_spans(text: str):
         if prefix and prefix not in _PREFIXES:
             i = m.end()  # an identifier ending in those letters before a quote: not a prefix
             continue
-        quote = m.group(2)
         if "f" in prefix:
-            end = _fstring_end(text, m.end(), quote, "r" in prefix, 0)
+            end = _fstring_end(text, m.end(), m.group(2), "r" in prefix, 0)
         else:
-            found = _PLAIN_END[quote].match(text, m.end())
-            end = found.end() if found else None
+            end = _plain_string_end(text, m.start(2))
         if end is None:
             return
         yield m.start(), end, "f" in prefix
@@ -296,12 +296,11 @@ def _field_end(text: str, j: int, depth: int) -> Optional[int]:
             while k > 0 and text[k - 1].isalpha():
                 k -= 1
             prefix = text[k:j].lower()
-            quote = ch * 3 if text.startswith(ch * 3, j) else ch
             if "f" in prefix and prefix in _PREFIXES:
+                quote = ch * 3 if text.startswith(ch * 3, j) else ch
                 end = _fstring_end(text, j + len(quote), quote, "r" in prefix, depth + 1)
             else:
-                found = _PLAIN_END[quote].match(text, j + len(quote))
-                end = found.end() if found else None
+                end = _plain_string_end(text, j)
             if end is None:
                 return None
             j = end
@@ -331,6 +330,13 @@ def _spec_end(text: str, j: int, depth: int) -> Optional[int]:
     return None
 
 
+def _plain_string_end(text: str, j: int) -> Optional[int]:
+    """After the string literal (not an f-string) whose opening quote is at `j`; None if it does not end."""
+    quote = text[j] * 3 if text.startswith(text[j] * 3, j) else text[j]
+    found = _PLAIN_END[quote].match(text, j + len(quote))
+    return found.end() if found else None
+
+
 def _bracket_end(text: str, at: int) -> Optional[int]:
     """After the `]` matching the `[` at `at` (strings inside skipped)."""
     depth = 0
@@ -345,10 +351,9 @@ def _bracket_end(text: str, at: int) -> Optional[int]:
             if depth == 0:
                 return j + 1 if ch == "]" else None
         elif ch in "'\"":
-            found = _PLAIN_END[ch].match(text, j + 1)
-            if found is None:
+            j = _plain_string_end(text, j)
+            if j is None:
                 return None
-            j = found.end()
             continue
         elif ch == "#":
             return None
@@ -367,11 +372,9 @@ def _logical_end(text: str, j: int) -> Optional[int]:
         elif ch in ")]}":
             depth -= 1
         elif ch in "'\"":
-            quote = ch * 3 if text.startswith(ch * 3, j) else ch
-            found = _PLAIN_END[quote].match(text, j + len(quote))
-            if found is None:
+            j = _plain_string_end(text, j)
+            if j is None:
                 return None
-            j = found.end()
             continue
         elif ch == "#":
             k = text.find("\n", j)

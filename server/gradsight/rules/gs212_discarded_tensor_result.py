@@ -191,6 +191,16 @@ def _device_move(call: ast.Call) -> bool:
 _BROADCASTS = ("expand", "expand_as", "broadcast_to")
 
 
+def _scope_of(tree, call: ast.Call):
+    """The innermost function holding `call`, or the module (module-level code: the rest of the module)."""
+    scope = None
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.lineno <= call.lineno <= n.end_lineno \
+                and (scope is None or n.lineno >= scope.lineno):
+            scope = n
+    return scope or tree
+
+
 def _broadcast_anyway(tree, call: ast.Call) -> bool:
     """A dropped `x.expand(...)` (`expand_as`, `broadcast_to`) on a name that the rest of its function (or module)
     only reads as an operand of arithmetic or a comparison with another tensor expression: those operations
@@ -199,12 +209,7 @@ def _broadcast_anyway(tree, call: ast.Call) -> bool:
     if tree is None or call.func.attr not in _BROADCASTS or not isinstance(call.func.value, ast.Name):
         return False
     name = call.func.value.id
-    scope = None
-    for n in ast.walk(tree):
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.lineno <= call.lineno <= n.end_lineno \
-                and (scope is None or n.lineno >= scope.lineno):
-            scope = n
-    scope = scope or tree  # module-level code: the rest of the module
+    scope = _scope_of(tree, call)
     parents = {c: n for n in ast.walk(scope) for c in ast.iter_child_nodes(n)}
     reads = 0
     for n in ast.walk(scope):
@@ -239,14 +244,10 @@ def _already_shaped(tree, call: ast.Call) -> bool:
             or not (isinstance(recv, ast.Name) or isinstance(recv, ast.Attribute)
                     and isinstance(recv.value, ast.Name)):
         return False
-    scope = tree
-    for n in ast.walk(tree):
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.lineno <= call.lineno <= n.end_lineno \
-                and n.lineno >= getattr(scope, "lineno", 0):
-            scope = n
+    scope = _scope_of(tree, call)
+    name = dotted_name(recv)
     stores = [n for n in ast.walk(scope) if isinstance(n, (ast.Name, ast.Attribute))
-              and isinstance(n.ctx, (ast.Store, ast.Del)) and ast.dump(n, annotate_fields=False).replace(
-                  "Store()", "Load()").replace("Del()", "Load()") == ast.dump(recv, annotate_fields=False)]
+              and isinstance(n.ctx, (ast.Store, ast.Del)) and dotted_name(n) == name]
     if len(stores) != 1:
         return False  # bound more than once (or not here): which value reaches the call is not clear
     made = None
