@@ -13,59 +13,30 @@ import ast
 _AST = ast.AST
 
 
-def _node_classes() -> frozenset:
-    out, todo = set(), [_AST]
-    while todo:
-        cls = todo.pop()
-        out.add(cls)
-        todo.extend(cls.__subclasses__())
-    return frozenset(out)
-
-
-# Every class of `ast` node, so that the walks ask `v.__class__ in _NODES` (no call) instead of `isinstance`, and
-# values that are plainly not nodes (`_PLAIN`: names, numbers, None) skip the check. A class made later (a
-# subclass of a node class) is still found by the `isinstance` fallback.
-_NODES = _node_classes()
-_PLAIN = frozenset({str, int, float, complex, bool, bytes, type(None), type(...)})
-
-
 def _add_children(n: ast.AST, out: list) -> None:
-    d = n.__dict__
     for name in n._fields:
-        if name not in d:
-            continue
-        v = d[name]
-        c = v.__class__
-        if c is list:
+        v = getattr(n, name, None)
+        if v.__class__ is list:
             for x in v:
-                c = x.__class__
-                if c in _NODES or (c not in _PLAIN and isinstance(x, _AST)):
+                if isinstance(x, _AST):
                     out.append(x)
-        elif c in _NODES or (c not in _PLAIN and isinstance(v, _AST)):
+        elif isinstance(v, _AST):
             out.append(v)
 
 
 def walk(node: ast.AST) -> list:
     """Every node under `node` (itself first), in `ast.walk`'s order. (`_add_children` inlined: the walks of loops
-    and functions visit hundreds of thousands of nodes on a long script, and a call per node is a tenth of it;
-    fields are read from `__dict__` and node classes recognised by a set lookup, not `getattr`/`isinstance` calls,
-    which were a fifth of the long script's function calls.)"""
+    and functions visit hundreds of thousands of nodes on a long script, and a call per node is a tenth of it.)"""
     out = [node]
     append = out.append
-    nodes, plain = _NODES, _PLAIN
     for n in out:  # a list iterator also yields the items appended while it runs
-        d = n.__dict__
         for name in n._fields:
-            if name not in d:
-                continue
-            v = d[name]
-            c = v.__class__
-            if c is list:
+            v = getattr(n, name, None)
+            if v.__class__ is list:
                 for x in v:
-                    c = x.__class__
-                    if c in nodes or (c not in plain and isinstance(x, _AST)):
+                    if isinstance(x, _AST):
                         append(x)
-            elif c in nodes or (c not in plain and isinstance(v, _AST)):
+            elif isinstance(v, _AST):
                 append(v)
     return out
 

@@ -661,7 +661,7 @@ class OpsMixin:
         key = key_of(arg_node)
         fact = None
         for k, v in list(state.env.items()):
-            if k == key or v.__class__ is not TensorVal or v.storage != val.storage or v.saved is not None \
+            if k == key or not isinstance(v, TensorVal) or v.storage != val.storage or v.saved is not None \
                     or v.is_data:
                 continue
             if fact is None:
@@ -678,7 +678,7 @@ class OpsMixin:
         key = key_of(target_node)
         reported = target.saved is not None
         for k, v in list(state.env.items()):
-            if k == key or v.__class__ is not TensorVal or v.storage != target.storage or v.saved is None \
+            if k == key or not isinstance(v, TensorVal) or v.storage != target.storage or v.saved is None \
                     or v.is_data:
                 continue
             if not reported:
@@ -703,10 +703,9 @@ class OpsMixin:
         """A module call about to allocate at `site` makes new tensors: references in `state` to what an earlier
         run of the same call allocated there (the previous block's output, now this block's input; last
         iteration's result) are other tensors, so they stop being aliases of the new ones. Otherwise an
-        `nn.ReLU(inplace=True)` inside the call would seem to overwrite them. (These scans of the whole environment
-        test `v.__class__`, not `isinstance`: `TensorVal` has no subclasses, and they run for every call.)"""
+        `nn.ReLU(inplace=True)` inside the call would seem to overwrite them."""
         for k, v in list(state.env.items()):
-            if v.__class__ is TensorVal and v.storage == site:
+            if isinstance(v, TensorVal) and v.storage == site:
                 state.env[k] = v.with_(storage=None)
 
     def mark_saved_view_base(self, arg_node: ast.AST, qual: str, node: ast.AST, state: State) -> None:
