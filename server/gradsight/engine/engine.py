@@ -28,6 +28,7 @@ from .ruleset import RuleSet
 from .scope import MAX_BYTES, MAX_NESTING, build_scope, nesting_depth
 from .units import (Digests, RecordingDict, UnitCache, analyse_definitions, calls_without_grad_in, import_digests,
                     run_module)
+from .values import UNKNOWN_REACH
 
 
 def _env_flag(name: str) -> bool:
@@ -234,7 +235,7 @@ class Engine:
                     # The reverse direction: other files' code that runs this file's definitions with its own values.
                     run_callers(interp, scope, reporter, workspace, module_key, digests, used, self.units,
                                 self.caller_memo, self.shift, salt, self.stats)
-                if interp.backward_seen:
+                if interp.backward_seen and UNKNOWN_REACH not in interp.reached_sources:
                     for site, (label, created) in interp.grad_leaves.items():
                         if site in interp.reached_sources or site not in interp.cut_sources:
                             continue

@@ -16,8 +16,8 @@ from .events import (BackwardEvent, BootstrapTargetEvent, CarryEvent, FactoryEve
 from .interp_util import (grad_origins, _basic_index, _broadcast, _cap, _fsite, _pcut_of, _pretty, _reduced_shape,
                           _saved_input_indices, const_bool, key_of, kwarg, map_tensors)
 from .state import State
-from .values import (GRAD_MODE_OFF, MADE_LEAF_REQUIRE_GRAD, MAYBE_SAME_LEAF, ONLY_FROM_NO_GRAD, UNKNOWN, USE, Fact,
-                     ModuleVal, ParamCut, ParamReach, ParentOf, PyVal, SeqVal, TensorVal, Tri, Value, join_all)
+from .values import (GRAD_MODE_OFF, MADE_LEAF_REQUIRE_GRAD, MAYBE_SAME_LEAF, ONLY_FROM_NO_GRAD, UNKNOWN, UNKNOWN_REACH,
+                     USE, Fact, ModuleVal, ParamCut, ParamReach, ParentOf, PyVal, SeqVal, TensorVal, Tri, Value, join_all)
 
 
 def _input_segs(val: Optional[Value]) -> Optional[frozenset]:
@@ -880,6 +880,8 @@ class OpsMixin:
             if target is UNKNOWN and isinstance(target_node, ast.Name):
                 self.backwarded_model_output(target_node.id, call, state)
         if not isinstance(target, TensorVal):
+            if target is UNKNOWN and api != "torch.autograd.grad" and state.grad is not Tri.NO:
+                self.reached_sources.add(UNKNOWN_REACH)  # what it reached is not known (GS202)
             return
         retain = Tri.NO
         # `retain_variables=` is retain_graph's pre-0.4 name (torch 2 rejects it with a TypeError): either way
@@ -910,6 +912,10 @@ class OpsMixin:
             line = frames[i + 1].get("called_at", 0) if i + 1 < len(frames) else call.lineno
             flags.setdefault("backward_at", []).append(line)
         self.reached_sources |= target.sources
+        if target.psrc_partial and api != "torch.autograd.grad":
+            # An unknown value fed the loss (SMPLify's `self.smpl(global_orient=global_orient)`): the tensors it
+            # carried are not in `sources`, so what this backward reached is not known either.
+            self.reached_sources.add(UNKNOWN_REACH)
         self.param_cuts(target)
         if target.rg is not Tri.YES or retain is not Tri.NO:
             return

@@ -12,7 +12,7 @@ from typing import Optional
 from ..findings import Edit, Finding, Fix, Related
 from .api import StateFact
 from .report import Line, Source, Text
-from .values import Fact
+from .values import UNKNOWN_REACH, Fact
 
 
 _ASCII_DIGITS = re.compile("[0-9]+")
@@ -133,6 +133,8 @@ class Relocation:
         return tuple((k, self.text(v) if isinstance(v, str) else v) for k, v in args)
 
     def site(self, site):
+        if site == UNKNOWN_REACH:
+            return site
         if type(site) is not tuple or len(site) != 3:
             raise Unmovable  # ParamCut, ParamReach and anything unknown
         if site[0] != self.path:

@@ -604,6 +604,12 @@ def join_values(a: Optional[Value], b: Optional[Value]) -> Optional[Value]:
     return a.join(b)
 
 
+# In `Interpreter.reached_sources`: a backward ran on a value gradsight cannot follow back (a model or loss it does
+# not see, or a tensor an unknown value fed: `psrc_partial`), so any tensor or module may have been reached by it
+# and no "requires grad, but every path to a backward is cut" claim (GS202) holds for the file.
+UNKNOWN_REACH = ("<a backward of a value gradsight cannot follow back>",)
+
+
 class ParamCut(tuple):
     """A key of `Interpreter.grad_leaves` for module parameters cut off from a loss:
     (path, line, column of the cut, module site). It is "reached" (in `reached_sources`) by the

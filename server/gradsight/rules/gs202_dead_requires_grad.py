@@ -21,7 +21,8 @@ class DeadRequiresGrad(Rule):
                     "(`torch.from_numpy(np.clip(h.detach().numpy(), 0, None))`). A module that any backward "
                     "reaches without a cut (a GAN's generator detached for the discriminator's loss, a network "
                     "detached to compute its own target) is fine, and so is one no optimizer trains (a target "
-                    "network, a frozen teacher).")
+                    "network, a frozen teacher). Nothing is claimed in a file where a backward runs on a value "
+                    "gradsight cannot follow back (a loss from a model it does not see), which may reach any tensor.")
     why_bad = ("Nothing fails: the backward runs and the model's weights get gradients, but this tensor's `.grad` "
                "stays `None`. If you meant to optimise it or read its gradient (saliency maps, adversarial "
                "inputs), the cut silently defeats that; if not, `requires_grad=True` is dead weight.")
@@ -30,6 +31,10 @@ class DeadRequiresGrad(Rule):
     use_instead = "x = torch.randn(4, requires_grad=True)\nfeatures = x * 2\nloss = model(features).sum()\nloss.backward()"
     references = ("https://pytorch.org/docs/stable/notes/autograd.html",)
     valid = (
+        # A fitting loop whose loss comes from a model gradsight cannot see (SMPLify's `self.smpl(global_orient=...)`,
+        # revnets' `f_x2 = self.f_forward(x2)` then `x2.grad`): what that backward reaches is unknown, so a leaf fed
+        # to the model is not "never reached", whatever other backwards of the file are seen in full.
+        Valid('import torch\nimport torch.nn as nn\n\nbody = getattr(nn, "Linear")(3, 3)  # a model gradsight cannot see, as one from another library\n\n\ndef fit(init, target, steps=3):\n    orient = init.detach().clone()\n    shape = init.detach().clone()\n    orient.requires_grad = True\n    opt = torch.optim.Adam([orient], lr=0.01)\n    for _ in range(steps):\n        loss = (body(orient) - target).pow(2).sum()\n        opt.zero_grad()\n        loss.backward()\n        opt.step()\n    shape.requires_grad = True\n    opt2 = torch.optim.Adam([orient, shape], lr=0.01)\n    for _ in range(steps):\n        loss = (body(orient) - target).pow(2).sum() + shape.pow(2).sum()\n        opt2.zero_grad()\n        loss.backward()\n        opt2.step()\n    assert orient.grad is not None\n    return torch.cat([orient, shape], dim=-1).detach()\n\n\nfit(torch.randn(2, 3), torch.randn(2, 3))\n'),
         # SAC's temperature: another method writes the leaf's values through `.data` (loading a checkpoint), which
         # changes neither the tensor nor its grad state, so the alpha loss in `update` still reaches it
         # (tinkoff-ai/CORL's EDAC, SAC-N, LB-SAC).

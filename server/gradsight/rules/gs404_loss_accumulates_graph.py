@@ -37,13 +37,13 @@ def _backwarded(tree: ast.AST | None, name: str, anywhere: bool = False, items: 
     return False
 
 
-def _backwarded_after_loop(tree: ast.AST | None, node: ast.AST, name: str) -> bool:
-    """Whether, after the loop that keeps values in `name`, a backward runs through them: on an expression that
-    reads `name` (`torch.stack(losses).mean().backward()`) or on a name assigned from one (`meta = torch.stack(
-    task_losses).mean()` then `meta.backward()`, second-order MAML's meta-batch). The values are kept for that
-    backward, as long as the loop that fills them."""
+def _after_loop(tree: ast.AST | None, node: ast.AST, name: str):
+    """(root, the statements after the loop that keeps values in `name`, in its innermost function, and the names
+    those values flow into there), or None. A name flows on when a later assignment reads it (`meta =
+    torch.stack(task_losses).mean()`) or a later loop iterates over it (`for value, r in zip(values, rewards)`:
+    the rollout an actor-critic update walks backwards)."""
     if tree is None:
-        return False
+        return None
     root = tree
     funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
              and n.lineno <= node.lineno <= (n.end_lineno or n.lineno)]
@@ -52,16 +52,42 @@ def _backwarded_after_loop(tree: ast.AST | None, node: ast.AST, name: str) -> bo
     loops = [n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))
              and n.lineno <= node.lineno <= (n.end_lineno or n.lineno)]
     if not loops:
-        return False
+        return None
     end = max(loops, key=lambda n: n.lineno).end_lineno or 0
     after = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and n.lineno > end]
     readers = {name}
-    assigns = sorted((s for s in after if isinstance(s, (ast.Assign, ast.AugAssign))), key=lambda s: s.lineno)
+    flows = sorted((s for s in after if isinstance(s, (ast.Assign, ast.AugAssign, ast.For, ast.AsyncFor))),
+                   key=lambda s: s.lineno)
     for _ in range(2):  # twice: an assignment in a later loop may feed one above it in that loop
-        for stmt in assigns:
-            if any(isinstance(n, ast.Name) and n.id in readers for n in ast.walk(stmt.value)):
-                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-                readers |= {t.id for t in targets if isinstance(t, ast.Name)}
+        for stmt in flows:
+            source = stmt.iter if isinstance(stmt, (ast.For, ast.AsyncFor)) else stmt.value
+            if any(isinstance(n, ast.Name) and n.id in readers for n in ast.walk(source)):
+                targets = [stmt.target] if isinstance(stmt, (ast.For, ast.AsyncFor, ast.AugAssign)) else stmt.targets
+                readers |= {n for t in targets for n in _plain_names(t)}
+    return root, after, readers
+
+
+def _plain_names(target: ast.AST) -> set:
+    """The plain names a target binds (`value`, `a, (b, *c)`); none for `d["k"]` or `self.x`."""
+    if isinstance(target, ast.Name):
+        return {target.id}
+    if isinstance(target, ast.Starred):
+        return _plain_names(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return set().union(*(_plain_names(e) for e in target.elts))
+    return set()
+
+
+def _backwarded_after_loop(tree: ast.AST | None, node: ast.AST, name: str) -> bool:
+    """Whether, after the loop that keeps values in `name`, a backward runs through them: on an expression that
+    reads `name` (`torch.stack(losses).mean().backward()`) or on a name they flow into (`meta = torch.stack(
+    task_losses).mean()` then `meta.backward()`, second-order MAML's meta-batch; `for value, r in zip(values,
+    rewards): critic_loss = critic_loss + (R - value) ** 2` then `critic_loss.backward()`, A2C/A3C's update). The
+    values are kept for that backward, as long as the loop that fills them."""
+    found = _after_loop(tree, node, name)
+    if found is None:
+        return False
+    root, after, readers = found
     helpers = None
     for stmt in after:
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
@@ -77,6 +103,19 @@ def _backwarded_after_loop(tree: ast.AST | None, node: ast.AST, name: str) -> bo
                    for i, a in enumerate(stmt.value.args)):
                 return True
     return False
+
+
+def _returned_after_loop(tree: ast.AST | None, node: ast.AST, name: str) -> bool:
+    """Whether, after the loop that keeps values in `name`, the function returns or yields them or a value they flow
+    into (`return torch.stack(outs, dim=1)`: an RNN unrolled step by step, a multi-agent network's per-step Q
+    values): the caller decides whether a backward needs them."""
+    found = _after_loop(tree, node, name)
+    if found is None:
+        return False
+    _, after, readers = found
+    return any(isinstance(s, (ast.Return, ast.Expr)) and s.value is not None
+               and (isinstance(s, ast.Return) or isinstance(s.value, (ast.Yield, ast.YieldFrom)))
+               and any(isinstance(n, ast.Name) and n.id in readers for n in ast.walk(s.value)) for s in after)
 
 
 def _backwarding_helpers(tree: ast.AST) -> dict:
@@ -453,7 +492,10 @@ class LossAccumulatesGraph(Rule):
                     "module or optimizer it calls or steps: one loss per head, per agent), or, without backward, "
                     "combines per item values made before it without running a model (`reg += m.sum()` over the "
                     "layers' masks). A total made before the batch loop, or anew only per epoch, grows with the "
-                    "data and stays flagged.")
+                    "data and stays flagged. Other loops without backward that append values with their graphs get "
+                    "an information note, unless the values go on to a backward after the loop (also through a loop "
+                    "over them: an actor-critic update walking the rollout backwards) or the function returns them "
+                    "or what they flow into (per-step outputs of an unrolled network, for the caller's loss).")
     why_bad = ("Nothing raises, but the accumulator holds a reference to each step's graph, so memory grows with "
                "every iteration (on a GPU, until it runs out). Logging needs the number, not the graph.")
     example = "total_loss = 0\nfor x in data:\n    loss = model(x).mean()\n    loss.backward()\n    total_loss += loss"
@@ -734,6 +776,11 @@ class LossAccumulatesGraph(Rule):
               'print(a.eval(torch.tensor([0]), [(torch.randn(5, 4), torch.randint(0, 3, (5,))) for _ in range(3)]))\n'),
         # The same attack writing detached values: the buffer it returns has no graph.
         Valid('import torch\nimport torch.nn as nn\n\n\nclass CW:\n    def __init__(self, model):\n        self.model = model\n\n    def perturb(self, images, labels):\n        w = images.clone().requires_grad_()\n        best = images.clone().detach()\n        opt = torch.optim.Adam([w], lr=0.01)\n        for _ in range(3):\n            adv = 0.5 * (torch.tanh(w) + 1)\n            cost = (adv - images).pow(2).sum() + nn.functional.cross_entropy(self.model(adv), labels)\n            opt.zero_grad()\n            cost.backward()\n            opt.step()\n            mask = adv.detach().sum(1) > 0\n            best[mask] = adv.detach()[mask]\n        return best\n\n\nmodel = nn.Linear(4, 3)\nx, y = torch.rand(2, 4), torch.tensor([0, 1])\nadv = CW(model).perturb(x, y)\nnn.functional.cross_entropy(model(adv), y).backward()\n'),
+        # An actor-critic rollout kept in lists, then walked backwards into the loss that is backwarded (A3C's
+        # `for value, log_policy, ... in list(zip(values, ...))[::-1]`): the graphs are kept for that backward.
+        Valid('import torch\nimport torch.nn as nn\n\nmodel = nn.Linear(4, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n\n\ndef local_train(steps):\n    values, rewards = [], []\n    for t in range(steps):\n        values.append(model(torch.randn(1, 4)))\n        rewards.append(1.0)\n    R = torch.zeros(1, 1)\n    critic_loss = 0\n    for value, reward in list(zip(values, rewards))[::-1]:\n        R = R * 0.9 + reward\n        critic_loss = critic_loss + (R - value) ** 2 / 2\n    opt.zero_grad()\n    critic_loss.backward()\n    opt.step()\n\n\nlocal_train(5)\n'),
+        # Per-step outputs of an unrolled cell returned to the caller, whose backward needs them.
+        Valid('import torch\nimport torch.nn as nn\n\n\ndef unroll(cell, xs, h):\n    outs = []\n    for x in xs:\n        h = cell(x, h)\n        outs.append(h)\n    return torch.stack(outs, dim=1)\n\n\ncell = nn.GRUCell(4, 8)\nout = unroll(cell, torch.randn(5, 2, 4), torch.zeros(2, 8))\nout.pow(2).mean().backward()\n'),
     )
     invalid = (
         # An attack's best-so-far buffer (advertorch's EAD): a helper method writes the step's distance into the
@@ -1030,8 +1077,10 @@ class LossAccumulatesGraph(Rule):
                                event.eval_at.line, ") but grad mode is on. Nothing backwards them, so memory grows "
                                "every iteration; run the loop under `torch.no_grad()`."),
                            related=[event.eval_at])
-            elif event.how == "append":
-                # Memory grows with the batches, but a later backward could want them: only information.
+            elif event.how == "append" and not _returned_after_loop(report.tree, event.node, name):
+                # Memory grows with the batches, but a later backward could want them: only information. Not when
+                # the function hands them (or what they flow into) to its caller, whose backward may need them:
+                # per-step outputs collected and returned are how unrolled networks and rollouts are written.
                 report.add(self, event.node,
                            f"`{event.target_expr}` keeps each iteration's graph; run this loop under "
                            f"`torch.no_grad()` if no backward needs it.", severity=Severity.INFORMATION,
