@@ -24,7 +24,8 @@ class TensorFromTensor(Rule):
                     "into Python numbers (`.item()`, `float()`, `.tolist()`), as a logging helper does with a loss; "
                     "so is a copy used only as a regression target (a loss's other argument, the other side of a "
                     "subtraction, or returned), and a `Variable(t)` (without `requires_grad=True`) that is a factor "
-                    "of a product, difference or quotient, a stop-gradient by intent (`Variable(adv) * log_prob`). "
+                    "of a product, difference or quotient, a stop-gradient by intent (`Variable(adv) * log_prob`), "
+                    "and `Variable(t, requires_grad=False)`, a stop-gradient written as one. "
                     "`Variable(x, requires_grad=True)` of a value gradsight cannot see (a library model's "
                     "prediction) is flagged when the code shows it is a prediction to train: every use is the input "
                     "of a loss whose value reaches a backward in the function, and its `.grad` is never read "
@@ -38,6 +39,8 @@ class TensorFromTensor(Rule):
                    "their history")
     references = ("https://pytorch.org/docs/stable/generated/torch.tensor.html",)
     valid = (
+        # `Variable(t, requires_grad=False)`: a stop-gradient written as one (TRADES' adversarial example).
+        Valid('import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nfrom torch.autograd import Variable\n\nmodel = nn.Linear(4, 3)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\nx_natural = torch.rand(2, 4)\ny = torch.tensor([0, 2])\ndelta = (0.001 * torch.randn(2, 4)).requires_grad_()\nfor _ in range(3):\n    loss_kl = F.kl_div(F.log_softmax(model(x_natural + delta), dim=1), F.softmax(model(x_natural), dim=1),\n                       reduction="sum")\n    grad = torch.autograd.grad(loss_kl, [delta])[0]\n    delta = (delta.detach() + 0.01 * grad.sign()).clamp(-0.03, 0.03).requires_grad_()\nx_adv = Variable(torch.clamp(x_natural + delta, 0.0, 1.0), requires_grad=False)\noptimizer.zero_grad()\nlogits_natural = model(x_natural)\nloss = F.cross_entropy(logits_natural, y) + F.kl_div(F.log_softmax(model(x_adv), dim=1),\n                                                     F.softmax(logits_natural, dim=1), reduction="batchmean")\nloss.backward()\noptimizer.step()\nassert not x_adv.requires_grad and model.weight.grad is not None\n'),
         # A prediction made a leaf to read its own gradient (a saliency map of the loss): nothing was to be trained.
         Valid("import torch\nimport torch.nn.functional as F\nfrom torch.autograd import Variable\n\n\n"
               "def loss_gradient(pred, target):\n    p = Variable(pred, requires_grad=True)\n"
@@ -147,6 +150,8 @@ class TensorFromTensor(Rule):
             return
         if event.api == "Variable" and _stop_gradient_factor(report.tree, event.node):
             return  # `Variable(adv) * log_prob`: the post-0.4 `Variable(t)` used on purpose as `t.detach()`
+        if event.api == "Variable" and _refuses_grad(event.node):
+            return  # `Variable(x_adv, requires_grad=False)`: a stop-gradient, written as one (TRADES' adversarial input)
         if event.api != "Variable" and _read_as_numbers(report.tree, event.node):
             return  # a `torch.tensor()` copy only read as numbers; `Variable(t)` is written to keep history
         origin = event.target.origin
@@ -340,6 +345,14 @@ def _read_as_numbers(tree, call: ast.AST) -> bool:
             continue
         return False
     return True
+
+
+def _refuses_grad(call: ast.Call) -> bool:
+    """`Variable(t, requires_grad=False)` (keyword or second argument), written so: the author asks for a tensor
+    without a gradient, which is what it gives."""
+    flag = next((k.value for k in call.keywords if k.arg == "requires_grad"),
+                call.args[1] if len(call.args) > 1 else None)
+    return isinstance(flag, ast.Constant) and flag.value is False
 
 
 def _wants_grad(call: ast.Call) -> bool:

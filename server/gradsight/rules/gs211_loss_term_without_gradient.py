@@ -84,8 +84,37 @@ def _additive_terms(expr: ast.AST) -> list:
     return [expr]
 
 
-def _reads(expr: ast.AST, names) -> Optional[str]:
-    return next((n.id for n in ast.walk(expr) if isinstance(n, ast.Name) and n.id in names), None)
+def _reads(expr: ast.AST, names, q=None) -> Optional[str]:
+    """The first of `names` that `expr` reads; with `q`, not counting reads in the arguments of a call that may add
+    a gradient of its own (`_adds_parameters`: `model(x_adv)` has the model's gradient, whatever `x_adv` has)."""
+    todo = [expr]
+    while todo:
+        n = todo.pop(0)
+        if isinstance(n, ast.Name) and n.id in names:
+            return n.id
+        if q is not None and isinstance(n, ast.Call) and _adds_parameters(n, names, q):
+            todo.append(n.func)
+            continue
+        todo.extend(ast.iter_child_nodes(n))
+    return None
+
+
+_PLAIN_BUILTINS = frozenset({"float", "int", "abs", "sum", "max", "min", "len", "round", "pow"})
+
+
+def _adds_parameters(call: ast.Call, names, q) -> bool:
+    """Whether a call may bring parameters of its own into the value: anything but a torch function, a builtin, or
+    a method of the cut value itself (`grad.pow(2)`, `grad.norm()`): a model or module called on it
+    (`F.kl_div(F.log_softmax(model(x_adv)), ...)`, TRADES' robust loss on an input made from a gradient)."""
+    qual = q.call_name(call) or ""
+    if qual.startswith(("torch.", "numpy.", "math.")):
+        return False
+    f = call.func
+    if isinstance(f, ast.Name):
+        return f.id not in _PLAIN_BUILTINS
+    if isinstance(f, ast.Attribute):
+        return _reads(f.value, names) is None  # `self.model(...)`, `net.forward(...)`: not the cut value's method
+    return True
 
 
 class LossTermWithoutGradient(Rule):
@@ -96,7 +125,10 @@ class LossTermWithoutGradient(Rule):
     events = (FileEvent,)
     what_it_does = ("Flags a sum that is backwarded (`loss = fit + 0.5 * penalty; loss.backward()`) when one of "
                     "its terms comes from `.item()` / `float()` of a gradient-carrying value (a parameter, a loss) "
-                    "or from `torch.autograd.grad(...)` called without `create_graph=True` (a gradient penalty).")
+                    "or from `torch.autograd.grad(...)` called without `create_graph=True` (a gradient penalty). "
+                    "A term that runs a model or any other callable that is not a torch function on such a value "
+                    "(`kl_div(log_softmax(model(x_adv)), p)` with `x_adv` made from a gradient) has that callable's "
+                    "gradient, and is left alone.")
     why_bad = ("A Python number, or a gradient computed without `create_graph=True`, has no autograd history. "
                "Adding it to the loss changes the printed value and nothing else: the penalty never acts on the "
                "weights. Nothing raises; the regulariser silently does nothing.")
@@ -108,6 +140,9 @@ class LossTermWithoutGradient(Rule):
     _probe = ("silent: torch.allclose(wind.weight.grad, "
               "torch.autograd.grad(F.mse_loss(wind(x), y), wind.weight)[0])")
     valid = (
+        # TRADES-style adversarial training: the input is made from a gradient without `create_graph`, but the term
+        # runs the model on it, so it carries the model's gradient.
+        Valid('import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\nmodel = nn.Linear(4, 3)\nx = torch.rand(2, 4)\ny = torch.tensor([0, 2])\ndelta = torch.zeros(2, 4, requires_grad=True)\nloss_kl = model(x + delta).sum()\ngrad = torch.autograd.grad(loss_kl, [delta])[0]\nx_adv = (x + grad.sign()).detach()\nlogits = model(x)\nloss = F.cross_entropy(logits, y) + F.kl_div(F.log_softmax(model(x_adv), dim=1), F.softmax(logits, dim=1),\n                                             reduction="batchmean")\nloss.backward()\nassert model.weight.grad is not None\n'),
         # The model is a parameter; the regulariser keeps its graph.
         Valid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\ndef train(model, loader, optimizer):\n    for x, y in loader:\n        out = model(x)\n        loss = F.mse_loss(out, y)\n        reg = out.abs().mean()\n        total = loss + 0.1 * reg\n        optimizer.zero_grad()\n        total.backward()\n        optimizer.step()\n\n\nnet = nn.Linear(3, 1)\nbatches = [(torch.randn(4, 3), torch.randn(4, 1))]\ntrain(net, batches, torch.optim.SGD(net.parameters(), lr=0.1))\nw = net.weight.detach().clone()\nnet.zero_grad()\nF.mse_loss(net(batches[0][0]), batches[0][1]).backward()\n"),
         Valid(_head + "sparsity = wind.weight.abs().sum()\nloss = fit + 0.5 * sparsity\nloss.backward()\n"),
@@ -165,17 +200,17 @@ class LossTermWithoutGradient(Rule):
                 cuts[target] = (how, node.lineno)
                 continue
             terms = _additive_terms(node.value)
-            hit = [t for t in terms if _reads(t, cuts)]
+            hit = [t for t in terms if _reads(t, cuts, q)]
             if len(terms) > 1 and hit and len(hit) < len(terms):
                 if self._backwarded(scope, target, node.lineno):
-                    name = _reads(hit[0], cuts)
+                    name = _reads(hit[0], cuts, q)
                     how, line = cuts[name]
                     report.add(self, node, f"`{name}` has no gradient, so adding it to `{target}` changes the "
                                            f"value but not the update. It comes from {how} at line {line}.",
                                related=[Note(line, 1, f"{how} leaves autograd here")])
                 cuts.pop(target, None)
             elif hit and len(hit) == len(terms):
-                cuts[target] = cuts[_reads(hit[0], cuts)]  # derived from a cut value only: still no gradient
+                cuts[target] = cuts[_reads(hit[0], cuts, q)]  # derived from a cut value only: still no gradient
             else:
                 cuts.pop(target, None)
 
