@@ -12,7 +12,6 @@ import pathlib
 from collections import OrderedDict
 from typing import Optional
 
-from . import torchdb as db
 from .astwalk import children, walk
 from .gradtests import out_of_place_twins, twin_tensor_params
 from .incremental import first_line
@@ -21,6 +20,7 @@ from .inherited import inherited_methods, noop_detach, run_inherited, same_file,
 from .sibling_contract import sibling_stops
 from .interp_objects import _GRAD_NEUTRAL_DECORATORS
 from .interp_util import _has_backward, _module_mutations
+from .nograd_calls import called_without_grad, reached_without_grad
 from .relocate import Relocation
 from .report import Reporter
 from .state import State
@@ -636,148 +636,6 @@ def run_module(interp: Interpreter, scope: ModuleScope, reporter: Reporter, dige
         cache.put(key, ModuleResult(deps, digests.whole() if tree_read else None, delta, digests.frame(), spec,
                                     dict(optimized), free))
     return deps, free
-
-
-_GRAD_OFF_WORDS = ("no_grad", "inference_mode", "set_grad_enabled")
-
-
-def called_without_grad(tree: ast.Module, qual, text: str, memo: Optional[OrderedDict] = None,
-                        imports: tuple = ()) -> frozenset:
-    """Names of the functions and methods this file calls where grad mode may be off: inside `with
-    torch.no_grad():`, `torch.inference_mode()` or `torch.set_grad_enabled(<not True>)`, or from a function
-    decorated with one of them (`qual` resolves a name through the file's imports). A call is named by its
-    function (`evaluate(...)`) or method (`trainer.validate(...)`, `self.evaluate(...)`).
-
-    `analyse_definitions` analyses such a definition with grad mode unknown: its own analysis cannot know which
-    caller it serves, and a finding that holds only with grad mode on (`model(x).numpy()` raises) would be a
-    false alarm for a function the file runs under `no_grad` (`with torch.no_grad(): evaluate(model, loader)`).
-    The calls made in grad mode still run it with grad mode on, in their own context.
-
-    This runs on every analysis (a keystroke): it looks only at top-level statements whose lines hold one of
-    the grad-mode words, descends only into such nodes, and keeps each statement's answer in `memo` (keyed by the
-    statement object, which an edit elsewhere leaves shared, and the file's `imports`). A file without the words
-    costs three text searches."""
-    offsets = []
-    for word in _GRAD_OFF_WORDS:
-        at = text.find(word)
-        while at != -1:
-            offsets.append(at)
-            at = text.find(word, at + 1)
-    if not offsets:
-        return frozenset()
-    offsets.sort()
-    marked, line, prev = [], 1, 0
-    for at in offsets:
-        line += text.count("\n", prev, at)
-        prev = at
-        marked.append(line)
-
-    def touches(node: ast.AST) -> bool:
-        lo = getattr(node, "lineno", None)
-        if lo is None:
-            return True
-        lo = min([lo] + [d.lineno for d in getattr(node, "decorator_list", ())])
-        i = bisect.bisect_left(marked, lo)
-        return i < len(marked) and marked[i] <= (getattr(node, "end_lineno", None) or lo)
-
-    def off(expr: ast.AST) -> bool:
-        target = expr.func if isinstance(expr, ast.Call) else expr
-        mode = db.GRAD_MODE.get(qual(target) or "")
-        if mode is None:
-            return False
-        enabled = mode[0]
-        if enabled is None and isinstance(expr, ast.Call):  # set_grad_enabled(flag)
-            arg = expr.args[0] if expr.args else next((k.value for k in expr.keywords if k.arg == "mode"), None)
-            return not (isinstance(arg, ast.Constant) and arg.value is True)
-        return enabled is False
-
-    def calls_in(stmt: ast.AST) -> frozenset:
-        regions: list = []
-        todo = [stmt]
-        while todo:
-            node = todo.pop()
-            if isinstance(node, (ast.With, ast.AsyncWith)) and any(off(item.context_expr) for item in node.items):
-                regions.extend(node.body)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(off(d) for d in node.decorator_list):
-                regions.extend(node.body)
-            todo.extend(c for c in children(node) if touches(c))
-        names = set()
-        for region in regions:
-            for n in walk(region):
-                if isinstance(n, ast.Call):
-                    f = n.func
-                    if isinstance(f, ast.Name):
-                        names.add(f.id)
-                    elif isinstance(f, ast.Attribute):
-                        names.add(f.attr)
-        # A module's `forward` runs through `model(x)` calls, which this scan does not tie to it: one explicit
-        # `model.forward(x)` in evaluation code says nothing about the training calls.
-        names.discard("forward")
-        return frozenset(names)
-
-    out: set = set()
-    for stmt in tree.body:
-        if not touches(stmt):
-            continue
-        hit = memo.get(id(stmt)) if memo is not None else None
-        if hit is not None and hit[0] is stmt and hit[1] == imports:
-            out |= hit[2]
-            continue
-        found = calls_in(stmt)
-        if memo is not None:
-            memo[id(stmt)] = (stmt, imports, found)
-            while len(memo) > 2048:
-                try:
-                    memo.popitem(last=False)
-                except KeyError:
-                    break
-        out |= found
-    return frozenset(out)
-
-
-def reached_without_grad(interp: Interpreter, scope: ModuleScope, names: frozenset) -> frozenset:
-    """`names` (definitions called where grad mode may be off, `called_without_grad`) and the definitions of this file
-    that those run by name, transitively: `self.act(obs)` or `act(obs)` in a method that every caller runs under
-    `torch.no_grad()` (world-models' `rollout` -> `get_action_and_transition`) is a call where grad mode may be off
-    too, so that definition also starts with grad mode unknown. Calls made in grad mode still run it with grad mode
-    on, in their own context. Only the bodies of definitions already in the set are read (memoised per node)."""
-    if not names:
-        return names
-    defs: dict = {}
-    for name, func in scope.functions.items():
-        defs.setdefault(name, []).append(func.node)
-    for info in scope.classes.values():
-        for name, meth in info.methods.items():
-            defs.setdefault(name, []).append(meth.node)
-    out = set(names)
-    todo = [n for n in names if n in defs]
-    while todo:
-        for node in defs[todo.pop()]:
-            for callee in interp.durable("calls_by_name", node, _calls_by_name):
-                if callee in defs and callee not in out:
-                    out.add(callee)
-                    todo.append(callee)
-    return frozenset(out)
-
-
-def _calls_by_name(func: ast.AST) -> frozenset:
-    """Names the body of `func` calls as `name(...)` or `self.name(...)` (nested definitions apart; `forward` apart,
-    as in `called_without_grad`)."""
-    found = set()
-    todo = list(children(func))
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        if isinstance(node, ast.Call):
-            f = node.func
-            if isinstance(f, ast.Name):
-                found.add(f.id)
-            elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
-                found.add(f.attr)
-        todo.extend(children(node))
-    found.discard("forward")
-    return frozenset(found)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -290,7 +290,7 @@ class Workspace:
     def no_grad_callers(self, path: str, scan: Callable) -> tuple[frozenset, dict]:
         """The names of functions and methods that other workspace files importing `path` call where grad mode may
         be off, with those files (path -> digest of the text read, for `Analysis.dependencies`). `scan(scope)` gives
-        one file's names (`units.called_without_grad`). Lazy and cached: a file is parsed only if its text holds a
+        one file's names (`nograd_calls.called_without_grad`). Lazy and cached: a file is parsed only if its text holds a
         grad-mode word and the name of the module at `path`, once per version; the answer is kept `LIST_TTL`
         seconds (forgotten when a buffer that may call into `path` changes: `_forget_callers`). Files added since
         are not seen until then, like imports.
