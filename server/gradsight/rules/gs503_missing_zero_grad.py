@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 import re
 
-from ..engine.astwalk import walk
+from ..engine.astwalk import children, walk
 from ..engine.report import Note
 from ..engine.report import text as msg
 from ..engine.events import LoopEvent
@@ -439,6 +439,70 @@ def _reach(scan: "_LoopScan", defs: "_FileDefs", scans, owner, objects: dict, op
     return back, step
 
 
+def _discarded_training(loop: ast.AST, steps: list, tree) -> bool:
+    """Whether the loop trains only what its function builds and then throws away: every optimizer it steps is a
+    local made once from `m.parameters()` of modules `m` the function itself builds, and after the loop nothing reads
+    those names, while before it they are only called or asked for attributes (`m(x)`, `m.to(dev)`,
+    `m.parameters()`): not returned, stored, handed on or closed over. A timing or memory benchmark (Pyraformer's
+    attention tests: forward, backward, step, a thousand times): the accumulated gradients change weights that
+    nobody sees. A model that is a parameter, an attribute or a global is never such a case."""
+    if tree is None:
+        return False
+    fns = [n for n in walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+           and n.lineno <= loop.lineno <= (n.end_lineno or n.lineno)]
+    if not fns:
+        return False
+    fn = max(fns, key=lambda n: n.lineno)
+    if not all(isinstance(c.func.value, ast.Name) for c in steps):
+        return False
+    opts = {c.func.value.id for c in steps}
+    args = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
+    nodes = walk(fn)
+
+    parents = {id(c): n for n in nodes for c in children(n)}
+
+    def made_once(name: str):
+        """The call the function binds `name` to, when that is its only binding (`m = Net(...)`)."""
+        stores = [n for n in nodes if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)]
+        if len(stores) != 1:
+            return None
+        stmt = parents.get(id(stores[0]))
+        if not (isinstance(stmt, ast.Assign) and stmt.targets == [stores[0]] and isinstance(stmt.value, ast.Call)):
+            return None
+        return stmt.value
+
+    owners = set()
+    for opt in opts:
+        call = made_once(opt)
+        if call is None or opt in args:
+            return False
+        found = {n.value.id for n in walk(call) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                 and n.attr in ("parameters", "named_parameters")}
+        if not found:
+            return False
+        owners |= found
+    if owners & args or any(made_once(o) is None for o in owners):
+        return False
+    names = owners | opts
+    if any(isinstance(n, (ast.Global, ast.Nonlocal)) and names & set(n.names) for n in nodes):
+        return False
+    end = loop.end_lineno or loop.lineno
+    for n in nodes:
+        if not (isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load)):
+            continue
+        if n.lineno > end:
+            return False  # read after the loop: what it trained may be used
+        parent = parents.get(id(n))
+        if not (isinstance(parent, ast.Attribute) or isinstance(parent, ast.Call) and parent.func is n):
+            return False  # handed on, stored, returned
+        up = parent
+        while up is not None and up is not fn:
+            if isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                return False  # closed over
+            up = parents.get(id(up))
+    return True
+
+
 def _zeroed_before(loop: ast.AST, tree) -> "ast.Call | None":
     """The `self.X.zero_grad()` statement that comes before `loop` in the same block, the last one, where no other
     statement between them is a loop; None otherwise."""
@@ -478,7 +542,10 @@ class MissingZeroGrad(Rule):
                     "also steps `opt` (`scaler.step(opt)` under AMP) is flagged on that `zero_grad()`. "
                     "`self.opt.zero_grad()` called once just before a loop that itself calls no backward, but whose "
                     "iterations backward and step `self.opt` through methods of the same object (`self.train_step(b)`, "
-                    "up to three calls down), with nothing in the loop zeroing, is flagged on that `zero_grad()`.")
+                    "up to three calls down), with nothing in the loop zeroing, is flagged on that `zero_grad()`. "
+                    "A loop in a function that builds its model and optimizer itself and throws both away after the "
+                    "loop (read by nothing after it, never returned, stored or handed on: a timing benchmark) is "
+                    "left alone: the weights it trains are never seen.")
     why_bad = ("Nothing raises: backward adds into `.grad`, so each step uses the sum of all gradients so far and "
                "training diverges or crawls.")
     example = "for x, y in loader:\n    loss = criterion(model(x), y)\n    loss.backward()\n    optimizer.step()"
@@ -486,6 +553,9 @@ class MissingZeroGrad(Rule):
                    "    loss.backward()\n    optimizer.step()")
     references = ("https://pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html",)
     valid = (
+        # A timing benchmark: the layer and its optimizer are made here and thrown away after the loop, so the
+        # accumulated gradients change weights nobody sees (Pyraformer's attention tests).
+        Valid('import time\n\nimport torch\nimport torch.nn as nn\nfrom torch import optim\n\n\ndef test_layer(repeat_times=5):\n    layer = nn.Linear(8, 8)\n    optimizer = optim.Adam(layer.parameters(), 1e-4)\n    optimizer.zero_grad()\n    hidden = torch.ones(4, 8)\n    target = torch.zeros(4, 8)\n    start = time.time()\n    for i in range(repeat_times):\n        result = layer(hidden)\n        loss = ((target - result) ** 2).mean()\n        loss.backward()\n        optimizer.step()\n    print("average time: {} s".format(round((time.time() - start) / repeat_times, 4)))\n\n\ntest_layer()\n'),
         Valid("import torch\nimport torch.nn as nn\na, b = nn.Linear(2, 1), nn.Linear(2, 1)\n"
               "opt_a = torch.optim.SGD(a.parameters(), lr=0.1)\nopt_b = torch.optim.SGD(b.parameters(), lr=0.1)\n"
               "for i in range(3):\n    opt_a.zero_grad()\n    a(torch.ones(3, 2)).sum().backward()\n    opt_a.step()\n"
@@ -578,6 +648,8 @@ class MissingZeroGrad(Rule):
               "        opt.step()\n        opt.zero_grad()\n    else:\n        opt.step()\n"),
     )
     invalid = (
+        # The same loop in a function that returns what it trained: the gradients pile up in the weights it hands out.
+        Invalid('import torch\nimport torch.nn as nn\n\n\ndef fit(steps=3):\n    m = nn.Linear(2, 1)\n    opt = torch.optim.SGD(m.parameters(), lr=0.0)\n    for _ in range(steps):\n        m(torch.ones(3, 2)).sum().backward()\n        opt.step()\n    return m\n\n\nm = fit()\n', line=9, runtime="silent: bool((m.bias.grad == 9).all())"),
         # Two optimizers, only one zeroed (idinvert's real bug): the other's gradients pile up.
         Invalid("import torch\nimport torch.nn as nn\na, b = nn.Linear(2, 1), nn.Linear(2, 1)\n"
                 "opt_a = torch.optim.SGD(a.parameters(), lr=0.1)\nopt_b = torch.optim.SGD(b.parameters(), lr=0.1)\n"
@@ -809,6 +881,8 @@ class MissingZeroGrad(Rule):
         owner = defs.enclosing_class(loop)
         zeroes = _zeroes(scan, defs, self._scan, 0, opts, owner, objects)
         if zeroes is False:
+            if _discarded_training(loop, steps, tree):
+                return None  # a benchmark: what the loop trains is thrown away with the function's locals
             return None, min(backwards, key=lambda c: (c.lineno, c.col_offset))
         if zeroes is None:
             return None  # code it cannot see may zero the gradients
