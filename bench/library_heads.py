@@ -23,6 +23,7 @@ Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-p
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh16 # 43 more, fetched for the sixteenth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh17 # 46 more, fetched for the seventeenth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh18 # 47 more, fetched for the eighteenth fresh round
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh20 # 46 more, fetched for the twentieth fresh round
 """
 
 from __future__ import annotations
@@ -415,6 +416,27 @@ FRESH18 = ("rtqichen/torchdiffeq", "EmilienDupont/augmented-neural-odes", "shaox
            "meta-llama/llama", "Vision-CAIR/MiniGPT-4", "datawhalechina/easy-rl", "hkproj/pytorch-llama",
            "hkproj/pytorch-stable-diffusion", "hkproj/pytorch-transformer")
 
+# 46 more, fetched in the twentieth session (2026-11-27) for the twentieth fresh round (not under /work/.mirror
+# before, in no earlier list nor FRESH17, not held out by issue 13), chosen by name and description only, leaning to
+# RL (offline, imitation, model-based), GANs/VAEs, normalizing flows and score models, TTS/ASR/seq2seq decoding,
+# adversarial training, meta-learning/NAS and continual learning, and read only to measure (bench/fresh20-notes.md).
+# `--fresh20`.
+FRESH20 = ("Div99/IQ-Learn", "BY571/D4PG", "ku2482/slac.pytorch", "nikhilbarhate99/min-decision-transformer",
+           "hengyuan-hu/rainbow", "yihaosun1124/OfflineRL-Kit", "BY571/Normalized-Advantage-Function-NAF-",
+           "togheppi/cDCGAN", "MishaLaskin/vqvae", "rosinality/alias-free-gan-pytorch",
+           "rosinality/swapping-autoencoder-pytorch", "omertov/encoder4editing", "rinongal/StyleGAN-nada",
+           "bayesiains/nflows", "chrischute/glow", "CW-Huang/NAF", "VincentStimper/normalizing-flows",
+           "rtqichen/residual-flows", "jhjacobsen/invertible-resnet", "nicola-decao/BNAF", "CW-Huang/sdeflow-light",
+           "rosinality/denoising-diffusion-pytorch", "keonlee9420/Comprehensive-Transformer-TTS",
+           "keonlee9420/PortaSpeech", "yl4579/StyleTTS", "auspicious3000/SpeechSplit",
+           "jjery2243542/adaptive_voice_conversion", "ivanvovk/WaveGrad", "lmnt-com/diffwave",
+           "kaituoxu/Listen-Attend-Spell", "graykode/gpt-2-Pytorch", "lium-lst/nmtpytorch", "yaircarmon/semisup-adv",
+           "wzekai99/DM-Improves-AT", "hendrycks/pre-training", "gitabcworld/MatchingNetworks",
+           "ServiceNow/embedding-propagation", "megvii-model/SinglePathOneShot", "yuhuixu1993/PC-DARTS",
+           "JaminFong/DenseNAS", "yaoyao-liu/class-incremental-learning", "fcdl94/MiB",
+           "GMvandeVen/class-incremental-learning", "BY571/Implicit-Q-Learning", "thu-ml/ares",
+           "ZhengkunTian/OpenTransformer")
+
 
 
 
@@ -496,6 +518,7 @@ def main() -> int:
     ap.add_argument("--fresh16", action="store_true", help="check the 43 repositories of FRESH16 instead")
     ap.add_argument("--fresh17", action="store_true", help="check the 46 repositories of FRESH17 instead")
     ap.add_argument("--fresh18", action="store_true", help="check the 47 repositories of FRESH18 instead")
+    ap.add_argument("--fresh20", action="store_true", help="check the 46 repositories of FRESH20 instead")
     ap.add_argument("--all-severities", metavar="FILE",
                     help="also write every finding (information and hints too), with its \"severity\", as JSON lines")
     args = ap.parse_args()
@@ -505,7 +528,7 @@ def main() -> int:
         FRESH8 if args.fresh8 else FRESH9 if args.fresh9 else FRESH10 if args.fresh10 else
         FRESH11 if args.fresh11 else FRESH12 if args.fresh12 else FRESH13 if args.fresh13 else
         FRESH14 if args.fresh14 else FRESH15 if args.fresh15 else FRESH16 if args.fresh16 else
-        FRESH17 if args.fresh17 else FRESH18 if args.fresh18 else REPOS)
+        FRESH17 if args.fresh17 else FRESH18 if args.fresh18 else FRESH20 if args.fresh20 else REPOS)
     found: list[dict] = []
     every: list[dict] = []
     lines = 0

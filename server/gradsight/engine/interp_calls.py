@@ -178,6 +178,16 @@ class CallsMixin:
 
     # ------------------------------------------------------------------ calls
     def expr_Call(self, node: ast.Call, state: State) -> Value:
+        val = self.call_expr(node, state)
+        for a in (node.args + [kw.value for kw in node.keywords]) if node.args or node.keywords else ():
+            # A module handed to a call may come back in training mode (`train_epoch(model)` runs `model.train()`).
+            key = a.id if type(a) is ast.Name else key_of(a) if type(a) is ast.Attribute else None
+            held = state.env.get(key) if key is not None else None
+            if type(held) is ModuleVal and held.eval_sure:
+                state.env[key] = replace(held, eval_sure=False)  # the same reference: what is under it stays
+        return val
+
+    def call_expr(self, node: ast.Call, state: State) -> Value:
         func = node.func
         if isinstance(func, ast.Call) and func.args and self.static_qual(func.func) in FUNC_GRAD_TRANSFORMS:
             return self.func_grad_call(node, state)
@@ -279,7 +289,7 @@ class CallsMixin:
                 # Evidence of use (findings built on it are warnings), as for `torch.load`.
                 key = key_of(func.value)
                 mod = ModuleVal("torch.nn.Module", has_params=Tri.YES, evidence=True,
-                                eval_at=self.expr_fact(node, "eval-mode"),
+                                eval_at=self.expr_fact(node, "eval-mode"), eval_sure=True,
                                 origin=self.fact(node, "module-by-use", expr=self.seg(func.value)))
                 state.set(key, mod)
                 return mod

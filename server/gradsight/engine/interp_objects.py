@@ -56,9 +56,14 @@ class ObjectsMixin:
                     flag = const_bool(node.args[0]) if node.args else True
                     new = replace(recv, has_params=Tri.of(flag) if flag is not None else Tri.MAYBE)
                 elif name == "eval" or (node.args and const_bool(node.args[0]) is False):
-                    new = replace(recv, eval_at=self.expr_fact(node, "eval-mode"))
+                    new = replace(recv, eval_at=self.expr_fact(node, "eval-mode"), eval_sure=True)
                 else:
-                    new = replace(recv, eval_at=None)
+                    new = replace(recv, eval_at=None, eval_sure=False)
+                    held = self.globals_state.env.get(key) if key and self.globals_state is not None else None
+                    if type(held) is ModuleVal and held.eval_sure:
+                        # A function putting a module-level model back in training mode (`def train_epoch():
+                        # model.train()`): the model its callers see is no longer surely in eval mode.
+                        self.globals_state.env[key] = replace(held, eval_sure=False)
                 if key:
                     state.set(key, new)
                 return new

@@ -698,6 +698,16 @@ class StatementsMixin:
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             inner = self.static_truth(test.operand, state)
             return None if inner is None else not inner
+        if isinstance(test, ast.BoolOp):
+            # `self.training and k > 0`: an `and` with a surely false operand is false, an `or` with a surely true
+            # one is true, whatever the others are.
+            decisive = isinstance(test.op, ast.Or)
+            return decisive if any(self.static_truth(v, state) is decisive for v in test.values) else None
+        if isinstance(test, ast.Attribute) and test.attr == "training" and key_of(test.value) is not None:
+            # `self.training` of a module its caller put in eval mode on every path (`net.eval()`, then `net(x)`).
+            base = state.get(key_of(test.value))
+            if isinstance(base, ModuleVal) and base.eval_sure:
+                return False
         if isinstance(test, ast.Name):
             val = state.get(test.id)
             return val.truth if isinstance(val, PyVal) else None

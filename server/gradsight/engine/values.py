@@ -357,6 +357,8 @@ class ModuleVal(Value):
     origin: Optional[Fact] = None
     attrs: tuple = ()  # (name, Value) pairs from __init__ (user modules)
     eval_at: Optional[Fact] = None  # `.eval()` was called on it here
+    # `.eval()` (or `.train(False)`) ran on it on every path here, with no `.train()` after: `self.training` is False.
+    eval_sure: bool = False
     out_features: Optional[int] = None  # nn.Linear: the size of the output's last dimension
     # A name bound to different modules on different paths (`model = A() if flag else B()`): the alternatives.
     # `qual` is then "torch.nn.Module"; a call runs each alternative and joins the results.
@@ -375,6 +377,8 @@ class ModuleVal(Value):
             if self == other:
                 return self
             has = self.has_params.join(other.has_params)
+            if self.eval_sure and not other.eval_sure:
+                self = replace(self, eval_sure=False)  # in eval mode on one path only
             if self.layers != other.layers and self.qual.endswith("ModuleList"):
                 # A ModuleList filled by `append` in a loop, joined with what it held before: every layer either
                 # side may hold (iterating it joins them anyway).
@@ -411,7 +415,8 @@ class ObjectVal(Value):
                 if f"{name}:call" in self.changed and not isinstance(val, ModuleVal):
                     return UNKNOWN  # a method of it ran: `self.memory.push(x)` changed what it holds
                 if f"{name}:mode" in self.changed and isinstance(val, ModuleVal) and val.eval_at is not None:
-                    return replace(val, eval_at=None)  # `.train()` may have run: not known to be in eval mode
+                    # `.train()` may have run: not known to be in eval mode.
+                    return replace(val, eval_at=None, eval_sure=False)
                 if f"{name}:data" in self.changed and isinstance(val, TensorVal) and val.shape is not None:
                     return replace(val, shape=None)  # `self.x.data = ...` may have changed its shape, nothing else
                 return val

@@ -19,6 +19,13 @@ def root_cause(fact):
     return chain[0] if chain else None
 
 
+_GATED_NET = ("import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.gen = nn.Linear(4, 4)\n\n    def tune(self):\n"
+              "        w = torch.randn(3, 4, requires_grad=True)\n        loss = self.gen(w).pow(2).sum()\n"
+              "        loss.backward()\n\n    def forward(self, z):\n        if self.training and z.size(0) > 0:\n"
+              "            self.tune()\n        return self.gen(z).sum()\n\n\n")
+
+
 class BackwardWithoutGrad(Rule):
     code = "GS401"
     name = "backward-without-grad"
@@ -109,6 +116,10 @@ class BackwardWithoutGrad(Rule):
               "    grads = torch.autograd.grad(get_loss(), list(policy.parameters()))\n"
               "    return grads, get_loss(True).item()\n\n\n"
               "trpo_step(nn.Linear(3, 2), torch.randn(4, 3), torch.randn(4), torch.randn(4))\n"),
+        # The backward runs only `if self.training`, and the no_grad call comes right after `net.eval()`
+        # (StyleGAN-nada's layer selection in `forward`): it is skipped there.
+        Valid(_GATED_NET + "net = Net()\nnet(torch.randn(2, 4)).backward()\nnet.eval()\nwith torch.no_grad():\n"
+              "    net(torch.randn(2, 4))\n"),
     )
     invalid = (
         # The same accumulator over gradients taken without `create_graph=True`: none has history.
@@ -187,6 +198,14 @@ class BackwardWithoutGrad(Rule):
                 "        loss = model(x).pow(2).mean()\n    loss.backward()\n\n\n"
                 "step(nn.Linear(4, 2), torch.randn(3, 4), \"val\")\n",
                 line=7, runtime="raises: element 0 of tensors does not require grad"),
+        # The look-alikes of the `self.training` guard: a function handed the model puts it back in training
+        # mode before the no_grad call; the model is put in eval mode on one path only.
+        Invalid(_GATED_NET + "def fit(model):\n    model.train()\n\n\nnet = Net()\nnet.eval()\nfit(net)\n"
+                "with torch.no_grad():\n    net(torch.randn(2, 4))\n",
+                line=12, runtime="raises: element 0 of tensors does not require grad"),
+        Invalid(_GATED_NET + "def run(model, x, evaluate):\n    if evaluate:\n        model.eval()\n"
+                "    with torch.no_grad():\n        return model(x)\n\n\nrun(Net(), torch.randn(2, 4), False)\n",
+                line=12, runtime="raises: element 0 of tensors does not require grad"),
     )
 
     def check(self, event: BackwardEvent, report) -> None:
