@@ -23,6 +23,7 @@ Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-p
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh16 # 43 more, fetched for the sixteenth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh17 # 46 more, fetched for the seventeenth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh18 # 47 more, fetched for the eighteenth fresh round
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh19 # 46 more, fetched for the nineteenth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh20 # 46 more, fetched for the twentieth fresh round
 """
 
@@ -416,7 +417,24 @@ FRESH18 = ("rtqichen/torchdiffeq", "EmilienDupont/augmented-neural-odes", "shaox
            "meta-llama/llama", "Vision-CAIR/MiniGPT-4", "datawhalechina/easy-rl", "hkproj/pytorch-llama",
            "hkproj/pytorch-stable-diffusion", "hkproj/pytorch-transformer")
 
-# 46 more, fetched in the twentieth session (2026-11-27) for the twentieth fresh round (not under /work/.mirror
+# 46 more, fetched in the nineteenth session (2026-11-27) for the nineteenth fresh round (not under /work/.mirror
+# before, in no earlier list nor FRESH17, not held out by issue 13), chosen by name and description only, leaning to
+# domains earlier rounds covered little (medical imaging, 3D vision, video, OCR, audio, time series, recommendation,
+# robotics, pruning/quantization, domain adaptation, few-shot, multi-task, molecular GNNs), and read only to measure
+# (bench/fresh19-notes.md). `--fresh19`.
+FRESH19 = ("McGregorWwww/UCTransNet", "jeya-maria-jose/Medical-Transformer", "HiLab-git/SSL4MIS", "yulequan/UA-MT",
+           "lee-zq/3DUNet-Pytorch", "voxelmorph/voxelmorph", "LIVIAETS/boundary-loss", "AnTao97/dgcnn.pytorch",
+           "mkocabas/VIBE", "facebookresearch/VideoPose3D", "ThibaultGROUEIX/AtlasNet", "xy-guo/MVSNet_pytorch",
+           "piergiaj/pytorch-i3d", "avinashpaliwal/Super-SloMo", "hzwer/ECCV2022-RIFE", "WenmuZhou/DBNet.pytorch",
+           "ayumiymk/aster.pytorch", "lukas-blecher/LaTeX-OCR", "chenjun2hao/Attention_ocr.pytorch",
+           "vincentherrmann/pytorch-wavenet", "huyanxin/DeepComplexCRN", "yxlu-0102/MP-SENet",
+           "qiuqiangkong/audioset_tagging_cnn", "gwinndr/MusicTransformer-Pytorch", "philipperemy/n-beats",
+           "yandex-research/rtdl-revisiting-models", "yuezhihan/ts2vec", "emadeldeen24/TS-TCC", "ermongroup/CSDI",
+           "maciejkula/spotlight", "tonyzhaozh/act", "notmahi/bet", "cliport/cliport", "he-y/soft-filter-pruning",
+           "lmbxmu/HRank", "alecwangcq/GraSP", "zhutmost/lsq-net", "yhhhli/BRECQ", "allenai/hidden-networks",
+           "DequanWang/tent", "wasidennis/AdaptSegNet", "gidariss/FewShotWithoutForgetting", "lorenmt/mtan",
+           "txie-93/cgcnn", "vgsatorras/egnn", "MinkaiXu/GeoDiff")
+# 46 more, fetched in the nineteenth session (2026-11-27) for the twentieth fresh round (not under /work/.mirror
 # before, in no earlier list nor FRESH17, not held out by issue 13), chosen by name and description only, leaning to
 # RL (offline, imitation, model-based), GANs/VAEs, normalizing flows and score models, TTS/ASR/seq2seq decoding,
 # adversarial training, meta-learning/NAS and continual learning, and read only to measure (bench/fresh20-notes.md).
@@ -518,6 +536,7 @@ def main() -> int:
     ap.add_argument("--fresh16", action="store_true", help="check the 43 repositories of FRESH16 instead")
     ap.add_argument("--fresh17", action="store_true", help="check the 46 repositories of FRESH17 instead")
     ap.add_argument("--fresh18", action="store_true", help="check the 47 repositories of FRESH18 instead")
+    ap.add_argument("--fresh19", action="store_true", help="check the 46 repositories of FRESH19 instead")
     ap.add_argument("--fresh20", action="store_true", help="check the 46 repositories of FRESH20 instead")
     ap.add_argument("--all-severities", metavar="FILE",
                     help="also write every finding (information and hints too), with its \"severity\", as JSON lines")
@@ -528,7 +547,8 @@ def main() -> int:
         FRESH8 if args.fresh8 else FRESH9 if args.fresh9 else FRESH10 if args.fresh10 else
         FRESH11 if args.fresh11 else FRESH12 if args.fresh12 else FRESH13 if args.fresh13 else
         FRESH14 if args.fresh14 else FRESH15 if args.fresh15 else FRESH16 if args.fresh16 else
-        FRESH17 if args.fresh17 else FRESH18 if args.fresh18 else FRESH20 if args.fresh20 else REPOS)
+        FRESH17 if args.fresh17 else FRESH18 if args.fresh18 else FRESH19 if args.fresh19 else
+        FRESH20 if args.fresh20 else REPOS)
     found: list[dict] = []
     every: list[dict] = []
     lines = 0

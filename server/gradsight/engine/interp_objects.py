@@ -22,6 +22,15 @@ from .values import (GRAD_MODE_OFF, ONLY_FROM_NO_GRAD, UNKNOWN, USE, ClassInfo, 
 _GRAD_NEUTRAL_DECORATORS = ("pytest.", "_pytest.", "functools.", "abc.", "typing.", "typing_extensions.", "click.",
                             "hydra.", "dataclasses.", "unittest.", "builtins.", "contextlib.")
 
+
+def _module_args(fn: ast.AST) -> frozenset:
+    """Names `fn` calls a method only modules and optimizers have on (`model.named_parameters()`): a loss module's
+    `forward(self, model)` that sums a penalty over the network's parameters takes the network, not a prediction
+    (hidden-networks' `SubnetL1RegLoss`; bench/fresh19-false/09)."""
+    return frozenset(n.func.value.id for n in walk(fn) if type(n) is ast.Call and type(n.func) is ast.Attribute
+                     and n.func.attr in db.MODULE_ONLY_METHODS and type(n.func.value) is ast.Name)
+
+
 class ObjectsMixin:
     """Part of `Interpreter` (see interp.py)."""
 
@@ -628,7 +637,8 @@ class ObjectsMixin:
         loss_input = not called and fn.name == "forward" and isinstance(func.owner, ClassInfo) \
             and self.is_module_class(func.owner) and "Loss" in func.owner.name
         for i, p in enumerate(positional):
-            if i == 0 and loss_input and (i >= len(vals) or vals[i] is UNKNOWN):
+            if i == 0 and loss_input and (i >= len(vals) or vals[i] is UNKNOWN) \
+                    and p.arg not in self.syntax("module-args", fn, _module_args):
                 # Evidence from use: a loss module's `forward` is run on what is trained, so its first input (the
                 # prediction) has a graph. Findings built on it are warnings (timm's `AsymmetricLossSingleLabel`
                 # writing into a tensor that `xs_pos * targets` saved).

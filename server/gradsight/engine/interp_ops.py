@@ -420,7 +420,9 @@ class OpsMixin:
                 segs = segs | {self.site(node)}
         saved_out = None
         if rg is Tri.YES and entry is not None:
-            if entry.get("saves_output"):
+            if entry.get("saves_output") and (short in db.DECOMPOSITIONS or 0 in entry.get("saved_outputs", (0,))):
+                # `vals, idx = x.topk(k)` (sort, max/min along a dim): the table saves only output 1, the indices;
+                # the result stands for the values, which no backward reads (bench/fresh19-false/05).
                 # Saved because an input was taken as requiring grad on the function's own evidence: say so.
                 why = next((v.origin for _, v in tensors if v.origin is not None and v.origin.kind in _TAKEN_KINDS),
                            None)

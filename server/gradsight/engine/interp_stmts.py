@@ -942,6 +942,10 @@ class StatementsMixin:
                 state.set(key_of(target.value), UNKNOWN)
                 return
             key = key_of(target)
+            if key is None and state.compound and key_of(target.value):
+                # `loss_dict[key] = value.item()` in a loop over `loss_dict.items()` (DBNet): the entries read later
+                # (`loss_dict['loss']`) may be floats now (bench/fresh19-false/04).
+                state.weak_items(key_of(target.value), value)
             if key:
                 if isinstance(base, ModuleVal):
                     self.check_reassign(key, state.get(key), value, state, stmt)

@@ -50,6 +50,15 @@ class State:
                 self.env.pop(k, None)
                 self.compound.discard(k)
 
+    def weak_items(self, key: str, value: Value) -> None:
+        """`key[k] = value` at a key `k` that is not a constant: any known item `key["a"]` may be the one it wrote,
+        so each becomes the join of its value and `value` (a weak update)."""
+        prefix = key + "["
+        for k in [k for k in self.compound if k.startswith(prefix)]:
+            old = self.env.get(k)
+            if old is not None and old is not value:
+                self.env[k] = join_values(old, value)
+
     def join(self, other: "State") -> "State":
         if self.dead:
             return other.copy()

@@ -168,6 +168,17 @@ class InplaceOnSavedTensor(Rule):
               "            unfinished = unfinished & (it != 5)\n        out[:, t] = logprobs\n    return out\n\n"
               "\nfor method in (\"greedy\", \"gumbel\", \"top\"):\n"
               "    decode(nn.Linear(4, 6), torch.randn(3, 4), method).sum().backward()\n"),
+        # Beam search writing `-inf` into the scores `topk` returned (aster's `beam_search`): `topk` (like `sort` and
+        # `max`/`min` along a dim) saves only its indices, so the values may be written (bench/fresh19-false/05).
+        Valid("import torch\nimport torch.nn.functional as F\n\n\n"
+              "def beam(logits, width=3, eos=1):\n    b, n = logits.shape[1] // width, logits.shape[2]\n"
+              "    scores = torch.zeros(b * width, 1)\n    kept = []\n    for step in logits:\n"
+              "        s = scores.repeat(1, n)\n        s += F.log_softmax(step, dim=1)\n"
+              "        top, cand = s.view(b, -1).topk(width, dim=1)\n        scores = top.view(b * width, 1)\n"
+              "        kept.append(scores.clone())\n        best, _ = torch.max(s, 1)\n"
+              "        best.mul_(0.5)\n        scores.masked_fill_((cand % n).view(-1, 1).eq(eos), -1e4)\n"
+              "        kept.append(best.sum() + scores.sum())\n    return sum(k.sum() for k in kept)\n\n\n"
+              "beam(torch.randn(4, 6, 5, requires_grad=True)).backward()\n"),
         # A call whose result is thrown away (a statement, or a name never read): the graph it built, and what its
         # `*` saved of `x`, dies with it.
         Valid("import torch\n\n\ndef log_norm(x, w):\n    y = x * w\n    print(y.norm())\n    return y\n\n\n"

@@ -507,6 +507,15 @@ class LossAccumulatesGraph(Rule):
                   "on it (a backward through the buffer) notices.")
     references = ("https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory",)
     valid = (
+        # A loss dict whose every entry is replaced by its `.item()` in a loop over `items()` before the epoch sum
+        # reads one (DBNet's trainer; bench/fresh19-false/04): the sum adds floats.
+        Valid("import torch\nimport torch.nn as nn\n\nmodel = nn.Linear(3, 1)\n"
+              "opt = torch.optim.SGD(model.parameters(), lr=0.1)\ntrain_loss = 0.0\nfor i in range(3):\n"
+              "    pred = model(torch.randn(4, 3))\n"
+              "    loss_dict = {'loss': (pred ** 2).mean(), 'loss_l1': pred.abs().mean()}\n    opt.zero_grad()\n"
+              "    loss_dict['loss'].backward()\n    opt.step()\n"
+              "    for idx, (key, value) in enumerate(loss_dict.items()):\n        loss_dict[key] = value.item()\n"
+              "    train_loss += loss_dict['loss']\nassert isinstance(train_loss, float)\n"),
         # Statistics written into a tensor under `torch.no_grad()`: the tensor takes a copy, no graph.
         Valid("import torch\nimport torch.nn as nn\n\n\ndef train(model, opt, batches):\n"
               "    loss_stats = torch.zeros(len(batches))\n    for i, x in enumerate(batches):\n"

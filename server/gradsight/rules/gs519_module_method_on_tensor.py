@@ -45,6 +45,14 @@ class ModuleMethodOnTensor(Rule):
               "        return self.fc(x)\n\n    @classmethod\n    def from_package(cls, package):\n"
               "        model = cls(package['n'])\n        model.load_state_dict(package['state_dict'])\n"
               "        return model\n\n\nNet.from_package({'n': 3, 'state_dict': Net(3).state_dict()})\n"),
+        # hidden-networks: a loss module whose `forward` takes the network and sums a penalty over its parameters
+        # (bench/fresh19-false/09); a loss module's first argument is a prediction only when used as one.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass L1RegLoss(nn.Module):\n"
+              "    def forward(self, model, temperature=1.0):\n        l1 = 0.0\n"
+              "        for n, p in model.named_parameters():\n            if n.endswith('weight'):\n"
+              "                l1 += (p * temperature).sigmoid().sum()\n        return l1\n\n\n"
+              "net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))\n"
+              "(L1RegLoss()(net) * 1e-8).backward()\n"),
     )
     invalid = (
         # DeepRobust's DeepFool: the input's gradient cleared between per-class backwards with a module method.
