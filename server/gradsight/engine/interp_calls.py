@@ -888,6 +888,12 @@ class CallsMixin:
                 is_int = args[0][1].is_int
         if dtype is None and isinstance(node, ast.Call) and any(kw.arg is None for kw in node.keywords):
             is_int = Tri.MAYBE  # `torch.tensor(0, requires_grad=True, **tkwargs)`: the dict may give the dtype
+        if name in ("as_tensor", "asarray") and args and args[0][1] is UNKNOWN and rg is Tri.NO:
+            # `torch.as_tensor(out, dtype=...)` of a value gradsight cannot see: a tensor keeps its history through
+            # it, so whether the result requires grad is not known (rtdl's GrowNet; bench/fresh19-false/08).
+            return self.new_leaf(node, rg, shape=shape, is_int=is_int, label=label or f"torch.{name}()",
+                                 name_hint=None, inference=state.inference).with_(rg=Tri.MAYBE, leaf=Tri.MAYBE,
+                                                                                  nograd=None)
         result = self.new_leaf(node, rg, shape=shape, is_int=is_int, label=label or f"torch.{name}()", name_hint=None,
                                inference=state.inference)
         if rg_node is not None and rg is not Tri.NO:

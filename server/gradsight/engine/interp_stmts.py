@@ -26,6 +26,7 @@ from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, Fact, FuncVal, G
 
 
 _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ()))  # never library models
+_TENSOR_CLASSES = frozenset({"torch.Tensor", "torch.autograd.Variable", "torch.autograd.variable.Variable"})
 _NOT_TENSOR_CLASSES = frozenset({"numpy.ndarray", "numpy.generic", "builtins.list", "builtins.tuple", "builtins.dict",
                                  "builtins.int", "builtins.float", "builtins.str", "builtins.bool", "builtins.bytes",
                                  "builtins.set", "numbers.Number"})
@@ -699,8 +700,7 @@ class StatementsMixin:
             inner = self.static_truth(test.operand, state)
             return None if inner is None else not inner
         if isinstance(test, ast.BoolOp):
-            # `self.training and k > 0`: an `and` with a surely false operand is false, an `or` with a surely true
-            # one is true, whatever the others are.
+            # `self.training and k > 0`: an `and` with a surely false operand is false, an `or` with a true one true.
             decisive = isinstance(test.op, ast.Or)
             return decisive if any(self.static_truth(v, state) is decisive for v in test.values) else None
         if isinstance(test, ast.Attribute) and test.attr == "training" and key_of(test.value) is not None:
@@ -737,10 +737,11 @@ class StatementsMixin:
                     val = base.attr(test.attr) if isinstance(base, ObjectVal) else None
             return val.truth if isinstance(val, PyVal) else None
         if isinstance(test, ast.Call) and test.args and not test.keywords:
-            # `isinstance(x, torch.Tensor)` / `torch.is_tensor(x)` where `x` is surely a tensor or surely not one.
-            fn = self.static_qual(test.func)
-            if fn == "torch.is_tensor" or (fn == "builtins.isinstance" and len(test.args) == 2
-                                           and self.static_qual(test.args[1]) == "torch.Tensor"):
+            # `isinstance(x, torch.Tensor)` (or `Variable`, its old name, or a tuple naming one) / `torch.is_tensor(x)`
+            # where `x` is surely a tensor or surely not one.
+            fn, cls = self.static_qual(test.func), test.args[-1]
+            if fn == "torch.is_tensor" or (fn == "builtins.isinstance" and len(test.args) == 2 and any(
+                    self.static_qual(c) in _TENSOR_CLASSES for c in (cls.elts if isinstance(cls, ast.Tuple) else [cls]))):
                 key = key_of(test.args[0])
                 val = state.get(key) if key is not None else None
                 if isinstance(val, TensorVal):
@@ -943,8 +944,7 @@ class StatementsMixin:
                 return
             key = key_of(target)
             if key is None and state.compound and key_of(target.value):
-                # `loss_dict[key] = value.item()` in a loop over `loss_dict.items()` (DBNet): the entries read later
-                # (`loss_dict['loss']`) may be floats now (bench/fresh19-false/04).
+                # `loss_dict[key] = value.item()` over `loss_dict.items()`: the entries may be floats now (DBNet).
                 state.weak_items(key_of(target.value), value)
             if key:
                 if isinstance(base, ModuleVal):

@@ -86,6 +86,8 @@ def _tested(test: ast.AST):
         test = test.operand
     if isinstance(test, ast.Name):
         return test.id
+    if isinstance(test, ast.Attribute) and test.attr == "training" and isinstance(test.value, ast.Name):
+        return test.value.id  # `if model.training:` on a module handed in (decided by `_eval_before`)
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name) \
             and isinstance(test.comparators[0], (ast.Constant, ast.Tuple, ast.List, ast.Set)) \
             and all(isinstance(e, ast.Constant) for e in getattr(test.comparators[0], "elts", ())):
@@ -112,9 +114,28 @@ def _holds(test: ast.AST, value: ast.Constant):
         return None
 
 
-def _guard_off(call: ast.Call, fn: ast.AST, guards: list) -> bool:
+def _eval_before(block: list, call: ast.Call, module: str) -> bool:
+    """`module.eval()` (or `.train(False)`) is a statement of `block` before the one holding `call`, and no statement
+    between names `module` again (which might put it back in training mode)."""
+    evaluated = False
+    for stmt in block:
+        if stmt.lineno <= call.lineno <= (stmt.end_lineno or stmt.lineno):
+            return evaluated
+        c = stmt.value if isinstance(stmt, ast.Expr) else None
+        if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and dotted_name(c.func.value) == module \
+                and (c.func.attr == "eval" or c.func.attr == "train" and c.args
+                     and isinstance(c.args[0], ast.Constant) and c.args[0].value is False):
+            evaluated = True
+        elif module in {dotted_name(n) for n in ast.walk(stmt) if isinstance(n, (ast.Name, ast.Attribute))}:
+            evaluated = False
+    return False
+
+
+def _guard_off(call: ast.Call, fn: ast.AST, guards: list, block: list = ()) -> bool:
     """Does `call` pass constants (or leave defaults) for the parameters of `fn` that `guards` (`(name, test, branch)`
-    for the `if` tests on parameters around the differentiation) test, such that some test takes the other branch?"""
+    for the `if` tests on parameters around the differentiation) test, such that some test takes the other branch?
+    `if model.training:` is off where `block` (the `with` body holding `call`) puts the module passed as `model` in
+    eval mode before the call (UCTransNet's `model.eval()`, then `train_one_epoch(val_loader, model, ...)`)."""
     params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
     defaults = dict(zip(params[len(params) - len(fn.args.defaults):], fn.args.defaults))
     kwdefaults = {a.arg: d for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults) if d is not None}
@@ -132,6 +153,10 @@ def _guard_off(call: ast.Call, fn: ast.AST, guards: list) -> bool:
             given = next((k.value for k in call.keywords if k.arg == name), defaults.get(name, kwdefaults.get(name)))
         if isinstance(given, ast.Constant) and _holds(test, given) is (not branch):
             return True
+        plain = test.operand if isinstance(test, ast.UnaryOp) else test
+        if isinstance(plain, ast.Attribute) and given is not None and dotted_name(given) \
+                and _eval_before(block, call, dotted_name(given)) and (plain is not test) is (not branch):
+            return True  # `model.training` is False there: the test takes the other branch
     return False
 
 
@@ -144,6 +169,11 @@ def _off_calls(top) -> list:
         if spelled in _OFF_WORDS:
             out.append(call)
     return out
+
+
+_EPOCH = ("import torch\nimport torch.nn as nn\n\n\ndef epoch(model, opt):\n    loss = model(torch.randn(4, 3)).pow(2).mean()\n"
+          "    if model.training:\n        opt.zero_grad()\n        loss.backward()\n        opt.step()\n"
+          "    return loss.item()\n\n\n")
 
 
 class NoGradAroundGradientCall(Rule):
@@ -205,8 +235,17 @@ class NoGradAroundGradientCall(Rule):
         Valid("import torch\nimport torch.nn as nn\n\n\ndef run(model, x, train):\n    loss = model(x).pow(2).mean()\n"
               "    if train:\n        loss.backward()\n    return loss.item()\n\n\nm = nn.Linear(3, 1)\n"
               "with torch.no_grad():\n    run(m, torch.randn(2, 3), False)\n"),
+        # One function for the training and the validation pass, backwarding only `if model.training:`; the no_grad
+        # block puts the model in eval mode first (UCTransNet; bench/fresh19-false/01).
+        Valid(_EPOCH + "model = nn.Linear(3, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+              "model.train(True)\nepoch(model, opt)\nwith torch.no_grad():\n    model.eval()\n"
+              "    val = epoch(model, opt)\n"),
     )
     invalid = (
+        # The same function called under no_grad with the model still in training mode.
+        Invalid(_EPOCH + "model = nn.Linear(3, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                "model.train(True)\nwith torch.no_grad():\n    val = epoch(model, opt)\n", line=17,
+                runtime="raises: element 0 of tensors does not require grad", also=(6,)),
         Invalid(_helpers + "with torch.no_grad():\n    images = sample(G, D, torch.randn(2, 4), True)\n", line=20,
                 runtime="raises: element 0 of tensors does not require grad", also=(8,)),
         Invalid("import torch\nimport torch.nn as nn\n\n\ndef run(model, x, train):\n    loss = model(x).pow(2).mean()\n"
@@ -241,7 +280,7 @@ class NoGradAroundGradientCall(Rule):
             if chain is None:
                 continue
             fn = found[0]
-            if chain[0] and _guard_off(call, fn, chain[0]):
+            if chain[0] and _guard_off(call, fn, chain[0], node.body):
                 continue
             where, line, col, api = chain[1]
             names = [call.func.id] + list(chain[2])

@@ -43,6 +43,16 @@ class BackwardWithoutGrad(Rule):
     use_instead = "pred = model(x)\nloss = ((pred - y) ** 2).mean()\nloss.backward()"
     references = ("https://pytorch.org/docs/stable/notes/autograd.html#locally-disabling-gradient-computation",)
     valid = (
+        # A boosting ensemble's output converted with `torch.as_tensor(out, dtype=...)` where `out` comes from a
+        # method whose first return is a plain constant (rtdl's GrowNet; bench/fresh19-false/08): as_tensor of a
+        # tensor keeps its history, so the loss has a graph.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Ensemble:\n    def __init__(self, c0):\n"
+              "        self.models = []\n        self.c0 = c0\n        self.boost = nn.Parameter(torch.tensor(0.5))\n\n"
+              "    def forward_grad(self, x):\n        if len(self.models) == 0:\n            return None, self.c0\n"
+              "        pred = sum(m(x) for m in self.models)\n        return pred, self.c0 + self.boost * pred\n\n\n"
+              "net = Ensemble(0.1)\nnet.models.append(nn.Linear(3, 1))\n_, out = net.forward_grad(torch.randn(4, 3))\n"
+              "out = torch.as_tensor(out, dtype=torch.float32).view(-1, 1)\n"
+              "loss = nn.functional.mse_loss(out, torch.randn(4, 1))\nloss.backward()\n"),
         # A zeros accumulator plus the `create_graph=True` gradients of parameters handed in (a tuple of tensors
         # with history), zipped with another list: it has history at the backward (a Hessian-vector product).
         Valid("import torch\nimport torch.nn as nn\n\n\n"
