@@ -25,6 +25,8 @@ import types
 
 def materialise(mirrors: pathlib.Path, repo: str, commit: str, paths: list[str], dest: pathlib.Path) -> None:
     git_dir = mirrors / repo.replace("/", "+") / "repo"
+    if (git_dir / ".git").is_dir():        # a mirror kept with a work tree
+        git_dir = git_dir / ".git"
     data = subprocess.run(["git", "--git-dir", str(git_dir), "archive", "--format=tar", commit, *paths],
                           check=True, capture_output=True).stdout
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
@@ -278,10 +280,40 @@ def audiolm_stft_fixed(mirrors: pathlib.Path, tmp: pathlib.Path) -> None:
     print("CONFIRMED audiolm_stft_discr_stale_gen_grads: GS515@trainer.py:349")
 
 
+def nowcasting_fixed(mirrors: pathlib.Path, tmp: pathlib.Path) -> None:
+    """nowcasting_convlstm_peephole_not_registered, fixed tree (Hzzone/Precipitation-Nowcasting@1e38d21a), GS516 at
+    nowcasting/models/convLSTM.py:17-19.
+
+    The fix writes `self.Wci = nn.Parameter(torch.zeros(...)).to(cfg.GLOBAL.DEVICE)`; config.py sets
+    `DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")`. On a GPU `.to()` returns a copy that is
+    not a Parameter, so the peephole weights are again missing from `parameters()` and `state_dict()`. Run on an
+    NVIDIA H200 (torch 2.11+cu130, the fixed file itself, sha256 4c91a6f5...): `named_parameters()` lists only
+    `_conv.weight` and `_conv.bias`. Where no GPU is at hand this runs the same file with the device config.py would
+    pick, else `meta` (another non-CPU device, with the same `.to()` semantics); on the CPU alone `.to()` returns the
+    Parameter itself and the weights are registered.
+    """
+    import torch
+
+    materialise(mirrors, "Hzzone/Precipitation-Nowcasting", "1e38d21aec77522dcbce9c1ecdd2dab766112788",
+                ["nowcasting/models/convLSTM.py"], tmp)
+    device = torch.device("cuda" if torch.cuda.is_available() else "meta")
+    ns = types.SimpleNamespace
+    config = types.ModuleType("nowcasting.config")   # config.py asserts its author's home folders exist
+    config.cfg = ns(GLOBAL=ns(DEVICE=device), HKO=ns(BENCHMARK=ns(IN_LEN=5)))
+    with on_path(tmp, {"nowcasting.config": config}):
+        from nowcasting.models.convLSTM import ConvLSTM
+        net = ConvLSTM(8, 16, (2, 8, 8), 3)
+    names = [n for n, _ in net.named_parameters()]
+    assert names == ["_conv.weight", "_conv.bias"], names
+    assert "Wci" not in net.state_dict() and type(net.Wci) is torch.Tensor
+    print(f"CONFIRMED nowcasting_convlstm_peephole_not_registered ({device}): GS516@convLSTM.py:17-19")
+
+
 CHECKS = {"torchcam_full_backward_hook_inplace_relu": torchcam_fixed,
           "gradcam_full_backward_hook_inplace": gradcam_fixed,
           "dctr_dien_aux_loss_inplace_accum": dctr_fixed,
-          "audiolm_stft_discr_stale_gen_grads": audiolm_stft_fixed}
+          "audiolm_stft_discr_stale_gen_grads": audiolm_stft_fixed,
+          "nowcasting_convlstm_peephole_not_registered": nowcasting_fixed}
 
 
 def main() -> int:

@@ -524,6 +524,42 @@ def _zeroed_before(loop: ast.AST, tree) -> "ast.Call | None":
     return None
 
 
+def _zeroed_just_before(loop: ast.AST, report, opts: frozenset) -> "ast.Call | None":
+    """`opt.zero_grad()` (an optimizer the loop steps) as a statement before `loop` in the same block, with no loop
+    between them; None otherwise. The lines before the loop are looked at first, so the tree is searched only where
+    such a statement may stand."""
+    lines = report.source.lines
+    indent = len(lines[loop.lineno - 1]) - len(lines[loop.lineno - 1].lstrip())
+    prev = loop.lineno - 2
+    while prev >= 0:
+        text = lines[prev]
+        if text.strip() and not text.lstrip().startswith("#"):
+            if len(text) - len(text.lstrip()) < indent:
+                return None  # the start of the loop's block
+            if "zero_grad" in text:
+                break
+        prev -= 1
+    else:
+        return None
+    tree = report.tree
+    for node in walk(tree) if tree is not None else ():
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list) or not any(st is loop for st in block):
+                continue
+            k = next(i for i, st in enumerate(block) if st is loop)
+            for st in reversed(block[:k]):
+                if isinstance(st, (ast.For, ast.AsyncFor, ast.While)):
+                    return None
+                if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+                    f = st.value.func
+                    if isinstance(f, ast.Attribute) and f.attr == "zero_grad" and not st.value.args \
+                            and ast.unparse(f.value) in opts:
+                        return st.value
+            return None
+    return None
+
+
 class MissingZeroGrad(Rule):
     code = "GS503"
     name = "missing-zero-grad"
@@ -698,6 +734,11 @@ class MissingZeroGrad(Rule):
                 "    if use_amp:\n        scaler.step(opt)\n        scaler.update()\n    else:\n"
                 "        opt.step()\n        opt.zero_grad()\n",
                 line=31, runtime="silent: bool((m.bias.grad == 9).all())"),
+        # The optimizer's only zero_grad runs once, before the loop: the finding stands on it (the line to move).
+        Invalid("import torch\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.0)\n"
+                "grads = []\nopt.zero_grad()\nfor _ in range(3):\n    loss = model(torch.ones(1, 2)).sum()\n"
+                "    loss.backward()\n    grads.append(model.weight.grad.clone())\n    opt.step()\n",
+                line=5, runtime="silent: torch.allclose(grads[2], 3 * grads[0])"),
     )
 
     def __init__(self) -> None:
@@ -883,7 +924,14 @@ class MissingZeroGrad(Rule):
         if zeroes is False:
             if _discarded_training(loop, steps, tree):
                 return None  # a benchmark: what the loop trains is thrown away with the function's locals
-            return None, min(backwards, key=lambda c: (c.lineno, c.col_offset))
+            first = min(backwards, key=lambda c: (c.lineno, c.col_offset))
+            # The optimizer's only `zero_grad()` stands before the loop (it was meant to run every iteration): the
+            # fix moves that statement, so the finding stands on it. Not where the backward sits in an accumulation
+            # loop of its own: the missing `zero_grad()` goes before that inner loop (below).
+            zero = None if self._accumulation_loop(loop, first) is not None else _zeroed_just_before(loop, report, opts)
+            if zero is not None:
+                return "once", zero, first, min(steps, key=lambda c: (c.lineno, c.col_offset))
+            return None, first
         if zeroes is None:
             return None  # code it cannot see may zero the gradients
         branch = _one_branch_zero(loop, scan, defs, self._scan, opts, owner, objects)
