@@ -556,6 +556,10 @@ def _zeroed_just_before(loop: ast.AST, report, opts: frozenset) -> "ast.Call | N
                     if isinstance(f, ast.Attribute) and f.attr == "zero_grad" and not st.value.args \
                             and ast.unparse(f.value) in opts:
                         return st.value
+                # A backward or step between them (a warm-up step) is what that `zero_grad()` was for.
+                if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                       and n.func.attr in ("backward", "step") for n in walk(st)):
+                    return None
             return None
     return None
 
