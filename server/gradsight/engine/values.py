@@ -372,13 +372,15 @@ class ModuleVal(Value):
         return None
 
     def join(self, other: Value) -> Value:
+        if isinstance(other, ModuleVal) and self.eval_sure != other.eval_sure:
+            # In eval mode on one path only: not surely; otherwise joined as before (the same module stays itself).
+            mine, theirs = replace(self, eval_sure=False), replace(other, eval_sure=False)
+            return mine if mine == theirs else mine.join(theirs)
         if isinstance(other, ModuleVal) and other.qual == self.qual and other.cls is self.cls and not (
                 self.alts or other.alts):
             if self == other:
                 return self
             has = self.has_params.join(other.has_params)
-            if self.eval_sure and not other.eval_sure:
-                self = replace(self, eval_sure=False)  # in eval mode on one path only
             if self.layers != other.layers and self.qual.endswith("ModuleList"):
                 # A ModuleList filled by `append` in a loop, joined with what it held before: every layer either
                 # side may hold (iterating it joins them anyway).
