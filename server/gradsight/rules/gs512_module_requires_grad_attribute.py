@@ -62,9 +62,10 @@ class ModuleRequiresGradAttribute(Rule):
         Valid("import torch\nimport torch.nn as nn\n\n\nclass Frozen(nn.Module):\n    def __init__(self, train):\n"
               "        super().__init__()\n        self.lin = nn.Linear(2, 2)\n        self.requires_grad = train\n"
               "        self.lin.requires_grad_(self.requires_grad)\n\n\nf = Frozen(False)\n"),
-        # A tensor attribute: `.requires_grad` is the real flag there.
+        # A tensor attribute (here a parameter made frozen, then thawed): `.requires_grad` is the real flag there.
         Valid("import torch\nimport torch.nn as nn\n\n\nclass Scale(nn.Module):\n    def __init__(self):\n"
-              "        super().__init__()\n        self.w = torch.ones(2)\n        self.w.requires_grad = True\n\n"
+              "        super().__init__()\n        self.w = nn.Parameter(torch.ones(2), requires_grad=False)\n"
+              "        self.w.requires_grad = True\n\n"
               "    def forward(self, x):\n        return x * self.w\n\n\nout = Scale()(torch.ones(2))\n"),
         # A constructor storing its argument keeps a setting (speechbrain's Fbank), acted on elsewhere.
         Valid("import torch\nimport torch.nn as nn\n\n\nclass Fbank(nn.Module):\n    def __init__(self, requires_grad=False):\n"
