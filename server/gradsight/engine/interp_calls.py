@@ -179,12 +179,14 @@ class CallsMixin:
     # ------------------------------------------------------------------ calls
     def expr_Call(self, node: ast.Call, state: State) -> Value:
         val = self.call_expr(node, state)
-        for a in (node.args + [kw.value for kw in node.keywords]) if node.args or node.keywords else ():
-            # A module handed to a call may come back in training mode (`train_epoch(model)` runs `model.train()`).
-            key = a.id if type(a) is ast.Name else key_of(a) if type(a) is ast.Attribute else None
-            held = state.env.get(key) if key is not None else None
-            if type(held) is ModuleVal and held.eval_sure:
-                state.env[key] = replace(held, eval_sure=False)  # the same reference: what is under it stays
+        for group in (node.args, node.keywords) if node.args or node.keywords else ():
+            for a in group:
+                # A module handed to a call may come back in training mode (`train_epoch(model)` runs `model.train()`).
+                a = a.value if type(a) is ast.keyword else a
+                key = a.id if type(a) is ast.Name else key_of(a) if type(a) is ast.Attribute else None
+                held = state.env.get(key) if key is not None else None
+                if type(held) is ModuleVal and held.eval_sure:
+                    state.env[key] = replace(held, eval_sure=False)  # the same reference: what is under it stays
         return val
 
     def call_expr(self, node: ast.Call, state: State) -> Value:

@@ -23,12 +23,15 @@ def _survey(top) -> list:
     """Assignments that build an optimizer or call something on a detached name, `.backward()` and `.step()` calls:
     a superset of what `check` needs, by spelling alone."""
     out = []
+    # The lines of the statement's own `.detach()` calls: only an assignment spanning one of them is walked.
+    detach_lines = {c.lineno for c in top.calls if isinstance(c.func, ast.Attribute) and c.func.attr == "detach"}
     for node in top.assigns:
         value = node.value
         if isinstance(value, ast.Call) and _word(value.func) in _OPTIMIZER_WORDS:
             out.append(node)
-        elif any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "detach"
-                 for c in walk(value)):
+        elif detach_lines and any(value.lineno <= n <= (value.end_lineno or value.lineno) for n in detach_lines) \
+                and any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "detach"
+                        for c in walk(value)):
             out.append(node)
     for call in top.calls:
         if isinstance(call.func, ast.Attribute) and call.func.attr in ("backward", "step"):
