@@ -27,7 +27,31 @@ def _word(f: ast.AST) -> Optional[str]:
 
 
 def _classes(top) -> list:
-    return [c for c in top.classes if c.body]
+    """(class, its `__init__`) for the statement's classes whose `__init__` asks for a gradient somewhere
+    (`requires_grad=True`, `.requires_grad = True`, `.requires_grad_()`): the only ones `_check_init` can flag. By
+    syntax alone, so each statement's answer is kept while typing elsewhere (this rule runs on every keystroke)."""
+    lines = set()
+    for c in top.calls:  # plain loops: this runs again for the statement each keystroke edits
+        if type(c.func) is ast.Attribute and c.func.attr == "requires_grad_":
+            lines.add(c.lineno)
+            continue
+        for k in c.keywords:
+            if k.arg == "requires_grad":
+                lines.add(c.lineno)
+                break
+    for a in top.assigns:
+        for t in a.targets:
+            if type(t) is ast.Attribute and t.attr == "requires_grad":
+                lines.add(a.lineno)
+                break
+    if not lines:
+        return []
+    out = []
+    for cls in top.classes:
+        init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+        if init is not None and any(init.lineno <= n <= (init.end_lineno or init.lineno) for n in lines):
+            out.append((cls, init))
+    return out
 
 
 def _self_attr(node: ast.AST) -> Optional[str]:
@@ -100,11 +124,8 @@ class UnregisteredTrainableTensor(Rule):
         if "requires_grad" not in q.attrs and "requires_grad_" not in q.attrs and "requires_grad" not in \
                 report.source.text:
             return  # the keyword form (`torch.zeros(2, requires_grad=True)`) is not an attribute
-        for cls in q.surveyed("GS593.classes", _classes):
-            if not q.is_module_class(cls):
-                continue
-            init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
-            if init is not None:
+        for cls, init in q.surveyed("GS593.classes", _classes):
+            if q.is_module_class(cls):
                 self._check_init(q, report, cls, init)
 
     def _check_init(self, q, report, cls: ast.ClassDef, init: ast.FunctionDef) -> None:
