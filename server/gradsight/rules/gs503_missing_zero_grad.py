@@ -503,9 +503,9 @@ def _discarded_training(loop: ast.AST, steps: list, tree) -> bool:
     return True
 
 
-def _zeroed_before(loop: ast.AST, tree) -> "ast.Call | None":
-    """The `self.X.zero_grad()` statement that comes before `loop` in the same block, the last one, where no other
-    statement between them is a loop; None otherwise."""
+def _zero_grad_before(loop: ast.AST, tree, wanted, stop_at_work: bool = False) -> "ast.Call | None":
+    """The last `X.zero_grad()` statement before `loop` in the same block whose receiver's spelling `wanted`
+    accepts, with no loop between them (and, with `stop_at_work`, no backward or step either); None otherwise."""
     for node in walk(tree) if tree is not None else ():
         for field in ("body", "orelse", "finalbody"):
             block = getattr(node, field, None)
@@ -518,16 +518,26 @@ def _zeroed_before(loop: ast.AST, tree) -> "ast.Call | None":
                 if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
                     f = st.value.func
                     if isinstance(f, ast.Attribute) and f.attr == "zero_grad" and not st.value.args \
-                            and ast.unparse(f.value).startswith("self."):
+                            and wanted(ast.unparse(f.value)):
                         return st.value
+                # A backward or step between them (a warm-up step) is what that `zero_grad()` was for.
+                if stop_at_work and any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                                        and n.func.attr in ("backward", "step") for n in walk(st)):
+                    return None
             return None
     return None
 
 
+def _zeroed_before(loop: ast.AST, tree) -> "ast.Call | None":
+    """The `self.X.zero_grad()` statement that comes before `loop` in the same block, the last one, where no other
+    statement between them is a loop; None otherwise."""
+    return _zero_grad_before(loop, tree, lambda spelled: spelled.startswith("self."))
+
+
 def _zeroed_just_before(loop: ast.AST, report, opts: frozenset) -> "ast.Call | None":
-    """`opt.zero_grad()` (an optimizer the loop steps) as a statement before `loop` in the same block, with no loop
-    between them; None otherwise. The lines before the loop are looked at first, so the tree is searched only where
-    such a statement may stand."""
+    """`opt.zero_grad()` (an optimizer the loop steps) as a statement before `loop` in the same block, with no loop,
+    backward or step between them; None otherwise. The lines before the loop are looked at first, so the tree is
+    searched only where such a statement may stand."""
     lines = report.source.lines
     indent = len(lines[loop.lineno - 1]) - len(lines[loop.lineno - 1].lstrip())
     prev = loop.lineno - 2
@@ -541,27 +551,7 @@ def _zeroed_just_before(loop: ast.AST, report, opts: frozenset) -> "ast.Call | N
         prev -= 1
     else:
         return None
-    tree = report.tree
-    for node in walk(tree) if tree is not None else ():
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(node, field, None)
-            if not isinstance(block, list) or not any(st is loop for st in block):
-                continue
-            k = next(i for i, st in enumerate(block) if st is loop)
-            for st in reversed(block[:k]):
-                if isinstance(st, (ast.For, ast.AsyncFor, ast.While)):
-                    return None
-                if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
-                    f = st.value.func
-                    if isinstance(f, ast.Attribute) and f.attr == "zero_grad" and not st.value.args \
-                            and ast.unparse(f.value) in opts:
-                        return st.value
-                # A backward or step between them (a warm-up step) is what that `zero_grad()` was for.
-                if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                       and n.func.attr in ("backward", "step") for n in walk(st)):
-                    return None
-            return None
-    return None
+    return _zero_grad_before(loop, report.tree, lambda spelled: spelled in opts, stop_at_work=True)
 
 
 class MissingZeroGrad(Rule):
