@@ -365,6 +365,13 @@ class Query:
                 return hit
         return None
 
+    def ancestors(self, node: ast.AST) -> list:
+        """`node`, its parent, the parent's parent, ... up to the module: `parent` followed to the top."""
+        chain = [node]
+        while (up := self.parent(chain[-1])) is not None:
+            chain.append(up)
+        return chain
+
     def _top_of(self, node: ast.AST) -> Optional[TopStatement]:
         """The `TopStatement` whose lines hold `node` (by its first line), or None."""
         line = getattr(node, "lineno", None)

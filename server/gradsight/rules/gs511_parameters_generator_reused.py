@@ -96,12 +96,7 @@ class ParametersGeneratorReused(Rule):
 def _exclusive(a: ast.AST, b: ast.AST, q) -> bool:
     """Whether `a` and `b` lie in different branches of one `if`/`elif`/`else` statement or `x if c else y`
     expression, so at most one of them runs (an optimizer built in one branch, another in the `else`)."""
-    def path(node):
-        chain = [node]
-        while (parent := q.parent(chain[-1])) is not None:
-            chain.append(parent)
-        return chain[::-1]
-    pa, pb = path(a), path(b)
+    pa, pb = q.ancestors(a)[::-1], q.ancestors(b)[::-1]
     for i, (x, y) in enumerate(zip(pa, pb)):
         if x is not y:
             common = pa[i - 1]

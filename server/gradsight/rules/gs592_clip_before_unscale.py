@@ -154,8 +154,8 @@ class ClipBeforeUnscale(Rule):
 
 def _in_sequence(q, first: ast.AST, second: ast.AST) -> bool:
     """Whether `second` can run after `first` on one path: not in another branch of the same `if`/`try`."""
-    chain_a = _ancestors(q, first)
-    chain_b = _ancestors(q, second)
+    chain_a = q.ancestors(first)
+    chain_b = q.ancestors(second)
     ids_b = {id(n): i for i, n in enumerate(chain_b)}
     for i, node in enumerate(chain_a):
         j = ids_b.get(id(node))
@@ -174,10 +174,3 @@ def _in_sequence(q, first: ast.AST, second: ast.AST) -> bool:
                 return False
         return True
     return True
-
-
-def _ancestors(q, node: ast.AST) -> list:
-    out = [node]
-    while (p := q.parent(out[-1])) is not None:
-        out.append(p)
-    return out
