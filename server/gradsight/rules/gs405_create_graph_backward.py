@@ -6,8 +6,11 @@ from ..engine.events import BackwardEvent
 from ..engine.query import FileEvent
 from ..engine.values import Tri
 from ..findings import Severity
-from .base import Invalid, Rule, Valid
+from .base import Invalid, Rule, Valid, dotted_name
 
+
+_MESSAGE = ("`backward(create_graph=True)` leaks memory through a reference cycle; use `torch.autograd.grad`. "
+            "The gradients it stores in `.grad` reference the graph that made them.")
 
 class CreateGraphBackward(Rule):
     code = "GS405"
@@ -43,9 +46,7 @@ class CreateGraphBackward(Rule):
             return
         if event.api != "Tensor.backward" or event.create_graph is not Tri.YES or event.target.rg is not Tri.YES:
             return
-        report.add(self, event.node,
-                   "`backward(create_graph=True)` leaks memory through a reference cycle; use `torch.autograd.grad`. "
-                   "The gradients it stores in `.grad` reference the graph that made them.")
+        report.add(self, event.node, _MESSAGE)
 
     def _unseen_receivers(self, q, report) -> None:
         """`x.backward(create_graph=True)` on a value the dataflow does not follow (a network's output handed in,
@@ -55,11 +56,9 @@ class CreateGraphBackward(Rule):
         if "backward" not in q.attrs:
             return
         for call in q.surveyed("GS405.create-graph-backwards", _create_graph_backwards):
-            if _dotted(call.func.value) is None:
+            if dotted_name(call.func.value) is None:
                 continue
-            report.add(self, call,
-                       "`backward(create_graph=True)` leaks memory through a reference cycle; use `torch.autograd.grad`. "
-                       "The gradients it stores in `.grad` reference the graph that made them.")
+            report.add(self, call, _MESSAGE)
 
 
 def _create_graph_backwards(top) -> list:
@@ -72,11 +71,3 @@ def _create_graph_backwards(top) -> list:
             if kw.arg == "create_graph" and isinstance(kw.value, ast.Constant) and kw.value.value is True:
                 out.append(call)
     return out
-
-
-def _dotted(node: ast.AST):
-    """`loss`, `self.loss`: a plain name or attribute chain (not a call's result such as `accelerator.backward`'s
-    receiver pattern `x.y()`), else None."""
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return node if isinstance(node, ast.Name) else None
