@@ -5,10 +5,20 @@ calls. Not a rule: rules are the `gsNNN_*` modules."""
 from __future__ import annotations
 
 import ast
+from typing import Optional
 
 from ..engine.astwalk import children
 
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+# `torch.optim`'s optimizer classes, by the last word of the name a call spells (`optim.Adam(...)`, `Adam(...)`).
+TORCH_OPTIMIZERS = frozenset({"SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
+                              "ASGD", "Rprop", "LBFGS", "SparseAdam"})
+
+
+def call_word(func: ast.AST) -> Optional[str]:
+    """The last word of what a call spells: `opt.step` -> "step", `Adam` -> "Adam"; None for anything else."""
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
 
 
 def own_name_calls(nodes) -> list:

@@ -9,15 +9,8 @@ from ..engine.astwalk import walk
 from ..engine.query import FileEvent
 from ..engine.report import Note
 from ..findings import Severity
+from ._calls import TORCH_OPTIMIZERS, call_word
 from .base import Invalid, Rule, Valid
-
-_OPTIMIZER_WORDS = frozenset({"SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-                              "ASGD", "Rprop", "LBFGS", "SparseAdam"})
-
-
-def _word(f: ast.AST) -> Optional[str]:
-    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
-
 
 def _survey(top) -> list:
     """Assignments that build an optimizer or call something on a detached name, `.backward()` and `.step()` calls:
@@ -27,7 +20,7 @@ def _survey(top) -> list:
     detach_lines = {c.lineno for c in top.calls if isinstance(c.func, ast.Attribute) and c.func.attr == "detach"}
     for node in top.assigns:
         value = node.value
-        if isinstance(value, ast.Call) and _word(value.func) in _OPTIMIZER_WORDS:
+        if isinstance(value, ast.Call) and call_word(value.func) in TORCH_OPTIMIZERS:
             out.append(node)
         elif detach_lines and any(value.lineno <= n <= (value.end_lineno or value.lineno) for n in detach_lines) \
                 and any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "detach"
@@ -54,7 +47,7 @@ def _detached_scoring(value: ast.AST) -> Optional[tuple]:
     for node in walk(value):
         if not isinstance(node, ast.Call) or not isinstance(node.func, (ast.Name, ast.Attribute)):
             continue
-        if _word(node.func) == "detach":
+        if call_word(node.func) == "detach":
             continue
         for arg in node.args:
             if (isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "detach"
@@ -137,7 +130,7 @@ class DetachedOutputInOwnLoss(Rule):
         optimizers = {}
         for node in items:
             if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call)
-                    and _word(node.value.func) in _OPTIMIZER_WORDS):
+                    and call_word(node.value.func) in TORCH_OPTIMIZERS):
                 nets = _networks(node.value)
                 if nets:
                     optimizers[ast.unparse(node.targets[0])] = nets

@@ -8,6 +8,7 @@ from typing import Optional
 from ..engine.astwalk import walk
 from ..engine.query import FileEvent
 from ..findings import Severity
+from ._calls import TORCH_OPTIMIZERS, call_word
 from .base import Invalid, Rule, Valid
 
 _FACTORIES = frozenset(f"torch.{n}" for n in ("zeros", "ones", "randn", "rand", "empty", "full", "tensor", "Tensor",
@@ -16,14 +17,6 @@ _FACTORIES = frozenset(f"torch.{n}" for n in ("zeros", "ones", "randn", "rand", 
 # Methods that keep a plain tensor a plain tensor (device and dtype moves, in-place initialisation).
 _PLAIN = frozenset({"to", "cuda", "float", "double", "half", "uniform_", "normal_", "fill_", "zero_", "clone",
                     "requires_grad_"})
-
-
-_OPTIMIZER_WORDS = frozenset({"SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-                              "ASGD", "Rprop", "LBFGS", "SparseAdam"})
-
-
-def _word(f: ast.AST) -> Optional[str]:
-    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
 
 
 def _classes(top) -> list:
@@ -154,7 +147,7 @@ class UnregisteredTrainableTensor(Rule):
         if not candidates:
             return
         # Attributes an optimizer of the file is handed by name (`SGD(list(m.parameters()) + [m.w])`).
-        handed = {n.attr for call in q.calls() if _word(call.func) in _OPTIMIZER_WORDS
+        handed = {n.attr for call in q.calls() if call_word(call.func) in TORCH_OPTIMIZERS
                   for n in walk(call) if isinstance(n, ast.Attribute)}
         for name in sorted(candidates, key=lambda n: made[n].lineno):
             # Wrapped or registered somewhere, or named in an optimizer's arguments: trained on purpose.
