@@ -8,6 +8,7 @@ from ..engine.report import Note
 from ..engine.report import text as msg
 from ..engine.events import LoopEvent
 from ..findings import Severity
+from ._calls import TORCH_OPTIMIZERS, call_word
 from .base import Invalid, Rule, Valid
 
 _ZEROING_WORDS = ("zero_grad", "zero_", "set_to_none", "reset", "clear")
@@ -410,6 +411,59 @@ def _one_branch_zero(loop: ast.AST, scan: _LoopScan, defs: _FileDefs, scans, opt
     return None
 
 
+def _rebuilt_optimizers(region: ast.AST, loop: ast.AST, scan: _LoopScan) -> dict:
+    """Names the loop binds only to a new `torch.optim` optimizer (`optimizer = optim.SGD(list(f.parameters()) + ...)`)
+    over the parameters of modules bound outside it, by name -> the constructor's statement. Such an optimizer is new
+    each iteration, but the gradients live on the parameters, which outlive it: a fresh optimizer does not clear
+    them (pytorch_DANN's source-only mode). An inner optimizer over a model the loop makes itself (a meta-learning
+    task's copy) or bound by `with` is not one. `region`: the loop, or the statements one mode of it runs
+    (`_unzeroed_mode`: the other modes' bindings do not matter there)."""
+    out: dict = {}
+    bad: set = set()
+    target = getattr(loop, "target", None)
+    outer_bound = set(scan.bound) | ({n.id for n in walk(target) if type(n) is ast.Name} if target is not None else set())
+    for n in walk(region):
+        if type(n) is not ast.Assign:
+            continue
+        names = [t.id for t in n.targets if type(t) is ast.Name]
+        value = n.value
+        if not (len(n.targets) == 1 and names and type(value) is ast.Call and call_word(value.func) in TORCH_OPTIMIZERS):
+            bad.update(e.id for t in n.targets for e in walk(t) if type(e) is ast.Name)
+            continue
+        owners = {a.func.value.id for a in walk(value) if type(a) is ast.Call and type(a.func) is ast.Attribute
+                  and a.func.attr in ("parameters", "named_parameters") and type(a.func.value) is ast.Name}
+        if not owners or owners & outer_bound:
+            bad.add(names[0])
+            continue
+        out.setdefault(names[0], n)
+    for n in walk(region):  # also bound by `with ... as`, a `for` target, an augmented assignment...
+        if type(n) in (ast.For, ast.AsyncFor, ast.AugAssign, ast.AnnAssign, ast.NamedExpr) and n is not loop:
+            bad.update(e.id for e in walk(n.target) if type(e) is ast.Name)
+        elif type(n) in (ast.With, ast.AsyncWith):
+            bad.update(e.id for item in n.items if item.optional_vars is not None
+                       for e in walk(item.optional_vars) if type(e) is ast.Name)
+    return {k: v for k, v in out.items() if k not in bad}
+
+
+def _arms(stmts: list, loop: ast.AST, scan: _LoopScan):
+    """(`if` statement, arm, how the arm's condition reads) for each arm of the `if`/`elif`/`else` chains among `stmts` (a loop's own statements)
+    whose tests are fixed for the whole loop (`_fixed_in_loop`: a mode, a configuration): every iteration runs the
+    same arm. An `elif` chain gives one arm per test and its final `else`."""
+    for st in stmts:
+        if type(st) is not ast.If or not _fixed_in_loop(st.test, loop, scan):
+            continue
+        node = st
+        while True:
+            yield st, node.body, f"`{ast.unparse(node.test)}`"
+            rest = node.orelse
+            if len(rest) == 1 and type(rest[0]) is ast.If and _fixed_in_loop(rest[0].test, loop, scan):
+                node = rest[0]
+                continue
+            if rest:
+                yield st, rest, f"the `else` of `{ast.unparse(node.test)}`"
+            break
+
+
 def _reach(scan: "_LoopScan", defs: "_FileDefs", scans, owner, objects: dict, opt: str, depth: int = 0,
            seen: frozenset = frozenset()) -> tuple:
     """(backward call, step call) the code runs, itself or through the functions of the file it calls (up to three
@@ -554,6 +608,17 @@ def _zeroed_just_before(loop: ast.AST, report, opts: frozenset) -> "ast.Call | N
     return _zero_grad_before(loop, report.tree, lambda spelled: spelled in opts, stop_at_work=True)
 
 
+def _rebuilt_before(steps: list, backward: ast.Call, rebuilt: dict):
+    """The statement that makes the first stepped optimizer anew in the loop (`_rebuilt_optimizers`), where it comes
+    before `backward`; None otherwise."""
+    for c in sorted(steps, key=lambda c: (c.lineno, c.col_offset)):
+        recv = c.func.value
+        ctor = rebuilt.get(recv.id) if type(recv) is ast.Name else None
+        if ctor is not None and ctor.lineno <= backward.lineno:
+            return ctor
+    return None
+
+
 class MissingZeroGrad(Rule):
     code = "GS503"
     name = "missing-zero-grad"
@@ -575,7 +640,12 @@ class MissingZeroGrad(Rule):
                     "up to three calls down), with nothing in the loop zeroing, is flagged on that `zero_grad()`. "
                     "A loop in a function that builds its model and optimizer itself and throws both away after the "
                     "loop (read by nothing after it, never returned, stored or handed on: a timing benchmark) is "
-                    "left alone: the weights it trains are never seen.")
+                    "left alone: the weights it trains are never seen. An optimizer the loop makes anew each "
+                    "iteration (`opt = optim.SGD(model.parameters())`) over modules that outlive the iteration does not "
+                    "count as fresh: the gradients live on the parameters; the finding stands on that constructor. "
+                    "Where the loop zeroes (or may) but one arm of an `if`/`elif` on a test nothing in the loop "
+                    "changes (a training mode) backwards and steps while neither it nor the loop's other statements "
+                    "zero anything, that arm is flagged on its constructor or first backward.")
     why_bad = ("Nothing raises: backward adds into `.grad`, so each step uses the sum of all gradients so far and "
                "training diverges or crawls.")
     example = "for x, y in loader:\n    loss = criterion(model(x), y)\n    loss.backward()\n    optimizer.step()"
@@ -672,6 +742,21 @@ class MissingZeroGrad(Rule):
               "        self.optimizer.step()\n\n    def train(self, steps):\n        self.optimizer.zero_grad()\n"
               "        while self.done < steps:\n            self.train_step(torch.ones(3, 2))\n"
               "            self.done += 1\n\n\nrecipe = Recipe()\nrecipe.train(3)\n"),
+        # The fix: an optimizer made anew each iteration, zeroed right after it is built.
+        Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nfor i in range(3):\n"
+              "    opt = torch.optim.SGD(m.parameters(), lr=0.0)\n    opt.zero_grad()\n"
+              "    loss = m(torch.ones(3, 2)).sum()\n    loss.backward()\n    opt.step()\n"),
+        # An inner optimizer over a copy the loop makes itself (a meta-learning task): each copy starts without
+        # gradients, so nothing piles up.
+        Valid("import copy\nimport torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nfor task in range(3):\n"
+              "    fast = copy.deepcopy(m)\n    inner = torch.optim.SGD(fast.parameters(), lr=0.1)\n"
+              "    fast(torch.ones(3, 2)).sum().backward()\n    inner.step()\n"),
+        # Every mode of the loop zeroes (pytorch_DANN after its fix).
+        Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.0)\n"
+              "mode = \"source\"\nfor i in range(3):\n    if mode == \"dann\":\n        opt.zero_grad()\n"
+              "        m(torch.ones(3, 2)).sum().backward()\n        opt.step()\n    elif mode == \"source\":\n"
+              "        opt = torch.optim.SGD(m.parameters(), lr=0.0)\n        opt.zero_grad()\n"
+              "        m(torch.ones(3, 2)).sum().backward()\n        opt.step()\n"),
         # The last iteration steps without zeroing: nothing backwards after it.
         Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
               "n = 3\nfor i in range(n):\n    m(torch.ones(3, 2)).sum().backward()\n    if i < n - 1:\n"
@@ -728,6 +813,18 @@ class MissingZeroGrad(Rule):
                 "    if use_amp:\n        scaler.step(opt)\n        scaler.update()\n    else:\n"
                 "        opt.step()\n        opt.zero_grad()\n",
                 line=31, runtime="silent: bool((m.bias.grad == 9).all())"),
+        # An optimizer made anew each iteration does not clear the gradients, which live on the parameters
+        # (pytorch_DANN's source-only mode): the finding stands on the constructor, after which `zero_grad()` goes.
+        Invalid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nfor i in range(3):\n"
+                "    opt = torch.optim.SGD(m.parameters(), lr=0.0)\n    loss = m(torch.ones(3, 2)).sum()\n"
+                "    loss.backward()\n    opt.step()\n",
+                line=5, runtime="silent: bool((m.bias.grad == 9).all())"),
+        # One mode of the loop (a test fixed for every iteration) zeroes, the other never does.
+        Invalid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.0)\n"
+                "mode = \"source\"\nfor i in range(3):\n    if mode == \"dann\":\n        opt.zero_grad()\n"
+                "        m(torch.ones(3, 2)).sum().backward()\n        opt.step()\n    elif mode == \"source\":\n"
+                "        loss = m(torch.ones(3, 2)).sum()\n        loss.backward()\n        opt.step()\n",
+                line=13, runtime="silent: bool((m.bias.grad == 9).all())"),
         # The optimizer's only zero_grad runs once, before the loop: the finding stands on it (the line to move).
         Invalid("import torch\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.0)\n"
                 "grads = []\nopt.zero_grad()\nfor _ in range(3):\n    loss = model(torch.ones(1, 2)).sum()\n"
@@ -796,6 +893,13 @@ class MissingZeroGrad(Rule):
                        related=[Note(step.lineno, step.col_offset + 1, "steps without zeroing")],
                        span=(line, start, line, len(text.rstrip()) + 1))
             return
+        if verdict[0] == "rebuilt":
+            self._report_unzeroed(None, verdict[2], verdict[1], loop, report)
+            return
+        if verdict[0] == "modes":
+            for cond, backward, ctor in verdict[1]:
+                self._report_unzeroed(cond, backward, ctor, loop, report)
+            return
         name, backward = verdict
         if name is not None:
             # One of several optimizers is never zeroed: `name`, with the backward before its step.
@@ -823,6 +927,28 @@ class MissingZeroGrad(Rule):
                    "gradients. Call `optimizer.zero_grad()` before this loop.")
         report.add(self, loop, message,
                    related=[Note(loop_line, loop_col, "the loop that never zeroes the gradients")],
+                   span=(line, start, line, len(text.rstrip()) + 1))
+
+    def _report_unzeroed(self, cond, backward: ast.Call, ctor, loop: ast.AST, report) -> None:
+        """A loop mode that never zeroes (`_unzeroed_mode`) or an optimizer made anew each iteration with nothing
+        zeroing (`_rebuilt_optimizers`): on the constructor where there is one (the fix, `zero_grad()`, goes right
+        after it: a new optimizer is what the author took for a reset), else on the arm's first backward."""
+        where = f" When {cond} (the same every iteration), nothing zeroes them." if cond else ""
+        if ctor is not None:
+            opt = ast.unparse(ctor.targets[0])
+            node, message = ctor, (f"A new optimizer does not clear the gradients: they live on the parameters and "
+                                   f"pile up.{where} Call `{opt}.zero_grad()` after building it.")
+        else:
+            node, message = backward, (f"Gradients are never zeroed when {cond}, so this backward adds to all "
+                                       f"earlier steps' gradients. Call `optimizer.zero_grad()` before it.")
+        line = node.lineno
+        text = report.source.line_text(line)
+        start = len(text) - len(text.lstrip()) + 1
+        related = [Note(backward.lineno, backward.col_offset + 1, "the gradients pile up here")] \
+            if node is not backward else []
+        loop_line, loop_col, _, _ = report.source.span(loop)
+        report.add(self, loop, message,
+                   related=related + [Note(loop_line, loop_col, "the loop that never zeroes them")],
                    span=(line, start, line, len(text.rstrip()) + 1))
 
     def _once_before(self, loop: ast.AST, scan: _LoopScan, report, objects: dict):
@@ -869,6 +995,39 @@ class MissingZeroGrad(Rule):
             return None
         return "once", zero, back, step
 
+    def _unzeroed_mode(self, loop: ast.AST, scan: _LoopScan, defs: _FileDefs, opts: frozenset, owner,
+                       objects: dict, optimizer_steps, tree):
+        """("modes", [(condition, first backward, constructor or None), ...]) where the loop zeroes gradients
+        somewhere (or may), but an arm
+        of an `if`/`elif`/`else` on a test fixed for the whole loop (a training mode: every iteration runs that arm)
+        backwards and steps an optimizer while neither the arm nor the loop's other statements zero anything
+        (pytorch_DANN: the `dann` mode zeroes, the `source` and `target` modes never do). The constructor is the
+        arm's `opt = optim.SGD(...)` when the stepped optimizer is made anew there (`_rebuilt_optimizers`). None when
+        no arm is such."""
+        if not scan.branches and not any(type(st) is ast.If for st in loop.body):
+            return None
+        found = []
+        for stmt, arm, cond in _arms(loop.body, loop, scan):
+            if any(type(st) in (ast.Break, ast.Return, ast.Raise) for st in arm):
+                continue
+            arm_scan = _LoopScan(ast.Module(body=arm, type_ignores=[]))
+            if not arm_scan.backwards:
+                continue
+            others = [st for st in loop.body if st is not stmt]
+            rebuilt = _rebuilt_optimizers(ast.Module(body=others + arm, type_ignores=[]), loop, scan) if any(
+                type(c.func.value) is ast.Name and c.func.value.id in scan.bound for c in arm_scan.steps) else {}
+            steps = optimizer_steps(arm_scan.steps, rebuilt)
+            if not steps:
+                continue
+            rest = _LoopScan(ast.Module(body=others, type_ignores=[]))
+            if any(_zeroes(s, defs, self._scan, 0, opts, owner, objects) is not False for s in (arm_scan, rest)):
+                continue
+            if _discarded_training(loop, steps, tree):
+                return None
+            first = min(arm_scan.backwards, key=lambda c: (c.lineno, c.col_offset))
+            found.append((cond, first, _rebuilt_before(steps, first, rebuilt)))
+        return ("modes", found) if found else None
+
     def _accumulation_loop(self, loop: ast.AST, backward: ast.Call):
         """The outermost loop inside `loop` that holds `backward` and no `.step()` call, or None."""
         block = loop.body
@@ -900,10 +1059,21 @@ class MissingZeroGrad(Rule):
         # The optimizer must outlive the iteration: one built inside the loop (assigned, or bound by a `with`
         # such as a meta-learning inner optimizer) is a fresh optimizer each time.
         built_inside = scan.bound
-        steps = [c for c in scan.steps if isinstance(c.func.value, (ast.Name, ast.Attribute))
-                 and not (isinstance(c.func.value, ast.Name) and c.func.value.id in built_inside)
-                 and "sched" not in ast.unparse(c.func.value).lower() and _optimizer_step(c, report.tree)]
-        if not steps:
+        # ... unless it is a `torch.optim` optimizer made anew over modules that outlive the iteration: the
+        # gradients live on their parameters (`_rebuilt_optimizers`). Looked for only where a step's receiver is bound.
+        rebuilt = _rebuilt_optimizers(loop, loop, scan) if any(
+            type(c.func.value) is ast.Name and c.func.value.id in built_inside for c in scan.steps) else {}
+
+        def optimizer_steps(calls: list, rebuilt: dict) -> list:
+            return [c for c in calls if isinstance(c.func.value, (ast.Name, ast.Attribute))
+                    and not (isinstance(c.func.value, ast.Name) and c.func.value.id in built_inside
+                             and c.func.value.id not in rebuilt)
+                    and "sched" not in ast.unparse(c.func.value).lower() and _optimizer_step(c, report.tree)]
+
+        steps = optimizer_steps(scan.steps, rebuilt)
+        rebound = not steps and any(type(c.func.value) is ast.Name and c.func.value.id in built_inside
+                                    and not c.args for c in scan.steps)
+        if not steps and not rebound:
             return None
         tree = report.tree
         # The file's functions, collected once per tree (one walk, not one per loop).
@@ -911,6 +1081,12 @@ class MissingZeroGrad(Rule):
         if hit is None or hit[0] is not tree:
             hit = self._defs[id(tree)] = (tree, _FileDefs(tree))
         defs = hit[1]
+        if rebound:
+            # The only steps are of names the loop binds in several ways: one mode of it may make the optimizer
+            # anew and never zero (`_unzeroed_mode` reads each mode's own bindings).
+            opts = frozenset(c.func.value.id for c in scan.steps if type(c.func.value) is ast.Name)
+            return self._unzeroed_mode(loop, scan, defs, opts, defs.enclosing_class(loop), objects, optimizer_steps,
+                                       tree)
         opts = frozenset(ast.unparse(c.func.value) for c in steps) | frozenset(
             ast.unparse(a) for c in steps for a in c.args if isinstance(a, (ast.Name, ast.Attribute)))
         owner = defs.enclosing_class(loop)
@@ -925,7 +1101,14 @@ class MissingZeroGrad(Rule):
             zero = None if self._accumulation_loop(loop, first) is not None else _zeroed_just_before(loop, report, opts)
             if zero is not None:
                 return "once", zero, first, min(steps, key=lambda c: (c.lineno, c.col_offset))
+            ctor = _rebuilt_before(steps, first, rebuilt)
+            if ctor is not None:
+                return "rebuilt", ctor, first
             return None, first
+        # Zeroed somewhere, or code it cannot see may zero: one mode of the loop may still never zero.
+        mode = self._unzeroed_mode(loop, scan, defs, opts, owner, objects, optimizer_steps, tree)
+        if mode is not None:
+            return mode
         if zeroes is None:
             return None  # code it cannot see may zero the gradients
         branch = _one_branch_zero(loop, scan, defs, self._scan, opts, owner, objects)
