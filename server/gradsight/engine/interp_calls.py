@@ -24,8 +24,8 @@ from .interp_super import is_super_call, super_call
 from .self_methods import own_method
 from .state import State
 from .values import (CREATED_WITHOUT_GRAD, UNKNOWN, BoundMethod, ClassVal, DistVal, FuncVal, GradModeCtx, ModuleRef, ModuleVal, NameOf,
-                     ObjectVal, OptimizerVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value, carries_graph,
-                     summarise)
+                     MapVal, ObjectVal, OptimizerVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value, carries_graph,
+                     map_of_pairs, summarise)
 
 
 # Tensor methods that return several views at once (`TensorIteratedEvent`, GS312).
@@ -222,6 +222,20 @@ class CallsMixin:
                 return val
             if isinstance(recv, ModuleVal):
                 return self.module_method(recv, func, node, state)
+            if isinstance(recv, MapVal):
+                # A dict of one class's objects: its values are that object; a method that may change it makes it
+                # unknown.
+                args, kwargs = self.eval_args(node, state)
+                if func.attr == "values" and not args:
+                    return SeqVal((recv.item,), homog=True)
+                if func.attr == "items" and not args:
+                    return SeqVal((SeqVal((UNKNOWN, recv.item)),), homog=True)
+                if func.attr == "get" and len(args) == 1 and not kwargs:
+                    return recv.item  # or None, on which any use of it as the object raises
+                if func.attr not in ("keys", "copy", "__len__", "__contains__") and key_of(func.value) is not None:
+                    state.set(key_of(func.value), UNKNOWN)
+                self.escapes([v for _, v in args] + [v for _, v in kwargs.values()])
+                return UNKNOWN
             if isinstance(recv, ClassVal) and func.attr == "apply":
                 val = self.custom_function_apply(recv.info, node, state)
                 if val is not None:
@@ -562,6 +576,9 @@ class CallsMixin:
         if qual == "collections.OrderedDict" and len(args) == 1 and not kwargs and isinstance(args[0][1], SeqVal):
             # `OrderedDict([("fc", nn.Linear(...)), ...])`: the pairs, kept for `nn.Sequential(OrderedDict(...))`.
             self.pair_lists[id(node)] = (node, args[0][1])
+            mapped = map_of_pairs(args[0][1])
+            if mapped is not None:
+                return mapped  # `OrderedDict([(name, AverageMeter(name)) for name in names])`
         if qual.startswith("torchvision.transforms.") and db.module_short(qual) in ("Normalize", "Compose"):
             made = self.tensor_transform(db.module_short(qual), args, kwargs, node)
             if made is not None:
@@ -743,6 +760,8 @@ class CallsMixin:
 
     def call_builtin(self, name: str, node: ast.Call, state: State) -> Value:
         args, kwargs = self.eval_args(node, state)
+        if name == "dict" and len(args) == 1 and not kwargs and map_of_pairs(args[0][1]) is not None:
+            return map_of_pairs(args[0][1])  # `dict((k, Meter()) for k in names)`
         if name in ("float", "int", "bool", "complex") and args and isinstance(args[0][1], TensorVal):
             t = args[0][1]
             return PyVal(cut=self.fact(node, "to-python-number", t.origin if t.rg is Tri.YES else None, fn=name,

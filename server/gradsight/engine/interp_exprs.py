@@ -11,7 +11,7 @@ from . import torchdb as db
 from .events import GradReadEvent
 from .interp_util import BUILTINS, string_compare, MODULE_METHODS, _int_index, _is_static, _is_staticmethod, _msite, _pcut_of, key_of
 from .state import State
-from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, DistVal, FuncVal, ModuleRef, ModuleVal, ObjectVal, OptimizerVal,
+from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, DistVal, FuncVal, MapVal, ModuleRef, ModuleVal, ObjectVal, OptimizerVal,
                      ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value)
 
 
@@ -389,6 +389,8 @@ class ExpressionsMixin:
                 val = val.with_(shape=None, multiview=base.multiview or val.multiview,
                                 view=base.view if base.multiview else val.view)
             return val
+        if isinstance(base, MapVal):
+            return base.item  # any key of a dict of one class's objects
         if isinstance(base, SeqVal):
             k = node.slice
             if isinstance(k, ast.Slice):
@@ -550,6 +552,8 @@ class ExpressionsMixin:
             for cond in gen.ifs:
                 self.eval(cond, s)
         vals = [self.eval(e, s) for e in elts]
+        if isinstance(node, ast.DictComp) and isinstance(vals[1], ObjectVal):
+            return MapVal(vals[1])  # `{k: AverageMeter(k) for k in names}`
         if all(isinstance(v, PyVal) for v in vals):
             cut = next((v.cut for v in vals if v.cut), None)
             return PyVal(cut=cut, pcut=_pcut_of(vals))

@@ -10,12 +10,13 @@ from dataclasses import replace
 from typing import Optional
 
 from .astwalk import children, walk
-from .events import LoopEvent
+from .events import AccumulateEvent, LoopEvent
 from .interp_util import (LoopCtx, MAX_LOOP_ITERS, MAX_LOOP_NESTING, _has_backward, _holds_tensor, _loop_effects,
                           const_bool, key_of, widen, _guarded_binds, _invariant_test, _loop_changes, _may_guard,
-                          _module_mutations)
+                          _module_mutations, _backward_names, _loop_store_counts, _params_accumulated_into_self,
+                          _remade_before, _root_name)
 from .state import State
-from .values import UNKNOWN, ModuleVal, PyVal, SeqVal, Tri, join_all
+from .values import UNKNOWN, BoundMethod, Fact, ModuleVal, ObjectVal, PyVal, SeqVal, TensorVal, Tri, join_all
 
 
 class LoopsMixin:
@@ -428,6 +429,107 @@ class LoopsMixin:
             self.loops[-1].continues.append(state.copy())
         state.dead = True
         return state
+
+
+    def check_accumulating_method(self, node: ast.Call, func: ast.Attribute, recv: ObjectVal, meth: BoundMethod,
+                                  state: State) -> None:
+        """`meter.update(loss, n)` in a loop that calls backward, on an object bound before the loop whose method
+        adds that argument into one of its attributes (`self.sum += val * n`, `self.values.append(val)`): the
+        object keeps every iteration's graph. The object may also be an item of a container bound before the loop
+        (`metrics[k].update(...)` over `metrics = {k: AverageMeter() for k in names}`), and the argument an item
+        of a dict whose keys the loop walks (`for k in loss_dict: metrics[k].update(loss_dict[k], n)`), one of
+        which holds the loss it backwards (`_walked_item_grad`)."""
+        walked = [self.walked_item_grad(a, self.loops[-1], state) if key_of(a) is None else None for a in node.args]
+        key = key_of(func.value)
+        root = _root_name(func.value)
+
+        def outlives(loop: LoopCtx) -> bool:
+            if key is not None and key in loop.entry_keys:
+                return not _remade_before(loop.node, node, root or "")
+            # An item or attribute of a container the loop never rebinds (`metrics[k]`, `self.meters[k]`).
+            return not isinstance(func.value, ast.Name) and root is not None and root in loop.entry_keys \
+                and self.syntax("loop_stores", loop.node, _loop_store_counts).get(root, 0) == 0 \
+                and not _remade_before(loop.node, node, root)
+
+        # The loop that runs each step: the innermost one that calls backward and that the object outlives (an inner
+        # loop over a dict's keys or a batch's parts runs inside it); else the innermost loop, as before.
+        loops = self.loops[:-1] if any(w is not None for w in walked) else self.loops
+        loop = next((c for c in reversed(loops) if c.has_backward and outlives(c)), loops[-1] if loops else None)
+        if loop is None or not outlives(loop) or any(isinstance(a, ast.Starred) for a in node.args):
+            return
+        if key is not None:
+            prefix = key + "."
+            kept = [state.env[k] for k in state.compound if k.startswith(prefix)]
+            if kept and not any(isinstance(v, TensorVal) and v.rg is not Tri.NO and v.leaf is not Tri.YES
+                                or v is UNKNOWN for v in kept):
+                # The method ran on this object (its `self.*` came back): nothing it keeps has a graph
+                # (`self.correct += (logits.detach().argmax(-1) == tags).sum()`).
+                return
+        fn = meth.func.node
+        params = [p.arg for p in fn.args.posonlyargs + fn.args.args][1:]
+        kept = self.syntax("keeps_args", fn, _params_accumulated_into_self)
+        for i, arg in enumerate(node.args):
+            if i >= len(params) or params[i] not in kept:
+                continue
+            arg_key = key_of(arg)  # only references: evaluating an expression twice could report twice
+            if arg_key is not None and state.get(arg_key) is not None:
+                value = self.surely_grad_loss(state.get(arg_key), arg, loop.node)
+            else:
+                value = walked[i]
+            if value is not None:
+                self.emit(AccumulateEvent(node, f"{self.seg(func.value)}.{func.attr}()", value, arg,
+                                          loop.has_backward, "keeps", kept_at=self._kept_at(meth, params[i], kept),
+                                          eval_at=self.evaluated_by(value, state) if loop.has_backward is None
+                                          else None))
+                return
+
+    def walked_item_grad(self, arg: ast.AST, loop: LoopCtx, state: State) -> Optional[TensorVal]:
+        """`d[k]` (or `v`) where the loop walks every key of the dict `d` (`for k in d:`, `for k in d.keys():`, `for k,
+        v in d.items():`), and the item at some constant key of `d` is a loss the loop surely backwards (`loss =
+        d["loss"]` ... `loss.backward()`): on the iteration that reaches that key, the argument is that loss, with
+        its graph (SLIP's `for k in loss_dict: metrics[k].update(loss_dict[k], n)`). None otherwise."""
+        walk_node = loop.node
+        if not isinstance(walk_node, (ast.For, ast.AsyncFor)):
+            return None
+        it, target = walk_node.iter, walk_node.target
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and not it.args \
+                and it.func.attr in ("keys", "items"):
+            how, it = it.func.attr, it.func.value
+        else:
+            how = "keys"
+        dict_key = key_of(it)
+        if dict_key is None:
+            return None
+        if how == "keys":
+            ok = isinstance(target, ast.Name) and isinstance(arg, ast.Subscript) and key_of(arg.value) == dict_key \
+                and isinstance(arg.slice, ast.Name) and arg.slice.id == target.id
+        else:
+            ok = isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(target.elts[1], ast.Name) \
+                and isinstance(arg, ast.Name) and arg.id == target.elts[1].id
+        if not ok:
+            return None
+        region = self.loops[-2].node if len(self.loops) > 1 else None
+        if region is None:
+            return None
+        backwarded = self.syntax("backward_on", region, _backward_names)
+        for n in walk(region):
+            # `loss = d["loss"]` with `loss` backwarded, or `d["loss"].backward()`, in the enclosing loop.
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                    and n.targets[0].id in backwarded and isinstance(n.value, ast.Subscript) \
+                    and key_of(n.value.value) == dict_key and key_of(n.value) is not None:
+                return TensorVal(rg=Tri.YES, leaf=Tri.NO, evidence=True,
+                                 origin=self.expr_fact(n.value, "backwarded"))
+        return None
+
+    def _kept_at(self, meth: BoundMethod, param: str, kept: dict) -> Optional[Fact]:
+        """Where method `meth` adds its parameter `param` into `self` (`kept`, from `_params_accumulated_into_self`),
+        as a fact of its file."""
+        module = meth.func.module
+        if module is None:
+            return None
+        line, col, _, _ = module.source.span(kept[param])
+        return Fact(line, col, "added-into-object", (("name", param),), None,
+                    None if module.path == self.root_path else module.path)
 
 
 def _returns_inside(loop: ast.AST, nodes: Optional[list] = None) -> bool:

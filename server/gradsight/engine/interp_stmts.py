@@ -21,7 +21,7 @@ from .interp_util import (_const_key, bool_compare_truth, REQUIRES_GRAD_SPELLING
 from .paths import (_test_key, _block_tests, _block_path, _mentions, _rebuilt_before_use, _last_iteration_test,
                     _assumed_key)
 from .state import State
-from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, Fact, FuncVal, GradModeCtx, ModuleVal, ObjectVal,
+from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, Fact, FuncVal, GradModeCtx, MapVal, ModuleVal, ObjectVal,
                      OptimizerVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value, join_all, summarise)
 
 
@@ -586,50 +586,6 @@ class StatementsMixin:
             return self.fact(region, "evaluation-function", name=region.name)
         return None
 
-    def check_accumulating_method(self, node: ast.Call, func: ast.Attribute, recv: ObjectVal, meth: BoundMethod,
-                                  state: State) -> None:
-        """`meter.update(loss, n)` in a loop that calls backward, on an object bound before the loop whose method
-        adds that argument into one of its attributes (`self.sum += val * n`, `self.values.append(val)`): the
-        object keeps every iteration's graph."""
-        loop = self.loops[-1]
-        key = key_of(func.value)
-        if key is None or key not in loop.entry_keys or any(isinstance(a, ast.Starred) for a in node.args) \
-                or _remade_before(loop.node, node, _root_name(func.value) or ""):
-            return
-        prefix = key + "."
-        kept = [state.env[k] for k in state.compound if k.startswith(prefix)]
-        if kept and not any(isinstance(v, TensorVal) and v.rg is not Tri.NO and v.leaf is not Tri.YES or v is UNKNOWN
-                            for v in kept):
-            # The method ran on this object (its `self.*` came back): nothing it keeps has a graph
-            # (`self.correct += (logits.detach().argmax(-1) == tags).sum()`).
-            return
-        fn = meth.func.node
-        params = [p.arg for p in fn.args.posonlyargs + fn.args.args][1:]
-        kept = self.syntax("keeps_args", fn, _params_accumulated_into_self)
-        for i, arg in enumerate(node.args):
-            if i >= len(params) or params[i] not in kept:
-                continue
-            arg_key = key_of(arg)  # only references: evaluating an expression twice could report twice
-            if arg_key is None or state.get(arg_key) is None:
-                continue
-            value = self.surely_grad_loss(state.get(arg_key), arg, loop.node)
-            if value is not None:
-                self.emit(AccumulateEvent(node, f"{self.seg(func.value)}.{func.attr}()", value, arg,
-                                          loop.has_backward, "keeps", kept_at=self._kept_at(meth, params[i], kept),
-                                          eval_at=self.evaluated_by(value, state) if loop.has_backward is None
-                                          else None))
-                return
-
-    def _kept_at(self, meth: BoundMethod, param: str, kept: dict) -> Optional[Fact]:
-        """Where method `meth` adds its parameter `param` into `self` (`kept`, from `_params_accumulated_into_self`),
-        as a fact of its file."""
-        module = meth.func.module
-        if module is None:
-            return None
-        line, col, _, _ = module.source.span(kept[param])
-        return Fact(line, col, "added-into-object", (("name", param),), None,
-                    None if module.path == self.root_path else module.path)
-
     def surely_grad_loss(self, value: Value, value_node, region: ast.AST) -> Optional[TensorVal]:
         """`value` if it surely requires grad. A loss that `region` calls backward on surely does, even when
         gradsight cannot see why (a model passed in as an argument): `loss.backward()` would raise otherwise."""
@@ -935,6 +891,10 @@ class StatementsMixin:
                 # `self.queue[:, :bs] = z` on a buffer registered elsewhere: whether it held a graph is not known
                 # here; the rule decides from the class's code.
                 self.check_store_graph(target.value, "__setitem__", [value], stmt, False)
+            if isinstance(base, MapVal) and key_of(target.value):
+                # A store into a dict of one class's objects: what any key may hold now is the join.
+                joined = base.join(MapVal(value)) if isinstance(value, ObjectVal) else UNKNOWN
+                state.set(key_of(target.value), joined)
             if isinstance(base, SeqVal) and key_of(target.value) and (base.homog or key_of(target) is None):
                 # A store into a summarised list, or at an index that is not a constant (`ws[i] = ws[i].detach()`
                 # in a `range` loop): which item changed is not known, so the list is (docs/heap.md). Before, a

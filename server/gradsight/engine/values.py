@@ -505,6 +505,40 @@ class SeqVal(Value):
         return UNKNOWN
 
 
+@dataclass(frozen=True)
+class MapVal(Value):
+    """A dict whose every value is an instance of one plain class of the analysed code, made by a comprehension or
+    by `dict`/`OrderedDict` of one (`meters = {k: AverageMeter(k) for k in names}`): `d[k]` at any key is that object
+    (the join of what it may be). Only objects: tensors in dicts stay tracked per constant key (docs/heap.md). A
+    store into it or a method that changes it (`update`, `pop`, ...) makes it unknown."""
+
+    item: Value = None  # an ObjectVal
+
+    def join(self, other: Value) -> Value:
+        if self is other or self == other:
+            return self
+        if isinstance(other, MapVal):
+            item = self.item.join(other.item)
+            return MapVal(item) if isinstance(item, ObjectVal) else UNKNOWN
+        return UNKNOWN
+
+
+def map_of_pairs(pairs: Value) -> Optional[MapVal]:
+    """The dict `dict(pairs)` / `OrderedDict(pairs)` makes, where `pairs` is a comprehension of `(key, object)` pairs
+    or a dict of objects already: a `MapVal`; None otherwise."""
+    if isinstance(pairs, MapVal):
+        return pairs
+    if not isinstance(pairs, SeqVal) or not pairs.items:
+        return None
+    values = []
+    for pair in pairs.items:  # one summarised pair, or the pairs of a literal (or unrolled) list
+        if not (isinstance(pair, SeqVal) and not pair.homog and len(pair.items) == 2):
+            return None
+        values.append(pair.items[1])
+    item = join_all(values)
+    return MapVal(item) if isinstance(item, ObjectVal) else None
+
+
 def _joined_seg(a: "TensorVal", b: "TensorVal") -> Optional[tuple]:
     """The `saved_seg` of a join: the one saving path's segment, or the shared one; None when two paths saved at
     different sites (no one segment says whether the save is still live)."""

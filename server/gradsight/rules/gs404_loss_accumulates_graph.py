@@ -507,6 +507,8 @@ class LossAccumulatesGraph(Rule):
                   "on it (a backward through the buffer) notices.")
     references = ("https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory",)
     valid = (
+        # The fix: the meters are handed Python numbers.
+        Valid('import torch\nimport torch.nn as nn\nfrom collections import OrderedDict\n\n\nclass AverageMeter:\n    def __init__(self, name):\n        self.name = name\n        self.sum = 0\n        self.count = 0\n\n    def update(self, val, n=1):\n        self.sum += val * n\n        self.count += n\n\n\ndef criterion(out):\n    loss = (out ** 2).mean()\n    return {"loss": loss, "l1": out.abs().mean()}\n\n\ndef train(model, loader, optimizer):\n    metrics = OrderedDict([(name, AverageMeter(name)) for name in ("loss", "l1")])\n    for x in loader:\n        loss_dict = criterion(model(x))\n        loss = loss_dict["loss"]\n        optimizer.zero_grad()\n        loss.backward()\n        optimizer.step()\n        for k in loss_dict:\n            metrics[k].update(loss_dict[k].item(), x.size(0))\n    return metrics\n\n\nmodel = nn.Linear(3, 1)\nmetrics = train(model, [torch.randn(4, 3) for _ in range(3)], torch.optim.SGD(model.parameters(), lr=0.1))\n'),
         # A loss dict whose every entry is replaced by its `.item()` in a loop over `items()` before the epoch sum
         # reads one (DBNet's trainer; bench/fresh19-false/04): the sum adds floats.
         Valid("import torch\nimport torch.nn as nn\n\nmodel = nn.Linear(3, 1)\n"
@@ -795,6 +797,10 @@ class LossAccumulatesGraph(Rule):
         Valid('import torch\nimport torch.nn as nn\n\n\ndef unroll(cell, xs, h):\n    outs = []\n    for x in xs:\n        h = cell(x, h)\n        outs.append(h)\n    return torch.stack(outs, dim=1)\n\n\ncell = nn.GRUCell(4, 8)\nout = unroll(cell, torch.randn(5, 2, 4), torch.zeros(2, 8))\nout.pow(2).mean().backward()\n'),
     )
     invalid = (
+        # A dict of meters updated with every entry of the step's loss dict, the backwarded loss among them (SLIP's
+        # `for k in loss_dict: metrics[k].update(loss_dict[k], n)`): the meter's running sum chains every step's graph.
+        Invalid('import torch\nimport torch.nn as nn\nfrom collections import OrderedDict\n\n\nclass AverageMeter:\n    def __init__(self, name):\n        self.name = name\n        self.sum = 0\n        self.count = 0\n\n    def update(self, val, n=1):\n        self.sum += val * n\n        self.count += n\n\n\ndef criterion(out):\n    loss = (out ** 2).mean()\n    return {"loss": loss, "l1": out.abs().mean()}\n\n\ndef train(model, loader, optimizer):\n    metrics = OrderedDict([(name, AverageMeter(name)) for name in ("loss", "l1")])\n    for x in loader:\n        loss_dict = criterion(model(x))\n        loss = loss_dict["loss"]\n        optimizer.zero_grad()\n        loss.backward()\n        optimizer.step()\n        for k in loss_dict:\n            metrics[k].update(loss_dict[k], x.size(0))\n    return metrics\n\n\nmodel = nn.Linear(3, 1)\nmetrics = train(model, [torch.randn(4, 3) for _ in range(3)], torch.optim.SGD(model.parameters(), lr=0.1))\n',
+                line=31, runtime="silent: metrics['loss'].sum.grad_fn is not None"),
         # An attack's best-so-far buffer (advertorch's EAD): a helper method writes the step's distance into the
         # buffer it is handed, in grad mode; the call, in the loop, hands it over every step.
         Invalid("import torch\n\n\nclass EAD:\n    def update_best(self, dist, best):\n        mask = dist < best\n"
