@@ -25,6 +25,7 @@ Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-p
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh18 # 47 more, fetched for the eighteenth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh19 # 46 more, fetched for the nineteenth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh20 # 46 more, fetched for the twentieth fresh round
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh21 # 46 more, fetched for the twenty-first fresh round
 """
 
 from __future__ import annotations
@@ -454,6 +455,22 @@ FRESH20 = ("Div99/IQ-Learn", "BY571/D4PG", "ku2482/slac.pytorch", "nikhilbarhate
            "JaminFong/DenseNAS", "yaoyao-liu/class-incremental-learning", "fcdl94/MiB",
            "GMvandeVen/class-incremental-learning", "BY571/Implicit-Q-Learning", "thu-ml/ares",
            "ZhengkunTian/OpenTransformer")
+# 46 more, fetched in the twenty-first session (2026-11-27) for the twenty-first fresh round (not under /work/.mirror
+# before, in no earlier list, not in /tmp/fetch_list.txt, not held out by issue 13), chosen by name and description
+# only: RL, GANs, self-supervised, segmentation, NLP fine-tuning/extraction, speech, graph nets, recommendation,
+# medical, tabular, time series and few-shot learning, and read only to measure (bench/fresh21-notes.md). `--fresh21`.
+FRESH21 = ("philtabor/Multi-Agent-Deep-Deterministic-Policy-Gradients", "BY571/DQN-Atari-Agents",
+           "reinforcement-learning-kr/pg_travel", "MarcoMeter/episodic-transformer-memory-ppo",
+           "RITCHIEHuang/DeepRL_Algorithms", "HelenMao/MSGAN", "TAMU-VITA/AutoGAN", "podgorskiy/ALAE",
+           "DmitryUlyanov/deep-image-prior", "mingkai-zheng/ReSSL", "microsoft/esvit", "XuJiacong/PIDNet",
+           "MichaelFan01/STDC-Seg", "junfu1115/DANet", "ZJUGiveLab/UNet-Version", "lemonhu/NER-BERT-pytorch",
+           "WindChimeRan/pytorch_multi_head_selection_re", "yuhaozhang/tacred-relation", "BangLiu/QANet-PyTorch",
+           "tugstugi/pytorch-dc-tts", "rishikksh20/UnivNet-pytorch", "hujinsen/pytorch-StarGAN-VC", "yl4579/PL-BERT",
+           "Jungjee/RawNet", "ujscjj/DPTNet", "santi-pdp/segan_pytorch", "sigsep/open-unmix-pytorch", "Jhy1993/HAN",
+           "ibalazevic/TuckER", "malllabiisc/CompGCN", "wouterkool/attention-learn-to-route", "HazyResearch/hgcn",
+           "ethanfetaya/NRI", "harryjo97/GDSS", "THUwangcy/ReChorus", "ilya-shenbin/RecVAE", "Coder-Yu/SELFRec",
+           "mahmoodlab/CLAM", "mattmacy/vnet.pytorch", "JunMa11/SegLoss", "somepago/saint", "Qwicen/node",
+           "imperial-qore/TranAD", "manigalati/usad", "hytseng0509/CrossDomainFewShot", "yaoyao-liu/e3bm")
 
 
 
@@ -538,6 +555,7 @@ def main() -> int:
     ap.add_argument("--fresh18", action="store_true", help="check the 47 repositories of FRESH18 instead")
     ap.add_argument("--fresh19", action="store_true", help="check the 46 repositories of FRESH19 instead")
     ap.add_argument("--fresh20", action="store_true", help="check the 46 repositories of FRESH20 instead")
+    ap.add_argument("--fresh21", action="store_true", help="check the 46 repositories of FRESH21 instead")
     ap.add_argument("--all-severities", metavar="FILE",
                     help="also write every finding (information and hints too), with its \"severity\", as JSON lines")
     args = ap.parse_args()
@@ -548,7 +566,7 @@ def main() -> int:
         FRESH11 if args.fresh11 else FRESH12 if args.fresh12 else FRESH13 if args.fresh13 else
         FRESH14 if args.fresh14 else FRESH15 if args.fresh15 else FRESH16 if args.fresh16 else
         FRESH17 if args.fresh17 else FRESH18 if args.fresh18 else FRESH19 if args.fresh19 else
-        FRESH20 if args.fresh20 else REPOS)
+        FRESH20 if args.fresh20 else FRESH21 if args.fresh21 else REPOS)
     found: list[dict] = []
     every: list[dict] = []
     lines = 0
