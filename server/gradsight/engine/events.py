@@ -88,6 +88,9 @@ class CarryEvent(Event):
     expr: str
     arg: ast.AST  # the argument expression carrying the stale graph
     is_tuple: bool = False  # the argument is a tuple of tensors, e.g. an LSTM's (h, c)
+    # Where the argument is made anew each iteration, the one tensor bound before the loop (and never in it) that
+    # holds the freed graph, as a fact at its binding statement (`beg_embedding = net.emb(tok)`): what to move.
+    source: Optional[Fact] = None
 
 
 @dataclass(frozen=True)

@@ -483,6 +483,30 @@ class LoopsMixin:
                                           else None))
                 return
 
+    def stale_source(self, arg: ast.AST, value: TensorVal, node: ast.AST, state: Optional[State]) -> Optional[Fact]:
+        """For a carried graph (`carry_check`) fed through `arg`, a container or name the loop makes anew before
+        `node` (`net_policies = []` ... `torch.cat(net_policies)`): the one tensor name bound before the loop and
+        never in it whose graph the same backward freed (`beg_embedding = net.emb(beg_token)` above the loop, fed
+        into every step's decoding): the statement to move into the loop. A fact at its last binding before the
+        loop; None where there is not exactly one such name or its binding is not in the loop's function."""
+        loop = self.loops[-1]
+        root = _root_name(arg)
+        if state is None or root is None or not _remade_before(loop.node, node, root):
+            return None
+        stores = self.syntax("loop_stores", loop.node, _loop_store_counts)
+        names = [k for k in loop.entry_keys if "." not in k and "[" not in k and stores.get(k, 0) == 0
+                 and isinstance(state.env.get(k), TensorVal) and state.env[k].freed == value.freed
+                 and state.env[k].rg is Tri.YES and state.env[k].leaf is Tri.NO]
+        if len(names) != 1:
+            return None
+        region = self.stack[-1] if self.stack else self.scope.tree
+        binds = [n for n in walk(region) if isinstance(n, ast.Assign) and n.lineno < loop.node.lineno
+                 and any(isinstance(t, ast.Name) and t.id == names[0] for t in n.targets)]
+        if not binds:
+            return None
+        last = max(binds, key=lambda n: (n.lineno, n.col_offset))
+        return self.fact(last, "bound-before-loop", expr=names[0])
+
     def walked_item_grad(self, arg: ast.AST, loop: LoopCtx, state: State) -> Optional[TensorVal]:
         """`d[k]` (or `v`) where the loop walks every key of the dict `d` (`for k in d:`, `for k in d.keys():`, `for k,
         v in d.items():`), and the item at some constant key of `d` is a loss the loop surely backwards (`loss =

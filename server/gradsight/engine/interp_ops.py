@@ -613,7 +613,7 @@ class OpsMixin:
             if f.line >= getattr(node, "lineno", 0) and self._in_current_loop(f.line):
                 key = key_of(n)
                 is_tuple = state is not None and key is not None and isinstance(state.get(key), SeqVal)
-                self.emit(CarryEvent(node, v, self.seg(n), n, is_tuple))
+                self.emit(CarryEvent(node, v, self.seg(n), n, is_tuple, source=self.stale_source(n, v, node, state)))
                 return self.fact(node, "carries-previous", expr=self.seg(n))
         return None
 

@@ -95,6 +95,7 @@ FACT_WORDS: dict[str, str] = {
     "view-saved": "`{expr}`, a view of it, was saved for backward by `{op}`",
     "freed": "`{expr}` freed the graph's saved tensors",
     "carries-previous": "`{expr}` carries the previous iteration's graph into this step",
+    "bound-before-loop": "`{expr}` is computed once, before the loop",
 }
 
 

@@ -37,7 +37,10 @@ class BackwardThroughFreedGraph(Rule):
                     "`.detach()`. A method a class inherits (from a base in this file or another workspace file) "
                     "and does not define is run on the class's instances when it calls a method the class overrides: "
                     "an override that backwards the loss it returns to a base class that backwards it again is "
-                    "flagged on the override's backward.")
+                    "flagged on the override's backward. Where what carries the freed graph into a step is made "
+                    "anew each iteration (a list of outputs), and the graph comes from the one tensor computed before "
+                    "the loop that feeds every step (an embedding of a begin token), the finding stands on that "
+                    "tensor's statement: it belongs inside the loop.")
     why_bad = (f"PyTorch raises `RuntimeError: {_MSG[1:-1]} ...`: backward frees the tensors each op saved "
                "unless `retain_graph=True`. Adding `retain_graph=True` hides the error but usually keeps memory "
                "growing; the real fix is to cut the shared part (`.detach()`) or backward once.")
@@ -50,6 +53,8 @@ class BackwardThroughFreedGraph(Rule):
                   "which parameters receive gradients, so review it.")
     references = ("https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html",)
     valid = (
+        # The fix: computed inside the loop, each step's graph is its own.
+        Valid('import torch\nimport torch.nn as nn\nemb = nn.Embedding(3, 4)\nlin = nn.Linear(4, 1)\nopt = torch.optim.SGD(list(emb.parameters()) + list(lin.parameters()), lr=0.1)\nfor step in range(3):\n    begin = emb(torch.tensor([0]))\n    outs = []\n    for k in range(2):\n        outs.append(lin(begin * (k + 1)))\n    loss = torch.cat(outs).sum()\n    opt.zero_grad()\n    loss.backward()\n    opt.step()\n'),
         # The fix: the override only computes the loss; the base class backwards it once.
         Valid("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def __init__(self):\n"
               "        super().__init__()\n        self.fc = nn.Linear(3, 1)\n"
@@ -144,6 +149,9 @@ class BackwardThroughFreedGraph(Rule):
               "    loss = (mean.pow(2) + logvar.exp()).mean()\n    loss.backward()\n    opt.step()\n"),
     )
     invalid = (
+        # A tensor computed once before the loop feeds every step's graph through a list made anew each step
+        # (Deep-Reinforcement-Learning-Hands-On's SCST `beg_embedding`): the finding stands on that statement.
+        Invalid('import torch\nimport torch.nn as nn\nemb = nn.Embedding(3, 4)\nlin = nn.Linear(4, 1)\nopt = torch.optim.SGD(list(emb.parameters()) + list(lin.parameters()), lr=0.1)\nbegin = emb(torch.tensor([0]))\nfor step in range(3):\n    outs = []\n    for k in range(2):\n        outs.append(lin(begin * (k + 1)))\n    loss = torch.cat(outs).sum()\n    opt.zero_grad()\n    loss.backward()\n    opt.step()\n', line=6, runtime="raises: Trying to backward through the graph a second time"),
         # A subclass's override backwards the loss it hands back to the base class's `train_model`, which
         # backwards it again (genrl's bandit model shape). With the base class in another file the finding stands
         # on the override's backward, with the base class's in `related`.
@@ -312,6 +320,23 @@ class BackwardThroughFreedGraph(Rule):
                        severity=Severity.WARNING,
                        related=[freed, Note(line, col, f"the kept graph is used again here; the backward raises {_MSG}")],
                        span=(stored.line, start, stored.line, len(text) + 1))
+            return
+        source = event.source
+        if source is not None and source.path is None and freed.path is None:
+            # The carried container is made anew each step; what holds the stale graph is a tensor computed once,
+            # before the loop (`beg_embedding = net.emb(tok)`) and fed into every step: that statement moves into the
+            # loop (or is detached, if no gradient should reach what made it).
+            name = source.arg("expr")
+            text = report.source.line_text(source.line)
+            start = len(text) - len(text.lstrip()) + 1
+            line, col, _, _ = report.source.span(event.node)
+            report.add(self, event.node,
+                       msg(f"`{name}` is computed once, before the loop; the backward at line ", freed.line,
+                           f" frees its graph, so the next iteration's backward raises {_MSG}. Compute it inside "
+                           "the loop."),
+                       severity=Severity.WARNING,
+                       related=[freed, Note(line, col, f"`{event.expr}` brings `{name}`'s freed graph into this step")],
+                       span=(source.line, start, source.line, len(text.rstrip()) + 1))
             return
         if isinstance(event.arg, ast.Call):
             # The graph comes out of a call (state a module or helper keeps across calls, in a form gradsight does
