@@ -506,6 +506,12 @@ class LossAccumulatesGraph(Rule):
                   "`.detach()`: the same values, but the buffer no longer requires grad, which code that relied "
                   "on it (a backward through the buffer) notices.")
     references = ("https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory",)
+    _dctts = ("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+              "def train(model, optimizer, batches, phase='train'):\n    running_loss = 0.0\n    for x, y in batches:\n"
+              "        loss = F.l1_loss(model(x), y)\n        if phase == 'train':\n            optimizer.zero_grad()\n"
+              "            loss.backward()\n            optimizer.step()\n{}        running_loss += loss\n"
+              "    return running_loss\n\n\nm = nn.Linear(3, 1)\n"
+              "total = train(m, torch.optim.SGD(m.parameters(), lr=0.1), [(torch.randn(4, 3), torch.randn(4, 1))] * 3)\n")
     valid = (
         # The fix: the meters are handed Python numbers.
         Valid('import torch\nimport torch.nn as nn\nfrom collections import OrderedDict\n\n\nclass AverageMeter:\n    def __init__(self, name):\n        self.name = name\n        self.sum = 0\n        self.count = 0\n\n    def update(self, val, n=1):\n        self.sum += val * n\n        self.count += n\n\n\ndef criterion(out):\n    loss = (out ** 2).mean()\n    return {"loss": loss, "l1": out.abs().mean()}\n\n\ndef train(model, loader, optimizer):\n    metrics = OrderedDict([(name, AverageMeter(name)) for name in ("loss", "l1")])\n    for x in loader:\n        loss_dict = criterion(model(x))\n        loss = loss_dict["loss"]\n        optimizer.zero_grad()\n        loss.backward()\n        optimizer.step()\n        for k in loss_dict:\n            metrics[k].update(loss_dict[k].item(), x.size(0))\n    return metrics\n\n\nmodel = nn.Linear(3, 1)\nmetrics = train(model, [torch.randn(4, 3) for _ in range(3)], torch.optim.SGD(model.parameters(), lr=0.1))\n'),
@@ -795,8 +801,12 @@ class LossAccumulatesGraph(Rule):
         Valid('import torch\nimport torch.nn as nn\n\nmodel = nn.Linear(4, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n\n\ndef local_train(steps):\n    values, rewards = [], []\n    for t in range(steps):\n        values.append(model(torch.randn(1, 4)))\n        rewards.append(1.0)\n    R = torch.zeros(1, 1)\n    critic_loss = 0\n    for value, reward in list(zip(values, rewards))[::-1]:\n        R = R * 0.9 + reward\n        critic_loss = critic_loss + (R - value) ** 2 / 2\n    opt.zero_grad()\n    critic_loss.backward()\n    opt.step()\n\n\nlocal_train(5)\n'),
         # Per-step outputs of an unrolled cell returned to the caller, whose backward needs them.
         Valid('import torch\nimport torch.nn as nn\n\n\ndef unroll(cell, xs, h):\n    outs = []\n    for x in xs:\n        h = cell(x, h)\n        outs.append(h)\n    return torch.stack(outs, dim=1)\n\n\ncell = nn.GRUCell(4, 8)\nout = unroll(cell, torch.randn(5, 2, 4), torch.zeros(2, 8))\nout.pow(2).mean().backward()\n'),
+        # The loss's name rebound to its number after a backward under an `if` (pytorch-dc-tts's train-ssrn).
+        Valid(_dctts.format("        loss = loss.item()\n")),
     )
     invalid = (
+        # The same loop without the rebinding: every step's graph is kept in the total.
+        Invalid(_dctts.format(""), line=14, runtime="silent: total.grad_fn is not None"),
         # A dict of meters updated with every entry of the step's loss dict, the backwarded loss among them (SLIP's
         # `for k in loss_dict: metrics[k].update(loss_dict[k], n)`): the meter's running sum chains every step's graph.
         Invalid('import torch\nimport torch.nn as nn\nfrom collections import OrderedDict\n\n\nclass AverageMeter:\n    def __init__(self, name):\n        self.name = name\n        self.sum = 0\n        self.count = 0\n\n    def update(self, val, n=1):\n        self.sum += val * n\n        self.count += n\n\n\ndef criterion(out):\n    loss = (out ** 2).mean()\n    return {"loss": loss, "l1": out.abs().mean()}\n\n\ndef train(model, loader, optimizer):\n    metrics = OrderedDict([(name, AverageMeter(name)) for name in ("loss", "l1")])\n    for x in loader:\n        loss_dict = criterion(model(x))\n        loss = loss_dict["loss"]\n        optimizer.zero_grad()\n        loss.backward()\n        optimizer.step()\n        for k in loss_dict:\n            metrics[k].update(loss_dict[k], x.size(0))\n    return metrics\n\n\nmodel = nn.Linear(3, 1)\nmetrics = train(model, [torch.randn(4, 3) for _ in range(3)], torch.optim.SGD(model.parameters(), lr=0.1))\n',
