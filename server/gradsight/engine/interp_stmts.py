@@ -13,6 +13,7 @@ from . import torchdb as db
 from .events import (AccumulateEvent, DiscardEvent, FactoryEvent, GradModeEvent, ReassignEvent, SelfStoreEvent,
                      ZeroGradEvent)
 from .interp_exprs import values_indices_call
+from .interp_objects import _number_expr
 from .interp_util import (_const_key, bool_compare_truth, REQUIRES_GRAD_SPELLINGS, _accumulated_operand, _backward_names, _grad_read_keys,
                           _has_backward, _is_static, _loop_store_counts, _msite, _params_accumulated_into_self,
                           _pcut_of, _remade_before, _root_name, _stmt_method, _use_kind, const_bool, key_of,
@@ -30,6 +31,26 @@ _TENSOR_CLASSES = frozenset({"torch.Tensor", "torch.autograd.Variable", "torch.a
 _NOT_TENSOR_CLASSES = frozenset({"numpy.ndarray", "numpy.generic", "builtins.list", "builtins.tuple", "builtins.dict",
                                  "builtins.int", "builtins.float", "builtins.str", "builtins.bool", "builtins.bytes",
                                  "builtins.set", "numbers.Number"})
+
+
+def _number_bindings(region: ast.AST) -> dict:
+    """Each plain name `region` assigns: (line, whether the value surely is a number: `loss = loss.item()`, or an
+    element of `loss, l1 = loss.item(), l1.item()`) for each of its assignments. `loss += term` keeps a tensor one."""
+    out: dict = {}
+    for n in walk(region):
+        if isinstance(n, (ast.AugAssign, ast.For)) and isinstance(n.target, ast.Name):
+            out.setdefault(n.target.id, []).append((n.lineno, False))
+        if not (isinstance(n, ast.Assign) and len(n.targets) == 1):
+            continue
+        target, value = n.targets[0], n.value
+        pairs = [(target, value)]
+        if isinstance(target, ast.Tuple):
+            same = isinstance(value, ast.Tuple) and len(value.elts) == len(target.elts)
+            pairs = list(zip(target.elts, value.elts if same else [None] * len(target.elts)))
+        for t, v in pairs:
+            if isinstance(t, ast.Name):
+                out.setdefault(t.id, []).append((n.lineno, v is not None and _number_expr(v)))
+    return out
 
 
 def _with_flattened(stmts: list[ast.stmt]):
@@ -591,10 +612,16 @@ class StatementsMixin:
         gradsight cannot see why (a model passed in as an argument): `loss.backward()` would raise otherwise."""
         if isinstance(value, TensorVal) and value.rg is Tri.YES:
             return value
-        if (value is UNKNOWN or isinstance(value, TensorVal) and value.rg is Tri.MAYBE) and isinstance(
-                value_node, ast.Name) and value_node.id in self.syntax("backward_on", region, _backward_names):
-            return value.with_(rg=Tri.YES) if isinstance(value, TensorVal) else TensorVal(rg=Tri.YES)
-        return None
+        if not ((value is UNKNOWN or isinstance(value, TensorVal) and value.rg is Tri.MAYBE) and isinstance(
+                value_node, ast.Name) and value_node.id in self.syntax("backward_on", region, _backward_names)):
+            return None
+        # ... unless the name read here was rebound to a number after that backward (`loss = loss.item()` below an
+        # `if phase == 'train': loss.backward()`, pytorch-dc-tts): the nearest assignment above this read decides.
+        above = [b for b in self.syntax("number_bindings", region, _number_bindings).get(value_node.id, ())
+                 if b[0] < value_node.lineno]
+        if above and max(above)[1]:
+            return None
+        return value.with_(rg=Tri.YES) if isinstance(value, TensorVal) else TensorVal(rg=Tri.YES)
 
     def check_accumulate_on_self(self, stmt, target, value: Value, value_node, how: str) -> None:
         """Outside loops: a method that calls backward and adds its loss into an attribute of `self`

@@ -88,6 +88,16 @@ class MaximizedOutputOnDetachedInput(Rule):
               "    loss = -critic(real).mean() + critic(torch.cat([obs, fake_d], 1)).mean()\n"
               "    critic_opt.zero_grad()\n    loss.backward()\n    critic_opt.step()\n\n\nupdate(torch.randn(8, 6))\n"
               "actor(obs).pow(2).mean().backward()\n"),
+        # AutoGAN's hinge GAN step: the score name holds the detached fakes' score for the discriminator loss, then
+        # is rebound to the live fakes' score, which the generator loss maximises.
+        Valid(_HEAD + "critic_opt = torch.optim.Adam(critic.parameters())\n\n\n"
+              "def update(real):\n    critic_opt.zero_grad()\n    fake = actor(obs).detach()\n"
+              "    fake_validity = critic(torch.cat([obs, fake], 1))\n"
+              "    d_loss = torch.relu(1.0 - critic(real)).mean() + torch.relu(1.0 + fake_validity).mean()\n"
+              "    d_loss.backward()\n    critic_opt.step()\n    actor_opt.zero_grad()\n    live = actor(obs)\n"
+              "    fake_validity = critic(torch.cat([obs, live], 1))\n    g_loss = -torch.mean(fake_validity)\n"
+              "    g_loss.backward()\n    actor_opt.step()\n\n\nupdate(torch.randn(8, 6))\n"
+              "assert actor.weight.grad is not None\n"),
     )
     invalid = (
         # DI-engine's P-DQN before its fix: the continuous head's action detached before the Q network.
@@ -102,6 +112,15 @@ class MaximizedOutputOnDetachedInput(Rule):
                 "    loss = -torch.mean(critic(torch.cat([obs, a], 1)))\n    actor_opt.zero_grad()\n"
                 "    loss.backward()\n    actor_opt.step()\n\n\nupdate()\n",
                 line=13, runtime="silent: actor.weight.grad is None and critic.weight.grad is not None", also=(13,)),
+        # The same GAN step without the rebinding: the generator loss maximises the detached fakes' score.
+        Invalid(_HEAD + "critic_opt = torch.optim.Adam(critic.parameters())\n\n\n"
+                "def update(real):\n    critic_opt.zero_grad()\n    fake = actor(obs).detach()\n"
+                "    fake_validity = critic(torch.cat([obs, fake], 1))\n"
+                "    d_loss = torch.relu(1.0 - critic(real)).mean() + torch.relu(1.0 + fake_validity).mean()\n"
+                "    d_loss.backward()\n    critic_opt.step()\n    actor_opt.zero_grad()\n"
+                "    fake_validity = critic(torch.cat([obs, fake], 1))\n    g_loss = -torch.mean(fake_validity)\n"
+                "    g_loss.backward()\n    actor_opt.step()\n\n\nupdate(torch.randn(8, 6))\n",
+                line=16, runtime="silent: actor.weight.grad is None"),
     )
 
     def check(self, event: FileEvent, report) -> None:
@@ -142,37 +161,64 @@ class MaximizedOutputOnDetachedInput(Rule):
     @staticmethod
     def _maximised(q, nodes: list, assigns: list, name: str, line: int) -> bool:
         """A loss `L = -X.mean()` with `X` the output of a (non-torch) call that takes `name` (through dicts, lists,
-        `torch.cat` and names bound to them), and `L.backward()`."""
-        carriers = {name}
-        for a in sorted(assigns, key=lambda a: a.lineno):       # `inputs = {'a': name}`, `x = torch.cat([s, name])`
+        `torch.cat` and names bound to them), and `L.backward()`.
+
+        A name read by a statement stands for the nearest assignment to it above that statement (its reaching
+        definition in straight-line code): a score name rebound between the detached call and the loss (a GAN's
+        `fake_validity = D(fake.detach())` for the discriminator, then `fake_validity = D(G(z))` for the
+        generator) is the later value, and the loss maximises that one."""
+        ordered = sorted(assigns, key=lambda a: (a.lineno, a.col_offset))
+        pos = {id(a): (a.lineno, a.col_offset) for a in ordered}
+
+        def reaching(var: str, at: tuple):
+            last = None
+            for a in ordered:
+                if pos[id(a)] >= at:
+                    break
+                if a.targets[0].id == var:
+                    last = a
+            return last
+
+        start = next(a for a in ordered if a.lineno == line and a.targets[0].id == name)
+        carriers = {id(start)}
+
+        def carried(e: ast.AST, at: tuple) -> bool:
+            # A name in `e` whose reaching assignment is the detached name's or one carrying it.
+            for m in walk(e):
+                bound = reaching(m.id, at) if isinstance(m, ast.Name) else None
+                if bound is not None and id(bound) in carriers:
+                    return True
+            return False
+
+        for a in ordered:                                       # `inputs = {'a': name}`, `x = torch.cat([s, name])`
             if a.lineno > line and isinstance(a.value, (ast.Dict, ast.List, ast.Tuple, ast.Call)) \
                     and not (isinstance(a.value, ast.Call) and not (q.qualname(a.value.func) or "") in _PASS) \
-                    and any(isinstance(m, ast.Name) and m.id in carriers for m in walk(a.value)):
-                carriers.add(a.targets[0].id)
+                    and carried(a.value, pos[id(a)]):
+                carriers.add(id(a))
 
-        def scored(call: ast.AST) -> bool:
+        def scored(call: ast.AST, at: tuple) -> bool:
             if not isinstance(call, ast.Call) or (q.qualname(call.func) or "").startswith("torch."):
                 return False
-            inner = list(call.args) + [k.value for k in call.keywords]
-            return any(isinstance(m, ast.Name) and m.id in carriers for e in inner for m in walk(e))
+            return any(carried(e, at) for e in list(call.args) + [k.value for k in call.keywords])
 
-        def output(e: ast.AST, depth: int = 0) -> bool:
+        def output(e: ast.AST, at: tuple, depth: int = 0) -> bool:
             # `critic(...)`, `model(...)['logit']`, or a name bound to one.
             while isinstance(e, ast.Subscript):
                 e = e.value
-            if scored(e):
+            if scored(e, at):
                 return True
-            if isinstance(e, ast.Name) and depth < 2:
-                return any(output(a.value, depth + 1) for a in assigns if a.targets[0].id == e.id and a.lineno > line)
-            return False
+            if not (isinstance(e, ast.Name) and depth < 2):
+                return False
+            bound = reaching(e.id, at)
+            return bound is not None and bound.lineno > line and output(bound.value, pos[id(bound)], depth + 1)
 
         losses = set()
-        for a in assigns:
+        for a in ordered:
             v = a.value
             if a.lineno <= line or not (isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.USub)):
                 continue
             inner = _strip_reduction(v.operand, q)
-            if inner is not None and output(inner):
+            if inner is not None and output(inner, pos[id(a)]):
                 losses.add(a.targets[0].id)
         if not losses:
             return False

@@ -388,15 +388,29 @@ def _one_accumulation_step(fn: ast.AST, loop: ast.AST) -> bool:
     """`for _ in range(k)` (`k` a name, an attribute or a number, not `len(data)`) whose body backwards and steps
     nothing, followed in `fn` by a `.step()` in no loop: the k micro-batches of one gradient-accumulation step
     (`opt.step()` or `scaler.step(opt)` once per call), as many as the code says, each graph freed by its backward."""
-    if not (isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name)
-            and loop.iter.func.id == "range") or any(isinstance(n, ast.Call) for a in loop.iter.args for n in ast.walk(a)):
-        return False  # `range(len(loader))` counts the data, not micro-batches
     body = list(_own_nodes(loop))
-    if any(_is_step_call(n) for n in body) or not any(_is_backward_call(n) for n in body):
+    if not _code_range(loop) or any(_is_step_call(n) for n in body) or not any(_is_backward_call(n) for n in body):
         return False
     loops = [n for n in _own_nodes(fn) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
     return any(_is_step_call(n) and n.lineno > (loop.end_lineno or loop.lineno)
                and not any(_inside(n, other) for other in loops) for n in _own_nodes(fn))
+
+
+def _code_range(loop: ast.AST) -> bool:
+    """`for _ in range(k)` (`k` a name, an attribute or a number): steps the code counts (`range(len(data))` does not)."""
+    return isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name) \
+        and loop.iter.func.id == "range" and not any(isinstance(n, ast.Call) for a in loop.iter.args for n in ast.walk(a))
+
+
+def _unrolled_inner_loop(scope: ast.AST, loop: ast.AST, name: str, backward: int | None) -> bool:
+    """A local of `scope` kept across a `_code_range` loop whose backward is its own `torch.autograd.grad` (MAML's steps
+    in e3bm's `forward`; not `self.train_step(x)`): an unrolled computation, kept for the call or as its result."""
+    body = list(_own_nodes(loop))
+    grads = {n.lineno for n in body if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "grad"
+             and getattr(n.func.value, "attr", getattr(n.func.value, "id", "")) == "autograd"}
+    return backward in grads and _code_range(loop) and not any(_is_backward_call(n) or _is_step_call(n) for n in body) \
+        and any(isinstance(s, ast.Assign) and s.lineno < loop.lineno and any(name in _plain_names(t) for t in s.targets)
+                for s in _own_nodes(scope))
 
 
 def _bounded(tree: ast.AST | None, event, name: str) -> str | None:
@@ -408,7 +422,8 @@ def _bounded(tree: ast.AST | None, event, name: str) -> str | None:
       steps summed into a total made anew each step), for a loop that calls backward; or, for a local of a function
       with one loop, that loop is the micro-batches of one gradient-accumulation step (`_one_accumulation_step`); or
     * every loop it lives across runs once per part of the model (`_iterates_parts`), or, in a loop without
-      backward, combines values made before it without running a model (`_runs_no_model`).
+      backward, combines values made before it without running a model (`_runs_no_model`); or it is a local kept
+      across an unrolled inner loop (`_unrolled_inner_loop`).
     A total made before the batch loop, or outside the function, is not bounded: it grows with the data."""
     node = event.node
     if tree is None or not (event.target_expr == name or event.target_expr.startswith(name + "[")) \
@@ -429,6 +444,9 @@ def _bounded(tree: ast.AST | None, event, name: str) -> str | None:
             home = outer
             break
         spanning.append(outer)
+    if home is None and scope is not tree and len(spanning) == 1 \
+            and _unrolled_inner_loop(scope, spanning[0], name, event.backward_in_loop):
+        return "unrolled"
     if home is None:
         if scope is tree or not any(_fresh_binding(s, name) and s.lineno < spanning[-1].lineno
                                     and not _inside(s, spanning[-1])
@@ -506,6 +524,8 @@ class LossAccumulatesGraph(Rule):
                   "`.detach()`: the same values, but the buffer no longer requires grad, which code that relied "
                   "on it (a backward through the buffer) notices.")
     references = ("https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory",)
+    _dctts = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\ndef train(model, optimizer, batches, phase='train'):\n    running_loss = 0.0\n    for x, y in batches:\n        loss = F.l1_loss(model(x), y)\n        if phase == 'train':\n            optimizer.zero_grad()\n            loss.backward()\n            optimizer.step()\n{}        running_loss += loss\n    return running_loss\n\n\nm = nn.Linear(3, 1)\ntotal = train(m, torch.optim.SGD(m.parameters(), lr=0.1), [(torch.randn(4, 3), torch.randn(4, 1))] * 3)\n"
+    _e3bm = 'import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\nclass Meta(nn.Module):\n    def __init__(self, steps=3):\n        super().__init__()\n        self.enc = nn.Linear(4, 3)\n        self.comb = nn.Parameter(torch.ones(steps))\n        self.lr = nn.Parameter(torch.full((steps,), 0.1))\n        self.update_step = steps\n{}\n    def forward(self, x_shot, y_shot, x_query):\n        emb_s, emb_q = self.enc(x_shot), self.enc(x_query)\n        w = torch.zeros(3, 3, requires_grad=True)\n{}        total_logits = 0.0 * F.linear(emb_q, w)\n        for k in range(0, self.update_step):\n            loss = F.cross_entropy(F.linear(emb_s, w), y_shot)\n            grad = torch.autograd.grad(loss, w)[0]\n            w = w - self.lr[k] * grad\n            total_logits += self.comb[k] * F.linear(emb_q, w)\n{}        return total_logits\n\n\nm = Meta()\n{}'
     valid = (
         # The fix: the meters are handed Python numbers.
         Valid('import torch\nimport torch.nn as nn\nfrom collections import OrderedDict\n\n\nclass AverageMeter:\n    def __init__(self, name):\n        self.name = name\n        self.sum = 0\n        self.count = 0\n\n    def update(self, val, n=1):\n        self.sum += val * n\n        self.count += n\n\n\ndef criterion(out):\n    loss = (out ** 2).mean()\n    return {"loss": loss, "l1": out.abs().mean()}\n\n\ndef train(model, loader, optimizer):\n    metrics = OrderedDict([(name, AverageMeter(name)) for name in ("loss", "l1")])\n    for x in loader:\n        loss_dict = criterion(model(x))\n        loss = loss_dict["loss"]\n        optimizer.zero_grad()\n        loss.backward()\n        optimizer.step()\n        for k in loss_dict:\n            metrics[k].update(loss_dict[k].item(), x.size(0))\n    return metrics\n\n\nmodel = nn.Linear(3, 1)\nmetrics = train(model, [torch.randn(4, 3) for _ in range(3)], torch.optim.SGD(model.parameters(), lr=0.1))\n'),
@@ -769,22 +789,7 @@ class LossAccumulatesGraph(Rule):
               '            self.optims[agent].step()\n            c_loss.append(loss_q)\n        return c_loss\n'
               '\n\nmaddpg = MADDPG(3)\nfor step in range(3):\n'
               '    c_loss = maddpg.update_policy(torch.randn(8, 4))\n'),
-        Valid('import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n'
-              '        super().__init__()\n        self.fc1 = nn.Linear(4, 4)\n'
-              '        self.fc2 = nn.Linear(4, 3)\n        self.e1 = nn.Embedding(2, 4)\n'
-              '        self.e2 = nn.Embedding(2, 3)\n\n    def forward(self, t, x):\n'
-              '        g1 = torch.sigmoid(self.e1(t))\n        g2 = torch.sigmoid(self.e2(t))\n'
-              '        return self.fc2(self.fc1(x) * g1) * g2, [g1, g2]\n\n\nclass Appr:\n'
-              '    def __init__(self, model):\n        self.model = model\n'
-              '        self.ce = nn.CrossEntropyLoss()\n\n    def criterion(self, outputs, targets, masks):\n'
-              '        reg = 0\n        count = 0\n        for m in masks:\n            reg += m.sum()\n'
-              '            count += m.numel()\n        reg /= count\n'
-              '        return self.ce(outputs, targets) + 0.75 * reg, reg\n\n    def eval(self, t, batches):\n'
-              '        total_loss = 0\n        self.model.eval()\n        for x, y in batches:\n'
-              '            output, masks = self.model(t, x)\n'
-              '            loss, _ = self.criterion(output, y, masks)\n            total_loss += loss.item()\n'
-              '        return total_loss / len(batches)\n\n\na = Appr(Net())\n'
-              'print(a.eval(torch.tensor([0]), [(torch.randn(5, 4), torch.randint(0, 3, (5,))) for _ in range(3)]))\n'),
+        Valid('import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc1 = nn.Linear(4, 4)\n        self.fc2 = nn.Linear(4, 3)\n        self.e1 = nn.Embedding(2, 4)\n        self.e2 = nn.Embedding(2, 3)\n\n    def forward(self, t, x):\n        g1 = torch.sigmoid(self.e1(t))\n        g2 = torch.sigmoid(self.e2(t))\n        return self.fc2(self.fc1(x) * g1) * g2, [g1, g2]\n\n\nclass Appr:\n    def __init__(self, model):\n        self.model = model\n        self.ce = nn.CrossEntropyLoss()\n\n    def criterion(self, outputs, targets, masks):\n        reg = 0\n        count = 0\n        for m in masks:\n            reg += m.sum()\n            count += m.numel()\n        reg /= count\n        return self.ce(outputs, targets) + 0.75 * reg, reg\n\n    def eval(self, t, batches):\n        total_loss = 0\n        self.model.eval()\n        for x, y in batches:\n            output, masks = self.model(t, x)\n            loss, _ = self.criterion(output, y, masks)\n            total_loss += loss.item()\n        return total_loss / len(batches)\n\n\na = Appr(Net())\nprint(a.eval(torch.tensor([0]), [(torch.randn(5, 4), torch.randint(0, 3, (5,))) for _ in range(3)]))\n'),
         # The same attack writing detached values: the buffer it returns has no graph.
         Valid('import torch\nimport torch.nn as nn\n\n\nclass CW:\n    def __init__(self, model):\n        self.model = model\n\n    def perturb(self, images, labels):\n        w = images.clone().requires_grad_()\n        best = images.clone().detach()\n        opt = torch.optim.Adam([w], lr=0.01)\n        for _ in range(3):\n            adv = 0.5 * (torch.tanh(w) + 1)\n            cost = (adv - images).pow(2).sum() + nn.functional.cross_entropy(self.model(adv), labels)\n            opt.zero_grad()\n            cost.backward()\n            opt.step()\n            mask = adv.detach().sum(1) > 0\n            best[mask] = adv.detach()[mask]\n        return best\n\n\nmodel = nn.Linear(4, 3)\nx, y = torch.rand(2, 4), torch.tensor([0, 1])\nadv = CW(model).perturb(x, y)\nnn.functional.cross_entropy(model(adv), y).backward()\n'),
         # An old meter whose `add` takes `.data` of a `Variable`: `isinstance(t, Variable)` holds for every tensor,
@@ -795,8 +800,16 @@ class LossAccumulatesGraph(Rule):
         Valid('import torch\nimport torch.nn as nn\n\nmodel = nn.Linear(4, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n\n\ndef local_train(steps):\n    values, rewards = [], []\n    for t in range(steps):\n        values.append(model(torch.randn(1, 4)))\n        rewards.append(1.0)\n    R = torch.zeros(1, 1)\n    critic_loss = 0\n    for value, reward in list(zip(values, rewards))[::-1]:\n        R = R * 0.9 + reward\n        critic_loss = critic_loss + (R - value) ** 2 / 2\n    opt.zero_grad()\n    critic_loss.backward()\n    opt.step()\n\n\nlocal_train(5)\n'),
         # Per-step outputs of an unrolled cell returned to the caller, whose backward needs them.
         Valid('import torch\nimport torch.nn as nn\n\n\ndef unroll(cell, xs, h):\n    outs = []\n    for x in xs:\n        h = cell(x, h)\n        outs.append(h)\n    return torch.stack(outs, dim=1)\n\n\ncell = nn.GRUCell(4, 8)\nout = unroll(cell, torch.randn(5, 2, 4), torch.zeros(2, 8))\nout.pow(2).mean().backward()\n'),
+        # The loss's name rebound to its number after a backward under an `if` (pytorch-dc-tts's train-ssrn).
+        Valid(_dctts.format("        loss = loss.item()\n")),
+        # An unrolled inner loop in `forward` (e3bm's MAML steps with `torch.autograd.grad`): its total is the output.
+        Valid(_e3bm.format("", "        combination_value_list = []\n", "            combination_value_list.append(self.comb[k] * 1.0)\n", "out = m(torch.randn(3, 4), torch.arange(3), torch.randn(5, 4))\nF.cross_entropy(out, torch.arange(5) % 3).backward()\nassert m.comb.grad is not None and m.lr.grad is not None and m.enc.weight.grad is not None\n")),
     )
     invalid = (
+        # The same loop without the rebinding: every step's graph is kept in the total.
+        Invalid(_dctts.format(""), line=14, runtime="silent: total.grad_fn is not None"),
+        # The same loop keeping each step in a list attribute made in `__init__`: every call adds its graphs to it.
+        Invalid(_e3bm.format("        self.values = []\n", "", "            self.values.append(self.comb[k] * F.linear(emb_q, w))\n", "x = (torch.randn(3, 4), torch.arange(3), torch.randn(5, 4))\nm(*x)\nm(*x)\n"), line=24, runtime="silent: len(m.values) == 6 and m.values[0].grad_fn is not None"),
         # A dict of meters updated with every entry of the step's loss dict, the backwarded loss among them (SLIP's
         # `for k in loss_dict: metrics[k].update(loss_dict[k], n)`): the meter's running sum chains every step's graph.
         Invalid('import torch\nimport torch.nn as nn\nfrom collections import OrderedDict\n\n\nclass AverageMeter:\n    def __init__(self, name):\n        self.name = name\n        self.sum = 0\n        self.count = 0\n\n    def update(self, val, n=1):\n        self.sum += val * n\n        self.count += n\n\n\ndef criterion(out):\n    loss = (out ** 2).mean()\n    return {"loss": loss, "l1": out.abs().mean()}\n\n\ndef train(model, loader, optimizer):\n    metrics = OrderedDict([(name, AverageMeter(name)) for name in ("loss", "l1")])\n    for x in loader:\n        loss_dict = criterion(model(x))\n        loss = loss_dict["loss"]\n        optimizer.zero_grad()\n        loss.backward()\n        optimizer.step()\n        for k in loss_dict:\n            metrics[k].update(loss_dict[k], x.size(0))\n    return metrics\n\n\nmodel = nn.Linear(3, 1)\nmetrics = train(model, [torch.randn(4, 3) for _ in range(3)], torch.optim.SGD(model.parameters(), lr=0.1))\n',

@@ -89,6 +89,17 @@ class ModulesInPlainContainer(Rule):
               "        return self.encoder(xs) + self.decoder(xs)\n\n\n"
               "m = Model(['a', 'b', 'c'])\nassert len(list(m.parameters())) == 6\n"
               "m({n: torch.randn(2, 1) for n in 'abc'}).sum().backward()\n"),
+        # The list is rebound to a container of this file that `add_module`s each of its `*args`
+        # (deep-image-prior's ListModule): every layer is registered under the same attribute.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass ListModule(nn.Module):\n"
+              "    def __init__(self, *args):\n        super().__init__()\n        idx = 0\n"
+              "        for module in args:\n            self.add_module(str(idx), module)\n            idx += 1\n\n"
+              "    def __iter__(self):\n        return iter(self._modules.values())\n\n\n"
+              "class UNet(nn.Module):\n    def __init__(self, more_layers=2):\n        super().__init__()\n"
+              "        self.more_downs = [nn.Linear(4, 4) for i in range(more_layers)]\n"
+              "        self.more_downs = ListModule(*self.more_downs)\n\n    def forward(self, x):\n"
+              "        for d in self.more_downs:\n            x = d(x)\n        return x\n\n\n"
+              "m = UNet()\nassert len(list(m.parameters())) == 4\nm(torch.randn(2, 4)).sum().backward()\n"),
         # The class registers each list member's parameters by hand (pytorch_RVAE's Highway): they are its own.
         Valid(_head + "        self.readers = [nn.Linear(4, 8) for _ in range(2)]\n"
               "        for i, module in enumerate(self.readers):\n"
@@ -146,6 +157,15 @@ class ModulesInPlainContainer(Rule):
                 "        self.readers = [nn.Linear(4, 8), nn.Linear(4, 8)]\n        self.apply_all = Apply(self.readers)\n"
                 "\n    def forward(self, x):\n        return self.apply_all(x)\n\n\n"
                 "m = Multi()\nn_params = len(list(m.parameters()))\n", line=17, runtime="silent: n_params == 0"),
+        # Rebound to a container of this file that keeps its `*args` in a plain tuple: still unregistered.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass ListModule(nn.Module):\n"
+                "    def __init__(self, *args):\n        super().__init__()\n        self.items = args\n\n"
+                "    def __iter__(self):\n        return iter(self.items)\n\n\n"
+                "class UNet(nn.Module):\n    def __init__(self, more_layers=2):\n        super().__init__()\n"
+                "        self.more_downs = [nn.Linear(4, 4) for i in range(more_layers)]\n"
+                "        self.more_downs = ListModule(*self.more_downs)\n\n    def forward(self, x):\n"
+                "        for d in self.more_downs:\n            x = d(x)\n        return x\n\n\n"
+                "m = UNet()\nn_params = len(list(m.parameters()))\n", line=17, runtime="silent: n_params == 0"),
         # A loss handed a class-weight tensor holds it as a buffer: `.double()` / `.to()` miss it.
         Invalid("import torch\nimport torch.nn as nn\n\n\nclass Multi(nn.Module):\n    def __init__(self):\n"
                 "        super().__init__()\n        self.head = nn.Linear(4, 3)\n"
@@ -268,10 +288,21 @@ def _handed_to_registering_module(q, call: ast.Call, stored: bool) -> set:
 def _params_registered(init: ast.FunctionDef) -> set:
     """Names of `init`'s parameters whose contents reach a registering container in it: handed to
     `nn.ModuleList(...)`/`add_module(...)`, stored into an item of an attribute made by one
-    (`self.prescalers[name] = prescalers[name]`) or appended/updated into it."""
+    (`self.prescalers[name] = prescalers[name]`) or appended/updated into it. A loop over a parameter hands on
+    its items: `def __init__(self, *args): for module in args: self.add_module(str(idx), module)` (the
+    ListModule container of deep-image-prior) registers every module passed to it."""
     containers = {_self_attr(t) for n in walk(init) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
                   and _call_last(n.value) in _REGISTER for t in n.targets} - {""}
     params = {a.arg for a in init.args.posonlyargs + init.args.args + init.args.kwonlyargs}
+    params |= {a.arg for a in (init.args.vararg, init.args.kwarg) if a is not None}
+    # Loop targets stand for the parameters their loop iterates (`for i, m in enumerate(args)`).
+    items: dict = {}
+    for loop in walk(init):
+        if isinstance(loop, ast.For):
+            over = {m.id for m in walk(loop.iter) if isinstance(m, ast.Name) and m.id in params}
+            for t in walk(loop.target):
+                if isinstance(t, ast.Name) and over:
+                    items.setdefault(t.id, set()).update(over)
     reaching = []
     for n in walk(init):
         if isinstance(n, ast.Call):
@@ -283,7 +314,8 @@ def _params_registered(init: ast.FunctionDef) -> set:
         elif isinstance(n, ast.Assign) and any(isinstance(t, ast.Subscript) and _self_attr(t.value) in containers
                                                for t in n.targets):
             reaching.append(n.value)
-    return {m.id for r in reaching for m in walk(r) if isinstance(m, ast.Name) and m.id in params}
+    names = {m.id for r in reaching for m in walk(r) if isinstance(m, ast.Name)}
+    return (names & params) | {p for n in names for p in items.get(n, ())}
 
 
 def _parameters_registered_in_loop(cls: ast.ClassDef) -> set:

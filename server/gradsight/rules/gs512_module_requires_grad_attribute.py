@@ -71,6 +71,16 @@ class ModuleRequiresGradAttribute(Rule):
         Valid("import torch\nimport torch.nn as nn\n\n\nclass Fbank(nn.Module):\n    def __init__(self, requires_grad=False):\n"
               "        super().__init__()\n        self.requires_grad = requires_grad\n"
               "        self.lin = nn.Linear(2, 2).requires_grad_(requires_grad)\n\n\nf = Fbank()\n"),
+        # An attribute that is a Parameter on this branch and a module on the other (segan's GSkip): the write
+        # follows the Parameter's assignment, so it freezes that Parameter.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass GSkip(nn.Module):\n    def __init__(self, skip_type, size):\n"
+              "        super().__init__()\n        self.skip_type = skip_type\n        if skip_type == 'constant':\n"
+              "            self.skip = nn.Parameter(torch.ones(1, size, 1))\n            self.skip.requires_grad = False\n"
+              "        else:\n            self.skip = nn.Conv1d(size, size, 1)\n\n    def forward(self, x):\n"
+              "        if self.skip_type == 'conv':\n            return self.skip(x)\n"
+              "        return self.skip * x\n\n\n"
+              "g = GSkip('constant', 4)\nx = torch.randn(2, 4, 3, requires_grad=True)\ng(x).sum().backward()\n"
+              "assert g.skip.grad is None and x.grad is not None\n"),
     )
     invalid = (
         # A "freeze" loop over the layers a model's `.children()` gives (catalyst's `ResnetEncoder`): each is a
@@ -101,6 +111,14 @@ class ModuleRequiresGradAttribute(Rule):
                 "        return self.head(self.encoder(x))\n\n\nclf = Classifier(nn.Linear(4, 4))\n"
                 "n_trainable = sum(p.requires_grad for p in clf.encoder.parameters())\n", line=9,
                 runtime="silent: n_trainable == 2"),
+        # The same attribute with the write after the module's assignment: it freezes nothing.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass GSkip(nn.Module):\n    def __init__(self, skip_type, size):\n"
+                "        super().__init__()\n        self.skip_type = skip_type\n        if skip_type == 'conv':\n"
+                "            self.skip = nn.Conv1d(size, size, 1)\n            self.skip.requires_grad = False\n"
+                "        else:\n            self.skip = nn.Parameter(torch.ones(1, size, 1))\n\n    def forward(self, x):\n"
+                "        if self.skip_type == 'conv':\n            return self.skip(x)\n"
+                "        return self.skip * x\n\n\n"
+                "g = GSkip('conv', 4)\n", line=11, runtime="silent: g.skip.weight.requires_grad"),
     )
 
     def check(self, event: FileEvent, report) -> None:
@@ -132,12 +150,15 @@ class ModuleRequiresGradAttribute(Rule):
                 # acts on elsewhere; only a literal `True`/`False` on `self` reads as an attempt to freeze.
                 in_module = owner == "self" and isinstance(node.value, ast.Constant) \
                     and self._inside_module_class(q, node)
-                if in_module or owner in modules or self._attr_of_module(owner, modules) \
-                        or id(node) in in_child_loops:
-                    flag = report.source.segment(node.value)
-                    flag = flag if flag and len(flag) <= 30 and "\n" not in flag else "False"
-                    report.add(self, node, f"`{owner}` is a module: `.requires_grad = ...` freezes none of its "
-                                           f"parameters; use `{owner}.requires_grad_({flag})`.")
+                if not (in_module or owner in modules or self._attr_of_module(owner, modules)
+                        or id(node) in in_child_loops):
+                    continue
+                if _tensor_just_bound(q, node, owner):
+                    continue
+                flag = report.source.segment(node.value)
+                flag = flag if flag and len(flag) <= 30 and "\n" not in flag else "False"
+                report.add(self, node, f"`{owner}` is a module: `.requires_grad = ...` freezes none of its "
+                                       f"parameters; use `{owner}.requires_grad_({flag})`.")
 
     @staticmethod
     def _module_spellings(q) -> set:
@@ -172,6 +193,36 @@ class ModuleRequiresGradAttribute(Rule):
     def _inside_module_class(q, node: ast.AST) -> bool:
         cls = q.enclosing(node, (ast.ClassDef,))
         return cls is not None and q.is_module_class(cls)
+
+
+def _tensor_maker(q, value: ast.AST) -> bool:
+    """`nn.Parameter(...)`, `torch.zeros(...)`, `F.normalize(...)`: a call that surely makes a tensor."""
+    name = q.call_name(value) if isinstance(value, ast.Call) else None
+    if not name or q.is_module_constructor(value):
+        return False
+    return name in ("torch.nn.Parameter", "torch.nn.parameter.Parameter") or name.count(".") == 1 \
+        and name.startswith("torch.") or name.startswith("torch.nn.functional.")
+
+
+def _tensor_just_bound(q, node: ast.Assign, owner: str) -> bool:
+    """The nearest earlier statement of `node`'s own block that binds `owner` binds it to a tensor: that value is the
+    one the write sets the flag of, whatever `owner` is on other branches (segan's `self.skip` is a frozen
+    `nn.Parameter` in the 'constant' branch and an `nn.Conv1d` in the 'conv' one). A statement in between that may
+    rebind `owner` (inside an `if`, a loop) leaves the question open."""
+    parent = q.parent(node)
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field, None)
+        if isinstance(block, list) and node in block:
+            break
+    else:
+        return False
+    for stmt in reversed(block[:block.index(node)]):
+        if isinstance(stmt, ast.Assign) and any(dotted_name(t) == owner for t in stmt.targets):
+            return _tensor_maker(q, stmt.value)
+        if any(isinstance(n, (ast.Attribute, ast.Name)) and isinstance(n.ctx, ast.Store) and dotted_name(n) == owner
+               for n in ast.walk(stmt)):
+            return False
+    return False
 
 
 _CHILD_METHODS = ("children", "modules")
