@@ -232,8 +232,13 @@ class ObjectsMixin:
             rg = Tri.YES
         elif isinstance(x, TensorVal):
             rg = x.rg if params is Tri.NO else (Tri.YES if x.rg is Tri.YES else Tri.MAYBE)
-            if any(v.rg is Tri.YES for _, v in flat_tensors(args[1:])):
+            # Torch differentiates every tensor argument, not only the first: `nn.MSELoss()(target, pred)` with
+            # the prediction second has history, as `F.mse_loss` does (DeepRL_Algorithms' TD3; fresh21-false/01).
+            rest = list(args[1:]) + list(kwargs.values())
+            if any(v.rg is Tri.YES for _, v in flat_tensors(rest)):
                 rg = Tri.YES
+            elif rg is Tri.NO and any(v is UNKNOWN or isinstance(v, TensorVal) and v.rg is Tri.MAYBE for _, v in rest):
+                rg = Tri.MAYBE
         else:
             rg = Tri.MAYBE
         if rg is Tri.YES and state.grad is Tri.MAYBE:
