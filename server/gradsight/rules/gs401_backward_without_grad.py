@@ -26,6 +26,21 @@ _GATED_NET = ("import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n 
               "            self.tune()\n        return self.gen(z).sum()\n\n\n")
 
 
+# A critic update whose loss module takes the target (computed under `no_grad`) first and the prediction of a
+# network handed in second (DeepRL_Algorithms' TD3; bench/fresh21-false/01). `{pred}` is the prediction argument.
+_CRITIC = ("import torch\nimport torch.nn as nn\n\n\n"
+           "def critic_step(net, target_1, target_2, optimizer, s, a, rewards, next_s, gamma):\n"
+           "    with torch.no_grad():\n"
+           "        target = rewards + gamma * torch.min(target_1(next_s, a), target_2(next_s, a))\n"
+           "    values = net(s, a)\n    loss = nn.MSELoss()(target, {pred})\n"
+           "    optimizer.zero_grad()\n    loss.backward()\n    optimizer.step()\n\n\n"
+           "class Value(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+           "        self.fc = nn.Linear(4, 1)\n\n    def forward(self, s, a):\n"
+           "        return self.fc(torch.cat([s, a], 1))\n\n\nnet = Value()\n"
+           "critic_step(net, Value(), Value(), torch.optim.SGD(net.parameters(), lr=0.1), torch.randn(8, 3),\n"
+           "            torch.randn(8, 1), torch.randn(8, 1), torch.randn(8, 3), 0.99)\n")
+
+
 class BackwardWithoutGrad(Rule):
     code = "GS401"
     name = "backward-without-grad"
@@ -43,6 +58,8 @@ class BackwardWithoutGrad(Rule):
     use_instead = "pred = model(x)\nloss = ((pred - y) ** 2).mean()\nloss.backward()"
     references = ("https://pytorch.org/docs/stable/notes/autograd.html#locally-disabling-gradient-computation",)
     valid = (
+        # Torch differentiates every argument of a loss module: the prediction second still gives the loss history.
+        Valid(_CRITIC.format(pred="values")),
         # A boosting ensemble's output converted with `torch.as_tensor(out, dtype=...)` where `out` comes from a
         # method whose first return is a plain constant (rtdl's GrowNet; bench/fresh19-false/08): as_tensor of a
         # tensor keeps its history, so the loss has a graph.
@@ -132,6 +149,9 @@ class BackwardWithoutGrad(Rule):
               "    net(torch.randn(2, 4))\n"),
     )
     invalid = (
+        # The look-alike: both arguments of the loss module are without history.
+        Invalid(_CRITIC.format(pred="values.detach()"), line=7,
+                runtime="raises: element 0 of tensors does not require grad"),
         # The same accumulator over gradients taken without `create_graph=True`: none has history.
         Invalid("import torch\nimport torch.nn as nn\n\n\n"
                 "def grad_norm_penalty(params, net, criterion, inputs, targets):\n    net.zero_grad()\n"
