@@ -26,6 +26,7 @@ Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-p
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh19 # 46 more, fetched for the nineteenth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh20 # 46 more, fetched for the twentieth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh21 # 46 more, fetched for the twenty-first fresh round
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh22 # 39 more, fetched for the twenty-second fresh round
 """
 
 from __future__ import annotations
@@ -471,6 +472,23 @@ FRESH21 = ("philtabor/Multi-Agent-Deep-Deterministic-Policy-Gradients", "BY571/D
            "ethanfetaya/NRI", "harryjo97/GDSS", "THUwangcy/ReChorus", "ilya-shenbin/RecVAE", "Coder-Yu/SELFRec",
            "mahmoodlab/CLAM", "mattmacy/vnet.pytorch", "JunMa11/SegLoss", "somepago/saint", "Qwicen/node",
            "imperial-qore/TranAD", "manigalati/usad", "hytseng0509/CrossDomainFewShot", "yaoyao-liu/e3bm")
+# 39 more, fetched in the twenty-second session (2026-11-27) for the twenty-second fresh round (not under /work/.mirror
+# before, in no earlier list, not in /tmp/fetch_list.txt, not held out by issue 13), chosen by name and description
+# only: RL, GANs, self-supervised, detection/segmentation, NLP fine-tuning, speech, graph nets, recommendation,
+# medical, tabular, time series and few-shot learning, and read only to measure (bench/fresh22-notes.md). `--fresh22`.
+FRESH22 = ("alirezakazemipour/DIAYN-PyTorch", "alirezakazemipour/Continuous-PPO",
+           "nikhilbarhate99/TD3-PyTorch-BipedalWalker-v2", "uoe-agents/seac", "cyoon1729/deep-Q-networks",
+           "dongminlee94/meta-learning-for-everyone", "elvisyjlin/AttGAN-PyTorch", "tomguluson92/StyleGAN_PyTorch",
+           "hzwer/arXiv2020-RIFE", "ae-foster/pytorch-simclr", "TengdaHan/DPC", "salesforce/PCL",
+           "Zhongdao/Towards-Realtime-MOT", "bubbliiiing/retinanet-pytorch", "xuebinqin/BASNet",
+           "songyouwei/ABSA-PyTorch", "lonePatient/albert_pytorch", "thunlp/FewRel", "ucinlp/autoprompt",
+           "nicola-decao/KnowledgeEditor", "kaituoxu/TasNet", "jxzhanggg/nonparaSeq2seqVC_code",
+           "manojpamk/pytorch_xvectors", "Deepest-Project/MelNet", "yluo42/TAC", "kavehhassani/mvgrl",
+           "lukecavabarrett/pna", "JiaxuanYou/graph-generation", "zzaebok/KGCN-pytorch", "wujcan/SGL-Torch",
+           "MrGiovanni/ModelsGenesis", "yandex-research/tabular-dl-revisiting-models", "sdv-dev/CTGAN",
+           "d-ailin/GDN", "ML4ITS/mtad-gat-pytorch",
+           "White-Link/UnsupervisedScalableRepresentationLearningTimeSeries", "vgsatorras/few-shot-gnn",
+           "Tsingularity/FRN", "facebookresearch/low-shot-shrink-hallucinate")
 
 
 
@@ -556,6 +574,7 @@ def main() -> int:
     ap.add_argument("--fresh19", action="store_true", help="check the 46 repositories of FRESH19 instead")
     ap.add_argument("--fresh20", action="store_true", help="check the 46 repositories of FRESH20 instead")
     ap.add_argument("--fresh21", action="store_true", help="check the 46 repositories of FRESH21 instead")
+    ap.add_argument("--fresh22", action="store_true", help="check the 39 repositories of FRESH22 instead")
     ap.add_argument("--all-severities", metavar="FILE",
                     help="also write every finding (information and hints too), with its \"severity\", as JSON lines")
     args = ap.parse_args()
@@ -566,7 +585,7 @@ def main() -> int:
         FRESH11 if args.fresh11 else FRESH12 if args.fresh12 else FRESH13 if args.fresh13 else
         FRESH14 if args.fresh14 else FRESH15 if args.fresh15 else FRESH16 if args.fresh16 else
         FRESH17 if args.fresh17 else FRESH18 if args.fresh18 else FRESH19 if args.fresh19 else
-        FRESH20 if args.fresh20 else FRESH21 if args.fresh21 else REPOS)
+        FRESH20 if args.fresh20 else FRESH21 if args.fresh21 else FRESH22 if args.fresh22 else REPOS)
     found: list[dict] = []
     every: list[dict] = []
     lines = 0
