@@ -9,6 +9,7 @@ from typing import Optional
 from . import torchdb as db
 from .astwalk import walk
 from .call_writes import written_in_call
+from .nograd_calls import switches_grad_mode
 from .events import InferenceSaveEvent
 from .interp_util import (BUILTINS, MAX_CALL_DEPTH, _class_methods, _constant_default, _graph_homes, _graph_homes_fresh, _has_backward,
                           _is_static, _is_staticmethod, _msite, own_mutations, _pcut_of, _plain_class, const_bool,
@@ -523,6 +524,15 @@ class ObjectsMixin:
         return self.syntax("has_backward", fn, _has_backward) is not None
 
     def run_function(self, func: FuncVal, self_val, args, kwargs, node, state: State, want_state: bool = False,
+                     *rest, **kw):
+        result = self._run_function(func, self_val, args, kwargs, node, state, want_state, *rest, **kw)
+        if state.grad is not Tri.MAYBE and self.syntax("switches_grad", func.node, switches_grad_mode):
+            # `torch.set_grad_enabled(False)` as a statement in the callee (a constructor that turns grad mode off
+            # for what follows): the caller goes on in whatever mode the call left, which gradsight does not track.
+            state.grad = Tri.MAYBE
+        return result
+
+    def _run_function(self, func: FuncVal, self_val, args, kwargs, node, state: State, want_state: bool = False,
                      self_import: Optional[tuple] = None, closure: Optional[tuple] = None):
         """Run `func`'s body on abstract arguments. `self_import`: (attribute path, value) pairs the caller knows
         about the instance; the `self.*` entries the body leaves are put in `self.last_exports` (when given).

@@ -73,12 +73,19 @@ def called_without_grad(tree: ast.Module, qual, text: str, memo: Optional[Ordere
         return enabled is False
 
     def calls_in(stmt: ast.AST) -> tuple:
+        switched = False
         regions: list = []  # (statement run where grad mode may be off, the definition it is in)
         todo = [(stmt, None)]
         while todo:
             node, fn = todo.pop()
             if isinstance(node, (ast.With, ast.AsyncWith)) and any(off(item.context_expr) for item in node.items):
                 regions.extend((b, fn) for b in node.body)
+            elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and off(node.value) \
+                    and qual(node.value.func) and "set_grad_enabled" in qual(node.value.func):
+                # `torch.set_grad_enabled(False)` as a statement switches grad mode off for the thread from then on,
+                # past the function that runs it (ABSA-PyTorch's `Inferer.__init__`, an inference script's first
+                # line): any definition of the file may run after it ("*", `reached_without_grad`).
+                switched = True
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(off(d) for d in node.decorator_list):
                 regions.extend((b, node) for b in node.body)
             inner = node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else fn
@@ -99,6 +106,8 @@ def called_without_grad(tree: ast.Module, qual, text: str, memo: Optional[Ordere
         # A module's `forward` runs through `model(x)` calls, which this scan does not tie to it: one explicit
         # `model.forward(x)` in evaluation code says nothing about the training calls.
         names.discard("forward")
+        if switched:
+            names.add("*")
         return frozenset(names), frozenset(callbacks)
 
     out: set = set()
@@ -188,6 +197,10 @@ def reached_without_grad(interp: Interpreter, scope: ModuleScope, names: frozens
     for info in scope.classes.values():
         for name, meth in info.methods.items():
             defs.setdefault(name, []).append(meth.node)
+    if "*" in names:
+        # A statement switched grad mode off for the thread (`torch.set_grad_enabled(False)` outside a `with`):
+        # every definition may run after it.
+        return frozenset(names) | frozenset(defs)
     out = set(names)
     todo = [n for n in names if n in defs]
     while todo:
@@ -217,3 +230,20 @@ def _calls_by_name(func: ast.AST) -> frozenset:
         todo.extend(children(node))
     found.discard("forward")
     return frozenset(found)
+
+
+def switches_grad_mode(fn: ast.AST) -> bool:
+    """Whether `fn`'s own body (not nested definitions) holds `torch.set_grad_enabled(...)` as a statement (outside a
+    `with`): it changes grad mode for whatever runs after the call returns."""
+    todo = list(getattr(fn, "body", ()))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            f = node.value.func
+            if (f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else "") \
+                    == "set_grad_enabled":
+                return True
+        todo.extend(children(node))
+    return False
