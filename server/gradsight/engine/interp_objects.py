@@ -721,8 +721,7 @@ class ObjectsMixin:
             self.globals_state, self.globals_scope = saved_globals
             self.loops = saved_loops
         if pending:
-            self.settle_inplace(pending, fn, flags, rets + ([PyVal()] if not end.dead else []), exit_envs + [end.env],
-                                other_scope.path)
+            self.settle_inplace(pending, fn, flags, rets + ([PyVal()] if not end.dead else []), exit_envs + [end.env])
         if kept:
             self.settle_dropped(kept, fn, flags, rets + ([PyVal()] if not end.dead else []), exit_envs + [end.env])
         if want_state:
@@ -979,13 +978,9 @@ class ObjectsMixin:
             result = map_tensors(result, local)
         exports = tuple((k, map_tensors(v, local)) for k, v in exports)
         saves = tuple((storage, op, at_site(seg) if inner(seg) else seg) for storage, op, seg in saves)
-        if self.pending_inplace:
-            # Writes handed up by this call name their saving op by the call's segment, as the results do.
-            self.pending_inplace[-1][:] = [(replace(e, target=e.target.with_(saved_seg=at_site(e.target.saved_seg)))
-                                            if inner(e.target.saved_seg) else e, at) for e, at in self.pending_inplace[-1]]
         return result, exports, saves
 
-    def settle_inplace(self, pending: list, fn: ast.AST, flags: dict, rets: list, envs: list, path: str) -> None:
+    def settle_inplace(self, pending: list, fn: ast.AST, flags: dict, rets: list, envs: list) -> None:
         """At a function's end, the in-place writes on saved tensors its body (and its callees) made, as (event, line
         in this body: the write, or the call it came up through): reported when a backward may run after them or a
         graph went where gradsight cannot follow; handed to the caller, whose own end decides, when only the
@@ -1010,8 +1005,9 @@ class ObjectsMixin:
                 else:
                     later.append((event, at))
             pending = later
-        pending = self.reached_writes(pending, fn, path, rets, envs)
-        if not pending or not self.graph_outlives(fn, rets, envs):
+            if not pending:
+                return
+        if not self.graph_outlives(fn, rets, envs):
             return
         if self.pending_inplace:
             called_at = flags.get("called_at", 0)

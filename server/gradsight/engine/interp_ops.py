@@ -14,11 +14,10 @@ from .events import (BackwardEvent, BootstrapTargetEvent, CarryEvent, FactoryEve
                      LossTargetEvent, NumpyEvent, OutArgEvent, SameTensorLossEvent, StoreGraphEvent, TensorHookEvent,
                      ViewInplaceEvent)
 from .interp_util import (grad_origins, _basic_index, _broadcast, _cap, _fsite, _pcut_of, _pretty, _reduced_shape,
-                          _saved_input_indices, const_bool, flat_tensors, key_of, kwarg, map_tensors)
+                          _saved_input_indices, const_bool, key_of, kwarg, map_tensors)
 from .state import State
 from .values import (GRAD_MODE_OFF, MADE_LEAF_REQUIRE_GRAD, MAYBE_SAME_LEAF, ONLY_FROM_NO_GRAD, UNKNOWN, UNKNOWN_REACH,
-                     USE, Fact, ModuleVal, ParamCut, ParamReach, ParentOf, PyVal, SeqVal, TensorVal, Tri, Value, graph_free,
-                     join_all)
+                     USE, Fact, ModuleVal, ParamCut, ParamReach, ParentOf, PyVal, SeqVal, TensorVal, Tri, Value, join_all)
 
 
 def _input_segs(val: Optional[Value]) -> Optional[frozenset]:
@@ -784,10 +783,7 @@ class OpsMixin:
         if state.grad is not Tri.NO and rg is not Tri.NO and target.leaf is Tri.YES and not target.param \
                 and target.rg is Tri.NO:
             leaf = Tri.NO if rg is Tri.YES else Tri.MAYBE
-        # The result's history holds the other operand's (`x += residual`, `x[i] = y`): its graph segments too.
-        segs = target.segs.union(*[v.segs for v in extra if v.rg is not Tri.NO]) if state.grad is not Tri.NO \
-            else target.segs
-        new = target.with_(saved=None, rg=rg, leaf=leaf, nograd=target.nograd if rg is Tri.NO else None, segs=segs,
+        new = target.with_(saved=None, rg=rg, leaf=leaf, nograd=target.nograd if rg is Tri.NO else None,
                            sources=target.sources | frozenset().union(*[v.sources for v in extra]) if extra else target.sources,
                            psrc=target.psrc | frozenset().union(*[v.psrc for v in extra if v.rg is not Tri.NO]),
                            pcut=_cap(target.pcut | _pcut_of(extra)),
@@ -803,35 +799,6 @@ class OpsMixin:
             self._write_through_index(target_node, target, new, state)
         self.record(target_node, new)
         return new
-
-    def reached_writes(self, pending: list, fn: ast.AST, path: str, rets: list, envs: list) -> list:
-        """Of the in-place writes on saved tensors pending at the end of `fn` (`settle_inplace`), those a backward can
-        still reach: a write whose saving op ran in this body (its segment, or the segment of the call it came up
-        through) is dropped when no result and no attribute or item the function leaves holds that segment in its
-        history. `probs = log_p.exp(); probs[mask] = 0.` feeding only `multinomial`, the function returning `log_p`:
-        no backward reaches `exp`, so torch never checks what it saved (attention-learn-to-route; fresh21-false/07).
-        Kept whole where something left may hold a graph gradsight does not track (an unknown value, an object, a
-        tensor computed partly from unknown values)."""
-        first, last = fn.lineno, getattr(fn, "end_lineno", None) or fn.lineno
-        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in walk(fn)):
-            return pending
-        left = list(rets) + [v for env in envs for k, v in env.items() if "." in k or "[" in k]
-
-        def tracked(v) -> bool:
-            if isinstance(v, SeqVal):
-                return all(tracked(i) for i in v.items)
-            # A tensor with unknown values in its history (`psrc_partial`) may hold segments gradsight never saw.
-            return isinstance(v, TensorVal) and not v.psrc_partial or graph_free(v)
-
-        if not all(tracked(v) for v in left):
-            return pending
-        live = frozenset().union(*[t.segs for v in left for _, t in flat_tensors([(fn, v)])])
-
-        def dead(seg) -> bool:
-            return type(seg) is tuple and len(seg) >= 3 and seg[0] == path and first <= seg[1] <= last \
-                and seg not in live
-
-        return [(e, at) for e, at in pending if not dead(e.target.saved_seg)]
 
     def inplace_saves_output(self, op: str, new: TensorVal, rhs, stmt: ast.AST, state: State) -> Optional[Fact]:
         """`t.sqrt_()`, `t.exp_()`, `t.sigmoid_()` on a tensor that requires grad, in grad mode: like their out-of-place

@@ -55,7 +55,7 @@ NO_GRAD_METHODS = {
     "__le__", "__ge__", "__and__", "__or__", "__xor__", "__invert__", "count_nonzero", "bincount",
     "logical_and", "logical_or", "logical_not", "logical_xor", "equal", "allclose", "isclose",
     "searchsorted", "bucketize", "unique", "size", "dim", "numel", "stride", "data_ptr", "element_size",
-    "is_contiguous", "get_device", "nelement", "ndimension", "multinomial",
+    "is_contiguous", "get_device", "nelement", "ndimension",
 }
 # Differentiable but with zero gradient almost everywhere: the loss trains nothing through them.
 ZERO_GRAD_METHODS = {"round", "floor", "ceil", "trunc", "sign", "frac_zero"}

@@ -30,14 +30,6 @@ _SAMPLER = ("import torch\nimport torch.nn as nn\nimport torch.nn.functional as 
             "        sample_logprobs = logprobs.gather(1, it.unsqueeze(1))\n    return it, sample_logprobs\n\n")
 
 
-# A sampling step that masks `exp()`'s output in place (attention-learn-to-route's pointer network;
-# bench/fresh21-false/07). `{ret}` is what it returns, `{use}` the caller's backward.
-_MASKED_PROBS = ("import torch\n\n\ndef sample_step(logits, mask):\n    log_p = torch.log_softmax(logits, dim=1)\n"
-                 "    probs = log_p.exp()\n    probs[mask] = 0.\n    idx = probs.multinomial(1).squeeze(1)\n"
-                 "    return {ret}\n\n\nlogits = torch.randn(3, 5, requires_grad=True)\n"
-                 "{ret} = sample_step(logits, torch.eye(3, 5, dtype=torch.bool))\n{use}.backward()\n")
-
-
 class InplaceOnSavedTensor(Rule):
     code = "GS301"
     name = "inplace-on-saved-tensor"
@@ -68,8 +60,6 @@ class InplaceOnSavedTensor(Rule):
                   "`inplace=False` fix is unsafe: `t` keeps its old values afterwards.")
     references = ("https://pytorch.org/docs/stable/notes/autograd.html#in-place-operations-with-autograd",)
     valid = (
-        # The masked probabilities only feed `multinomial`; the loss is built from `log_p`: no backward reaches `exp`.
-        Valid(_MASKED_PROBS.format(ret="log_p, idx", use="log_p.gather(1, idx.unsqueeze(-1)).sum()")),
         # One class built with `relu=True` and then `relu=False` (timm's RepGhost): the second has no ReLU.
         Valid('import torch\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n    def __init__(self, relu=True):\n        super().__init__()\n        self.conv = nn.Conv2d(2, 2, 1)\n        if relu:\n            self.relu = nn.ReLU(inplace=False)\n        else:\n            self.relu = nn.Identity()\n\n    def forward(self, x):\n        x2 = self.conv(x) + 1\n        return self.relu(x2)\n\n\nclass B(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.g1 = M(relu=True)\n        self.g2 = M(relu=False)\n\n    def forward(self, x):\n        s = x\n        x = self.g1(x)\n        x = self.g2(x)\n        x += s\n        return x\n\n\nB()(torch.randn(1, 2, 3, 3, requires_grad=True)).sum().backward()\nprint("ok")\n'),
         # An in-place ReLU module, then a layer reading the same tensor: nothing writes it again.
@@ -212,10 +202,6 @@ class InplaceOnSavedTensor(Rule):
               "Block(2)(torch.randn(1, 2, 3, 3)).sum().backward()\n"),
     )
     invalid = (
-        # The look-alike: the masked probabilities are returned too and the loss reads them (an entropy term).
-        Invalid(_MASKED_PROBS.format(ret="log_p, probs, idx",
-                                     use="(log_p.gather(1, idx.unsqueeze(-1)).sum() - (probs * log_p).sum())"),
-                line=7, runtime="raises: modified by an inplace operation"),
         # An L2-normalised embedding built on its base class's `forward` (through `super()`): `pow` saved the
         # output that the in-place division then overwrites.
         Invalid("import torch\nimport torch.nn as nn\n\n\nclass Embedding(nn.Module):\n    def __init__(self):\n"
