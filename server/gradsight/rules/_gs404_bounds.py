@@ -149,15 +149,81 @@ def code_range(loop: ast.AST) -> bool:
         and loop.iter.func.id == "range" and not any(isinstance(n, ast.Call) for a in loop.iter.args for n in ast.walk(a))
 
 
-def _unrolled_inner_loop(scope: ast.AST, loop: ast.AST, name: str, backward: int | None) -> bool:
-    """A local of `scope` kept across a `code_range` loop whose backward is its own `torch.autograd.grad` (MAML's steps
-    in e3bm's `forward`; not `self.train_step(x)`): an unrolled computation, kept for the call or as its result."""
-    body = list(own_nodes(loop))
-    grads = {n.lineno for n in body if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "grad"
-             and getattr(n.func.value, "attr", getattr(n.func.value, "id", "")) == "autograd"}
-    return backward in grads and code_range(loop) and not any(is_backward_call(n) or is_step_call(n) for n in body) \
-        and any(isinstance(s, ast.Assign) and s.lineno < loop.lineno and any(name in plain_names(t) for t in s.targets)
-                for s in own_nodes(scope))
+def _grad_call(node: ast.AST) -> bool:
+    """`torch.autograd.grad(...)` / `autograd.grad(...)`."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "grad" \
+        and getattr(node.func.value, "attr", getattr(node.func.value, "id", "")) == "autograd"
+
+
+def _backwarded_names(call: ast.Call) -> set:
+    """The names whose graph a backward call runs through: the receiver of `x.backward()`, the first argument (or
+    `outputs=` / `tensors=`) of `backward(x)` and `autograd.grad(x, ...)`."""
+    if isinstance(call.func, ast.Attribute) and call.func.attr == "backward":
+        exprs = [call.func.value]
+    else:
+        exprs = call.args[:1] + [k.value for k in call.keywords if k.arg in ("outputs", "tensors")]
+    return {n.id for e in exprs for n in ast.walk(e) if isinstance(n, ast.Name)}
+
+
+def _escapes(scope: ast.AST, name: str) -> bool:
+    """Whether `scope` hands `name` to something that outlives the call: an attribute or item store that reads it
+    (`self.history = losses`), or an `append`/`extend`/`update` of an attribute's container with it."""
+    for n in own_nodes(scope):
+        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and n.value is not None:
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            if any(isinstance(t, (ast.Attribute, ast.Subscript)) and not plain_names(t) for t in targets) \
+                    and any(isinstance(r, ast.Name) and r.id == name for r in ast.walk(n.value)):
+                return True
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Attribute) \
+                and any(isinstance(r, ast.Name) and r.id == name for a in n.args for r in ast.walk(a)):
+            return True
+    return False
+
+
+def _flows_into(scope: ast.AST, loops: list, value: ast.AST, stops: set) -> set:
+    """The locals `value` reads and those the assignments of the outermost of `loops` bind from them, transitively
+    (`out` kept, then `loss = out.pow(2).mean()`: `loss`). Left out: the object a method runs on (`self`, no
+    tensor), the loops' counters (numbers) and `stops`, the inputs a `torch.autograd.grad` differentiates for
+    (its backward ends there: e3bm's fast weights `w` feed both the loss and the kept logits)."""
+    args = scope.args.posonlyargs + scope.args.args + scope.args.kwonlyargs
+    bound = {a.arg for a in args}
+    for n in own_nodes(scope):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            bound.add(n.id)
+    skip = {args[0].arg} if args and args[0].arg in ("self", "cls") else set()
+    skip |= {n for loop in loops for n in plain_names(loop.target)} | stops
+    names = {n.id for n in ast.walk(value) if isinstance(n, ast.Name) and n.id in bound} - skip
+    flows = [n for n in own_nodes(loops[-1]) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+             and n.value is not None]
+    for _ in range(2):  # twice: a later statement of the loop feeds an earlier one on the next iteration
+        for stmt in flows:
+            if any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(stmt.value)):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                names |= {n for t in targets for n in plain_names(t)} - skip
+    return names
+
+
+def _unrolled(scope: ast.AST, spanning: list, name: str, event) -> bool:
+    """A local of `scope`, bound before the loops it is kept across, each of which runs as often as the code says
+    (`code_range`: a meta-batch of tasks, N ways times K shots, k adaptation steps), where the loops' backward is
+    their own (`inner_loss.backward(create_graph=...)`, `loss.backward(retain_graph=True)`, `torch.autograd.grad`;
+    not `self.train_step(x)`) and runs through nothing the kept value flows into (`_flows_into`) and did not free its
+    graph: an unrolled computation (MAML's inner adaptation, MetaNet's fast weights), whose kept graphs are the call's own
+    result or die with it. A training step's loss kept after its backward (`losses.append(loss)`, or
+    `losses[-1].backward()` of the kept item) is what that backward ran through."""
+    outer = spanning[-1]
+    if not all(code_range(loop) for loop in spanning) or event.value.freed is not None:
+        return False
+    backwards = [n for n in own_nodes(outer) if is_backward_call(n) or _grad_call(n)]
+    if not any(n.lineno == event.backward_in_loop for n in backwards):
+        return False
+    used = set().union(*(_backwarded_names(n) for n in backwards))
+    stops = {n.id for g in backwards if _grad_call(g) for e in g.args[1:2] + [k.value for k in g.keywords
+             if k.arg == "inputs"] for n in ast.walk(e) if isinstance(n, ast.Name)}
+    if name in used or _flows_into(scope, spanning, event.value_node, stops) & used:
+        return False
+    return any(isinstance(s, ast.Assign) and s.lineno < outer.lineno and any(name in plain_names(t) for t in s.targets)
+               for s in own_nodes(scope)) and not _escapes(scope, name)
 
 
 def bounded(tree: ast.AST | None, event, name: str) -> str | None:
@@ -170,7 +236,7 @@ def bounded(tree: ast.AST | None, event, name: str) -> str | None:
       with one loop, that loop is the micro-batches of one gradient-accumulation step (`_one_accumulation_step`); or
     * every loop it lives across runs once per part of the model (`_iterates_parts`), or, in a loop without
       backward, combines values made before it without running a model (`_runs_no_model`); or it is a local kept
-      across an unrolled inner loop (`_unrolled_inner_loop`).
+      across an unrolled computation (`_unrolled`).
     A total made before the batch loop, or outside the function, is not bounded: it grows with the data."""
     node = event.node
     if tree is None or not (event.target_expr == name or event.target_expr.startswith(name + "[")) \
@@ -191,8 +257,8 @@ def bounded(tree: ast.AST | None, event, name: str) -> str | None:
             home = outer
             break
         spanning.append(outer)
-    if home is None and scope is not tree and len(spanning) == 1 \
-            and _unrolled_inner_loop(scope, spanning[0], name, event.backward_in_loop):
+    if home is None and scope is not tree and event.backward_in_loop is not None \
+            and _unrolled(scope, spanning, name, event):
         return "unrolled"
     if home is None:
         if scope is tree or not any(_fresh_binding(s, name) and s.lineno < spanning[-1].lineno
