@@ -195,11 +195,14 @@ def _flows_into(scope: ast.AST, loops: list, value: ast.AST, stops: set) -> set:
     names = {n.id for n in ast.walk(value) if isinstance(n, ast.Name) and n.id in bound} - skip
     flows = [n for n in own_nodes(loops[-1]) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
              and n.value is not None]
-    for _ in range(2):  # twice: a later statement of the loop feeds an earlier one on the next iteration
+    grown = True
+    while grown:  # to a fixpoint: a later statement of the loop feeds an earlier one on the next iteration
+        before = len(names)
         for stmt in flows:
             if any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(stmt.value)):
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 names |= {n for t in targets for n in plain_names(t)} - skip
+        grown = len(names) > before
     return names
 
 
