@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import ast
 
-from ..engine import torchdb as db
 from ..engine.events import AccumulateEvent
 from ..engine.report import insert_after, make_fix, Note, text as msg
 from ..engine.values import Tri
 from ..findings import Applicability, Severity
+from ._gs404_bounds import bounded, is_step_call, own_nodes, plain_names
 from .base import Invalid, Rule, Valid
 
 
@@ -63,19 +63,8 @@ def _after_loop(tree: ast.AST | None, node: ast.AST, name: str):
             source = stmt.iter if isinstance(stmt, (ast.For, ast.AsyncFor)) else stmt.value
             if any(isinstance(n, ast.Name) and n.id in readers for n in ast.walk(source)):
                 targets = [stmt.target] if isinstance(stmt, (ast.For, ast.AsyncFor, ast.AugAssign)) else stmt.targets
-                readers |= {n for t in targets for n in _plain_names(t)}
+                readers |= {n for t in targets for n in plain_names(t)}
     return root, after, readers
-
-
-def _plain_names(target: ast.AST) -> set:
-    """The plain names a target binds (`value`, `a, (b, *c)`); none for `d["k"]` or `self.x`."""
-    if isinstance(target, ast.Name):
-        return {target.id}
-    if isinstance(target, ast.Starred):
-        return _plain_names(target.value)
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return set().union(*(_plain_names(e) for e in target.elts))
-    return set()
 
 
 def _backwarded_after_loop(tree: ast.AST | None, node: ast.AST, name: str) -> bool:
@@ -231,7 +220,7 @@ def _within_one_step(tree: ast.AST | None, node: ast.AST, name: str) -> bool:
     if len(loops) < 2:
         return False
     inner = loops[-1]
-    if any(_is_step_call(n) for n in ast.walk(inner)):
+    if any(is_step_call(n) for n in ast.walk(inner)):
         return False
     for outer in reversed(loops[:-1]):
         outside = [s for s in ast.walk(outer) if isinstance(s, ast.stmt)
@@ -239,58 +228,13 @@ def _within_one_step(tree: ast.AST | None, node: ast.AST, name: str) -> bool:
         remade = any(isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in s.targets)
                      and s.lineno < inner.lineno and isinstance(s.value, (ast.List, ast.Dict, ast.Constant))
                      for s in outside)
-        stepped = any(_is_step_call(n) for s in outside if s.lineno > (inner.end_lineno or inner.lineno)
+        stepped = any(is_step_call(n) for s in outside if s.lineno > (inner.end_lineno or inner.lineno)
                       for n in ast.walk(s))
         if remade and stepped:
             return True
         inner = outer
-        if any(_is_step_call(n) for n in ast.walk(inner)):
+        if any(is_step_call(n) for n in ast.walk(inner)):
             return False
-    return False
-
-
-# Iterating these walks the model's parts (`for p in model.parameters()`), not the data.
-_PART_ITERS = frozenset({"parameters", "named_parameters", "modules", "named_modules", "children", "named_children",
-                         "buffers", "named_buffers"})
-# Calls on a loop variable that say it is a model part: a module it calls, an optimizer it steps.
-_PART_METHODS = frozenset({"step", "zero_grad", "forward", "parameters", "named_parameters"})
-# Calls that run no model: tensor methods, torch/NumPy/math functions and these builtins. A loop making only such
-# calls combines values that existed before it.
-_PLAIN_BUILTINS = frozenset({"len", "float", "int", "sum", "min", "max", "abs", "round", "range", "zip", "enumerate",
-                             "isinstance", "print", "list", "tuple", "dict", "str", "bool"})
-_PLAIN_ROOTS = frozenset({"torch", "F", "np", "numpy", "math"})
-_TENSOR_METHODS = frozenset(db.PURE_METHODS | db.VIEW_METHODS | db.REDUCTIONS | db.ELEMENTWISE_UNARY
-                            | db.COPY_METHODS | set(db.CUT_METHODS)
-                            | {"size", "numel", "dim", "item", "expand_as", "masked_select", "gather"})
-_FRESH_CALLS = frozenset({"list", "dict", "set", "tuple", "defaultdict", "OrderedDict", "zeros", "zeros_like",
-                          "ones", "ones_like", "empty", "empty_like", "full", "full_like", "tensor"})
-
-
-def _own_nodes(node: ast.AST):
-    """The nodes of `node`, not those of functions or classes defined inside it."""
-    todo = [node]
-    while todo:
-        n = todo.pop()
-        yield n
-        todo.extend(c for c in ast.iter_child_nodes(n)
-                    if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)))
-
-
-def _inside(node: ast.AST, outer: ast.AST) -> bool:
-    return outer.lineno <= node.lineno <= (outer.end_lineno or outer.lineno)
-
-
-def _fresh_binding(stmt: ast.AST, name: str) -> bool:
-    """`name = 0`, `name = []`, `name = {}`, `name = torch.zeros(...)`: the accumulator made anew."""
-    if not (isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)):
-        return False
-    value = stmt.value
-    if isinstance(value, (ast.Constant, ast.List, ast.Dict, ast.Tuple, ast.Set, ast.ListComp, ast.DictComp)):
-        return True
-    if isinstance(value, ast.Call):
-        func = value.func
-        fname = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-        return fname in _FRESH_CALLS
     return False
 
 
@@ -310,162 +254,12 @@ def _returned_freed(tree: ast.AST | None, event, buf: str) -> list:
     if fn is None or fn.name.startswith("_"):
         return []
     out = []
-    for n in _own_nodes(fn):
+    for n in own_nodes(fn):
         if isinstance(n, ast.Return) and n.value is not None and n.lineno > event.node.lineno:
             vals = n.value.elts if isinstance(n.value, ast.Tuple) else [n.value]
             if any(isinstance(v, ast.Name) and v.id == buf for v in vals):
                 out.append(n)
     return out
-
-
-def _is_backward_call(node: ast.AST) -> bool:
-    return isinstance(node, ast.Call) and (isinstance(node.func, ast.Attribute) and node.func.attr == "backward"
-                                           or isinstance(node.func, ast.Name) and node.func.id == "backward")
-
-
-def _iterates_parts(loop: ast.AST) -> bool:
-    """A `for` loop over the model's parts: over `model.parameters()` (and the like), or whose loop variable is a
-    module it calls or an optimizer it steps (`for head, opt in zip(heads, opts): head(x) ... opt.step()`), or
-    selects one (`for agent in range(n): self.critics[agent](x) ... self.optims[agent].step()`). Such a loop runs
-    once per part of the model, however much data the training sees."""
-    if not isinstance(loop, (ast.For, ast.AsyncFor)):
-        return False
-    if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _PART_ITERS
-           for n in ast.walk(loop.iter)):
-        return True
-    names = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
-    if not names:
-        return False
-
-    def part(expr: ast.AST) -> bool:
-        if isinstance(expr, ast.Name):
-            return expr.id in names
-        return isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Name) and expr.slice.id in names
-
-    for n in _own_nodes(loop):
-        if isinstance(n, ast.Call):
-            if part(n.func):
-                return True
-            if isinstance(n.func, ast.Attribute) and n.func.attr in _PART_METHODS and part(n.func.value):
-                return True
-    return False
-
-
-def _runs_no_model(loop: ast.AST) -> bool:
-    """A `for` loop over a collection (not a `range`) whose body calls no model: only tensor methods, torch, NumPy
-    and math functions and plain builtins (`for m in masks: reg += m.sum()`). What it adds up are pieces of values
-    that existed before it, one per item."""
-    if not isinstance(loop, (ast.For, ast.AsyncFor)):
-        return False
-    it = loop.iter
-    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range":
-        return False
-    for n in _own_nodes(loop):
-        if n is it or not isinstance(n, ast.Call):
-            continue
-        func = n.func
-        if isinstance(func, ast.Name):
-            if func.id not in _PLAIN_BUILTINS:
-                return False
-            continue
-        if not isinstance(func, ast.Attribute):
-            return False
-        root = func.value
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        if isinstance(root, ast.Name) and root.id in _PLAIN_ROOTS:
-            continue
-        if func.attr not in _TENSOR_METHODS:
-            return False
-    return True
-
-
-def _is_step_call(node: ast.AST) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step"
-
-
-def _one_accumulation_step(fn: ast.AST, loop: ast.AST) -> bool:
-    """`for _ in range(k)` (`k` a name, an attribute or a number, not `len(data)`) whose body backwards and steps
-    nothing, followed in `fn` by a `.step()` in no loop: the k micro-batches of one gradient-accumulation step
-    (`opt.step()` or `scaler.step(opt)` once per call), as many as the code says, each graph freed by its backward."""
-    body = list(_own_nodes(loop))
-    if not _code_range(loop) or any(_is_step_call(n) for n in body) or not any(_is_backward_call(n) for n in body):
-        return False
-    loops = [n for n in _own_nodes(fn) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
-    return any(_is_step_call(n) and n.lineno > (loop.end_lineno or loop.lineno)
-               and not any(_inside(n, other) for other in loops) for n in _own_nodes(fn))
-
-
-def _code_range(loop: ast.AST) -> bool:
-    """`for _ in range(k)` (`k` a name, an attribute or a number): steps the code counts (`range(len(data))` does not)."""
-    return isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name) \
-        and loop.iter.func.id == "range" and not any(isinstance(n, ast.Call) for a in loop.iter.args for n in ast.walk(a))
-
-
-def _unrolled_inner_loop(scope: ast.AST, loop: ast.AST, name: str, backward: int | None) -> bool:
-    """A local of `scope` kept across a `_code_range` loop whose backward is its own `torch.autograd.grad` (MAML's steps
-    in e3bm's `forward`; not `self.train_step(x)`): an unrolled computation, kept for the call or as its result."""
-    body = list(_own_nodes(loop))
-    grads = {n.lineno for n in body if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "grad"
-             and getattr(n.func.value, "attr", getattr(n.func.value, "id", "")) == "autograd"}
-    return backward in grads and _code_range(loop) and not any(_is_backward_call(n) or _is_step_call(n) for n in body) \
-        and any(isinstance(s, ast.Assign) and s.lineno < loop.lineno and any(name in _plain_names(t) for t in s.targets)
-                for s in _own_nodes(scope))
-
-
-def _bounded(tree: ast.AST | None, event, name: str) -> str | None:
-    """Why what the accumulation keeps is bounded by the code rather than by the data, or None. The loops the
-    accumulator lives across are those holding the statement, from the innermost out to the first whose body makes
-    it anew (`loss_d_sum = 0.0`) before them; without one, the function making it (a local, returned or dropped per
-    call). It is bounded when
-    * that re-making loop itself calls backward besides (a training step: `loss_g.backward()` then k discriminator
-      steps summed into a total made anew each step), for a loop that calls backward; or, for a local of a function
-      with one loop, that loop is the micro-batches of one gradient-accumulation step (`_one_accumulation_step`); or
-    * every loop it lives across runs once per part of the model (`_iterates_parts`), or, in a loop without
-      backward, combines values made before it without running a model (`_runs_no_model`); or it is a local kept
-      across an unrolled inner loop (`_unrolled_inner_loop`).
-    A total made before the batch loop, or outside the function, is not bounded: it grows with the data."""
-    node = event.node
-    if tree is None or not (event.target_expr == name or event.target_expr.startswith(name + "[")) \
-            or event.how not in ("+=", "append", "write") or event.per_call or event.kept_at is not None:
-        return None
-    funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and _inside(node, n)]
-    scope = max(funcs, key=lambda n: n.lineno) if funcs else tree
-    loops = sorted((n for n in _own_nodes(scope) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))
-                    and _inside(node, n)), key=lambda n: n.lineno)
-    if not loops:
-        return None
-    spanning = [loops[-1]]
-    home = None
-    for outer in reversed(loops[:-1]):
-        inner = spanning[-1]
-        if any(_fresh_binding(s, name) and s.lineno < inner.lineno and not _inside(s, inner)
-               for s in _own_nodes(outer) if isinstance(s, ast.Assign)):
-            home = outer
-            break
-        spanning.append(outer)
-    if home is None and scope is not tree and len(spanning) == 1 \
-            and _unrolled_inner_loop(scope, spanning[0], name, event.backward_in_loop):
-        return "unrolled"
-    if home is None:
-        if scope is tree or not any(_fresh_binding(s, name) and s.lineno < spanning[-1].lineno
-                                    and not _inside(s, spanning[-1])
-                                    for s in _own_nodes(scope) if isinstance(s, ast.Assign)):
-            return None
-    if home is not None and event.backward_in_loop is not None:
-        # A backward in the re-making loop's own body, in no loop inside it: a sibling batch loop that backwards
-        # (`for x in labeled: ...; for x in unlabeled: ...` in an epoch) does not make the epoch a training step.
-        inner_loops = [n for n in _own_nodes(home) if n is not home and isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
-        if any(_is_backward_call(n) and not any(_inside(n, loop) for loop in inner_loops) for n in _own_nodes(home)):
-            return "step"
-    if home is None and scope is not tree and len(spanning) == 1 and event.backward_in_loop is not None \
-            and _one_accumulation_step(scope, spanning[0]):
-        return "step"
-    if all(_iterates_parts(loop) for loop in spanning):
-        return "parts"
-    if event.backward_in_loop is None and all(_iterates_parts(loop) or _runs_no_model(loop) for loop in spanning):
-        return "items"
-    return None
 
 
 class LossAccumulatesGraph(Rule):
@@ -509,7 +303,11 @@ class LossAccumulatesGraph(Rule):
                     "made anew per call or per batch whose loop walks the model's parts (`model.parameters()`, a "
                     "module or optimizer it calls or steps: one loss per head, per agent), or, without backward, "
                     "combines per item values made before it without running a model (`reg += m.sum()` over the "
-                    "layers' masks). A total made before the batch loop, or anew only per epoch, grows with the "
+                    "layers' masks), or is a local kept across loops the code counts (`range(n_tasks)`, `range(N)` "
+                    "then `range(K)`) whose own backward (`inner_loss.backward(create_graph=True)`, "
+                    "`loss.backward(retain_graph=True)`, `torch.autograd.grad`) runs through something else than what "
+                    "is kept: an unrolled computation (MAML's meta-batch losses, fast weights) whose graphs are the "
+                    "call's result or die with it. A total made before the batch loop, or anew only per epoch, grows with the "
                     "data and stays flagged. Other loops without backward that append values with their graphs get "
                     "an information note, unless the values go on to a backward after the loop (also through a loop "
                     "over them: an actor-critic update walking the rollout backwards) or the function returns them "
@@ -803,12 +601,23 @@ class LossAccumulatesGraph(Rule):
         # The loss's name rebound to its number after a backward under an `if` (pytorch-dc-tts's train-ssrn).
         Valid(_dctts.format("        loss = loss.item()\n")),
         # An unrolled inner loop in `forward` (e3bm's MAML steps with `torch.autograd.grad`): its total is the output.
+        # An unrolled computation whose kept graphs are the call's result: MAML's meta-batch losses after an inner
+        # adaptation by `backward(create_graph=...)` and a differentiable step, stacked into the returned loss;
+        # MetaNet's fast weights over N ways times K shots, with `backward(retain_graph=True)` per example.
+        Valid('import torch\nfrom torch import nn\n\n\nclass DifferentiableSGD:\n    def __init__(self, model, lr=0.1):\n        self.model, self.lr = model, lr\n\n    def step(self):\n        for name, param in list(self.model.named_parameters()):\n            if param.grad is None:\n                continue\n            new_param = param.add(param.grad, alpha=-self.lr)\n            del self.model._parameters[name]\n            setattr(self.model, name, new_param)\n            self.model._parameters[name] = new_param\n\n    def zero_grad(self):\n        for param in self.model.parameters():\n            param.grad = None\n\n\npolicy = nn.Linear(4, 2)\ninner_optimizer = DifferentiableSGD(policy)\nmeta_batch_size, num_adapt_epochs = 3, 2\n\n\ndef restore(module, params):\n    for name, p in params.items():\n        del module._parameters[name]\n        setattr(module, name, p)\n        module._parameters[name] = p\n\n\ndef meta_surrogate_loss(set_grad):\n    losses = []\n    backup_params = dict(policy.named_parameters())\n    for cur_task in range(meta_batch_size):\n        for cur_adapt in range(num_adapt_epochs):\n            require_grad = cur_adapt < num_adapt_epochs - 1 or set_grad\n            inner_loss = (policy(torch.randn(8, 4)) ** 2).mean()\n            inner_optimizer.zero_grad()\n            inner_loss.backward(create_graph=require_grad)\n            with torch.set_grad_enabled(require_grad):\n                inner_optimizer.step()\n        loss = (policy(torch.randn(8, 4)) - 1).pow(2).mean()\n        losses.append(loss)\n        restore(policy, backup_params)\n    return torch.stack(losses).mean()\n\n\ngrads = torch.autograd.grad(meta_surrogate_loss(True), list(policy.parameters()))\nassert all(g.abs().sum() > 0 for g in grads)\n'),
+        Valid('import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\nclass MetaNet(nn.Module):\n    def __init__(self, d=8, n=3):\n        super().__init__()\n        self.enc, self.fc = nn.Linear(d, d), nn.Linear(d, n, bias=False)\n        self.learner = nn.Linear(1, 1)\n\n    def forward(self, support, query, N, K):\n        logits = self.fc(self.enc(support))\n        fast = []\n        for i in range(N):\n            for j in range(K):\n                self.zero_grad()\n                loss = F.cross_entropy(logits[i * K + j:i * K + j + 1], torch.tensor([i]))\n                loss.backward(retain_graph=True)\n                grad = self.fc.weight.grad\n                fast.append(self.learner(grad.reshape(-1, 1)).reshape(-1))\n        fast = torch.stack(fast, 0).mean(0).view_as(self.fc.weight)\n        q = self.enc(query)\n        return self.fc(q) + F.linear(q, fast)\n\n\nnet = MetaNet()\nout = net(torch.randn(6, 8), torch.randn(4, 8), 3, 2)\nnet.zero_grad()\nF.cross_entropy(out, torch.randint(0, 3, (4,))).backward()\nassert net.learner.weight.grad.abs().sum() > 0\n'),
         Valid(_e3bm.format("", "        combination_value_list = []\n", "            combination_value_list.append(self.comb[k] * 1.0)\n", "out = m(torch.randn(3, 4), torch.arange(3), torch.randn(5, 4))\nF.cross_entropy(out, torch.arange(5) % 3).backward()\nassert m.comb.grad is not None and m.lr.grad is not None and m.enc.weight.grad is not None\n")),
     )
     invalid = (
         # The same loop without the rebinding: every step's graph is kept in the total.
         Invalid(_dctts.format(""), line=14, runtime="silent: total.grad_fn is not None"),
         # The same loop keeping each step in a list attribute made in `__init__`: every call adds its graphs to it.
+        # Their look-alikes: each task's loss backwarded in the loop before it is kept (its graph is what that
+        # backward ran through), and outputs kept over nested step loops whose retained backward runs through them.
+        Invalid('import torch\nfrom torch import nn\n\n\nclass DifferentiableSGD:\n    def __init__(self, model, lr=0.1):\n        self.model, self.lr = model, lr\n\n    def step(self):\n        for name, param in list(self.model.named_parameters()):\n            if param.grad is None:\n                continue\n            new_param = param.add(param.grad, alpha=-self.lr)\n            del self.model._parameters[name]\n            setattr(self.model, name, new_param)\n            self.model._parameters[name] = new_param\n\n    def zero_grad(self):\n        for param in self.model.parameters():\n            param.grad = None\n\n\npolicy = nn.Linear(4, 2)\ninner_optimizer = DifferentiableSGD(policy)\nmeta_batch_size, num_adapt_epochs = 3, 2\n\n\ndef restore(module, params):\n    for name, p in params.items():\n        del module._parameters[name]\n        setattr(module, name, p)\n        module._parameters[name] = p\n\n\ndef meta_surrogate_loss(set_grad):\n    losses = []\n    backup_params = dict(policy.named_parameters())\n    for cur_task in range(meta_batch_size):\n        for cur_adapt in range(num_adapt_epochs):\n            require_grad = cur_adapt < num_adapt_epochs - 1 or set_grad\n            inner_loss = (policy(torch.randn(8, 4)) ** 2).mean()\n            inner_optimizer.zero_grad()\n            inner_loss.backward(create_graph=require_grad)\n            with torch.set_grad_enabled(require_grad):\n                inner_optimizer.step()\n        loss = (policy(torch.randn(8, 4)) - 1).pow(2).mean()\n        loss.backward()\n        losses.append(loss)\n        restore(policy, backup_params)\n    return losses\n\n\nlosses = meta_surrogate_loss(True)\n',
+                line=48, runtime="silent: all(l.grad_fn is not None for l in losses)"),
+        Invalid('import torch\nimport torch.nn as nn\n\n\ndef train(model, opt, epochs, batches):\n    outs = []\n    for epoch in range(epochs):\n        for b in range(batches):\n            out = model(torch.randn(8, 4))\n            loss = out.pow(2).mean()\n            opt.zero_grad()\n            loss.backward(retain_graph=True)\n            opt.step()\n            outs.append(out)\n    return outs\n\n\nmodel = nn.Linear(4, 1)\nouts = train(model, torch.optim.SGD(model.parameters(), lr=0.1), 2, 3)\n',
+                line=14, runtime="silent: all(o.grad_fn is not None for o in outs)"),
         Invalid(_e3bm.format("        self.values = []\n", "", "            self.values.append(self.comb[k] * F.linear(emb_q, w))\n", "x = (torch.randn(3, 4), torch.arange(3), torch.randn(5, 4))\nm(*x)\nm(*x)\n"), line=24, runtime="silent: len(m.values) == 6 and m.values[0].grad_fn is not None"),
         # A dict of meters updated with every entry of the step's loss dict, the backwarded loss among them (SLIP's
         # `for k in loss_dict: metrics[k].update(loss_dict[k], n)`): the meter's running sum chains every step's graph.
@@ -1074,7 +883,7 @@ class LossAccumulatesGraph(Rule):
                     or _backwarded(report.tree, name, anywhere=True) \
                     or _backwarded_after_loop(report.tree, event.node, name):
                 return
-            if _bounded(report.tree, event, name) is not None:
+            if bounded(report.tree, event, name) is not None:
                 return  # true, but what it keeps is bounded by the code, not by the data: no growth to report
             if event.dropped:
                 # The function never backwards and every graph it builds dies with its locals: what the loop keeps
@@ -1124,7 +933,7 @@ class LossAccumulatesGraph(Rule):
         if _detached_where_backwarded(report.tree, event) or (
                 event.how == "append" and _within_one_step(report.tree, event.node, name)):
             return
-        if _bounded(report.tree, event, name) is not None:
+        if bounded(report.tree, event, name) is not None:
             return  # one step's inner loop, or one graph per model part: bounded, not a leak
         fix = None
         if event.how == "write" and isinstance(event.value_node, ast.Subscript):
