@@ -16,6 +16,10 @@ warnings.simplefilter("ignore")
 cases = json.load(sys.stdin)
 out = []
 for code, probe in cases:
+    if "torch" in sys.modules:
+        # An example may switch grad mode off for the thread (`torch.set_grad_enabled(False)` as a statement): each
+        # starts as a fresh interpreter would, with grad mode on.
+        sys.modules["torch"].set_grad_enabled(True)
     ns = {"__name__": "__main__"}
     res = {"raised": None, "probe": None}
     try:

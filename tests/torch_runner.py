@@ -14,6 +14,10 @@ import contextlib, io, json, sys, traceback, warnings
 warnings.simplefilter("ignore")
 out = []
 for path, probe in json.load(sys.stdin):
+    if "torch" in sys.modules:
+        # A script may switch grad mode off for the thread (`torch.set_grad_enabled(False)` as a statement): each
+        # starts as a fresh interpreter would, with grad mode on.
+        sys.modules["torch"].set_grad_enabled(True)
     res = {"raised": None, "type": None, "message": None, "line": None, "probe": None}
     ns = {"__name__": "__main__", "__file__": path}
     try:
