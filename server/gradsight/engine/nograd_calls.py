@@ -81,10 +81,12 @@ def called_without_grad(tree: ast.Module, qual, text: str, memo: Optional[Ordere
             if isinstance(node, (ast.With, ast.AsyncWith)) and any(off(item.context_expr) for item in node.items):
                 regions.extend((b, fn) for b in node.body)
             elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and off(node.value) \
-                    and qual(node.value.func) and "set_grad_enabled" in qual(node.value.func):
+                    and qual(node.value.func) and "set_grad_enabled" in qual(node.value.func) \
+                    and (switches_grad_mode(fn) if fn is not None else not restored):
                 # `torch.set_grad_enabled(False)` as a statement switches grad mode off for the thread from then on,
                 # past the function that runs it (ABSA-PyTorch's `Inferer.__init__`, an inference script's first
-                # line): any definition of the file may run after it ("*", `reached_without_grad`).
+                # line): any definition of the file may run after it ("*", `reached_without_grad`). Not where the
+                # same function (or module-level code) switches it back on after it (timm's focal-loss weights).
                 switched = True
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(off(d) for d in node.decorator_list):
                 regions.extend((b, node) for b in node.body)
@@ -110,6 +112,8 @@ def called_without_grad(tree: ast.Module, qual, text: str, memo: Optional[Ordere
             names.add("*")
         return frozenset(names), frozenset(callbacks)
 
+    # Module-level code that switches grad mode back on as a statement (`torch.set_grad_enabled(True)`).
+    restored = any(_switch(st) is True for st in tree.body)
     out: set = set()
     callbacks: set = set()
     for stmt in tree.body:
@@ -232,18 +236,32 @@ def _calls_by_name(func: ast.AST) -> frozenset:
     return frozenset(found)
 
 
+def _switch(node: ast.AST):
+    """For a statement `set_grad_enabled(flag)` (any spelling: `torch.`, `torch.autograd.`, `torch._C.`): True or False
+    for a constant flag, None for another; "" for any other node."""
+    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
+        return ""
+    call = node.value
+    f = call.func
+    if (f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else "") != "set_grad_enabled":
+        return ""
+    arg = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "mode"), None)
+    return arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, bool) else None
+
+
 def switches_grad_mode(fn: ast.AST) -> bool:
-    """Whether `fn`'s own body (not nested definitions) holds `torch.set_grad_enabled(...)` as a statement (outside a
-    `with`): it changes grad mode for whatever runs after the call returns."""
+    """Whether `fn`'s own body (not nested definitions) may leave grad mode changed for what runs after the call
+    returns: it holds `set_grad_enabled(...)` as a statement (outside a `with`), and the last such statement, in
+    source order, does not switch it back on (timm's focal loss switches it off and on around its weights)."""
+    found = []
     todo = list(getattr(fn, "body", ()))
     while todo:
         node = todo.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-            f = node.value.func
-            if (f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else "") \
-                    == "set_grad_enabled":
-                return True
+        flag = _switch(node)
+        if flag != "":
+            found.append((node.lineno, node.col_offset, flag))
+            continue
         todo.extend(children(node))
-    return False
+    return bool(found) and max(found)[2] is not True

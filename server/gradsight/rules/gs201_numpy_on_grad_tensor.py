@@ -80,6 +80,8 @@ class NumpyOnGradTensor(Rule):
               "gen = Generator()\nwith torch.no_grad():\n    print(gen.rollout(3))\n"),
     )
     invalid = (
+        # The constructor switches grad mode off and back on (statements, in that order): the method runs with it on.
+        Invalid('import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\nclass Inferer:\n    def __init__(self):\n        self.model = nn.Linear(4, 3)\n        self.model.eval()\n        torch.autograd.set_grad_enabled(False)\n        self.model(torch.zeros(1, 4))\n        torch.autograd.set_grad_enabled(True)\n\n    def evaluate(self, x):\n        out = self.model(x)\n        return F.softmax(out, dim=-1).cpu().numpy()\n\n\nprobs = Inferer().evaluate(torch.randn(2, 4))\n', line=16, runtime="raises: Can't call numpy() on Tensor that requires grad"),
         # The same constructor with `set_grad_enabled(False)` as a `with` block: grad mode comes back on after it.
         Invalid('import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\nclass Inferer:\n    def __init__(self):\n        self.model = nn.Linear(4, 3)\n        self.model.eval()\n        with torch.autograd.set_grad_enabled(False):\n            self.model(torch.zeros(1, 4))\n\n    def evaluate(self, x):\n        out = self.model(x)\n        return F.softmax(out, dim=-1).cpu().numpy()\n\n\nprobs = Inferer().evaluate(torch.randn(2, 4))\n', line=15, runtime="raises: Can't call numpy() on Tensor that requires grad"),
         # The same helper also called in grad mode, in the training loop: that call raises.
