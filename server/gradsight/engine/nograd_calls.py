@@ -255,13 +255,27 @@ def switches_grad_mode(fn: ast.AST) -> bool:
     source order, does not switch it back on (timm's focal loss switches it off and on around its weights)."""
     found = []
     todo = list(getattr(fn, "body", ()))
-    while todo:
+    while todo:  # statements only (a switch is a statement): the blocks of compound statements, not expressions
         node = todo.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+        t = type(node)
+        if t is ast.Expr:
+            flag = _switch(node)
+            if flag != "":
+                found.append((node.lineno, node.col_offset, flag))
             continue
-        flag = _switch(node)
-        if flag != "":
-            found.append((node.lineno, node.col_offset, flag))
+        if t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.ClassDef:
             continue
-        todo.extend(children(node))
+        for field in _BLOCKS:
+            block = getattr(node, field, None)
+            if block:
+                todo.extend(block)
+        if t is ast.Try or t is getattr(ast, "TryStar", None):
+            for h in node.handlers:
+                todo.extend(h.body)
+        elif t is getattr(ast, "Match", None):
+            for c in node.cases:
+                todo.extend(c.body)
     return bool(found) and max(found)[2] is not True
+
+
+_BLOCKS = ("body", "orelse", "finalbody")

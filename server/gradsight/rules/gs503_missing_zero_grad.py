@@ -27,7 +27,7 @@ class _LoopScan:
     would cost the square of the nesting): its `.backward()` and `.step()` calls, the names it binds (assigned or
     bound by `with ... as`), whether it sets `x.grad = ...`, and its calls in order."""
 
-    __slots__ = ("backwards", "steps", "bound", "sets_grad", "calls", "branches", "contexts")
+    __slots__ = ("backwards", "steps", "bound", "sets_grad", "calls", "branches", "contexts", "changed")
 
     def __init__(self, node: ast.AST, walker=walk):
         self.backwards: list = []
@@ -37,6 +37,7 @@ class _LoopScan:
         self.calls: list = []
         self.branches: list = []  # its `if`s with an `else`, in walk order
         self.contexts: set = set()  # ids of the calls that make a `with` statement's context manager
+        self.changed = None  # (names, attribute spellings) the loop may change: `_loop_changes`, computed once
         for n in walker(node):  # the analysis's shared walk of the loop (`Source.walk`)
             t = type(n)
             if t is ast.If:
@@ -355,18 +356,33 @@ def _fixed_in_loop(test: ast.AST, loop: ast.AST, scan: _LoopScan) -> bool:
     the loop's target or assigned in the loop (`use_amp`, `self.scaler is not None`; not `i < n - 1`)."""
     if any(isinstance(n, ast.Call) for n in walk(test)):
         return False
-    changed = set(scan.bound)
-    target = getattr(loop, "target", None)
-    if target is not None:
-        changed.update(n.id for n in walk(target) if isinstance(n, ast.Name))
-    stored = {ast.unparse(t) for n in walk(loop) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
-              for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Attribute)}
+    if scan.changed is None:
+        scan.changed = _loop_changes(loop, scan)
+    changed, stored = scan.changed
     for n in walk(test):
         if isinstance(n, ast.Name) and n.id in changed:
             return False
         if isinstance(n, ast.Attribute) and ast.unparse(n) in stored:
             return False
     return True
+
+
+def _loop_changes(loop: ast.AST, scan: _LoopScan) -> tuple:
+    """(names, attribute spellings) that `loop` may change on an iteration: its target, names it binds (assigned, by
+    `with`, by an inner loop, by `+=`, by `:=`) and the attributes it assigns or augments."""
+    names = set(scan.bound)
+    stored = set()
+    for n in walk(loop):
+        t = type(n)
+        if t is ast.Assign or t is ast.AugAssign or t is ast.AnnAssign:
+            for target in (n.targets if t is ast.Assign else [n.target]):
+                if type(target) is ast.Attribute:
+                    stored.add(ast.unparse(target))
+                elif t is not ast.Assign:
+                    names.update(e.id for e in walk(target) if type(e) is ast.Name)
+        elif t is ast.For or t is ast.AsyncFor or t is ast.NamedExpr:
+            names.update(e.id for e in walk(n.target) if type(e) is ast.Name)
+    return names, stored
 
 
 def _one_branch_zero(loop: ast.AST, scan: _LoopScan, defs: _FileDefs, scans, opts: frozenset, owner, objects: dict):
@@ -418,6 +434,8 @@ def _rebuilt_optimizers(region: ast.AST, loop: ast.AST, scan: _LoopScan) -> dict
     them (pytorch_DANN's source-only mode). An inner optimizer over a model the loop makes itself (a meta-learning
     task's copy) or bound by `with` is not one. `region`: the loop, or the statements one mode of it runs
     (`_unzeroed_mode`: the other modes' bindings do not matter there)."""
+    if not any(call_word(c.func) in TORCH_OPTIMIZERS for c in scan.calls):
+        return {}  # no optimizer is built in the loop (the cheap question first: the walks below read it all)
     out: dict = {}
     bad: set = set()
     target = getattr(loop, "target", None)
@@ -1004,10 +1022,15 @@ class MissingZeroGrad(Rule):
         (pytorch_DANN: the `dann` mode zeroes, the `source` and `target` modes never do). The constructor is the
         arm's `opt = optim.SGD(...)` when the stepped optimizer is made anew there (`_rebuilt_optimizers`). None when
         no arm is such."""
-        if not scan.branches and not any(type(st) is ast.If for st in loop.body):
+        # Only an `if` that holds both a backward and a step of the loop can hold such an arm: looked for by lines
+        # first (most training loops zero, so this runs for most of them; the arms are read only where it matters).
+        ifs = [st for st in loop.body if type(st) is ast.If
+               and any(st.lineno <= c.lineno <= (st.end_lineno or st.lineno) for c in scan.backwards)
+               and any(st.lineno <= c.lineno <= (st.end_lineno or st.lineno) for c in scan.steps)]
+        if not ifs:
             return None
         found = []
-        for stmt, arm, cond in _arms(loop.body, loop, scan):
+        for stmt, arm, cond in _arms(ifs, loop, scan):
             if any(type(st) in (ast.Break, ast.Return, ast.Raise) for st in arm):
                 continue
             arm_scan = _LoopScan(ast.Module(body=arm, type_ignores=[]))
@@ -1015,7 +1038,8 @@ class MissingZeroGrad(Rule):
                 continue
             others = [st for st in loop.body if st is not stmt]
             rebuilt = _rebuilt_optimizers(ast.Module(body=others + arm, type_ignores=[]), loop, scan) if any(
-                type(c.func.value) is ast.Name and c.func.value.id in scan.bound for c in arm_scan.steps) else {}
+                type(c.func.value) is ast.Name and c.func.value.id in scan.bound and not c.args and not c.keywords
+                for c in arm_scan.steps) else {}
             steps = optimizer_steps(arm_scan.steps, rebuilt)
             if not steps:
                 continue
@@ -1062,7 +1086,8 @@ class MissingZeroGrad(Rule):
         # ... unless it is a `torch.optim` optimizer made anew over modules that outlive the iteration: the
         # gradients live on their parameters (`_rebuilt_optimizers`). Looked for only where a step's receiver is bound.
         rebuilt = _rebuilt_optimizers(loop, loop, scan) if any(
-            type(c.func.value) is ast.Name and c.func.value.id in built_inside for c in scan.steps) else {}
+            type(c.func.value) is ast.Name and c.func.value.id in built_inside and not c.args and not c.keywords
+            for c in scan.steps) else {}
 
         def optimizer_steps(calls: list, rebuilt: dict) -> list:
             return [c for c in calls if isinstance(c.func.value, (ast.Name, ast.Attribute))
