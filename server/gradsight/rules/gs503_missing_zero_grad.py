@@ -427,15 +427,18 @@ def _one_branch_zero(loop: ast.AST, scan: _LoopScan, defs: _FileDefs, scans, opt
     return None
 
 
-def _rebuilt_optimizers(region: ast.AST, loop: ast.AST, scan: _LoopScan) -> dict:
+def _rebuilt_optimizers(region: ast.AST, loop: ast.AST, scan: _LoopScan, steps: list) -> dict:
     """Names the loop binds only to a new `torch.optim` optimizer (`optimizer = optim.SGD(list(f.parameters()) + ...)`)
     over the parameters of modules bound outside it, by name -> the constructor's statement. Such an optimizer is new
     each iteration, but the gradients live on the parameters, which outlive it: a fresh optimizer does not clear
     them (pytorch_DANN's source-only mode). An inner optimizer over a model the loop makes itself (a meta-learning
     task's copy) or bound by `with` is not one. `region`: the loop, or the statements one mode of it runs
-    (`_unzeroed_mode`: the other modes' bindings do not matter there)."""
-    if not any(call_word(c.func) in TORCH_OPTIMIZERS for c in scan.calls):
-        return {}  # no optimizer is built in the loop (the cheap question first: the walks below read it all)
+    (`_unzeroed_mode`: the other modes' bindings do not matter there); `steps`: the `.step` calls of the region. The
+    cheap questions first (the walks below read the whole region): a `.step()` without arguments on a name the loop
+    binds, and a `torch.optim` constructor called in the loop."""
+    if not any(type(c.func.value) is ast.Name and c.func.value.id in scan.bound and not c.args and not c.keywords
+               for c in steps) or not any(call_word(c.func) in TORCH_OPTIMIZERS for c in scan.calls):
+        return {}
     out: dict = {}
     bad: set = set()
     target = getattr(loop, "target", None)
@@ -1037,9 +1040,7 @@ class MissingZeroGrad(Rule):
             if not arm_scan.backwards:
                 continue
             others = [st for st in loop.body if st is not stmt]
-            rebuilt = _rebuilt_optimizers(ast.Module(body=others + arm, type_ignores=[]), loop, scan) if any(
-                type(c.func.value) is ast.Name and c.func.value.id in scan.bound and not c.args and not c.keywords
-                for c in arm_scan.steps) else {}
+            rebuilt = _rebuilt_optimizers(ast.Module(body=others + arm, type_ignores=[]), loop, scan, arm_scan.steps)
             steps = optimizer_steps(arm_scan.steps, rebuilt)
             if not steps:
                 continue
@@ -1084,10 +1085,8 @@ class MissingZeroGrad(Rule):
         # such as a meta-learning inner optimizer) is a fresh optimizer each time.
         built_inside = scan.bound
         # ... unless it is a `torch.optim` optimizer made anew over modules that outlive the iteration: the
-        # gradients live on their parameters (`_rebuilt_optimizers`). Looked for only where a step's receiver is bound.
-        rebuilt = _rebuilt_optimizers(loop, loop, scan) if any(
-            type(c.func.value) is ast.Name and c.func.value.id in built_inside and not c.args and not c.keywords
-            for c in scan.steps) else {}
+        # gradients live on their parameters (`_rebuilt_optimizers`). (It says early where there is none.)
+        rebuilt = _rebuilt_optimizers(loop, loop, scan, scan.steps)
 
         def optimizer_steps(calls: list, rebuilt: dict) -> list:
             return [c for c in calls if isinstance(c.func.value, (ast.Name, ast.Attribute))
