@@ -32,6 +32,9 @@ class BackwardEvent(Event):
     create_graph: Tri = Tri.NO
     allow_unused: Tri = Tri.NO
     gradient: Optional[tuple] = None  # (expr node, Value) of `gradient=` / `grad_outputs=` / `grad_tensors=`
+    # Grad mode is off only through a call made with it off, and the backward runs only under a test the analysis
+    # cannot decide in that call or deeper (`Interpreter.backward_guarded_off`).
+    guarded_off: bool = False
 
 
 @dataclass(frozen=True)

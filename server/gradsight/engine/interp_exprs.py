@@ -22,8 +22,8 @@ _WEIGHT_LAYERS = frozenset({"Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", 
 _NONE = PyVal(is_none=True, truth=False)  # `None` is falsy: `if optimizer:` with `optimizer=None` passed
 _NUMBER = PyVal(scalar=True)
 _PLAIN = PyVal()
-_TRUE = PyVal(truth=True)
-_FALSE = PyVal(truth=False)
+_TRUE = PyVal(truth=True, boolean=True)
+_FALSE = PyVal(truth=False, boolean=True)
 _STRING_MAX = 64  # longer string constants (docstrings, messages) are plain data
 
 
@@ -477,7 +477,8 @@ class ExpressionsMixin:
                     else None if val.truth is None else not val.truth
             else:
                 truth = None
-            return replace(val, truth=truth, is_none=False, string=None, scalar_items=False, is_tensor_list=False)
+            return replace(val, truth=truth, is_none=False, string=None, scalar_items=False, is_tensor_list=False,
+                           boolean=isinstance(node.op, ast.Not))
         return UNKNOWN
 
     def expr_Compare(self, node: ast.Compare, state: State) -> Value:

@@ -864,6 +864,20 @@ class OpsMixin:
                           sources=src.sources, segs=src.segs)
         return SeqVal(tuple(g.with_(shape=v.shape if isinstance(v, TensorVal) else None) for _, v in inputs))
 
+    def backward_guarded_off(self, state) -> bool:
+        """Whether a backward runs with grad mode off only because a call was made with grad mode off, and only
+        under an `if` that gates an optimizer update (`paths.gates_update`) and that this analysis cannot decide, in
+        that call or a deeper one: `if mode == "train": optimizer.zero_grad(); loss.backward(); optimizer.step()`
+        in a function its evaluation caller runs under `no_grad`, the test hanging on what that caller passes or on
+        state it set up. Such a test is how code shared by training and evaluation keeps the update out of
+        evaluation, so GS401 claims nothing there (a guess, not evidence)."""
+        if state.grad is not Tri.NO:
+            return False
+        for i, grad in enumerate(self.frame_caller_grad):
+            if grad is Tri.NO:
+                return any(flags.get("undecided") for flags in self.frame_flags[i:])
+        return False
+
     def backward(self, target: Value, target_node: ast.AST, call: ast.Call, state: State, api: str,
                  kwargs: dict, positional: int = 0, inputs: list | None = None,
                  gradient: Optional[tuple] = None, grad_inputs: Optional[Value] = None) -> None:
@@ -905,7 +919,8 @@ class OpsMixin:
         if kwargs.get("materialize_grads", (None, None))[0] is not None:
             allow_unused = Tri.MAYBE
         self.emit(BackwardEvent(call, target, self.seg(target_node), api, call, gradient_given, retain, state.grad,
-                                target_node, tuple(inputs or ()), create, allow_unused, gradient))
+                                target_node, tuple(inputs or ()), create, allow_unused, gradient,
+                                self.backward_guarded_off(state)))
         self.backward_seen = True
         # Each frame records the line of its own body where the backward ran: the call into the callee that ran
         # it, or the backward itself in the innermost frame.

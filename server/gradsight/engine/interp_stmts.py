@@ -20,7 +20,7 @@ from .interp_util import (_const_key, bool_compare_truth, REQUIRES_GRAD_SPELLING
                           self_view, _class_methods, _invariant_test, _loop_changes, _module_mutations,
                           _survey_discarded)
 from .paths import (_test_key, _block_tests, _block_path, _mentions, _rebuilt_before_use, _last_iteration_test,
-                    _assumed_key)
+                    _assumed_key, gates_update)
 from .state import State
 from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, Fact, FuncVal, GradModeCtx, MapVal, ModuleVal, ObjectVal,
                      OptimizerVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value, join_all, summarise)
@@ -648,8 +648,18 @@ class StatementsMixin:
             return self.exec_block(stmt.orelse, state)
         then_state, else_state = state.copy(), state.copy()
         self.refine_requires_grad(stmt.test, then_state, else_state)
-        then = self.exec_block(stmt.body, then_state)
-        other = self.exec_block(stmt.orelse, else_state)
+        # Inside a function, the branches of a test this analysis cannot decide that gates an optimizer update
+        # (`gates_update`) are counted open while they run (`backward_guarded_off`).
+        flags = self.frame_flags[-1] if self.frame_flags and self.syntax("gates_update", stmt, gates_update) \
+            else None
+        if flags is not None:
+            flags["undecided"] = flags.get("undecided", 0) + 1
+        try:
+            then = self.exec_block(stmt.body, then_state)
+            other = self.exec_block(stmt.orelse, else_state)
+        finally:
+            if flags is not None:
+                flags["undecided"] -= 1
         return then.join(other)
 
 
@@ -693,6 +703,8 @@ class StatementsMixin:
                 return False
         if isinstance(test, ast.Name):
             val = state.get(test.id)
+            if isinstance(val, OptimizerVal):
+                return True  # `if optimizer:` on a torch optimizer (no `__bool__` or `__len__`: always truthy)
             return val.truth if isinstance(val, PyVal) else None
         if isinstance(test, ast.Attribute) and test.attr == "requires_grad":
             # `if t.requires_grad:` on a tensor whose grad state is known (only with grad mode on: under no_grad a

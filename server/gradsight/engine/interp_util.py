@@ -138,11 +138,10 @@ def compared_value(node: ast.AST, state: State) -> Optional[Value]:
 
 def bool_compare_truth(test: ast.AST, state: State) -> Optional[bool]:
     """`flag is False` / `flag == True` / `flag is not False` where `flag` is surely truthy or surely falsy:
-    `if evaluate is False:` under a call that passed `evaluate=True` is not taken. Decided only
-    where the truth of `flag` settles it whatever its exact value: a truthy value is never `False`, a falsy
-    one never `True` (a falsy value may be `None` or `0`, so `flag is False` with `flag` falsy stays unknown,
-    except that a value surely `True` is `True`). Also `mode == "train"` / `mode in ("train", "finetune")` where
-    `mode` is surely one string (`string_compare`)."""
+    `if evaluate is False:` under a call that passed `evaluate=True` is not taken. Decided only where the truth of
+    `flag` settles it: a truthy value is never `False`, a falsy one never `True`, and a falsy one is `False` only if
+    surely a bool (`PyVal.boolean`: not `None` or `0`). Also `mode == "train"` / `mode in ("train", "finetune")`
+    where `mode` is surely one string (`string_compare`)."""
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return None
     left, right = test.left, test.comparators[0]
@@ -160,8 +159,8 @@ def bool_compare_truth(test: ast.AST, state: State) -> Optional[bool]:
     wanted = test.comparators[0].value
     if val.truth != wanted:
         equal = False
-    elif wanted is True:
-        equal = True  # only the constant `True` (or a flag a call set to it) is surely truthy here
+    elif wanted is True or val.boolean:  # surely `True` / surely the bool `False` (`PyVal.boolean`)
+        equal = True
     else:
         return None
     return equal if isinstance(test.ops[0], (ast.Is, ast.Eq)) else not equal
@@ -197,7 +196,8 @@ def _constant_default(node: Optional[ast.AST], called: bool = False) -> Value:
                      is_none=node.value is None,
                      truth=(node.value if isinstance(node.value, bool) else False if node.value is None else None)
                      if called else None,
-                     string=node.value if called and isinstance(node.value, str) else None)
+                     string=node.value if called and isinstance(node.value, str) else None,
+                     boolean=called and isinstance(node.value, bool))
     return UNKNOWN
 
 

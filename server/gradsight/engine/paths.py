@@ -208,3 +208,24 @@ def _last_iteration_test(loop: ast.AST, test: ast.AST) -> Optional[bool]:
     if var in binds or names & set(binds) or keys & receivers:
         return None
     return last
+
+
+def gates_update(stmt: ast.If) -> bool:
+    """An `if` with an optimizer-style `.step(...)` call in its branches (nested functions and classes left out):
+    a test that gates the whole update (`if mode == "train": optimizer.zero_grad(); loss.backward();
+    optimizer.step()`), which is how code shared by training and evaluation keeps the update out of evaluation.
+    Not a test of a module's `.training` flag (`if model.training:`): a module is in training mode unless put in
+    eval mode, which the analysis tracks (`ModuleVal.eval_sure`)."""
+    test = stmt.test.operand if isinstance(stmt.test, ast.UnaryOp) and isinstance(stmt.test.op, ast.Not) \
+        else stmt.test
+    if isinstance(test, ast.Attribute) and test.attr == "training":
+        return False
+    stack = list(stmt.body) + list(stmt.orelse)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step":
+            return True
+        stack.extend(ast.iter_child_nodes(node))
+    return False

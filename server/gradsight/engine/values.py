@@ -319,6 +319,7 @@ class PyVal(Value):
     is_none: bool = False  # surely `None`
     truth: Optional[bool] = None  # surely `True` / `False` (a bool constant; a default a call left as it is)
     string: Optional[str] = None  # surely this string (a string constant; a string a call passed or left as default)
+    boolean: bool = False  # surely a bool (a `True`/`False` constant, a `not`), so `truth=False` is `False` itself
 
     def join(self, other: Value) -> Value:
         if self is other:
@@ -328,7 +329,8 @@ class PyVal(Value):
         return PyVal(cut=_first(self.cut, other.cut), pcut=self.pcut | other.pcut,
                      scalar=self.scalar and other.scalar, scalar_items=self.scalar_items and other.scalar_items,
                      is_none=self.is_none and other.is_none, truth=self.truth if self.truth == other.truth else None,
-                     string=self.string if self.string == other.string else None)
+                     string=self.string if self.string == other.string else None,
+                     boolean=self.boolean and other.boolean)
 
 
 @dataclass(frozen=True)

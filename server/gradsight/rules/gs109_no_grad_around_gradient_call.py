@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 
 from ..engine.astwalk import dotted_name
+from ..engine.paths import gates_update
 from ..engine.query import FileEvent
 from ..engine.report import Note
 from ..findings import Severity
@@ -16,6 +17,7 @@ _GRAD = ("torch.autograd.grad", "autograd.grad")
 _MANAGES = ("enable_grad", "set_grad_enabled")
 _OFF_WORDS = ("no_grad", "inference_mode")
 _OWN_OFF = "\0off"  # the guard `_guarded` gives statements inside the function's own `with torch.no_grad():`
+_GATE = "\0gate"  # `(_GATE, test, branch)`: the guard of an `if` that gates an optimizer update (`gates_update`)
 _DEPTH = 4  # calls followed from the `with` body (StudioGAN: evaluation -> save_images -> generate -> optimise -> grad)
 _BUDGET = 60  # functions read per analysis, at most
 
@@ -38,6 +40,9 @@ def _guarded(fn: ast.AST) -> list:
             if isinstance(stmt.test, ast.BoolOp) and isinstance(stmt.test.op, ast.And):
                 # `if is_train and opt is not None:`: the body runs only where every operand holds.
                 on = tuple((n, t, True) for t in stmt.test.values if (n := _tested(t)) in params)
+            if gates_update(stmt):
+                # A test that gates an optimizer update: claimed only where the call's constants make it hold.
+                on, off = on + ((_GATE, stmt.test, True),), off + ((_GATE, stmt.test, False),)
             todo.extend((s, guards + on) for s in reversed(stmt.body))
             todo.extend((s, guards + off) for s in reversed(stmt.orelse))
             continue
@@ -131,6 +136,25 @@ def _eval_before(block: list, call: ast.Call, module: str) -> bool:
     return False
 
 
+def _given(call: ast.Call, name: str, params: list, defaults: dict, kwdefaults: dict):
+    """The expression `call` passes for parameter `name` (or the default it leaves), None when not known."""
+    index = params.index(name) if name in params else len(call.args)
+    if index < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
+        return call.args[index]
+    return next((k.value for k in call.keywords if k.arg == name), defaults.get(name, kwdefaults.get(name)))
+
+
+def _decided_on(call, fn, guards, test, branch, params, defaults, kwdefaults) -> bool:
+    """Whether the parameter guard on `test` among `guards` takes `branch` with the constant `call` gives."""
+    for other in guards:
+        if other == _OWN_OFF or other[0] == _GATE or other[1] is not test or other[2] is not branch:
+            continue
+        given = _given(call, other[0], params, defaults, kwdefaults)
+        if isinstance(given, ast.Constant) and _holds(test, given) is branch:
+            return True
+    return False
+
+
 def _guard_off(call: ast.Call, fn: ast.AST, guards: list, block: list = ()) -> bool:
     """Does `call` pass constants (or leave defaults) for the parameters of `fn` that `guards` (`(name, test, branch)`
     for the `if` tests on parameters around the differentiation) test, such that some test takes the other branch?
@@ -146,11 +170,14 @@ def _guard_off(call: ast.Call, fn: ast.AST, guards: list, block: list = ()) -> b
         if guard == _OWN_OFF:
             continue
         name, test, branch = guard
-        index = params.index(name) if name in params else len(call.args)
-        if index < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
-            given = call.args[index]
-        else:
-            given = next((k.value for k in call.keywords if k.arg == name), defaults.get(name, kwdefaults.get(name)))
+        if name == _GATE:
+            # An update gate (`if mode == "train": ...; loss.backward(); optimizer.step()`) is how code shared by
+            # training and evaluation keeps the update out of evaluation: unless this call's constants make its
+            # test take the differentiating branch, nothing is claimed.
+            if not _decided_on(call, fn, guards, test, branch, params, defaults, kwdefaults):
+                return True
+            continue
+        given = _given(call, name, params, defaults, kwdefaults)
         if isinstance(given, ast.Constant) and _holds(test, given) is (not branch):
             return True
         plain = test.operand if isinstance(test, ast.UnaryOp) else test
@@ -174,6 +201,19 @@ def _off_calls(top) -> list:
 _EPOCH = ("import torch\nimport torch.nn as nn\n\n\ndef epoch(model, opt):\n    loss = model(torch.randn(4, 3)).pow(2).mean()\n"
           "    if model.training:\n        opt.zero_grad()\n        loss.backward()\n        opt.step()\n"
           "    return loss.item()\n\n\n")
+
+
+# Shared train/eval code whose update (zero_grad, backward, step) runs only under a mode test: the evaluation call
+# passes "val", which `mode in TRAIN_MODES` turns away (a test this rule does not evaluate, so nothing is claimed);
+# `mode == "train"` with "train" passed runs the update under no_grad.
+_MODE_STEP = ("import torch\nimport torch.nn as nn\n\nTRAIN_MODES = (\"train\", \"finetune\")\n\n\n"
+             "def step(model, batch, optimizer, mode):\n    x, y = batch\n"
+             "    loss = nn.functional.mse_loss(model(x), y)\n    if {test}:\n"
+             "        optimizer.zero_grad()\n        loss.backward()\n        optimizer.step()\n"
+             "    return loss.item()\n\n\nmodel = nn.Linear(3, 1)\n"
+             "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+             "batch = (torch.randn(4, 3), torch.randn(4, 1))\nstep(model, batch, opt, \"train\")\n"
+             "with torch.no_grad():\n    val = step(model, batch, opt, {mode})\n")
 
 
 class NoGradAroundGradientCall(Rule):
@@ -211,6 +251,7 @@ class NoGradAroundGradientCall(Rule):
                 "    return G(z)\n\n\n"
                 "G, D = nn.Linear(4, 4), nn.Linear(4, 1)\n")
     valid = (
+        Valid(_MODE_STEP.format(test="mode in TRAIN_MODES", mode='"val"')),
         # The sampler switches grad mode back on for its own step.
         Valid(_helpers.replace("    z = z.clone().requires_grad_(True)\n    score = D(G(z)).sum()\n"
                                "    grad = autograd.grad(outputs=score, inputs=z)[0]\n",
@@ -242,6 +283,8 @@ class NoGradAroundGradientCall(Rule):
               "    val = epoch(model, opt)\n"),
     )
     invalid = (
+        Invalid(_MODE_STEP.format(test='mode == "train"', mode='"train"'), line=21, also=(9,),
+                runtime="raises: element 0 of tensors does not require grad"),
         # The same function called under no_grad with the model still in training mode.
         Invalid(_EPOCH + "model = nn.Linear(3, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
                 "model.train(True)\nwith torch.no_grad():\n    val = epoch(model, opt)\n", line=17,

@@ -41,6 +41,19 @@ _CRITIC = ("import torch\nimport torch.nn as nn\n\n\n"
            "            torch.randn(8, 1), torch.randn(8, 1), torch.randn(8, 3), 0.99)\n")
 
 
+# Shared train/eval code: the update (zero_grad, backward, step) runs only `if is_train:`, and the evaluation call
+# under `no_grad` passes a flag the analysis cannot decide (from the command line): a gate, not a claim.
+_GATED_EPOCH = ("import sys\n\nimport torch\nimport torch.nn as nn\n\n\n"
+                 "def run_epoch(model, loader, loss_fn, optimizer, is_train):\n    total = 0.0\n"
+                 "    for x, y in loader:\n        loss = loss_fn(model(x), y)\n        if is_train:\n"
+                 "            optimizer.zero_grad()\n            loss.backward()\n            optimizer.step()\n"
+                 "        total += loss.item()\n    return total\n\n\n"
+                 "model = nn.Linear(4, 2)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                 "loader = [(torch.randn(3, 4), torch.tensor([0, 1, 0]))]\nflag = \"--train-in-eval\" in sys.argv\n"
+                 "run_epoch(model, loader, nn.CrossEntropyLoss(), optimizer, True)\nwith torch.no_grad():\n"
+                 "    run_epoch(model, loader, nn.CrossEntropyLoss(), optimizer, {flag})\n")
+
+
 class BackwardWithoutGrad(Rule):
     code = "GS401"
     name = "backward-without-grad"
@@ -58,6 +71,7 @@ class BackwardWithoutGrad(Rule):
     use_instead = "pred = model(x)\nloss = ((pred - y) ** 2).mean()\nloss.backward()"
     references = ("https://pytorch.org/docs/stable/notes/autograd.html#locally-disabling-gradient-computation",)
     valid = (
+        Valid(_GATED_EPOCH.format(flag="flag")),
         # Torch differentiates every argument of a loss module: the prediction second still gives the loss history.
         Valid(_CRITIC.format(pred="values")),
         # A boosting ensemble's output converted with `torch.as_tensor(out, dtype=...)` where `out` comes from a
@@ -149,6 +163,9 @@ class BackwardWithoutGrad(Rule):
               "    net(torch.randn(2, 4))\n"),
     )
     invalid = (
+        # The look-alike of the undecided update gate: the evaluation call passes `True`, so the update runs there.
+        Invalid(_GATED_EPOCH.format(flag="True"), line=10, also=(24,),
+                runtime="raises: element 0 of tensors does not require grad"),
         # The look-alike: both arguments of the loss module are without history.
         Invalid(_CRITIC.format(pred="values.detach()"), line=7,
                 runtime="raises: element 0 of tensors does not require grad"),
@@ -240,7 +257,7 @@ class BackwardWithoutGrad(Rule):
 
     def check(self, event: BackwardEvent, report) -> None:
         t = event.target
-        if t.rg is not Tri.NO:
+        if t.rg is not Tri.NO or event.guarded_off:
             return
         cause = root_cause(t.nograd)
         chain = t.nograd.chain() if t.nograd is not None else []
