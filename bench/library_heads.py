@@ -27,6 +27,7 @@ Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-p
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh20 # 46 more, fetched for the twentieth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh21 # 46 more, fetched for the twenty-first fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh22 # 39 more, fetched for the twenty-second fresh round
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh24 # 47 more, fetched for the twenty-fourth fresh round
 """
 
 from __future__ import annotations
@@ -489,6 +490,27 @@ FRESH22 = ("alirezakazemipour/DIAYN-PyTorch", "alirezakazemipour/Continuous-PPO"
            "d-ailin/GDN", "ML4ITS/mtad-gat-pytorch",
            "White-Link/UnsupervisedScalableRepresentationLearningTimeSeries", "vgsatorras/few-shot-gnn",
            "Tsingularity/FRN", "facebookresearch/low-shot-shrink-hallucinate")
+# 47 more, fetched for the twenty-fourth fresh round (fresh24; not under /work/.mirror
+# before, in no earlier list, not in /tmp/fetch_list.txt, not held out by issue 13), chosen by name and description
+# only: detection/segmentation/pose, NLP fine-tuning, graph nets, medical imaging, few-shot, video, point clouds/3D,
+# diffusion/VAEs/flows, distillation, continual learning, depth/flow, VQA and physics-informed nets, and read only to
+# measure (bench/fresh24-notes.md). `--fresh24`.
+FRESH24 = ("ruinmessi/RFBNet", "BobLiu20/YOLOv3_PyTorch",
+           "Daniil-Osokin/lightweight-human-pose-estimation.pytorch", "GengDavid/pytorch-cpn",
+           "biubug6/Pytorch_Retinaface", "wutianyiRosun/CGNet",
+           "tensorboy/pytorch_Realtime_Multi-Person_Pose_Estimation", "yangjianxin1/GPT2-chitchat",
+           "Morizeyao/GPT2-Chinese", "richarddwang/electra_pytorch", "timoschick/pet",
+           "RexYing/gnn-model-explainer", "lightaime/deep_gcns_torch", "THUDM/GRAND", "JiaxuanYou/P-GNN",
+           "jrzech/reproduce-chexnet", "binli123/dsmil-wsi", "AMLab-Amsterdam/AttentionDeepMIL",
+           "cyvius96/prototypical-network-pytorch", "BoyuanJiang/matching-networks-pytorch",
+           "markdtw/meta-learning-lstm-pytorch", "zhoubolei/TRN-pytorch", "craston/MARS", "lshiwjx/2s-AGCN",
+           "WangYueFt/dcp", "stevenygd/PointFlow", "Strawberry-Eat-Mango/PCT_Pytorch",
+           "zhulf0804/PointPillars", "lioryariv/volsdf", "yuanzhi-zhu/mini_edm", "chuanyangjin/fast-DiT",
+           "bayesiains/nsf", "edenton/svg", "hunto/DIST_KD", "passalis/probabilistic_kt",
+           "bhheo/AB_distillation", "sahagobinda/GPM", "clovaai/rainbow-memory",
+           "kuc2477/pytorch-deep-generative-replay", "cleinc/bts", "mileyan/AnyNet", "zacjiang/GMA",
+           "Cyanogenoid/pytorch-vqa", "rosinality/mac-network-pytorch", "linjieli222/VQA_ReGAT",
+           "isds-neu/PhyCRNet", "greydanus/hamiltonian-nn")
 
 
 
@@ -575,6 +597,7 @@ def main() -> int:
     ap.add_argument("--fresh20", action="store_true", help="check the 46 repositories of FRESH20 instead")
     ap.add_argument("--fresh21", action="store_true", help="check the 46 repositories of FRESH21 instead")
     ap.add_argument("--fresh22", action="store_true", help="check the 39 repositories of FRESH22 instead")
+    ap.add_argument("--fresh24", action="store_true", help="check the 47 repositories of FRESH24 instead")
     ap.add_argument("--all-severities", metavar="FILE",
                     help="also write every finding (information and hints too), with its \"severity\", as JSON lines")
     args = ap.parse_args()
@@ -585,7 +608,7 @@ def main() -> int:
         FRESH11 if args.fresh11 else FRESH12 if args.fresh12 else FRESH13 if args.fresh13 else
         FRESH14 if args.fresh14 else FRESH15 if args.fresh15 else FRESH16 if args.fresh16 else
         FRESH17 if args.fresh17 else FRESH18 if args.fresh18 else FRESH19 if args.fresh19 else
-        FRESH20 if args.fresh20 else FRESH21 if args.fresh21 else FRESH22 if args.fresh22 else REPOS)
+        FRESH20 if args.fresh20 else FRESH21 if args.fresh21 else FRESH22 if args.fresh22 else FRESH24 if args.fresh24 else REPOS)
     found: list[dict] = []
     every: list[dict] = []
     lines = 0
