@@ -133,12 +133,12 @@ def is_step_call(node: ast.AST) -> bool:
 
 def _one_accumulation_step(fn: ast.AST, loop: ast.AST) -> bool:
     """`for _ in range(k)` (`k` a name, an attribute or a number, not `len(data)`) whose body backwards and steps
-    nothing, followed in `fn` by a `.step()` in no loop: the k micro-batches of one gradient-accumulation step
+    nothing, followed in `fn` (a function, or the loop making the total anew) by a `.step()` in no loop inside `fn`: the k micro-batches of one gradient-accumulation step
     (`opt.step()` or `scaler.step(opt)` once per call), as many as the code says, each graph freed by its backward."""
     body = list(own_nodes(loop))
     if not code_range(loop) or any(is_step_call(n) for n in body) or not any(is_backward_call(n) for n in body):
         return False
-    loops = [n for n in own_nodes(fn) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+    loops = [n for n in own_nodes(fn) if n is not fn and isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
     return any(is_step_call(n) and n.lineno > (loop.end_lineno or loop.lineno)
                and not any(inside(n, other) for other in loops) for n in own_nodes(fn))
 
@@ -236,7 +236,8 @@ def bounded(tree: ast.AST | None, event, name: str) -> str | None:
     call). It is bounded when
     * that re-making loop itself calls backward besides (a training step: `loss_g.backward()` then k discriminator
       steps summed into a total made anew each step), for a loop that calls backward; or, for a local of a function
-      with one loop, that loop is the micro-batches of one gradient-accumulation step (`_one_accumulation_step`); or
+      with one loop (or a total the re-making loop makes before its one inner loop), that loop is the micro-batches
+      of one gradient-accumulation step (`_one_accumulation_step`); or
     * every loop it lives across runs once per part of the model (`_iterates_parts`), or, in a loop without
       backward, combines values made before it without running a model (`_runs_no_model`); or it is a local kept
       across an unrolled computation (`_unrolled`).
@@ -274,8 +275,11 @@ def bounded(tree: ast.AST | None, event, name: str) -> str | None:
         inner_loops = [n for n in own_nodes(home) if n is not home and isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
         if any(is_backward_call(n) and not any(inside(n, loop) for loop in inner_loops) for n in own_nodes(home)):
             return "step"
-    if home is None and scope is not tree and len(spanning) == 1 and event.backward_in_loop is not None \
-            and _one_accumulation_step(scope, spanning[0]):
+    if len(spanning) == 1 and event.backward_in_loop is not None and (
+            home is None and scope is not tree and _one_accumulation_step(scope, spanning[0])
+            # A total the step loop makes anew, summed over the micro-batch loop in it, before that step loop's
+            # `.step()` (mini_edm's `batch_loss = torch.tensor(0.0)`; bench/fresh24-repro/03).
+            or home is not None and _one_accumulation_step(home, spanning[0])):
         return "step"
     if all(_iterates_parts(loop) for loop in spanning):
         return "parts"

@@ -103,6 +103,19 @@ class BackwardInForward(Rule):
                    "    return x + (self.codes[idx] - x).detach()")
     references = ("https://pytorch.org/docs/stable/notes/autograd.html",)
     valid = (
+        # A forward that is a whole training step with an optimizer the caller hands in, returning logging values
+        # (stevenygd/PointFlow; bench/fresh24-false/01).
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Flow(nn.Module):\n"
+              "    def __init__(self):\n        super().__init__()\n"
+              "        self.encoder = nn.Linear(3, 4)\n        self.decoder = nn.Linear(4, 3)\n\n"
+              "    def forward(self, x, opt, step):\n        opt.zero_grad()\n"
+              "        z = self.encoder(x)\n        recon = self.decoder(z)\n"
+              "        loss = (recon - x).pow(2).mean() + 0.1 * z.pow(2).mean()\n"
+              "        loss.backward()\n        opt.step()\n"
+              "        return {\"step\": step, \"recon\": (recon - x).abs().mean()}\n\n\n"
+              "model = Flow()\noptimizer = torch.optim.Adam(model.parameters(), lr=1e-3)\n"
+              "for step in range(3):\n    out = model(torch.randn(8, 3), optimizer, step)\n"
+              "    print(out[\"step\"], out[\"recon\"].item())\n"),
         Valid("import torch\nimport torch.nn as nn\n\n\nclass Q(nn.Module):\n    def __init__(self):\n"
               "        super().__init__()\n        self.codes = nn.Parameter(torch.randn(4, 3))\n\n"
               "    def forward(self, x):\n        commit = ((self.codes[0] - x.detach()) ** 2).mean()\n"
@@ -168,6 +181,18 @@ class BackwardInForward(Rule):
               "out = DeepSupervision()(enc(torch.randn(2, 3)))\nout.sum().backward()\n"),
     )
     invalid = (
+        # The look-alike: the optimizer is the module's own, and the caller backwards the returned score through
+        # the encoder graph the inner backward freed.
+        Invalid("import torch\nimport torch.nn as nn\n\n\nclass Critic(nn.Module):\n"
+                "    def __init__(self):\n        super().__init__()\n"
+                "        self.net = nn.Linear(3, 1)\n"
+                "        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)\n\n"
+                "    def forward(self, feats):\n        self.opt.zero_grad()\n"
+                "        loss = self.net(feats).pow(2).mean()\n        loss.backward()\n"
+                "        self.opt.step()\n        return self.net(feats).mean()\n\n\n"
+                "encoder = nn.Linear(3, 3)\ncritic = Critic()\n"
+                "score = critic(encoder(torch.randn(2, 3)))\nscore.backward()\n",
+                line=14, also=(22,), runtime="raises: Trying to backward through the graph a second time"),
         Invalid("import torch\nimport torch.nn as nn\n\n\nclass Q(nn.Module):\n    def __init__(self):\n"
                 "        super().__init__()\n        self.codes = nn.Parameter(torch.randn(4, 3))\n\n"
                 "    def forward(self, x):\n        commit = ((self.codes[0] - x) ** 2).mean()\n"
@@ -209,8 +234,12 @@ class BackwardInForward(Rule):
         if not any(_reads(v, tainted) for v in returns):
             return  # nothing from the input's graph goes back to the caller (e.g. a meta-learner's forward)
         returned = {n.id for r in returns for n in ast.walk(r) if isinstance(n, ast.Name)}
-        training_step = any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "backward"
-                            and isinstance(c.func.value, ast.Name) and c.func.value.id in returned
+        given = {a.arg for a in func.args.args[1:] + func.args.kwonlyargs}
+        training_step = any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and isinstance(
+            c.func.value, ast.Name) and (c.func.attr == "backward" and c.func.value.id in returned
+                                         # `opt.step()` on an optimizer the caller hands in: `model(x, opt, step)`
+                                         # runs a whole training step, and its caller backwards nothing again.
+                                         or c.func.attr == "step" and c.func.value.id in given)
                             for c in ast.walk(func))
         for call in ast.walk(func):
             if not isinstance(call, ast.Call):
@@ -230,8 +259,9 @@ class BackwardInForward(Rule):
                 continue
             if training_step:
                 # The forward is a training step that hands back a loss it backwarded (NVlabs' FUNIT:
-                # `l_total.backward(); return l_total, l_adv, ...` for the trainer to log, one branch per mode):
-                # nothing says a caller backwards again.
+                # `l_total.backward(); return l_total, l_adv, ...` for the trainer to log, one branch per mode), or
+                # that steps an optimizer its caller hands in (PointFlow's `forward(self, x, opt, step)`, returning
+                # logging values; bench/fresh24-false/01): nothing says a caller backwards again.
                 continue
             stmt = q.statement(call) or call
             report.add(self, stmt, "This backward inside `forward` frees the caller's graph; its own backward "
