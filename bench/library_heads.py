@@ -27,6 +27,7 @@ Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-p
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh20 # 46 more, fetched for the twentieth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh21 # 46 more, fetched for the twenty-first fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh22 # 39 more, fetched for the twenty-second fresh round
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh23 # 46 more, fetched for the twenty-third fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh24 # 47 more, fetched for the twenty-fourth fresh round
 """
 
@@ -490,6 +491,26 @@ FRESH22 = ("alirezakazemipour/DIAYN-PyTorch", "alirezakazemipour/Continuous-PPO"
            "d-ailin/GDN", "ML4ITS/mtad-gat-pytorch",
            "White-Link/UnsupervisedScalableRepresentationLearningTimeSeries", "vgsatorras/few-shot-gnn",
            "Tsingularity/FRN", "facebookresearch/low-shot-shrink-hallucinate")
+# 46 more, fetched in the twenty-third session for the twenty-third fresh round (not under /work/.mirror before,
+# in no earlier list, not in /tmp/fetch_list.txt, not held out by issue 13, not in round fresh24's list), chosen by
+# name and description only: RL (value-based, policy gradient, model-based, multi-agent, offline), GANs and
+# image-to-image translation, self-supervised learning, speech and audio, time series, recommendation, tabular and
+# adversarial robustness, and read only to measure (bench/fresh23-notes.md). `--fresh23`.
+FRESH23 = ("Rafael1s/Deep-Reinforcement-Learning-Algorithms", "andri27-ts/Reinforcement-Learning", "oxwhirl/wqmix",
+           "tinyzqh/light_mappo", "cyanrain7/TRPO-in-MARL", "rll-research/url_benchmark",
+           "anuragajay/decision-diffuser", "Kaixhin/spinning-up-basic", "suragnair/alpha-zero-general",
+           "HsinYingLee/DRIT", "znxlwm/UGATIT-pytorch", "mrzhu-cool/pix2pix-pytorch", "NVlabs/DG-Net",
+           "Ha0Tang/AttentionGAN", "yunjey/mnist-svhn-transfer", "carpedm20/DiscoGAN-pytorch",
+           "p3i0t/SimCLR-CIFAR10", "chingyaoc/DCL", "joshr17/HCL", "TengdaHan/MemDPC", "zdaxie/PixPro",
+           "mpatacchiola/self-supervised-relational-reasoning", "liusongxiang/StarGAN-Voice-Conversion",
+           "philsyn/DiffWave-Vocoder", "bshall/VectorQuantizedCPC", "YuanGongND/ast", "KinglittleQ/GST-Tacotron",
+           "TaoRuijie/ECAPA-TDNN", "haoxiangsnr/Wave-U-Net-for-Speech-Enhancement", "zhykoties/TimeSeries",
+           "microsoft/StemGNN", "chaoshangcs/GTS", "cure-lab/SCINet", "lss-1138/SegRNN",
+           "Wang-Shuo/Neural-Attentive-Session-Based-Recommendation-PyTorch", "CRIPAC-DIG/TAGNN", "xiaxin1998/DHCN",
+           "wenqifan03/GraphRec-WWW19", "huangtinglin/Knowledge_Graph_based_Intent_Network",
+           "yandex-research/tabular-dl-num-embeddings", "locuslab/robust_overfitting",
+           "ndb796/Pytorch-Adversarial-Training-CIFAR", "aamir-mustafa/pcl-adversarial-defense", "bboylyg/NAD",
+           "Team-TUD/CTAB-GAN-Plus", "mahyarnajibi/FreeAdversarialTraining")
 # 47 more, fetched for the twenty-fourth fresh round (fresh24; not under /work/.mirror
 # before, in no earlier list, not in /tmp/fetch_list.txt, not held out by issue 13), chosen by name and description
 # only: detection/segmentation/pose, NLP fine-tuning, graph nets, medical imaging, few-shot, video, point clouds/3D,
@@ -597,6 +618,7 @@ def main() -> int:
     ap.add_argument("--fresh20", action="store_true", help="check the 46 repositories of FRESH20 instead")
     ap.add_argument("--fresh21", action="store_true", help="check the 46 repositories of FRESH21 instead")
     ap.add_argument("--fresh22", action="store_true", help="check the 39 repositories of FRESH22 instead")
+    ap.add_argument("--fresh23", action="store_true", help="check the 46 repositories of FRESH23 instead")
     ap.add_argument("--fresh24", action="store_true", help="check the 47 repositories of FRESH24 instead")
     ap.add_argument("--all-severities", metavar="FILE",
                     help="also write every finding (information and hints too), with its \"severity\", as JSON lines")
@@ -608,7 +630,8 @@ def main() -> int:
         FRESH11 if args.fresh11 else FRESH12 if args.fresh12 else FRESH13 if args.fresh13 else
         FRESH14 if args.fresh14 else FRESH15 if args.fresh15 else FRESH16 if args.fresh16 else
         FRESH17 if args.fresh17 else FRESH18 if args.fresh18 else FRESH19 if args.fresh19 else
-        FRESH20 if args.fresh20 else FRESH21 if args.fresh21 else FRESH22 if args.fresh22 else FRESH24 if args.fresh24 else REPOS)
+        FRESH20 if args.fresh20 else FRESH21 if args.fresh21 else FRESH22 if args.fresh22 else
+        FRESH23 if args.fresh23 else FRESH24 if args.fresh24 else REPOS)
     found: list[dict] = []
     every: list[dict] = []
     lines = 0
