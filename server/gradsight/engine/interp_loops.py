@@ -15,6 +15,7 @@ from .interp_util import (LoopCtx, MAX_LOOP_ITERS, MAX_LOOP_NESTING, _has_backwa
                           const_bool, key_of, widen, _guarded_binds, _invariant_test, _loop_changes, _may_guard,
                           _module_mutations, _backward_names, _loop_store_counts, _params_accumulated_into_self,
                           _remade_before, _root_name)
+from .paths import _assumed_key, _first_iteration_test, _last_iteration_test
 from .state import State
 from .values import UNKNOWN, BoundMethod, Fact, ModuleVal, ObjectVal, PyVal, SeqVal, TensorVal, Tri, join_all
 
@@ -171,6 +172,53 @@ class LoopsMixin:
             s = s.join(b)
         return s
 
+    def split_loop_test(self, stmts: list, i: int, state: State) -> Optional[State]:
+        """At `stmts[i]`, an `if` of the innermost loop's body: the rest of the body run on both sides of a test that
+        tells the last iteration (`split_last`) or, as the body's first statement, the first one (`split_first`)
+        from the others; None for any other test (or one already assumed)."""
+        ctx, stmt = self.loops[-1], stmts[i]
+        last = self.syntax("last_iteration", stmt, lambda s: _last_iteration_test(ctx.node, s.test))
+        key = _assumed_key(stmt.test)[0]
+        if (self.frame_id(), key) in self.assumed:
+            return None
+        if last is not None:
+            return self.split_last(stmts, i, key, last, state)
+        if i == 0 and ctx.first is not None:
+            first = self.syntax("first_iteration", stmt, lambda s: _first_iteration_test(ctx.node, s.test))
+            if first is not None:
+                return self.split_first(stmts, key, first, state)
+        return None
+
+    def split_last(self, stmts: list[ast.stmt], i: int, key: str, last: bool, state: State) -> State:
+        """Runs the rest of a loop body from `stmts[i]` (an `if` telling the last iteration from the others,
+        `_last_iteration_test`) twice: once as the last iteration, whose end state leaves the loop
+        (`LoopCtx.lasts`), and once as any other, whose end state is returned and reaches the next iteration.
+        `backward(retain_graph=True)` on every iteration but the last, which frees the graph, frees nothing a later
+        iteration reads."""
+        slot = (self.frame_id(), key)
+        ends = []
+        for truth in (last, not last):
+            self.assumed[slot] = truth
+            ends.append(self.run_rest(stmts, i, state.copy()))
+        del self.assumed[slot]
+        if not ends[0].dead:
+            self.loops[-1].lasts.append(ends[0])
+        return ends[1]
+
+    def split_first(self, stmts: list, key: str, first: bool, state: State) -> State:
+        """Runs a loop body whose first statement is an `if` telling the first iteration from the others
+        (`_first_iteration_test`) twice: as the first iteration, from the loop's entry (`LoopCtx.first`), and as any
+        later one, from `state` (the fixpoint head), and joins the two ends. `if epoch > 0: out = net(x)` then
+        `out.backward()`: a later iteration always rebinds `out` before the backward, so the value the entry brought
+        in, whose graph the first backward frees, is never backwarded again (Kaixhin's PPO; bench/fresh23-false/01)."""
+        slot = (self.frame_id(), key)
+        ends = []
+        for truth, start in ((first, self.loops[-1].first), (not first, state)):
+            self.assumed[slot] = truth
+            ends.append(self.run_rest(stmts, 0, start.copy()))
+        del self.assumed[slot]
+        return ends[0].join(ends[1])
+
     def stmt_While(self, stmt: ast.While, state: State) -> State:
         self.eval(stmt.test, state)
         return self.loop(stmt, state, lambda s: self.eval(stmt.test, s), stmt.body, stmt.orelse)
@@ -184,6 +232,9 @@ class LoopsMixin:
         self.reporting = False
         head = entry
         self.loops.append(ctx)
+        if body and isinstance(body[0], ast.If) and self.syntax(
+                "first_iteration", body[0], lambda s: _first_iteration_test(node, s.test)) is not None:
+            ctx.first = self.new_iteration(node, entry, bind)
         key = self._loop_key(node, entry)
         hit = self.memo.get(key) if key is not None else None
         merged = None  # the speculative round that confirmed the fixpoint: it was the reporting pass

@@ -19,8 +19,8 @@ from .interp_util import (_const_key, bool_compare_truth, REQUIRES_GRAD_SPELLING
                           _pcut_of, _remade_before, _root_name, _stmt_method, _use_kind, const_bool, key_of,
                           self_view, _class_methods, _invariant_test, _loop_changes, _module_mutations,
                           _survey_discarded)
-from .paths import (_test_key, _block_tests, _block_path, _mentions, _rebuilt_before_use, _last_iteration_test,
-                    _assumed_key, gates_update)
+from .paths import (_test_key, _block_tests, _block_path, _mentions, _rebuilt_before_use, _assumed_key,
+                    gates_update)
 from .state import State
 from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, Fact, FuncVal, GradModeCtx, MapVal, ModuleVal, ObjectVal,
                      OptimizerVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value, join_all, summarise)
@@ -34,8 +34,9 @@ _NOT_TENSOR_CLASSES = frozenset({"numpy.ndarray", "numpy.generic", "builtins.lis
 
 
 def _number_bindings(region: ast.AST) -> dict:
-    """Each plain name `region` assigns: (line, whether the value surely is a number: `loss = loss.item()`, or an
-    element of `loss, l1 = loss.item(), l1.item()`) for each of its assignments. `loss += term` keeps a tensor one."""
+    """Each plain name `region` assigns: (line, whether the value surely is no backwarded loss: a number, `loss =
+    loss.item()`, an element of `loss, l1 = loss.item(), l1.item()`, or arithmetic on one, `loss = loss.item() /
+    params.window`) for each of its assignments. `loss += term` keeps a tensor one."""
     out: dict = {}
     for n in walk(region):
         if isinstance(n, (ast.AugAssign, ast.For)) and isinstance(n.target, ast.Name):
@@ -49,7 +50,8 @@ def _number_bindings(region: ast.AST) -> dict:
             pairs = list(zip(target.elts, value.elts if same else [None] * len(target.elts)))
         for t, v in pairs:
             if isinstance(t, ast.Name):
-                out.setdefault(t.id, []).append((n.lineno, v is not None and _number_expr(v)))
+                out.setdefault(t.id, []).append((n.lineno, v is not None and (_number_expr(v) or isinstance(
+                    v, ast.BinOp) and (_number_expr(v.left) or _number_expr(v.right)))))
     return out
 
 
@@ -81,10 +83,9 @@ class StatementsMixin:
             if state.dead:
                 break
             if isinstance(stmt, ast.If) and self.loops and stmts is getattr(self.loops[-1].node, "body", None):
-                last = self.syntax("last_iteration", stmt, lambda s: _last_iteration_test(self.loops[-1].node, s.test))
-                key = _assumed_key(stmt.test)[0] if last is not None else None
-                if key is not None and (self.frame_id(), key) not in self.assumed:
-                    state = self.split_last(stmts, i, key, last, state)
+                split = self.split_loop_test(stmts, i, state)
+                if split is not None:
+                    state = split
                     break
             if isinstance(stmt, ast.If):
                 key = self.correlated_test(stmts, i)
@@ -155,22 +156,6 @@ class StatementsMixin:
             self.block_ctx = (stmts, j)
             run = self.exec_stmt(stmts[j], run)
         return run
-
-    def split_last(self, stmts: list[ast.stmt], i: int, key: str, last: bool, state: State) -> State:
-        """Runs the rest of a loop body from `stmts[i]` (an `if` telling the last iteration from the others,
-        `_last_iteration_test`) twice: once as the last iteration, whose end state leaves the loop
-        (`LoopCtx.lasts`), and once as any other, whose end state is returned and reaches the next iteration.
-        `backward(retain_graph=True)` on every iteration but the last, which frees the graph, frees nothing a later
-        iteration reads."""
-        slot = (self.frame_id(), key)
-        ends = []
-        for truth in (last, not last):
-            self.assumed[slot] = truth
-            ends.append(self.run_rest(stmts, i, state.copy()))
-        del self.assumed[slot]
-        if not ends[0].dead:
-            self.loops[-1].lasts.append(ends[0])
-        return ends[1]
 
     def check_step_order(self, stmts: list[ast.stmt]) -> list:
         """`loss.backward()`, then `x.zero_grad()`, then `opt.step()` in one block, with no backward between the
@@ -689,6 +674,8 @@ class StatementsMixin:
             hit = self.assumed.get((self.frame_id(), key[0]))
             if hit is not None:
                 return hit != key[1]
+        if isinstance(test, ast.Constant):
+            return bool(test.value)  # `if True:` / `while 1:` / `if 0:`
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             inner = self.static_truth(test.operand, state)
             return None if inner is None else not inner

@@ -31,9 +31,9 @@ class LoopCtx:
     has_backward: Optional[int]
     breaks: list = field(default_factory=list)
     continues: list = field(default_factory=list)
-    # The states at the end of the last iteration (`StatementsMixin.split_last`): they leave the loop, never reach
-    # the next iteration.
+    # The last iteration's end states (`StatementsMixin.split_last`): they leave the loop, never reach the next one.
     lasts: list = field(default_factory=list)
+    first: Optional[State] = None  # the first iteration's top state, where `split_first` needs it
 
 
 @dataclass

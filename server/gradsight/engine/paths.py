@@ -210,6 +210,42 @@ def _last_iteration_test(loop: ast.AST, test: ast.AST) -> Optional[bool]:
     return last
 
 
+
+def _first_iteration_test(loop: ast.AST, test: ast.AST) -> Optional[bool]:
+    """`if epoch > 0:` / `if i == 0:` / `if step:` in the body of `for epoch in range(n)` (or `range(0, n)`, or
+    `for i, x in enumerate(xs)`): a test that tells the loop's first iteration from the others. The truth of the
+    test (a leading `not` dropped, as `_test_key`) on the first iteration, or None for any other test. Only where the
+    body never rebinds the counter."""
+    if not isinstance(loop, (ast.For, ast.AsyncFor)) or not isinstance(loop.iter, ast.Call) \
+            or not isinstance(loop.iter.func, ast.Name) or loop.iter.keywords:
+        return None
+    it, target = loop.iter, loop.target
+    if it.func.id == "range" and len(it.args) in (1, 2) and isinstance(target, ast.Name) and (
+            len(it.args) == 1 or isinstance(it.args[0], ast.Constant) and it.args[0].value == 0):
+        var = target.id
+    elif it.func.id == "enumerate" and len(it.args) == 1 and isinstance(target, ast.Tuple) and len(target.elts) == 2 \
+            and isinstance(target.elts[0], ast.Name):
+        var = target.elts[0].id
+    else:
+        return None
+    inner = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
+    if isinstance(inner, ast.Name) and inner.id == var:
+        first = False  # `if step:`: 0 on the first iteration
+    elif isinstance(inner, ast.Compare) and len(inner.ops) == 1 and isinstance(inner.left, ast.Name) \
+            and inner.left.id == var and isinstance(inner.comparators[0], ast.Constant) \
+            and type(inner.comparators[0].value) is int and inner.comparators[0].value in (0, 1):
+        # The test's value with the counter at 0, where it differs from every later iteration's.
+        bound = inner.comparators[0].value
+        first = {(ast.Eq, 0): True, (ast.NotEq, 0): False, (ast.Gt, 0): False, (ast.GtE, 1): False,
+                 (ast.Lt, 1): True, (ast.LtE, 0): True}.get((type(inner.ops[0]), bound))
+        if first is None:
+            return None
+    else:
+        return None
+    if var in _name_binds(ast.Module(body=loop.body, type_ignores=[])):
+        return None
+    return first
+
 def gates_update(stmt: ast.If) -> bool:
     """An `if` with an optimizer-style `.step(...)` call in its branches (nested functions and classes left out):
     a test that gates the whole update (`if mode == "train": optimizer.zero_grad(); loss.backward();

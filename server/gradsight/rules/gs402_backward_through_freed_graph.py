@@ -25,6 +25,15 @@ def _first_use(tree: ast.AST, name: str, after: int, before: int) -> ast.AST | N
     return best
 
 
+# A PPO-style update loop whose later epochs re-run the model before the loss (Kaixhin's spinning-up-basic;
+# bench/fresh23-false/01): `{test}` tells the first epoch, which uses the rollout's output, from the others.
+_EPOCH_REFRESH = ("import torch\nimport torch.nn as nn\n\nnet = nn.Linear(3, 1)\n"
+                  "opt = torch.optim.SGD(net.parameters(), lr=0.1)\nfor batch in range(2):\n"
+                  "    x = torch.randn(4, 3)\n    out = net(x)\n    for epoch in range(5):\n"
+                  "        if {test}:\n            out = net(x)\n        loss = out.pow(2).mean()\n"
+                  "        opt.zero_grad()\n        loss.backward()\n        opt.step()\n")
+
+
 class BackwardThroughFreedGraph(Rule):
     code = "GS402"
     name = "backward-through-freed-graph"
@@ -53,6 +62,8 @@ class BackwardThroughFreedGraph(Rule):
                   "which parameters receive gradients, so review it.")
     references = ("https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html",)
     valid = (
+        Valid(_EPOCH_REFRESH.format(test="epoch > 0")),
+        Valid(_EPOCH_REFRESH.format(test="True")),
         # The fix: computed inside the loop, each step's graph is its own.
         Valid('import torch\nimport torch.nn as nn\nemb = nn.Embedding(3, 4)\nlin = nn.Linear(4, 1)\nopt = torch.optim.SGD(list(emb.parameters()) + list(lin.parameters()), lr=0.1)\nfor step in range(3):\n    begin = emb(torch.tensor([0]))\n    outs = []\n    for k in range(2):\n        outs.append(lin(begin * (k + 1)))\n    loss = torch.cat(outs).sum()\n    opt.zero_grad()\n    loss.backward()\n    opt.step()\n'),
         # The fix: the override only computes the loss; the base class backwards it once.
@@ -149,6 +160,9 @@ class BackwardThroughFreedGraph(Rule):
               "    loss = (mean.pow(2) + logvar.exp()).mean()\n    loss.backward()\n    opt.step()\n"),
     )
     invalid = (
+        # The look-alike: the second epoch still uses the rollout's output, whose graph the first freed.
+        Invalid(_EPOCH_REFRESH.format(test="epoch > 1"), line=12,
+                runtime="raises: Trying to backward through the graph a second time"),
         # A tensor computed once before the loop feeds every step's graph through a list made anew each step
         # (Deep-Reinforcement-Learning-Hands-On's SCST `beg_embedding`): the finding stands on that statement.
         Invalid('import torch\nimport torch.nn as nn\nemb = nn.Embedding(3, 4)\nlin = nn.Linear(4, 1)\nopt = torch.optim.SGD(list(emb.parameters()) + list(lin.parameters()), lr=0.1)\nbegin = emb(torch.tensor([0]))\nfor step in range(3):\n    outs = []\n    for k in range(2):\n        outs.append(lin(begin * (k + 1)))\n    loss = torch.cat(outs).sum()\n    opt.zero_grad()\n    loss.backward()\n    opt.step()\n', line=6, runtime="raises: Trying to backward through the graph a second time"),

@@ -275,6 +275,16 @@ _EDM = ("import torch\nimport torch.nn as nn\n\n"
         "    train_loss += batch_loss.detach().item()\n")
 
 
+# The backwarded name rebound to arithmetic on its `.item()` and a config attribute (zhykoties/TimeSeries;
+# bench/fresh23-false/02): a number from then on. `{rebind}`: `loss.item()` there, `loss` in the look-alike.
+_ITEM_OVER_CONFIG = ("import types\n\nimport torch\nimport torch.nn as nn\n\n"
+                     "params = types.SimpleNamespace(window=4)\nmodel = nn.Linear(3, 1)\n"
+                     "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nhistory = []\nfor step in range(3):\n"
+                     "    opt.zero_grad()\n    loss = model(torch.randn(params.window, 3)).pow(2).sum()\n"
+                     "    loss.backward()\n    opt.step()\n    loss = {rebind} / params.window\n"
+                     "    history.append(loss)\n")
+
+
 class LossAccumulatesGraph(Rule):
     code = "GS404"
     name = "loss-accumulates-graph"
@@ -338,6 +348,7 @@ class LossAccumulatesGraph(Rule):
     _dctts = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\ndef train(model, optimizer, batches, phase='train'):\n    running_loss = 0.0\n    for x, y in batches:\n        loss = F.l1_loss(model(x), y)\n        if phase == 'train':\n            optimizer.zero_grad()\n            loss.backward()\n            optimizer.step()\n{}        running_loss += loss\n    return running_loss\n\n\nm = nn.Linear(3, 1)\ntotal = train(m, torch.optim.SGD(m.parameters(), lr=0.1), [(torch.randn(4, 3), torch.randn(4, 1))] * 3)\n"
     _e3bm = 'import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\nclass Meta(nn.Module):\n    def __init__(self, steps=3):\n        super().__init__()\n        self.enc = nn.Linear(4, 3)\n        self.comb = nn.Parameter(torch.ones(steps))\n        self.lr = nn.Parameter(torch.full((steps,), 0.1))\n        self.update_step = steps\n{}\n    def forward(self, x_shot, y_shot, x_query):\n        emb_s, emb_q = self.enc(x_shot), self.enc(x_query)\n        w = torch.zeros(3, 3, requires_grad=True)\n{}        total_logits = 0.0 * F.linear(emb_q, w)\n        for k in range(0, self.update_step):\n            loss = F.cross_entropy(F.linear(emb_s, w), y_shot)\n            grad = torch.autograd.grad(loss, w)[0]\n            w = w - self.lr[k] * grad\n            total_logits += self.comb[k] * F.linear(emb_q, w)\n{}        return total_logits\n\n\nm = Meta()\n{}'
     valid = (
+        Valid(_ITEM_OVER_CONFIG.format(rebind="loss.item()")),
         Valid(_EDM.format(before="", inside="    batch_loss = torch.tensor(0.0)\n")),
         # The fix: the meters are handed Python numbers.
         Valid('import torch\nimport torch.nn as nn\nfrom collections import OrderedDict\n\n\nclass AverageMeter:\n    def __init__(self, name):\n        self.name = name\n        self.sum = 0\n        self.count = 0\n\n    def update(self, val, n=1):\n        self.sum += val * n\n        self.count += n\n\n\ndef criterion(out):\n    loss = (out ** 2).mean()\n    return {"loss": loss, "l1": out.abs().mean()}\n\n\ndef train(model, loader, optimizer):\n    metrics = OrderedDict([(name, AverageMeter(name)) for name in ("loss", "l1")])\n    for x in loader:\n        loss_dict = criterion(model(x))\n        loss = loss_dict["loss"]\n        optimizer.zero_grad()\n        loss.backward()\n        optimizer.step()\n        for k in loss_dict:\n            metrics[k].update(loss_dict[k].item(), x.size(0))\n    return metrics\n\n\nmodel = nn.Linear(3, 1)\nmetrics = train(model, [torch.randn(4, 3) for _ in range(3)], torch.optim.SGD(model.parameters(), lr=0.1))\n'),
@@ -623,6 +634,7 @@ class LossAccumulatesGraph(Rule):
         Valid(_e3bm.format("", "        combination_value_list = []\n", "            combination_value_list.append(self.comb[k] * 1.0)\n", "out = m(torch.randn(3, 4), torch.arange(3), torch.randn(5, 4))\nF.cross_entropy(out, torch.arange(5) % 3).backward()\nassert m.comb.grad is not None and m.lr.grad is not None and m.enc.weight.grad is not None\n")),
     )
     invalid = (
+        Invalid(_ITEM_OVER_CONFIG.format(rebind="loss"), line=16, runtime="silent: history[0].grad_fn is not None"),
         # The look-alike: the total is made once, before the step loop, and keeps every step's graphs.
         Invalid(_EDM.format(before="batch_loss = torch.tensor(0.0)\n", inside=""), line=16,
                 runtime="silent: (lambda g: g(g, batch_loss.grad_fn))(lambda g, f: 0 if f is None else 1 + "
