@@ -178,16 +178,16 @@ class LoopsMixin:
         from the others; None for any other test (or one already assumed)."""
         ctx, stmt = self.loops[-1], stmts[i]
         last = self.syntax("last_iteration", stmt, lambda s: _last_iteration_test(ctx.node, s.test))
+        first = self.syntax("first_iteration", stmt, lambda s: _first_iteration_test(ctx.node, s.test)) \
+            if last is None and i == 0 and ctx.first is not None else None
+        if last is None and first is None:
+            return None
         key = _assumed_key(stmt.test)[0]
         if (self.frame_id(), key) in self.assumed:
             return None
         if last is not None:
             return self.split_last(stmts, i, key, last, state)
-        if i == 0 and ctx.first is not None:
-            first = self.syntax("first_iteration", stmt, lambda s: _first_iteration_test(ctx.node, s.test))
-            if first is not None:
-                return self.split_first(stmts, key, first, state)
-        return None
+        return self.split_first(stmts, key, first, state)
 
     def split_last(self, stmts: list[ast.stmt], i: int, key: str, last: bool, state: State) -> State:
         """Runs the rest of a loop body from `stmts[i]` (an `if` telling the last iteration from the others,

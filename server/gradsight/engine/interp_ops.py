@@ -15,6 +15,7 @@ from .events import (BackwardEvent, BootstrapTargetEvent, CarryEvent, FactoryEve
                      ViewInplaceEvent)
 from .interp_util import (grad_origins, _basic_index, _broadcast, _cap, _fsite, _pcut_of, _pretty, _reduced_shape,
                           _saved_input_indices, const_bool, key_of, kwarg, map_tensors)
+from .paths import gates_update
 from .state import State
 from .values import (GRAD_MODE_OFF, MADE_LEAF_REQUIRE_GRAD, MAYBE_SAME_LEAF, ONLY_FROM_NO_GRAD, UNKNOWN, UNKNOWN_REACH,
                      USE, Fact, ModuleVal, ParamCut, ParamReach, ParentOf, PyVal, SeqVal, TensorVal, Tri, Value, join_all)
@@ -875,7 +876,8 @@ class OpsMixin:
             return False
         for i, grad in enumerate(self.frame_caller_grad):
             if grad is Tri.NO:
-                return any(flags.get("undecided") for flags in self.frame_flags[i:])
+                return any(self.syntax("gates_update", stmt, gates_update)
+                           for flags in self.frame_flags[i:] for stmt in flags.get("undecided", ()))
         return False
 
     def backward(self, target: Value, target_node: ast.AST, call: ast.Call, state: State, api: str,

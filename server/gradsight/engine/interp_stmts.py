@@ -19,8 +19,7 @@ from .interp_util import (_const_key, bool_compare_truth, REQUIRES_GRAD_SPELLING
                           _pcut_of, _remade_before, _root_name, _stmt_method, _use_kind, const_bool, key_of,
                           self_view, _class_methods, _invariant_test, _loop_changes, _module_mutations,
                           _survey_discarded)
-from .paths import (_test_key, _block_tests, _block_path, _mentions, _rebuilt_before_use, _assumed_key,
-                    gates_update)
+from .paths import _test_key, _block_tests, _block_path, _mentions, _rebuilt_before_use, _assumed_key
 from .state import State
 from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, Fact, FuncVal, GradModeCtx, MapVal, ModuleVal, ObjectVal,
                      OptimizerVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value, join_all, summarise)
@@ -633,18 +632,17 @@ class StatementsMixin:
             return self.exec_block(stmt.orelse, state)
         then_state, else_state = state.copy(), state.copy()
         self.refine_requires_grad(stmt.test, then_state, else_state)
-        # Inside a function, the branches of a test this analysis cannot decide that gates an optimizer update
-        # (`gates_update`) are counted open while they run (`backward_guarded_off`).
-        flags = self.frame_flags[-1] if self.frame_flags and self.syntax("gates_update", stmt, gates_update) \
-            else None
-        if flags is not None:
-            flags["undecided"] = flags.get("undecided", 0) + 1
+        # Inside a function, the `if`s whose test this analysis cannot decide are kept open while their branches
+        # run (`backward_guarded_off` asks whether one gates an optimizer update).
+        opened = self.frame_flags[-1].setdefault("undecided", []) if self.frame_flags else None
+        if opened is not None:
+            opened.append(stmt)
         try:
             then = self.exec_block(stmt.body, then_state)
             other = self.exec_block(stmt.orelse, else_state)
         finally:
-            if flags is not None:
-                flags["undecided"] -= 1
+            if opened is not None:
+                opened.pop()
         return then.join(other)
 
 

@@ -17,7 +17,7 @@ _GRAD = ("torch.autograd.grad", "autograd.grad")
 _MANAGES = ("enable_grad", "set_grad_enabled")
 _OFF_WORDS = ("no_grad", "inference_mode")
 _OWN_OFF = "\0off"  # the guard `_guarded` gives statements inside the function's own `with torch.no_grad():`
-_GATE = "\0gate"  # `(_GATE, test, branch)`: the guard of an `if` that gates an optimizer update (`gates_update`)
+_GATE = "\0gate"  # `(_GATE, if statement, branch)`: the guard of any `if`; it counts where it gates an update
 _DEPTH = 4  # calls followed from the `with` body (StudioGAN: evaluation -> save_images -> generate -> optimise -> grad)
 _BUDGET = 60  # functions read per analysis, at most
 
@@ -40,9 +40,8 @@ def _guarded(fn: ast.AST) -> list:
             if isinstance(stmt.test, ast.BoolOp) and isinstance(stmt.test.op, ast.And):
                 # `if is_train and opt is not None:`: the body runs only where every operand holds.
                 on = tuple((n, t, True) for t in stmt.test.values if (n := _tested(t)) in params)
-            if gates_update(stmt):
-                # A test that gates an optimizer update: claimed only where the call's constants make it hold.
-                on, off = on + ((_GATE, stmt.test, True),), off + ((_GATE, stmt.test, False),)
+            # Every `if` may gate an optimizer update (`gates_update`, asked only where a guard is judged).
+            on, off = on + ((_GATE, stmt, True),), off + ((_GATE, stmt, False),)
             todo.extend((s, guards + on) for s in reversed(stmt.body))
             todo.extend((s, guards + off) for s in reversed(stmt.orelse))
             continue
@@ -163,7 +162,7 @@ def _guard_off(call: ast.Call, fn: ast.AST, guards: list, block: list = ()) -> b
     params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
     defaults = dict(zip(params[len(params) - len(fn.args.defaults):], fn.args.defaults))
     kwdefaults = {a.arg: d for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults) if d is not None}
-    if any(g != _OWN_OFF for g in guards) and (any(isinstance(a, ast.Starred) for a in call.args)
+    if any(g != _OWN_OFF and g[0] != _GATE for g in guards) and (any(isinstance(a, ast.Starred) for a in call.args)
                                               or any(k.arg is None for k in call.keywords)):
         return True  # `f(*args, **options)`: which arguments the guards see cannot be told, so nothing is claimed
     for guard in guards:
@@ -174,7 +173,8 @@ def _guard_off(call: ast.Call, fn: ast.AST, guards: list, block: list = ()) -> b
             # An update gate (`if mode == "train": ...; loss.backward(); optimizer.step()`) is how code shared by
             # training and evaluation keeps the update out of evaluation: unless this call's constants make its
             # test take the differentiating branch, nothing is claimed.
-            if not _decided_on(call, fn, guards, test, branch, params, defaults, kwdefaults):
+            if gates_update(test) and not _decided_on(call, fn, guards, test.test, branch, params, defaults,
+                                                      kwdefaults):
                 return True
             continue
         given = _given(call, name, params, defaults, kwdefaults)
