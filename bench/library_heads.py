@@ -29,6 +29,7 @@ Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-p
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh22 # 39 more, fetched for the twenty-second fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh23 # 46 more, fetched for the twenty-third fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh24 # 47 more, fetched for the twenty-fourth fresh round
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh25 # 48 more, fetched for the twenty-fifth fresh round
 """
 
 from __future__ import annotations
@@ -532,6 +533,33 @@ FRESH24 = ("ruinmessi/RFBNet", "BobLiu20/YOLOv3_PyTorch",
            "kuc2477/pytorch-deep-generative-replay", "cleinc/bts", "mileyan/AnyNet", "zacjiang/GMA",
            "Cyanogenoid/pytorch-vqa", "rosinality/mac-network-pytorch", "linjieli222/VQA_ReGAT",
            "isds-neu/PhyCRNet", "greydanus/hamiltonian-nn")
+# 48 more, fetched for the twenty-fifth fresh round (fresh25; not under /work/.mirror
+# before, in no earlier list, not in /tmp/fetch_list.txt, not held out by issue 13), chosen by name and description
+# only: course and book companion code, Kaggle competition solutions, paper re-implementations by individuals,
+# popular community repositories (Chinese-community ones among them) and small research codebases, and read only to
+# measure (bench/fresh25-notes.md). `--fresh25`.
+FRESH25 = ("deep-learning-with-pytorch/dlwpt-code", "berkeleydeeprlcourse/homework_fall2020",
+           "berkeleydeeprlcourse/homework_fall2022", "johnjim0816/rl-tutorials", "TingsongYu/PyTorch_Tutorial",
+           "zhangxiann/PyTorch_Practice",
+           "PacktPublishing/Hands-On-Generative-Adversarial-Networks-with-PyTorch-1.x",
+           "sgrvinod/a-PyTorch-Tutorial-to-Transformers", "ShusenTang/Dive-into-DL-PyTorch",
+           "wiseodd/generative-models", "lopuhin/kaggle-dstl", "asanakoy/kaggle_carvana_segmentation",
+           "pudae/kaggle-humpback", "earhian/Humpback-Whale-Identification-1st-", "darraghdog/rsna",
+           "lRomul/argus-tgs-salt", "haqishen/SIIM-ISIC-Melanoma-Classification-1st-Place-Solution",
+           "heartkilla/kaggle_tweet", "ryanwongsa/kaggle-birdsong-recognition",
+           "koukyo1994/kaggle-birdcall-6th-place", "hemingkx/CLUENER2020", "bubbliiiing/yolox-pytorch",
+           "bubbliiiing/Siamese-pytorch", "bubbliiiing/classification-pytorch", "spytensor/plants_disease_detection",
+           "Sierkinhane/CRNN_Chinese_Characters_Rec", "taishan1994/pytorch_bert_bilstm_crf_ner",
+           "luopeixiang/named_entity_recognition", "chenyaofo/pytorch-cifar-models",
+           "devnag/pytorch-generative-adversarial-networks", "Jongchan/attention-module",
+           "andreasveit/densenet-pytorch", "wzhouad/ATLOP", "huanghoujing/person-reid-triplet-loss-baseline",
+           "gidariss/FeatureLearningRotNet", "theeluwin/pytorch-sgns", "jidasheng/bi-lstm-crf",
+           "cyhuang-tw/AdaIN-VC", "DAMO-DI-ML/ICML2022-FEDformer", "Tencent/MedicalNet",
+           "wabyking/TextClassificationBenchmark", "Louis-udm/NER-BERT-CRF",
+           "kaushalshetty/Structured-Self-Attention",
+           "SeuTao/Humpback-Whale-Identification-Challenge-2019_2nd_palce_solution",
+           "ChristofHenkel/kaggle-landmark-2021-1st-place", "whai362/PSENet",
+           "bamtercelboo/pytorch_NER_BiLSTM_CNN_CRF", "moskomule/senet.pytorch")
 
 
 
@@ -620,6 +648,7 @@ def main() -> int:
     ap.add_argument("--fresh22", action="store_true", help="check the 39 repositories of FRESH22 instead")
     ap.add_argument("--fresh23", action="store_true", help="check the 46 repositories of FRESH23 instead")
     ap.add_argument("--fresh24", action="store_true", help="check the 47 repositories of FRESH24 instead")
+    ap.add_argument("--fresh25", action="store_true", help="check the 48 repositories of FRESH25 instead")
     ap.add_argument("--all-severities", metavar="FILE",
                     help="also write every finding (information and hints too), with its \"severity\", as JSON lines")
     args = ap.parse_args()
@@ -631,7 +660,7 @@ def main() -> int:
         FRESH14 if args.fresh14 else FRESH15 if args.fresh15 else FRESH16 if args.fresh16 else
         FRESH17 if args.fresh17 else FRESH18 if args.fresh18 else FRESH19 if args.fresh19 else
         FRESH20 if args.fresh20 else FRESH21 if args.fresh21 else FRESH22 if args.fresh22 else
-        FRESH23 if args.fresh23 else FRESH24 if args.fresh24 else REPOS)
+        FRESH23 if args.fresh23 else FRESH24 if args.fresh24 else FRESH25 if args.fresh25 else REPOS)
     found: list[dict] = []
     every: list[dict] = []
     lines = 0
