@@ -108,9 +108,10 @@ class LoopsMixin:
             self.assign(stmt.target, cur, s, stmt)
 
         if isinstance(stmt.iter, (ast.List, ast.Tuple)) and len(stmt.iter.elts) == 1 \
-                and not isinstance(stmt.iter.elts[0], ast.Starred):
-            # `for loss in [loss_a]:` runs its body exactly once: no fixpoint (a second round would see what the
-            # first left, e.g. the graph its backward freed, and claim a second backward that never happens).
+                and not isinstance(stmt.iter.elts[0], ast.Starred) or self.range_count(stmt) == 1:
+            # `for loss in [loss_a]:` (or `for i in range(1):`) runs its body exactly once: no fixpoint (a second
+            # round would see what the first left, e.g. the graph its backward freed, and claim a second backward
+            # that never happens).
             return self.loop_once(stmt, state, bind, stmt.body, stmt.orelse)
         out = self.loop(stmt, state, bind, stmt.body, stmt.orelse)
         self.freeze_after_loop(stmt, out)
@@ -339,8 +340,40 @@ class LoopsMixin:
         constants that is not empty (`for _ in range(4):`), or over a list or tuple display with an element and no
         starred one. Its exit then comes from the end of an iteration, not from its head: the head also holds the
         entry (zero iterations), and a name the body rebinds (`y = x * 2`) would keep its value from before the
-        loop, e.g. an earlier outer iteration's graph that a backward freed."""
-        return self.syntax("runs_once", node, _runs_once)
+        loop, e.g. an earlier outer iteration's graph that a backward freed. A name in the `range` is read as the
+        integer a module-level statement binds it to once (`N = 10`), where the running function binds it nowhere."""
+        if self.syntax("runs_once", node, _runs_once):
+            return True
+        count = self.range_count(node)
+        return count is not None and count > 0
+
+    def range_count(self, node) -> Optional[int]:
+        """How many times `for _ in range(...)` runs, where its arguments are integer constants or names of
+        module-level integer constants (`_module_ints`) that the running function does not bind; else None. A
+        function of the syntax (the loop's module and function are its own), asked once per analysis."""
+        if not (isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, ast.Call)
+                and isinstance(node.iter.func, ast.Name) and node.iter.func.id == "range"
+                and not node.iter.keywords and 1 <= len(node.iter.args) <= 3):
+            return None
+        return self.syntax("range_count", node, self._range_count)
+
+    def _range_count(self, node) -> Optional[int]:
+        args = []
+        for a in node.iter.args:
+            if isinstance(a, ast.Constant) and type(a.value) is int:
+                args.append(a.value)
+                continue
+            if not isinstance(a, ast.Name):
+                return None
+            value = self.syntax("module_ints", self.scope.tree, _module_ints).get(a.id)
+            fn = self.stack[-1] if self.stack else None
+            if value is None or fn is not None and a.id in self.syntax("local_names", fn, _local_names):
+                return None
+            args.append(value)
+        try:
+            return len(range(*args))
+        except ValueError:  # a zero step
+            return None
 
     def check_exit_taint(self, head: State, ctx: LoopCtx, lasts: tuple, from_head: bool = True) -> None:
         """Inside a speculative round (`speculate.py`): this loop's exit after its reporting pass (its head, the
@@ -647,6 +680,37 @@ def _runs_once(loop: ast.AST) -> bool:
         return len(range(*args)) > 0
     except ValueError:  # a zero step
         return False
+
+
+def _module_ints(tree: ast.Module) -> dict:
+    """Module-level names bound exactly once in the module, by a top-level statement, to an integer constant
+    (`N = 10`, `mb_size, N = 16, 10`), and never declared `global` in a function: name -> the integer."""
+    counts: dict = {}
+    ints: dict = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target, value = stmt.targets[0], stmt.value
+            pairs = [(target, value)]
+            if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
+                pairs = list(zip(target.elts, value.elts))
+            for t, v in pairs:
+                if isinstance(t, ast.Name) and isinstance(v, ast.Constant) and type(v.value) is int:
+                    ints[t.id] = v.value
+    for n in walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            counts[n.id] = counts.get(n.id, 0) + 1
+        elif isinstance(n, ast.Global):
+            for name in n.names:
+                counts[name] = counts.get(name, 0) + 2
+    return {k: v for k, v in ints.items() if counts.get(k) == 1}
+
+
+def _local_names(fn: ast.AST) -> frozenset:
+    """The names a function binds itself: its parameters and every name it stores (nested scopes included)."""
+    args = fn.args if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else None
+    params = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs] + \
+        [a.arg for a in (args.vararg, args.kwarg) if a is not None] if args is not None else []
+    return frozenset(params) | {n.id for n in walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
 def _freeze_loop(loop: ast.AST):

@@ -764,9 +764,10 @@ class ObjectsMixin:
         return result
 
     def instance_flag(self, info: ClassInfo) -> Optional[str]:
-        """An attribute of a plain class that only `__init__` assigns (from a parameter with a bool default, or a
-        bool constant) and that the class's methods test as `if self.x:` / `if not self.x:` in two places or more;
-        None when there is none (memoised per class node)."""
+        """An attribute of a plain class that only `__init__` assigns (from a parameter with a bool default, a bool
+        constant, or a setting read off a parameter: `cfg.automatic_entropy_tuning`) and that the class's methods
+        test as `if self.x:` / `if not self.x:` / `if self.x is True:` in two places or more; None when there is none
+        (memoised per class node)."""
         memo = self.__dict__.setdefault("_instance_flags", {})
         if id(info.node) in memo and memo[id(info.node)][0] is info.node:
             return memo[id(info.node)][1]
@@ -775,14 +776,17 @@ class ObjectsMixin:
         if init is not None:
             defaults = {k: v for k, v in param_defaults(init.node.args).items()
                         if isinstance(v, ast.Constant) and isinstance(v.value, bool)}
-            cands = {}
+            params = {a.arg for a in init.node.args.args[1:] + init.node.args.kwonlyargs}
+            cands, others = set(), set()
             for n in walk(init.node):
                 if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Attribute) \
-                        and isinstance(n.targets[0].value, ast.Name) and n.targets[0].value.id == "self" and (
-                            isinstance(n.value, ast.Name) and n.value.id in defaults
-                            or isinstance(n.value, ast.Constant) and isinstance(n.value.value, bool)):
-                    cands[n.targets[0].attr] = cands.get(n.targets[0].attr, 0) + 1
-            cands = {k for k, c in cands.items() if c == 1}
+                        and isinstance(n.targets[0].value, ast.Name) and n.targets[0].value.id == "self":
+                    v = n.value
+                    setting = isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) and v.value.id in params
+                    plain = isinstance(v, ast.Name) and v.id in defaults \
+                        or isinstance(v, ast.Constant) and isinstance(v.value, bool)
+                    (cands if plain or setting else others).add(n.targets[0].attr)
+            cands -= others
             tests: dict = {}
             for name, meth in info.methods.items():
                 for n in walk(meth.node):
@@ -794,6 +798,9 @@ class ObjectsMixin:
                     if isinstance(n, ast.If):
                         t = n.test.operand if isinstance(n.test, ast.UnaryOp) and isinstance(n.test.op, ast.Not) \
                             else n.test
+                        if isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], (ast.Is, ast.IsNot)) \
+                                and isinstance(t.comparators[0], ast.Constant) and isinstance(t.comparators[0].value, bool):
+                            t = t.left  # `if self.x is True:`
                         if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
                             tests[t.attr] = tests.get(t.attr, 0) + 1
             found = next((k for k in sorted(cands) if tests.get(k, 0) >= 2), None)

@@ -59,7 +59,9 @@ class OpsMixin:
                 return self.inplace(args[0][0], args[0][1], f"{short}" + ("(inplace=True)" if inplace_kw else ""),
                                     state, node, rhs=[v for _, v in args[1:]])
             return UNKNOWN
-        if "out" in kwargs and state.grad is not Tri.NO:
+        out_node = kwargs.get("out", (None, None))[0]
+        if "out" in kwargs and state.grad is not Tri.NO and not (isinstance(out_node, ast.Constant)
+                                                                 and out_node.value is None):  # `out=None`: the default
             grads = tuple(self.seg(n) for n, v in tensor_args if v.rg is Tri.YES)
             if grads:
                 self.emit(OutArgEvent(node, qual, grads, state.grad))

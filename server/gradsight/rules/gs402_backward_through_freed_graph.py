@@ -34,6 +34,27 @@ _EPOCH_REFRESH = ("import torch\nimport torch.nn as nn\n\nnet = nn.Linear(3, 1)\
                   "        opt.zero_grad()\n        loss.backward()\n        opt.step()\n")
 
 
+# A SAC agent (a plain class; its driver lives in another file) whose `update` re-makes `self.alpha` from
+# `log_alpha` after each step only `if self.auto_alpha:`, a setting `__init__` copies from its config and nothing
+# changes: one agent takes the same branch on every step (rl-tutorials' SAC; bench/fresh25-false/02).
+_SAC = ("import types\n\nimport torch\nimport torch.nn as nn\n\n\nclass Agent:\n"
+        "    def __init__(self, cfg):\n        self.alpha = cfg.alpha\n"
+        "        self.auto_alpha = cfg.auto_alpha\n        self.policy = nn.Linear(3, 2)\n"
+        "        self.policy_optim = torch.optim.Adam(self.policy.parameters(), lr=1e-3)\n"
+        "        if self.auto_alpha is True:\n"
+        "            self.log_alpha = torch.zeros(1, requires_grad=True)\n"
+        "            self.alpha_optim = torch.optim.Adam([self.log_alpha], lr=1e-3)\n\n"
+        "    def update(self, states):\n        for state in states:\n"
+        "            log_pi = torch.log_softmax(self.policy(state), -1)[:, 0]\n"
+        "            policy_loss = (self.alpha * log_pi).mean()\n"
+        "            self.policy_optim.zero_grad()\n            policy_loss.backward()\n"
+        "            self.policy_optim.step()\n            if self.auto_alpha:\n"
+        "                alpha_loss = -(self.log_alpha * (log_pi + 2.0).detach()).mean()\n"
+        "                self.alpha_optim.zero_grad()\n                alpha_loss.backward()\n"
+        "                self.alpha_optim.step()\n"
+        "                self.alpha = self.log_alpha.exp()\n")
+
+
 class BackwardThroughFreedGraph(Rule):
     code = "GS402"
     name = "backward-through-freed-graph"
@@ -62,6 +83,7 @@ class BackwardThroughFreedGraph(Rule):
                   "which parameters receive gradients, so review it.")
     references = ("https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html",)
     valid = (
+        Valid(_SAC),
         Valid(_EPOCH_REFRESH.format(test="epoch > 0")),
         Valid(_EPOCH_REFRESH.format(test="True")),
         # The fix: computed inside the loop, each step's graph is its own.
@@ -160,6 +182,12 @@ class BackwardThroughFreedGraph(Rule):
               "    loss = (mean.pow(2) + logvar.exp()).mean()\n    loss.backward()\n    opt.step()\n"),
     )
     invalid = (
+        # The look-alike: a method turns the setting off, so a later step backwards the last `self.alpha` again.
+        Invalid(_SAC + "\n    def fix_alpha(self):\n        self.auto_alpha = False\n\n\n"
+                "agent = Agent(types.SimpleNamespace(alpha=0.2, auto_alpha=True))\n"
+                "for _ in range(3):\n    agent.update(torch.randn(3, 4, 3))\n"
+                "agent.fix_alpha()\nagent.update(torch.randn(3, 4, 3))\n", line=29,
+                runtime="raises: Trying to backward through the graph a second time"),
         # The look-alike: the second epoch still uses the rollout's output, whose graph the first freed.
         Invalid(_EPOCH_REFRESH.format(test="epoch > 1"), line=12,
                 runtime="raises: Trying to backward through the graph a second time"),
