@@ -55,6 +55,26 @@ _SAC = ("import types\n\nimport torch\nimport torch.nn as nn\n\n\nclass Agent:\n
         "                self.alpha = self.log_alpha.exp()\n")
 
 
+# GAN steps each in a `for i in range({n}):` (advGAN; bench/fresh25-false/03): with 1 the generator step runs once
+# per batch; with 2 its second pass backwards `fake`'s freed graph.
+_ONE_PASS = ("import torch\nimport torch.nn as nn\n\nG, D = nn.Linear(3, 3), nn.Linear(3, 1)\n"
+             "opt_g = torch.optim.SGD(G.parameters(), lr=0.1)\n"
+             "opt_d = torch.optim.SGD(D.parameters(), lr=0.1)\nfor step in range(3):\n"
+             "    x = torch.randn(4, 3)\n    fake = G(x)\n    for i in range(1):\n"
+             "        opt_d.zero_grad()\n        d_loss = D(fake.detach()).mean() - D(x).mean()\n"
+             "        d_loss.backward()\n        opt_d.step()\n    for i in range({n}):\n"
+             "        opt_g.zero_grad()\n        g_loss = -D(fake).mean()\n        g_loss.backward()\n"
+             "        opt_g.step()\n")
+# A Gibbs chain `for _ in range(N):` with `N` a module-level constant (gibbsnet; bench/fresh25-false/04): with
+# N = 10 it always runs and re-makes `h`; with N = 0 the second step backwards the first's `h` again.
+_CHAIN = ("import torch\nimport torch.nn as nn\n\nN = {n}\n"
+          "P, Q, D = nn.Linear(3, 3), nn.Linear(3, 3), nn.Linear(3, 1)\n"
+          "opt = torch.optim.SGD(D.parameters(), lr=0.1)\nh = P(torch.randn(4, 3))\n"
+          "for it in range(3):\n    z = torch.randn(4, 3)\n    for _ in range(N):\n"
+          "        h = P(z)\n        z = Q(h)\n    loss = D(h).mean()\n    opt.zero_grad()\n"
+          "    loss.backward()\n    opt.step()\n")
+
+
 class BackwardThroughFreedGraph(Rule):
     code = "GS402"
     name = "backward-through-freed-graph"
@@ -83,6 +103,8 @@ class BackwardThroughFreedGraph(Rule):
                   "which parameters receive gradients, so review it.")
     references = ("https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html",)
     valid = (
+        Valid(_ONE_PASS.format(n=1)),
+        Valid(_CHAIN.format(n=10)),
         Valid(_SAC),
         Valid(_EPOCH_REFRESH.format(test="epoch > 0")),
         Valid(_EPOCH_REFRESH.format(test="True")),
@@ -182,6 +204,8 @@ class BackwardThroughFreedGraph(Rule):
               "    loss = (mean.pow(2) + logvar.exp()).mean()\n    loss.backward()\n    opt.step()\n"),
     )
     invalid = (
+        Invalid(_ONE_PASS.format(n=2), line=17, runtime="raises: Trying to backward through the graph a second time"),
+        Invalid(_CHAIN.format(n=0), line=13, runtime="raises: Trying to backward through the graph a second time"),
         # The look-alike: a method turns the setting off, so a later step backwards the last `self.alpha` again.
         Invalid(_SAC + "\n    def fix_alpha(self):\n        self.auto_alpha = False\n\n\n"
                 "agent = Agent(types.SimpleNamespace(alpha=0.2, auto_alpha=True))\n"
