@@ -635,6 +635,8 @@ class LossAccumulatesGraph(Rule):
     )
     invalid = (
         Invalid(_ITEM_OVER_CONFIG.format(rebind="loss"), line=16, runtime="silent: history[0].grad_fn is not None"),
+        Invalid(_ITEM_OVER_CONFIG.format(rebind="0.5 * loss"), line=16,
+                runtime="silent: history[0].grad_fn is not None"),
         # The look-alike: the total is made once, before the step loop, and keeps every step's graphs.
         Invalid(_EDM.format(before="batch_loss = torch.tensor(0.0)\n", inside=""), line=16,
                 runtime="silent: (lambda g: g(g, batch_loss.grad_fn))(lambda g, f: 0 if f is None else 1 + "
