@@ -635,8 +635,14 @@ class LossAccumulatesGraph(Rule):
     )
     invalid = (
         Invalid(_ITEM_OVER_CONFIG.format(rebind="loss"), line=16, runtime="silent: history[0].grad_fn is not None"),
-        Invalid(_ITEM_OVER_CONFIG.format(rebind="0.5 * loss"), line=16,
-                runtime="silent: history[0].grad_fn is not None"),
+        # A loss the analysis cannot follow (a criterion it does not resolve), scaled by a constant: still the tensor
+        # that is backwarded, not a number (the lightly examples' `0.5 * (criterion(p0, z1) + criterion(p1, z0))`).
+        Invalid("import torch\nimport torch.nn as nn\n\nmodel = nn.Linear(3, 3)\ncriterion = getattr(nn, \"MSELoss\")()\n"
+                "optimizer = torch.optim.SGD(model.parameters(), lr=0.06)\nfor epoch in range(2):\n    total_loss = 0\n"
+                "    for x0, x1 in [(torch.randn(4, 3), torch.randn(4, 3))]:\n"
+                "        loss = 0.5 * (criterion(model(x0), x1) + criterion(model(x1), x0))\n        total_loss += loss\n"
+                "        loss.backward()\n        optimizer.step()\n        optimizer.zero_grad()\n", line=11,
+                runtime="silent: total_loss.grad_fn is not None"),
         # The look-alike: the total is made once, before the step loop, and keeps every step's graphs.
         Invalid(_EDM.format(before="batch_loss = torch.tensor(0.0)\n", inside=""), line=16,
                 runtime="silent: (lambda g: g(g, batch_loss.grad_fn))(lambda g, f: 0 if f is None else 1 + "
