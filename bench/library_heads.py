@@ -30,6 +30,7 @@ Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-p
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh23 # 46 more, fetched for the twenty-third fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh24 # 47 more, fetched for the twenty-fourth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh25 # 48 more, fetched for the twenty-fifth fresh round
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh27 # 47 more, fetched for the twenty-seventh fresh round
 """
 
 from __future__ import annotations
@@ -560,6 +561,27 @@ FRESH25 = ("deep-learning-with-pytorch/dlwpt-code", "berkeleydeeprlcourse/homewo
            "SeuTao/Humpback-Whale-Identification-Challenge-2019_2nd_palce_solution",
            "ChristofHenkel/kaggle-landmark-2021-1st-place", "whai362/PSENet",
            "bamtercelboo/pytorch_NER_BiLSTM_CNN_CRF", "moskomule/senet.pytorch")
+# 47 more, fetched for the twenty-seventh fresh round (fresh27; not under /work/.mirror
+# before, in no earlier list, not in /tmp/fetch_list.txt, not held out by issue 13, not in round fresh26's list), chosen
+# by name and description only: LLM fine-tuning scripts, text classification/NER/QA training, neural style transfer,
+# music and audio generation, weather and climate ML, neural rendering, contrastive vision-language training, model
+# compression and distillation, and Kaggle solutions from 2020-2024, and read only to measure
+# (bench/fresh27-notes.md). `--fresh27`.
+FRESH27 = ("lxe/simple-llm-finetuner", "princeton-nlp/LESS", "dvlab-research/LongLoRA", "yxli2123/LoftQ",
+           "FlagAlpha/Llama2-Chinese", "LianjiaTech/BELLE", "ZeroRin/BertGCN", "xuyige/BERT4doc-Classification",
+           "cooelf/SemBERT", "dmis-lab/biobert-pytorch", "rrmina/fast-neural-style-pytorch",
+           "abhiskk/fast-neural-style", "ProGamerGov/neural-style-pt", "sunshineatnoon/LinearStyleTransfer",
+           "GlebSBrykin/SANET", "gordicaleksa/pytorch-neural-style-transfer", "diyiiyiii/StyTR-2",
+           "mostafaelaraby/wavegan-pytorch", "YatingMusic/compound-word-transformer", "teticio/audio-diffusion",
+           "MoonInTheRiver/DiffSinger", "NVlabs/FourCastNet", "microsoft/ClimaX", "aditya-grover/climate-learn",
+           "openclimatefix/skillful_nowcasting", "HansBambel/SmaAt-UNet", "jhhuang96/ConvLSTM-PyTorch",
+           "apchenstu/TensoRF", "Totoro97/NeuS", "sunset1995/DirectVoxGO", "kwea123/ngp_pl", "hjxwhy/mipnerf_pl",
+           "ArrowLuo/CLIP4Clip", "OFA-Sys/Chinese-CLIP", "mlfoundations/wise-ft", "gaopengcuhk/Tip-Adapter",
+           "gaopengcuhk/CLIP-Adapter", "filipbasara0/simple-clip", "airaria/TextBrewer",
+           "pfnet-research/kaggle-lyft-motion-prediction-4th-place-solution",
+           "ybabakhin/kaggle-feedback-effectiveness-1st-place-solution", "BloodAxe/Kaggle-2020-Alaska2",
+           "666DZY666/micronet", "mit-han-lab/amc", "jakc4103/DFQ", "TheoViel/kaggle_birdclef2024",
+           "i-pan/kaggle-rsna-cspine")
 
 
 
@@ -649,6 +671,7 @@ def main() -> int:
     ap.add_argument("--fresh23", action="store_true", help="check the 46 repositories of FRESH23 instead")
     ap.add_argument("--fresh24", action="store_true", help="check the 47 repositories of FRESH24 instead")
     ap.add_argument("--fresh25", action="store_true", help="check the 48 repositories of FRESH25 instead")
+    ap.add_argument("--fresh27", action="store_true", help="check the 47 repositories of FRESH27 instead")
     ap.add_argument("--all-severities", metavar="FILE",
                     help="also write every finding (information and hints too), with its \"severity\", as JSON lines")
     args = ap.parse_args()
@@ -660,7 +683,8 @@ def main() -> int:
         FRESH14 if args.fresh14 else FRESH15 if args.fresh15 else FRESH16 if args.fresh16 else
         FRESH17 if args.fresh17 else FRESH18 if args.fresh18 else FRESH19 if args.fresh19 else
         FRESH20 if args.fresh20 else FRESH21 if args.fresh21 else FRESH22 if args.fresh22 else
-        FRESH23 if args.fresh23 else FRESH24 if args.fresh24 else FRESH25 if args.fresh25 else REPOS)
+        FRESH23 if args.fresh23 else FRESH24 if args.fresh24 else FRESH25 if args.fresh25 else
+        FRESH27 if args.fresh27 else REPOS)
     found: list[dict] = []
     every: list[dict] = []
     lines = 0
