@@ -262,6 +262,11 @@ def _distributed_names(tree: ast.AST) -> frozenset:
     return frozenset(out)
 
 
+# "optim", "optimizer", "get_optim": a name for an optimizer; not the verb ("only_optimize_lora_parameters",
+# "optimization": BELLE's LoRA helper returns the model; bench/fresh27-false/01).
+_OPTIMIZER_WORD = re.compile(r"optim(?!i[sz](?!er))")
+
+
 def _optimizer_step(call: ast.Call, tree) -> bool:
     """Whether `x.step(...)` is an optimizer's step: `opt.step()` / `scaler.step(opt)` on a name that says so, or on a
     name the file binds to a `torch.optim` optimizer or a call of something named like one (`get_optimizer(...)`).
@@ -281,7 +286,7 @@ def _optimizer_step(call: ast.Call, tree) -> bool:
         if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) \
                 and any(ast.unparse(t) == recv for t in n.targets):
             callee = ast.unparse(n.value.func)
-            if "optim" in callee.lower() or callee.rsplit(".", 1)[-1] in ("SGD", "Adam", "AdamW", "RMSprop",
+            if _OPTIMIZER_WORD.search(callee.lower()) or callee.rsplit(".", 1)[-1] in ("SGD", "Adam", "AdamW", "RMSprop",
                                                                           "Adagrad", "LBFGS"):
                 return True
     return False
