@@ -30,6 +30,7 @@ Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-p
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh23 # 46 more, fetched for the twenty-third fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh24 # 47 more, fetched for the twenty-fourth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh25 # 48 more, fetched for the twenty-fifth fresh round
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh26 # 52 more, fetched for the twenty-sixth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh27 # 47 more, fetched for the twenty-seventh fresh round
 """
 
@@ -561,6 +562,26 @@ FRESH25 = ("deep-learning-with-pytorch/dlwpt-code", "berkeleydeeprlcourse/homewo
            "SeuTao/Humpback-Whale-Identification-Challenge-2019_2nd_palce_solution",
            "ChristofHenkel/kaggle-landmark-2021-1st-place", "whai362/PSENet",
            "bamtercelboo/pytorch_NER_BiLSTM_CNN_CRF", "moskomule/senet.pytorch")
+# 52 more, fetched for the twenty-sixth fresh round (fresh26; not under /work/.mirror before, in no earlier list,
+# not in /tmp/fetch_list.txt, not held out by issue 13), chosen by name and description only: robotics and imitation
+# learning, federated learning, NAS / pruning / quantization-aware training, bio/chem ML, anomaly detection, domain
+# adaptation, semi-supervised learning, super-resolution and image restoration, point-process / survival / causal ML,
+# and read only to measure (bench/fresh26-notes.md). `--fresh26`.
+FRESH26 = ("facebookresearch/r3m", "dougsm/ggcnn", "skumra/robotic-grasping", "andyzeng/visual-pushing-grasping",
+           "WHDY/FedAvg", "JYWa/FedNova", "ebagdasa/backdoor_federated_learning", "IBM/FedMA", "CharlieDinh/pFedMe",
+           "jhoon-oh/FedBABU", "zhuangdizhu/FedGen", "mmendiet/FedAlign", "chenxin061/pdarts",
+           "foolwood/pytorch-slimming", "jacobgil/pytorch-pruning", "he-y/filter-pruning-geometric-median",
+           "alecwangcq/EigenDamage-Pytorch", "mil-ad/snip", "ZouJiu1/LSQplus", "jiecaoyu/XNOR-Net-PyTorch",
+           "liuzechun/ReActNet", "thinng/GraphDTA", "yuyangw/MolCLR", "luost26/3D-Generative-SBDD",
+           "pengxingang/Pocket2Mol", "dauparas/ProteinMPNN", "drorlab/gvp-pytorch",
+           "ehoogeboom/e3_diffusion_for_molecules", "lukasruff/Deep-SAD-PyTorch",
+           "xiahaifeng1995/PaDiM-Anomaly-Detection-Localization-master", "hq-deng/RD4AD", "VitjanZ/DRAEM",
+           "gudovskiy/cflow-ad", "samet-akcay/ganomaly", "tianyu0207/RTFM", "jhoffman/cycada_release",
+           "valeoai/ADVENT", "liyunsheng13/BDL", "perrying/pytorch-consistency-regularization",
+           "lyakaap/VAT-pytorch", "yassouali/CCT", "LiheYoung/UniMatch", "Britefury/cutmix-semisup-seg",
+           "SaoYan/DnCNN-PyTorch", "zsyOAOA/VDNet", "yinboc/liif", "SeungjunNah/DeepDeblur-PyTorch",
+           "csdwren/PReNet", "czifan/DeepSurv.pytorch", "SimiaoZuo/Transformer-Hawkes-Process", "shchur/ifl-tpp",
+           "fishmoon1234/DAG-GNN")
 # 47 more, fetched for the twenty-seventh fresh round (fresh27; not under /work/.mirror
 # before, in no earlier list, not in /tmp/fetch_list.txt, not held out by issue 13, not in round fresh26's list), chosen
 # by name and description only: LLM fine-tuning scripts, text classification/NER/QA training, neural style transfer,
@@ -671,6 +692,7 @@ def main() -> int:
     ap.add_argument("--fresh23", action="store_true", help="check the 46 repositories of FRESH23 instead")
     ap.add_argument("--fresh24", action="store_true", help="check the 47 repositories of FRESH24 instead")
     ap.add_argument("--fresh25", action="store_true", help="check the 48 repositories of FRESH25 instead")
+    ap.add_argument("--fresh26", action="store_true", help="check the 52 repositories of FRESH26 instead")
     ap.add_argument("--fresh27", action="store_true", help="check the 47 repositories of FRESH27 instead")
     ap.add_argument("--all-severities", metavar="FILE",
                     help="also write every finding (information and hints too), with its \"severity\", as JSON lines")
@@ -684,7 +706,7 @@ def main() -> int:
         FRESH17 if args.fresh17 else FRESH18 if args.fresh18 else FRESH19 if args.fresh19 else
         FRESH20 if args.fresh20 else FRESH21 if args.fresh21 else FRESH22 if args.fresh22 else
         FRESH23 if args.fresh23 else FRESH24 if args.fresh24 else FRESH25 if args.fresh25 else
-        FRESH27 if args.fresh27 else REPOS)
+        FRESH26 if args.fresh26 else FRESH27 if args.fresh27 else REPOS)
     found: list[dict] = []
     every: list[dict] = []
     lines = 0
