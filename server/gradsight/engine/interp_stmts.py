@@ -13,7 +13,7 @@ from . import torchdb as db
 from .events import (AccumulateEvent, DiscardEvent, FactoryEvent, GradModeEvent, ReassignEvent, SelfStoreEvent,
                      ZeroGradEvent)
 from .interp_exprs import values_indices_call
-from .interp_objects import _number_expr
+from .rebinding import _number_bindings
 from .interp_util import (_const_key, bool_compare_truth, REQUIRES_GRAD_SPELLINGS, _accumulated_operand, _backward_names, _grad_read_keys,
                           _has_backward, _is_static, _loop_store_counts, _msite, _params_accumulated_into_self,
                           _pcut_of, _remade_before, _root_name, _stmt_method, _use_kind, const_bool, key_of,
@@ -30,44 +30,6 @@ _TENSOR_CLASSES = frozenset({"torch.Tensor", "torch.autograd.Variable", "torch.a
 _NOT_TENSOR_CLASSES = frozenset({"numpy.ndarray", "numpy.generic", "builtins.list", "builtins.tuple", "builtins.dict",
                                  "builtins.int", "builtins.float", "builtins.str", "builtins.bool", "builtins.bytes",
                                  "builtins.set", "numbers.Number"})
-
-
-def _number_bindings(region: ast.AST) -> dict:
-    """Each plain name `region` assigns: (line, whether the value surely is no backwarded loss: a number, `loss =
-    loss.item()`, an element of `loss, l1 = loss.item(), l1.item()`, or arithmetic on its cut value,
-    `_cut_rebinding`) for each of its assignments. `loss += term` keeps a tensor one."""
-    out: dict = {}
-    for n in walk(region):
-        if isinstance(n, (ast.AugAssign, ast.For)) and isinstance(n.target, ast.Name):
-            out.setdefault(n.target.id, []).append((n.lineno, False))
-        if not (isinstance(n, ast.Assign) and len(n.targets) == 1):
-            continue
-        target, value = n.targets[0], n.value
-        pairs = [(target, value)]
-        if isinstance(target, ast.Tuple):
-            same = isinstance(value, ast.Tuple) and len(value.elts) == len(target.elts)
-            pairs = list(zip(target.elts, value.elts if same else [None] * len(target.elts)))
-        for t, v in pairs:
-            if isinstance(t, ast.Name):
-                out.setdefault(t.id, []).append((n.lineno, v is not None and (_number_expr(v) or _cut_rebinding(
-                    t.id, v))))
-    return out
-
-
-def _cut_rebinding(name: str, value: ast.AST) -> bool:
-    """`loss = loss.item() / params.window`: arithmetic that reads `name` only through `.item()` / `.tolist()` /
-    `float(...)` / `int(...)`, at least once: whatever the other operands are, the result is not the tensor that
-    was backwarded under that name (`0.5 * (a + b)` or `len(x) * loss` stay tensors)."""
-    if not isinstance(value, ast.BinOp):
-        return False
-    cut_reads = {id(n) for c in walk(value) if isinstance(c, ast.Call) and not c.keywords and (
-        isinstance(c.func, ast.Attribute) and c.func.attr in ("item", "tolist") and not c.args
-        and isinstance(c.func.value, ast.Name) and c.func.value.id == name
-        or isinstance(c.func, ast.Name) and c.func.id in ("float", "int") and len(c.args) == 1
-        and isinstance(c.args[0], ast.Name) and c.args[0].id == name) for n in walk(c) if isinstance(n, ast.Name)
-        and n.id == name}
-    reads = [n for n in walk(value) if isinstance(n, ast.Name) and n.id == name]
-    return bool(reads) and all(id(n) in cut_reads for n in reads)
 
 
 def _with_flattened(stmts: list[ast.stmt]):
@@ -648,6 +610,7 @@ class StatementsMixin:
             return self.exec_block(stmt.orelse, state)
         then_state, else_state = state.copy(), state.copy()
         self.refine_requires_grad(stmt.test, then_state, else_state)
+        self.refine_none(stmt.test, then_state, else_state)
         # Inside a function, the `if`s whose test this analysis cannot decide are kept open while their branches
         # run (`backward_guarded_off` asks whether one gates an optimizer update).
         opened = self.frame_flags[-1].setdefault("undecided", []) if self.frame_flags else None
@@ -661,6 +624,23 @@ class StatementsMixin:
                 opened.pop()
         return then.join(other)
 
+
+    @staticmethod
+    def refine_none(test: ast.AST, then_state: State, else_state: State) -> None:
+        """`if ema is not None:` / `if ema:` (or their negations) on an object that is `None` on some path
+        (`ObjectVal.maybe_none`): the object on the side where the test lets it through, `None` on the other."""
+        negate = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        inner = test.operand if negate else test
+        if isinstance(inner, ast.Compare) and len(inner.ops) == 1 and isinstance(inner.ops[0], (ast.Is, ast.IsNot)) \
+                and isinstance(inner.comparators[0], ast.Constant) and inner.comparators[0].value is None:
+            negate, inner = negate != isinstance(inner.ops[0], ast.Is), inner.left
+        key = key_of(inner)
+        val = then_state.get(key) if key is not None else None
+        if not (isinstance(val, ObjectVal) and val.maybe_none):
+            return
+        obj, none = (else_state, then_state) if negate else (then_state, else_state)
+        obj.set(key, replace(val, maybe_none=False))
+        none.set(key, PyVal(is_none=True, truth=False))
 
     @staticmethod
     def refine_requires_grad(test: ast.AST, then_state: State, else_state: State) -> None:
@@ -769,6 +749,8 @@ class StatementsMixin:
                 val = base.attr(test.left.attr)
         if isinstance(val, PyVal) and val.is_none:
             is_none = True
+        elif isinstance(val, ObjectVal) and val.maybe_none:
+            return None
         elif isinstance(val, (TensorVal, ModuleVal, ObjectVal, OptimizerVal, ParamsVal)):
             is_none = False
         else:

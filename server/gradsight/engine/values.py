@@ -324,6 +324,8 @@ class PyVal(Value):
     def join(self, other: Value) -> Value:
         if self is other:
             return self
+        if self.is_none and isinstance(other, ObjectVal):
+            return other.join(self)
         if not isinstance(other, PyVal):
             return UNKNOWN
         return PyVal(cut=_first(self.cut, other.cut), pcut=self.pcut | other.pcut,
@@ -410,6 +412,9 @@ class ObjectVal(Value):
     attrs: tuple = ()  # (name, Value) pairs from __init__
     origin: Optional[Fact] = None
     changed: frozenset = frozenset()
+    # On some path the name holds `None` instead (`ema = EMA(net) if args.ema else None`): the object where a test
+    # such as `if ema is not None:` let it through (`StatementsMixin.refine_none`).
+    maybe_none: bool = False
 
     def attr(self, name: str) -> Optional[Value]:
         if name in self.changed or "*" in self.changed:
@@ -427,13 +432,16 @@ class ObjectVal(Value):
         return None
 
     def join(self, other: Value) -> Value:
+        if isinstance(other, PyVal) and other.is_none:
+            return self if self.maybe_none else replace(self, maybe_none=True)
         if not isinstance(other, ObjectVal) or other.cls is not self.cls:
             return UNKNOWN
         if self == other:
             return self
         mine, theirs = dict(self.attrs), dict(other.attrs)
         attrs = tuple((k, mine[k].join(theirs[k])) for k in sorted(mine.keys() & theirs.keys()))
-        return ObjectVal(self.cls, attrs, _first(self.origin, other.origin), self.changed | other.changed)
+        return ObjectVal(self.cls, attrs, _first(self.origin, other.origin), self.changed | other.changed,
+                         self.maybe_none or other.maybe_none)
 
     def __hash__(self) -> int:
         return _cached_hash(self)

@@ -144,14 +144,40 @@ def _given(call: ast.Call, name: str, params: list, defaults: dict, kwdefaults: 
 
 
 def _decided_on(call, fn, guards, test, branch, params, defaults, kwdefaults) -> bool:
-    """Whether the parameter guard on `test` among `guards` takes `branch` with the constant `call` gives."""
-    for other in guards:
-        if other == _OWN_OFF or other[0] == _GATE or other[1] is not test or other[2] is not branch:
-            continue
-        given = _given(call, other[0], params, defaults, kwdefaults)
-        if isinstance(given, ast.Constant) and _holds(test, given) is branch:
-            return True
-    return False
+    """Whether `call`'s arguments make the `if` test `test` take `branch`: a parameter guard on it among `guards`
+    with a constant that decides it (each operand of an `and`, for its body), or a class instance passed where the
+    test asks `is not None` (`optimizer=object()`)."""
+    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and branch else [test]
+    for part in parts:
+        found = False
+        for other in guards:
+            if other == _OWN_OFF or other[0] == _GATE or other[1] is not part or other[2] is not branch:
+                continue
+            given = _given(call, other[0], params, defaults, kwdefaults)
+            if isinstance(given, ast.Constant) and _holds(part, given) is branch \
+                    or _instance(given) and _none_test(part) is (not branch):
+                found = True
+                break
+        if not found:
+            return False
+    return True
+
+
+def _instance(node) -> bool:
+    """A constructor call (`object()`, `torch.optim.SGD(...)`, `Adam(...)`): surely not `None`."""
+    if not isinstance(node, ast.Call):
+        return False
+    name = dotted_name(node.func) or ""
+    last = name.rsplit(".", 1)[-1]
+    return last == "object" or last[:1].isupper()
+
+
+def _none_test(test: ast.AST):
+    """True for `x is None`, False for `x is not None`, None for any other test."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)) \
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+        return isinstance(test.ops[0], ast.Is)
+    return None
 
 
 def _guard_off(call: ast.Call, fn: ast.AST, guards: list, block: list = ()) -> bool:

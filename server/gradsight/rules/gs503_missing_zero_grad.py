@@ -22,6 +22,24 @@ def _is_ema(name: str) -> bool:
 
 
 
+# A mean-teacher loop whose teacher "optimizer" is a plain class of the file, made only on some runs (`None`
+# otherwise) and stepped under `if teacher_optim is not None:` (cutmix-semisup-seg; bench/fresh26-false/04). `{cls}`,
+# `{body}`: its name and its `step()`'s loop body; `{freeze}`: what follows the nets' construction.
+_TEACHER = ("import sys\n\nimport torch\nimport torch.nn as nn\n\n\nclass {cls}:\n"
+            "    def __init__(self, target_net, source_net, alpha):\n"
+            "        self.target_params = list(target_net.parameters())\n"
+            "        self.source_params = list(source_net.parameters())\n        self.alpha = alpha\n"
+            "\n    def step(self):\n"
+            "        for tgt_p, src_p in zip(self.target_params, self.source_params):\n{body}\n\n\n"
+            "student, teacher = nn.Linear(2, 1), nn.Linear(2, 1){freeze}\n"
+            "student_optim = torch.optim.SGD(student.parameters(), lr=0.1)\n"
+            "teacher_optim = {cls}(teacher, student, 0.99) if \"--no-teacher\" not in sys.argv else None\n"
+            "for step in range(3):\n    student_optim.zero_grad()\n"
+            "    loss = (student(torch.ones(3, 2)) + teacher(torch.ones(3, 2))).sum()\n"
+            "    loss.backward()\n    student_optim.step()\n    if teacher_optim is not None:\n"
+            "        teacher_optim.step()\n")
+
+
 class _LoopScan:
     """What GS503 reads from a loop, gathered in one walk of it (loops nest, so a walk per question per loop
     would cost the square of the nesting): its `.backward()` and `.step()` calls, the names it binds (assigned or
@@ -194,6 +212,22 @@ def _classify(call: ast.Call, objects: dict) -> tuple:
     return ("unseen" if unseen else "known"), None
 
 
+def _steps_without_gradients(call: ast.Call, objects: dict) -> bool:
+    """`r.step()` where the engine knows `r`'s class (`LoopEvent.receivers`, also from another file) and that class's
+    own `step` reads no gradient: no `.grad`, no `zero_grad`, no other `.step(...)` and no `super()` call in it (a
+    weight-averaging "optimizer" such as cutmix-semisup-seg's `EMAWeightOptimizer`, whose `step()` mixes the
+    student's weights into the teacher's: bench/fresh26-false/04). It has no gradients to zero."""
+    kind, method = _classify(call, objects)
+    if kind != "method" or method is None:
+        return False
+    for n in walk(method):
+        if isinstance(n, ast.Attribute) and n.attr in ("grad", "zero_grad", "step", "_grad"):
+            return False
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "super":
+            return False
+    return True
+
+
 def _same_object(call: ast.Call, target: ast.AST, objects: dict) -> dict:
     """What is known inside a method run on `r` (`r.m(...)`): its first parameter is that object."""
     params = target.args.posonlyargs + target.args.args
@@ -314,7 +348,7 @@ def _unzeroed_optimizer(scan: _LoopScan, steps: list, backwards: list, defs: _Fi
     # Only what is surely an optimizer counts: `.step()` without positional arguments (an environment's
     # `env.step(action)` and AMP's `scaler.step(optimizer)` take one) on a name that says so (`optimizer_D`).
     steps = [c for c in steps if not c.args and "opt" in ast.unparse(c.func.value).lower()
-             and not _is_ema(ast.unparse(c.func.value))]
+             and not _is_ema(ast.unparse(c.func.value)) and not _steps_without_gradients(c, objects)]
     stepped = list(dict.fromkeys(ast.unparse(c.func.value) for c in steps))
     if len(stepped) < 2:
         return None
@@ -679,6 +713,9 @@ class MissingZeroGrad(Rule):
                    "    loss.backward()\n    optimizer.step()")
     references = ("https://pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html",)
     valid = (
+        # Its `step()` averages weights and reads no gradient (the teacher is frozen): nothing to zero.
+        Valid(_TEACHER.format(cls="EMAWeightOptimizer", freeze="\nteacher.requires_grad_(False)",
+                              body="            tgt_p.data.mul_(self.alpha).add_(src_p.data * (1 - self.alpha))")),
         # A timing benchmark: the layer and its optimizer are made here and thrown away after the loop, so the
         # accumulated gradients change weights nobody sees (Pyraformer's attention tests).
         Valid('import time\n\nimport torch\nimport torch.nn as nn\nfrom torch import optim\n\n\ndef test_layer(repeat_times=5):\n    layer = nn.Linear(8, 8)\n    optimizer = optim.Adam(layer.parameters(), 1e-4)\n    optimizer.zero_grad()\n    hidden = torch.ones(4, 8)\n    target = torch.zeros(4, 8)\n    start = time.time()\n    for i in range(repeat_times):\n        result = layer(hidden)\n        loss = ((target - result) ** 2).mean()\n        loss.backward()\n        optimizer.step()\n    print("average time: {} s".format(round((time.time() - start) / repeat_times, 4)))\n\n\ntest_layer()\n'),
@@ -789,6 +826,10 @@ class MissingZeroGrad(Rule):
               "        opt.step()\n        opt.zero_grad()\n    else:\n        opt.step()\n"),
     )
     invalid = (
+        # The look-alike: its `step()` reads the teacher's gradients, which nothing zeroes.
+        Invalid(_TEACHER.format(cls="MirrorDescent", freeze="",
+                                body="            tgt_p.data.add_(tgt_p.grad, alpha=-0.0)"), line=24,
+                runtime="silent: bool((teacher.bias.grad == 9).all())"),
         # The same loop in a function that returns what it trained: the gradients pile up in the weights it hands out.
         Invalid('import torch\nimport torch.nn as nn\n\n\ndef fit(steps=3):\n    m = nn.Linear(2, 1)\n    opt = torch.optim.SGD(m.parameters(), lr=0.0)\n    for _ in range(steps):\n        m(torch.ones(3, 2)).sum().backward()\n        opt.step()\n    return m\n\n\nm = fit()\n', line=9, runtime="silent: bool((m.bias.grad == 9).all())"),
         # Two optimizers, only one zeroed (idinvert's real bug): the other's gradients pile up.
