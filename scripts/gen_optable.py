@@ -208,8 +208,11 @@ def _register_ops() -> None:  # noqa: PLR0915 - a long, flat list by design
     op("cdist", T(3, 4), T(2, 4))
 
     # ---- reductions --------------------------------------------------------------------
-    for name in ("sum", "mean", "prod", "norm", "var", "std", "median", "all", "any"):
+    for name in ("sum", "mean", "prod", "norm", "var", "std", "all", "any"):
         op(name, X, method=True)
+    # `median(x)` returns one tensor (saved); `median(x, dim)` returns (values, indices) and saves the indices only.
+    for name in ("median", "nanmedian"):
+        op(name, X, method=True, ov={"dim": ((X, 1), {})})
     op("var_mean", X)
     op("std_mean", X)
     for name in ("max", "min"):
@@ -218,6 +221,10 @@ def _register_ops() -> None:  # noqa: PLR0915 - a long, flat list by design
                  "argmax", "argmin", "argsort", "sort"):
         op(name, X, 1, method=True)
     op("topk", X, 2, method=True)
+    # Ops that always return (values, indices): what their backward saves is one of the two outputs.
+    op("kthvalue", X, 2, 1, method=True)
+    for name in ("mode", "cummax", "cummin"):
+        op(name, X, 1, method=True)
     op("softmax", X, 1, method=True)
     op("log_softmax", X, 1, method=True)
     op("unique", X)

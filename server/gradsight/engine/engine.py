@@ -23,7 +23,7 @@ from .newsyntax import OLD_PYTHON, downgrade
 from .query import FileEvent, NodeMemo, Query
 from .relocate import located, plain
 from .report import Reporter, Source, split_lines
-from .reverse import run_callers
+from .reverse import caller_stores, run_callers
 from .ruleset import RuleSet
 from .scope import MAX_BYTES, MAX_NESTING, build_scope, nesting_depth
 from .units import (Digests, RecordingDict, UnitCache, analyse_definitions, calls_without_grad_in, import_digests,
@@ -210,7 +210,8 @@ class Engine:
                     return (found, workspace.cached_digest(pathlib.Path(other))) if found is not None else (None, None)
             query = Query(tree, scope.imports, scope.classes, self.node_memo, path,
                           (lambda module, level, home=scope: resolver(module, level, home)) if resolver is not None else None,
-                          scope.functions, walker=source.walk)
+                          scope.functions, walker=source.walk,
+                          caller_stores=None if workspace is None else lambda: caller_stores(workspace, path, used))
             # Another framework's code (imports Paddle, TensorFlow, JAX, ... and nothing of torch): its `.numpy()`,
             # `.eval()` and `.backward()` are that framework's, so the dataflow is not run on it (whole-file rules
             # still ask `query.other_framework()` themselves).

@@ -400,7 +400,7 @@ class OpsMixin:
         via = None
         stored = None
         entry = db.op_entry(qual, [True if isinstance(v, TensorVal) else None if v is UNKNOWN else False
-                                   for _, v in args]) if rg is not Tri.NO else None
+                                   for _, v in args], keywords=kwargs or ()) if rg is not Tri.NO else None
         psrc: frozenset = frozenset()
         pcut = _pcut_of(v for _, v in args)
         partial = unknown_inputs or any(v.psrc_partial for _, v in tensors)
@@ -476,12 +476,12 @@ class OpsMixin:
             result = result.with_(fnview=base.fnview, fnview_sure=base.fnview_sure)
         if short in db.DECOMPOSITIONS and entry is not None and entry.get("saved_outputs"):
             # `Q, R = torch.linalg.qr(a)`: one tensor per output, each with its own storage, saved as the table says
-            # (decompositions save all their outputs: an in-place write on `R` or a view of it makes backward raise).
+            # (qr saves both: an in-place write on `R` or a view of it makes backward raise; std_mean only the std).
             saved_idx = entry["saved_outputs"]
             return SeqVal(tuple(result.with_(saved=saved_out if i in saved_idx else None,
                                              saved_seg=saved_seg if i in saved_idx else None,
                                              storage=(self.site(node), i), shape=None)
-                                for i in range(max(saved_idx) + 1)))
+                                for i in range(db.DECOMPOSITIONS[short])))
         return result
 
     def grad_tested_args(self, args, node: ast.AST, state: State):

@@ -36,8 +36,12 @@ class Query:
 
     def __init__(self, tree: ast.Module, imports: dict, classes: dict, memo: Optional["NodeMemo"] = None,
                  path: str = "", resolve: Optional[Callable] = None, functions: Optional[dict] = None,
-                 walker: Optional[Callable] = None):
+                 walker: Optional[Callable] = None, caller_stores: Optional[Callable] = None):
         self.tree = tree
+        # () -> the attribute names other workspace files around this file's callers store on objects they hold
+        # (`reverse.caller_stores`), asked at most once, only by a rule that needs it; None without a workspace.
+        self._caller_stores = caller_stores
+        self._stores: Optional[frozenset] = None
         # `astwalk.walk`, or the analysed source's memoised one (`Source.walk`), shared with the interpreter
         self._walker = walker or walk
         self._resolve = resolve  # resolve(module, level) -> another workspace file's ModuleScope, or None
@@ -54,6 +58,16 @@ class Query:
         self._module_names: Optional[set] = None
         self._handed: Optional[dict] = None  # id(class) -> attributes its `__init__` stores from its parameters
         self._roots: Optional[frozenset] = None
+
+    def stored_by_callers(self, attr: str) -> bool:
+        """Whether code of another workspace file that imports this one (or that such a file imports: the helpers it
+        hands this file's objects to) stores the attribute `attr` on an object it holds (`model.hidden = ...`). Those
+        files become dependencies of the analysis."""
+        if self._caller_stores is None:
+            return False
+        if self._stores is None:
+            self._stores = self._caller_stores()
+        return attr in self._stores
 
     # -- names -------------------------------------------------------------------------------------------
     def function_def(self, name: str) -> Optional[tuple]:

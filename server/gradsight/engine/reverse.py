@@ -184,6 +184,63 @@ def _is_test_file(path: str) -> bool:
         or name == "conftest.py"
 
 
+def caller_stores(workspace, path: str, used: Optional[dict] = None) -> frozenset:
+    """The attribute names that the code around this file's callers stores on an object it holds (`model.hidden =
+    model.init_hidden()`: a receiver other than a bare `self`), in the other workspace files that import `path` (test
+    files apart, as for `run_callers`) and in the workspace files those import: the helpers an importer hands the
+    objects it builds to (classification.py builds the model and calls train.py's `train(model, ...)`, which resets
+    `model.hidden_state` before each forward; bench/fresh25-false/06). What GS413 reads as a reset by the caller, as
+    a store outside the class in the analysed file itself. Each file's answer is kept per text version
+    (`Workspace.stores_memo`); the files read go into `used` (the analysis's dependencies)."""
+    out: set = set()
+    me = str(pathlib.Path(path).resolve())
+    seen = {me}
+    for other, other_scope, digest in workspace.importers(path)[:MAX_FILES]:
+        if _is_test_file(other) or other in seen:
+            continue
+        seen.add(other)
+        attrs, imported = _file_stores(workspace, other, other_scope, digest, used)
+        out |= attrs
+        for far in imported:
+            if far in seen or _is_test_file(far):
+                continue
+            seen.add(far)
+            far_scope = workspace.scope_for(pathlib.Path(far))
+            far_digest = workspace.cached_digest(pathlib.Path(far))
+            if far_scope is not None and far_digest is not None:
+                out |= _file_stores(workspace, far, far_scope, far_digest, used)[0]
+    return frozenset(out)
+
+
+def _file_stores(workspace, path: str, scope: ModuleScope, digest: str, used: Optional[dict]) -> tuple:
+    """(attributes the file stores on objects it holds, the workspace files it imports) of one file version."""
+    if used is not None:
+        dict.__setitem__(used, path, digest)
+    hit = workspace.stores_memo.get(path)
+    if hit is not None and hit[0] == digest:
+        return hit[1], hit[2]
+    attrs = set()
+    for n in walk(scope.tree):
+        targets = n.targets if type(n) in (ast.Assign, ast.Delete) else [n.target] if type(n) is ast.AnnAssign else ()
+        for t in targets:
+            for a in walk(t):
+                if type(a) is ast.Attribute and type(a.ctx) in (ast.Store, ast.Del) \
+                        and not (type(a.value) is ast.Name and a.value.id == "self"):
+                    attrs.add(a.attr)
+    imported = []
+    for kind, module, level, names in scope.import_records:
+        # `import pkg.train` names the module; `from pkg import train` the package or its module `train`.
+        mods = names if kind == "import" else (module, *(f"{module}.{n}" if module else n for n in names if n != "*"))
+        for mod in mods:
+            if not mod and not level:
+                continue
+            found = workspace.find(mod, level, path)
+            if found is not None and str(found) not in imported:
+                imported.append(str(found))
+    workspace.stores_memo[path] = (digest, frozenset(attrs), tuple(imported))
+    return frozenset(attrs), tuple(imported)
+
+
 def run_callers(interp: Interpreter, scope: ModuleScope, reporter: Reporter, workspace, module_key: str,
                 digests: Digests, used: RecordingDict, cache: UnitCache, memo: dict, shift: bool = True,
                 file_salt: str = "", stats: Optional[dict] = None) -> None:

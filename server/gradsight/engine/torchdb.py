@@ -158,9 +158,12 @@ GRAD_MODE = {
     "torch.autograd.set_grad_enabled": (None, False),
 }
 
-# Ops returning a tuple of float tensors, each saved for backward as the table's `saved_outputs` says: their
-# results are unpacked output by output (`Q, R = torch.linalg.qr(a)`).
-DECOMPOSITIONS = frozenset({"qr", "svd", "eigh"})
+# Ops returning a tuple of float tensors, each saved for backward as the table's `saved_outputs` says, with the
+# number of tensors they return: their results are unpacked output by output (`Q, R = torch.linalg.qr(a)`;
+# `std, mean = torch.std_mean(x)` saves the std only, so writing into `mean` is harmless). The (values, indices)
+# ops (`topk`, `sort`, `max(dim)`, ...) are not among them: their result stands for the values, which those ops
+# never save, and unpacking makes the indices (`interp_stmts.assign`).
+DECOMPOSITIONS = MappingProxyType({"qr": 2, "svd": 3, "eigh": 2, "std_mean": 2})
 
 BACKWARD_FUNCS = {"torch.autograd.backward", "torch.autograd.grad"}
 
@@ -228,16 +231,25 @@ def _load() -> "MappingProxyType":
 _TABLE = _load()
 
 
-def op_entry(qual: str, tensor_args: Optional[list] = None) -> Optional[dict]:
+# Keywords that name the reduced dimension (`axis` is NumPy's spelling, which torch accepts): given one, `max`, `min`,
+# `median` and `nanmedian` return (values, indices), the table's "dim" overload.
+DIM_KEYWORDS = frozenset({"dim", "axis"})
+
+
+def op_entry(qual: str, tensor_args: Optional[list] = None, keywords=()) -> Optional[dict]:
     """What `qual` saves for backward, or None when nothing is known (callers then assume it saves nothing).
 
     `tensor_args[i]` says whether positional argument i is a tensor (None: not known); the generated table has
     separate facts for Python-number arguments (`x * 2.0` saves the wrapped scalar, `x + 2.0` saves nothing).
+    `keywords` are the names of the keyword arguments: a dim given as `dim=` picks the overload a positional dim
+    picks (`x.max(dim=-1)` saves its indices, not its values: bench/fresh25-false/05).
     """
     entry = _op_entry(qual)
     if entry is None or not tensor_args:
         return entry
     overloads = entry.get("overloads") or {}
+    if len(tensor_args) == 1 and tensor_args[0] and "dim" in overloads and DIM_KEYWORDS.intersection(keywords):
+        return overloads["dim"]
     if len(tensor_args) >= 2 and tensor_args[0]:
         # `torch.max(a, b)` (overload "other": saves its inputs) against `torch.max(x, dim)` ("dim": saves the
         # indices) and `torch.max(x)` (the entry: saves its output). A second argument not known to be a number

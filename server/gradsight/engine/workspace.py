@@ -66,6 +66,9 @@ class Workspace:
         # path -> (signature, names, read, the worded texts kept alive so their ids stay theirs): `no_grad_callers`'
         # files one import further.
         self._further: dict[str, tuple] = {}
+        # file -> (digest, what `reverse.caller_stores` read of it: the attributes it stores on objects it holds, the
+        # workspace files it imports), kept per text version.
+        self.stores_memo: dict[str, tuple] = {}
         # Library inference is on unless the caller or GRADSIGHT_NO_LIBINFER=1 (for comparisons) turns it off.
         self._libinfer = None if libinfer and os.environ.get("GRADSIGHT_NO_LIBINFER", "") in ("", "0") else False
 

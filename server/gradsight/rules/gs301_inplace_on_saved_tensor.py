@@ -179,6 +179,18 @@ class InplaceOnSavedTensor(Rule):
               "        best.mul_(0.5)\n        scores.masked_fill_((cand % n).view(-1, 1).eq(eos), -1e4)\n"
               "        kept.append(best.sum() + scores.sum())\n    return sum(k.sum() for k in kept)\n\n\n"
               "beam(torch.randn(4, 6, 5, requires_grad=True)).backward()\n"),
+        # A Viterbi decode adding the emission scores in place to the values of `max(dim=-1)` (jidasheng/bi-lstm-crf's
+        # CRF): a dim given by keyword picks the same overload as a positional one, which saves only the indices; so
+        # does `median` along a dim (bench/fresh25-false/05).
+        Valid("import torch\n\n\ndef viterbi(feats, trans):\n    score = torch.zeros(feats.shape[1])\n"
+              "    for emit in feats:\n        acc = score.unsqueeze(1) + trans\n"
+              "        acc, bp = acc.max(dim=-1)\n        acc += emit\n        mid, _ = acc.median(dim=0)\n"
+              "        mid += 1\n        score = acc + mid\n    return score.max(dim=-1)\n\n\n"
+              "best, tag = viterbi(torch.randn(4, 3, requires_grad=True), torch.randn(3, 3, requires_grad=True))\n"
+              "best.backward()\n"),
+        # `std_mean` saves the std it returns, not the mean: writing into the mean is harmless.
+        Valid("import torch\nx = torch.randn(4, 3, requires_grad=True)\nstd, mean = torch.std_mean(x * 2, dim=0)\n"
+              "mean += 1\n(std + mean).sum().backward()\n"),
         # A call whose result is thrown away (a statement, or a name never read): the graph it built, and what its
         # `*` saved of `x`, dies with it.
         Valid("import torch\n\n\ndef log_norm(x, w):\n    y = x * w\n    print(y.norm())\n    return y\n\n\n"
@@ -226,6 +238,14 @@ class InplaceOnSavedTensor(Rule):
                 "    if training:\n        std = torch.randn_like(std).mul(std)\n    return std.add_(mu)\n\n\n"
                 "w = torch.randn(3, requires_grad=True)\nreparameterize(w * 1, w * 2, False).sum().backward()\n",
                 line=8, runtime="raises: modified by an inplace operation"),
+        # The Viterbi look-alike with `max()` over the whole tensor: one tensor, saved as its own result.
+        Invalid("import torch\n\n\ndef best_path(feats, trans):\n    acc = feats.unsqueeze(1) + trans\n"
+                "    best = acc.max()\n    best += feats.sum()\n    return best\n\n\n"
+                "best_path(torch.randn(3), torch.randn(3, 3, requires_grad=True)).backward()\n", line=7,
+                runtime="raises: modified by an inplace operation"),
+        # `std_mean`'s std is what its backward saved.
+        Invalid("import torch\nx = torch.randn(4, 3, requires_grad=True)\nstd, mean = torch.std_mean(x * 2, dim=0)\n"
+                "std += 1\n(std + mean).sum().backward()\n", line=4, runtime="raises: modified by an inplace operation"),
         Invalid("import torch\nx = torch.randn(3, requires_grad=True)\ng = torch.sigmoid(x)\ng *= 2.0\n"
                 "g.sum().backward()\n", line=4, runtime="raises: modified by an inplace operation",
                 fixed="import torch\nx = torch.randn(3, requires_grad=True)\ng = torch.sigmoid(x)\ng = g * 2.0\n"

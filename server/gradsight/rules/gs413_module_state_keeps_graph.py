@@ -167,7 +167,9 @@ class ModuleStateKeepsGraph(Rule):
                     "`self.cov = cov`), when nothing detaches or resets the state: no `.detach()` of it in the "
                     "class, no other method or statement of `forward` assigning it (a `reset_hidden()`; a lazy "
                     "initialisation under `if self.<state> is None:` or `if not hasattr(self, ...)` is no reset), "
-                    "no `x.<state> = ...` elsewhere in the file, no method of the class (other than nn.Module's "
+                    "no `x.<state> = ...` elsewhere in the file or in another workspace file that imports it (or "
+                    "that such a file imports: the training helper it hands the model to), no method of the class "
+                    "(other than nn.Module's "
                     "own `register_buffer`...) handed the state's name (`self.register_state(\"keys\", ...)`: a "
                     "cache its own machinery resets by name, like an incremental decoder's), and `forward` is not run under "
                     "`torch.no_grad()`. It stays quiet in a file that calls "
@@ -387,8 +389,9 @@ class ModuleStateKeepsGraph(Rule):
     def _released(state: str, carry: ast.Assign, cls: ast.ClassDef, q) -> bool:
         """Does anything detach or reset the state: `.detach()`/`.detach_()` on it in the class, another method
         (not `__init__`) or another statement of `forward` assigning it (except a lazy initialisation under
-        `if self.<state> is None:`), or `x.<state> = ...` outside the class? (`del self.<state>` counts as an
-        assignment: it resets a state initialised under `if not hasattr(self, ...)`.)"""
+        `if self.<state> is None:`), or `x.<state> = ...` outside the class, in this file or in the workspace files
+        around its callers (`Query.stored_by_callers`)? (`del self.<state>` counts as an assignment: it resets a state
+        initialised under `if not hasattr(self, ...)`.)"""
         inside = {id(n) for n in walk(cls)}
         for n in q.nodes():
             if isinstance(n, ast.Call) and id(n) in inside and _registers_by_name(n, state):
@@ -408,4 +411,6 @@ class ModuleStateKeepsGraph(Rule):
                 fn = q.enclosing_function(n)
                 if fn is None or getattr(fn, "name", "") != "__init__" and not _lazy_init(state, n, q):
                     return True
-        return False
+        # The callers in other workspace files, read the same way: the file that builds the model (imports this one)
+        # or a helper it hands the model to stores the attribute on it (`model.hidden = model.init_hidden()`).
+        return q.stored_by_callers(state)
