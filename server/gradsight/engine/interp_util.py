@@ -9,6 +9,7 @@ from typing import Optional
 
 from .astwalk import children, sub_blocks, walk
 from .fresh_locals import fresh_writes
+from .guarded_reads import reads_after_binding
 from .loop_counts import SHAPE_QUERIES, same_count
 from . import torchdb as db
 from .report import Source, text
@@ -31,8 +32,7 @@ class LoopCtx:
     has_backward: Optional[int]
     breaks: list = field(default_factory=list)
     continues: list = field(default_factory=list)
-    # The last iteration's end states (`StatementsMixin.split_last`): they leave the loop, never reach the next one.
-    lasts: list = field(default_factory=list)
+    lasts: list = field(default_factory=list)  # the last iteration's end states (`split_last`): they leave the loop
     first: Optional[State] = None  # the first iteration's top state, where `split_first` needs it
 
 
@@ -950,11 +950,10 @@ _NAMED_BINDERS = tuple(t for t in (ast.ExceptHandler, getattr(ast, "MatchAs", 0)
 
 
 def _guarded_binds(loop: ast.AST, changes: tuple, mutations: tuple, nodes=walk) -> dict:
-    """The names `loop` binds only under tests it cannot change, with those tests (`Interpreter.iteration_start`).
-    Each binding must be a simple statement reached from a top-level statement of the body through `if`s with
-    invariant tests (`_invariant_test`) and `with` blocks only, and every read of the name must be in a later
-    top-level statement than all its bindings (not in the loop's header): then no run reads a value an earlier
-    iteration left. `nodes(stmt)`: every node under `stmt` (the interpreter's memoised walk)."""
+    """The names `loop` binds only under tests it cannot change, with those tests (`Interpreter.iteration_start`):
+    simple statements reached from the body's top level through `if`s with invariant tests (`_invariant_test`)
+    and `with`s, read only in later top-level statements or after a binding in its block (`reads_after_binding`),
+    not in the header: no run reads an earlier iteration's value. `nodes(stmt)`: the memoised walk."""
     guarded: dict = {}
     count: dict = {}
     last: dict = {}
@@ -1004,7 +1003,8 @@ def _guarded_binds(loop: ast.AST, changes: tuple, mutations: tuple, nodes=walk) 
         while len(reads) <= last[name]:
             reads.append({n.id for n in nodes(body[len(reads)])
                           if n.__class__ is ast.Name and n.ctx.__class__ is ast.Load})
-        if any(name in reads[j] for j in range(last[name] + 1)):
+        if any(name in reads[j] for j in range(last[name])) or name in reads[last[name]] and not reads_after_binding(
+                body[last[name]], name):
             continue
         out[name] = tuple(tests)
     return out

@@ -103,6 +103,16 @@ class BackwardThroughFreedGraph(Rule):
                   "which parameters receive gradients, so review it.")
     references = ("https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html",)
     valid = (
+        # A name bound under a setting the loop never changes, read later in its own block and under another
+        # setting: every iteration binds it before reading it (consistency-regularization; bench/fresh26-false/02).
+        Valid("import types\n\nimport torch\nimport torch.nn as nn\n\n\ndef fit(cfg, model, data):\n"
+              "    opt = torch.optim.SGD(model.parameters(), lr=0.01)\n"
+              "    for i in range(cfg.iterations):\n        loss = model(data).pow(2).mean()\n"
+              "        if cfg.coef > 0:\n            aux = model(data + 0.1)\n"
+              "            loss = loss + cfg.coef * aux.pow(2).mean()\n        if cfg.extra > 0:\n"
+              "            loss = loss + cfg.extra * aux.mean()\n        opt.zero_grad()\n"
+              "        loss.backward()\n        opt.step()\n\n\n"
+              "fit(types.SimpleNamespace(iterations=3, coef=1.0, extra=0.5), nn.Linear(3, 3), torch.randn(4, 3))\n"),
         Valid(_ONE_PASS.format(n=1)),
         Valid(_CHAIN.format(n=10)),
         Valid(_SAC),
@@ -204,6 +214,15 @@ class BackwardThroughFreedGraph(Rule):
               "    loss = (mean.pow(2) + logvar.exp()).mean()\n    loss.backward()\n    opt.step()\n"),
     )
     invalid = (
+        # The look-alike: read before it is rebound, and rebound only every other iteration.
+        Invalid("import types\n\nimport torch\nimport torch.nn as nn\n\n\ndef fit(cfg, model, data):\n"
+                "    opt = torch.optim.SGD(model.parameters(), lr=0.01)\n    aux = model(data)\n"
+                "    for i in range(cfg.iterations):\n        loss = model(data).pow(2).mean()\n"
+                "        if cfg.coef > 0:\n            loss = loss + cfg.coef * aux.pow(2).mean()\n"
+                "            if i % 2 == 1:\n                aux = model(data + 0.1)\n"
+                "        opt.zero_grad()\n        loss.backward()\n        opt.step()\n\n\n"
+                "fit(types.SimpleNamespace(iterations=3, coef=1.0), nn.Linear(3, 3), torch.randn(4, 3))\n",
+                line=13, runtime="raises: Trying to backward through the graph a second time"),
         Invalid(_ONE_PASS.format(n=2), line=17, runtime="raises: Trying to backward through the graph a second time"),
         Invalid(_CHAIN.format(n=0), line=13, runtime="raises: Trying to backward through the graph a second time"),
         # The look-alike: a method turns the setting off, so a later step backwards the last `self.alpha` again.
