@@ -12,6 +12,14 @@ def imports_torch(q) -> bool:
     return any(n == "torch" or n.startswith("torch.") for n in q.imported)
 
 
+def torch_only_for_data(q) -> bool:
+    """Whether the only thing the file imports from torch is `torch.utils.data` (`from torch.utils import data` for
+    `data.Dataset`): data-loading code, whose arrays are NumPy's (`import torch.utils.data` binds `torch` itself, so
+    it does not count)."""
+    names = [n for n in q.imported if n == "torch" or n.startswith("torch.")]
+    return bool(names) and all(n == "torch.utils.data" or n.startswith("torch.utils.data.") for n in names)
+
+
 def first_param(fn: ast.AST) -> Optional[str]:
     """The name of a method's first parameter (`self`), or None."""
     args = fn.args.posonlyargs + fn.args.args

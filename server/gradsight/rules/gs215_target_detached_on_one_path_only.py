@@ -106,7 +106,8 @@ class TargetDetachedOnOnePathOnly(Rule):
         "same-file loss helper's `target`/`y`/`label` parameter) when the target is read from a name that an "
         "`if` assigns on two paths: on one path only under `with torch.no_grad()` / `torch.inference_mode()` or "
         "as `.detach()` / `.data`, on the other from a network call that keeps its graph (a chunk of "
-        "`self.model(inputs)` of a concatenated forward). The target expression itself must not detach, the "
+        "`self.model(inputs)` of a concatenated forward; names that path binds are followed, except bindings to a "
+        "`.detach()` / `.data` value or made under no_grad, which carry no graph). The target expression itself must not detach, the "
         "loss must not run under no_grad and the name must not be re-detached in between. Conditions that "
         "choose training against evaluation, or that switch the stop-gradient itself (`if self.detach:`), are "
         "left alone: there the two paths are meant to differ.")
@@ -177,8 +178,43 @@ class TargetDetachedOnOnePathOnly(Rule):
         Valid(_uda_head + "    with torch.no_grad():\n        return F.kl_div(F.log_softmax(logits_s, dim=-1),\n"
               "                        F.softmax(logits_w / 0.4, dim=-1), reduction=\"batchmean\")\n\n\n"
               "assert not unsup_loss(True).requires_grad\n"),
+        # The mix path's target is made from names bound to `.detach()` results under no_grad, the cut path's is
+        # detached directly: neither carries a graph (Britefury/cutmix-semisup-seg train_seg_semisup_mask_mt.py;
+        # bench/fresh26-false/05).
+        Valid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n"
+              "torch.manual_seed(0)\nstudent_net = nn.Conv2d(3, 4, 1)\nteacher_net = student_net\n\n\n"
+              "def consistency(x0, x1, masks, mask_mix):\n    if mask_mix:\n"
+              "        with torch.no_grad():\n            logits_u0_tea = teacher_net(x0).detach()\n"
+              "            logits_u1_tea = teacher_net(x1).detach()\n"
+              "        logits_cons_stu = student_net(x0 * (1 - masks) + x1 * masks)\n"
+              "        logits_cons_tea = logits_u0_tea * (1 - masks) + logits_u1_tea * masks\n    else:\n"
+              "        with torch.no_grad():\n            logits_cons_tea = teacher_net(x0).detach()\n"
+              "        logits_cons_stu = student_net(x0 * masks)\n"
+              "    loss = F.smooth_l1_loss(logits_cons_stu, logits_cons_tea, reduction=\"none\")\n"
+              "    return loss.sum(dim=1).mean(), logits_cons_tea\n\n\n"
+              "x0, x1 = torch.randn(2, 3, 6, 6), torch.randn(2, 3, 6, 6)\n"
+              "masks = (torch.rand(2, 1, 6, 6) > 0.5).float()\nfor mix in (True, False):\n"
+              "    loss, target = consistency(x0, x1, masks, mix)\n    assert not target.requires_grad\n"
+              "    loss.backward()\n"),
     )
     invalid = (
+        # The look-alike: one of the mixed teacher outputs is computed outside no_grad without `.detach()` (the
+        # teacher is the student), so the mix path's target keeps the graph.
+        Invalid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n"
+                "torch.manual_seed(0)\nstudent_net = nn.Conv2d(3, 4, 1)\nteacher_net = student_net\n\n\n"
+                "def consistency(x0, x1, masks, mask_mix):\n    if mask_mix:\n"
+                "        with torch.no_grad():\n            logits_u0_tea = teacher_net(x0).detach()\n"
+                "        logits_u1_tea = teacher_net(x1)\n"
+                "        logits_cons_stu = student_net(x0 * (1 - masks) + x1 * masks)\n"
+                "        logits_cons_tea = logits_u0_tea * (1 - masks) + logits_u1_tea * masks\n    else:\n"
+                "        with torch.no_grad():\n            logits_cons_tea = teacher_net(x0).detach()\n"
+                "        logits_cons_stu = student_net(x0 * masks)\n"
+                "    loss = F.smooth_l1_loss(logits_cons_stu, logits_cons_tea, reduction=\"none\")\n"
+                "    return loss.sum(dim=1).mean(), logits_cons_tea\n\n\n"
+                "x0, x1 = torch.randn(2, 3, 6, 6), torch.randn(2, 3, 6, 6)\n"
+                "masks = (torch.rand(2, 1, 6, 6) > 0.5).float()\n"
+                "loss, target_mix = consistency(x0, x1, masks, True)\nloss.backward()\n",
+                line=21, runtime="silent: target_mix.requires_grad"),
         # USB's UDA step (microsoft/Semi-supervised-learning, "Fix uda detach bug"): with the concatenated forward
         # the weak view's logits keep the graph, and the KL target trains the model too.
         Invalid(_uda_head + "    return F.kl_div(F.log_softmax(logits_s, dim=-1),\n"
@@ -440,13 +476,25 @@ def _reaching(q, stmts, name, stop) -> list:
     return []
 
 
+def _graph_nodes(expr):
+    """The nodes of `expr` whose value can reach it with a graph: a `.detach()` / `.data` chain (`net(x).detach()`)
+    and what it is made from are left out."""
+    todo = [expr]
+    while todo:
+        n = todo.pop()
+        if _stops_grad(n):
+            continue
+        yield n
+        todo.extend(ast.iter_child_nodes(n))
+
+
 def _network_calls(q, expr, bound, depth=3) -> bool:
     """Does `expr` take its value from a call that looks like a network (`self.model(x)`, `net(x)`): not a tensor
-    method, not a torch / numpy function? Names bound earlier in the same path are followed (`logits[n:].chunk(2)`
-    with `logits = self.model(inputs)`)."""
+    method, not a torch / numpy function, not cut by `.detach()`? Names bound earlier in the same path are followed
+    (`logits[n:].chunk(2)` with `logits = self.model(inputs)`), through their bindings that may carry a graph."""
     if expr is None:
         return False
-    for n in ast.walk(expr):
+    for n in _graph_nodes(expr):
         if isinstance(n, ast.Call):
             f = n.func
             if isinstance(f, ast.Attribute) and (f.attr in _PASS or f.attr in _STATIC or f.attr == "detach"
@@ -472,16 +520,23 @@ _BUILTINS = frozenset({"len", "int", "float", "range", "list", "tuple", "dict", 
                        "type", "map", "any", "all"})
 
 
-def _bound_values(stmts) -> dict:
-    """name -> values bound to it by the plain assignments of an arm (nested blocks included)."""
+def _bound_values(q, stmts) -> dict:
+    """name -> values bound to it by the plain assignments of an arm (nested blocks included) that may carry a graph:
+    not a `.detach()` / `.data` value, and not one computed under `with torch.no_grad()` (`a = net(x)` there has no
+    graph; a bare name, `a = b`, is only another reference to `b`'s tensor and is kept)."""
     out: dict = {}
-    for s in stmts:
-        for n in ast.walk(s):
-            if isinstance(n, ast.Assign):
-                for t in n.targets:
-                    for m in ast.walk(t):
-                        if isinstance(m, ast.Name) and isinstance(m.ctx, ast.Store):
-                            out.setdefault(m.id, []).append(n.value)
+    todo = [(s, False) for s in stmts]
+    while todo:
+        n, off = todo.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(n, ast.Assign) and not _stops_grad(n.value) and not (off and not isinstance(n.value, ast.Name)):
+            for t in n.targets:
+                for m in ast.walk(t):
+                    if isinstance(m, ast.Name) and isinstance(m.ctx, ast.Store):
+                        out.setdefault(m.id, []).append(n.value)
+        inner = off or _is_no_grad_with(q, n)
+        todo.extend((c, inner) for c in ast.iter_child_nodes(n))
     return out
 
 
@@ -512,7 +567,7 @@ def _branch_before(q, stmt, name):
                                                  (other, body, node.body, other_stmts)):
         if not quiet or not loud or not all(a.detached for a in quiet):
             continue
-        bound = _bound_values(loud_stmts)
+        bound = _bound_values(q, loud_stmts)
         graph = next((a for a in loud if not a.detached and _network_calls(q, a.value, bound)), None)
         if graph is not None:
             return quiet[0], graph

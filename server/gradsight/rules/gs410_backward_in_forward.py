@@ -4,7 +4,8 @@ import ast
 
 from ..engine.query import FileEvent
 from ..findings import Severity
-from .base import Invalid, Rule, Valid
+from ._syntax import own_nodes
+from .base import Invalid, Rule, Valid, dotted_name
 
 _ERROR = "Trying to backward through the graph a second time"
 
@@ -82,6 +83,80 @@ def _separates_inputs(func: ast.FunctionDef, target: ast.AST) -> bool:
     return bool(detached) and not _reads(target, _tainted(func, detached, before=target.lineno))
 
 
+def _probe(func: ast.FunctionDef, call: ast.Call, target: ast.AST) -> bool:
+    """Whether the backward at `call` is taken for the gradient of a tensor `forward` makes itself: a local name (not
+    a parameter) marked there as requiring grad (`d.requires_grad_()`, `d.requires_grad = True`) before the
+    backward, read by the backwarded value, and whose `.grad` is read after it (a virtual-adversarial direction's
+    power iteration, an adversarial perturbation). Such a forward perturbs the input it is handed, data fed to the
+    network; a caller of this file that hands it a value with a graph is still reported (`_graph_given`)."""
+    params = {a.arg for a in func.args.args + func.args.kwonlyargs}
+    marked = set()
+    for n in ast.walk(func):
+        if n is call or getattr(n, "lineno", call.lineno) >= call.lineno:
+            continue
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "requires_grad_" \
+                and isinstance(n.func.value, ast.Name) and not n.args and not n.keywords:
+            marked.add(n.func.value.id)
+        elif isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and n.value.value is True:
+            marked |= {t.value.id for t in n.targets if isinstance(t, ast.Attribute) and t.attr == "requires_grad"
+                       and isinstance(t.value, ast.Name)}
+    marked -= params
+    if not marked or not _reads(target, _tainted(func, marked, before=call.lineno)):
+        return False
+    return any(isinstance(n, ast.Attribute) and n.attr == "grad" and isinstance(n.value, ast.Name)
+               and n.value.id in marked and isinstance(n.ctx, ast.Load) and n.lineno > call.lineno
+               for n in ast.walk(func))
+
+
+# Tensor methods that hand on their receiver's graph without making one (`x.cuda()`, `x.float()`).
+_PASS_METHODS = {"to", "cuda", "cpu", "float", "half", "double", "view", "reshape", "contiguous", "unsqueeze",
+                 "squeeze", "permute", "transpose", "flatten", "clone", "type", "expand"}
+
+
+def _makes_graph(q, expr: ast.AST, scope, depth: int = 1) -> bool:
+    """Whether `expr` shows a value with a graph: a call of a network or of a function of the project (`encoder(x)`,
+    `self.enc(x)`), not of torch, NumPy or a builtin, directly or through a name `scope` binds to one."""
+    for n in ast.walk(expr):
+        if isinstance(n, ast.Call):
+            f = n.func
+            if isinstance(f, ast.Attribute) and f.attr in _PASS_METHODS | _NO_GRAPH_METHODS:
+                continue
+            qual = q.call_name(n) or ""
+            if qual.split(".")[0] in ("torch", "numpy", "builtins") or \
+                    (isinstance(f, ast.Name) and f.id in _NO_GRAPH_FUNCS | {"next", "iter", "list", "tuple"}):
+                continue
+            return True
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and depth > 0 \
+                and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+            values = [a.value for a in own_nodes(scope, with_defs=False) if isinstance(a, ast.Assign)
+                      and any(isinstance(t, ast.Name) and t.id == n.id for t in a.targets)]
+            if any(_makes_graph(q, v, scope, depth - 1) for v in values):
+                return True
+    return False
+
+
+def _graph_given(q, cls: ast.ClassDef, func: ast.FunctionDef) -> bool:
+    """Whether this file calls an instance of `cls` (`Cls(...)(x)`, or a name or `self.` attribute bound to
+    `Cls(...)`) with an argument that shows a graph (`_makes_graph`), for a parameter of `forward` that it does not
+    call (a network handed in, `model(x)`, is not a tensor)."""
+    params = [a.arg for a in func.args.args[1:]]
+    called = {n.func.id for n in ast.walk(func) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    holders = set()
+    for a in q.assigns:
+        if isinstance(a.value, ast.Call) and isinstance(a.value.func, ast.Name) and a.value.func.id == cls.name:
+            holders |= {dotted_name(t) for t in a.targets} - {None}
+    for c in q.calls():
+        f = c.func
+        made_here = isinstance(f, ast.Call) and isinstance(f.func, ast.Name) and f.func.id == cls.name
+        if not made_here and dotted_name(f) not in holders:
+            continue
+        scope = q.enclosing_function(c) or q.tree
+        given = [*zip(params, c.args), *((k.arg, k.value) for k in c.keywords)]
+        if any(name not in called and _makes_graph(q, arg, scope) for name, arg in given):
+            return True
+    return False
+
+
 class BackwardInForward(Rule):
     code = "GS410"
     name = "backward-in-forward"
@@ -91,7 +166,11 @@ class BackwardInForward(Rule):
     what_it_does = ("Flags a `.backward()` (or `torch.autograd.backward`) call inside the `forward` of an "
                     "`nn.Module`, on a value computed from `forward`'s inputs without `.detach()`. A backward with "
                     "`retain_graph=True` frees nothing and is left alone, and so is an input `forward` sets "
-                    "`x.requires_grad = True` on (torch allows that only on a leaf, which has no caller graph).")
+                    "`x.requires_grad = True` on (torch allows that only on a leaf, which has no caller graph). A backward "
+                    "taken for the gradient of a tensor `forward` makes and marks as requiring grad itself (`d."
+                    "requires_grad_()`, then `d.grad`: a virtual-adversarial or adversarial perturbation of the input) "
+                    "is left alone too, unless a call in the file hands the module a value with a graph "
+                    "(`vat(model, encoder(x))`).")
     why_bad = ("The input of `forward` usually carries the caller's graph (an encoder's output). A backward "
                "inside `forward` runs through that graph and frees its saved tensors; the training loop's own "
                f"`loss.backward()` then raises \"{_ERROR}\" on the first step. It also puts gradients into the "
@@ -102,6 +181,22 @@ class BackwardInForward(Rule):
                    "    self.commit_loss = commit   # added to the training loss by the caller\n"
                    "    return x + (self.codes[idx] - x).detach()")
     references = ("https://pytorch.org/docs/stable/notes/autograd.html",)
+    # lyakaap/VAT-pytorch's VATLoss: the power iteration's backward is taken for the gradient of a direction `d`
+    # that `forward` makes and marks as requiring grad itself.
+    _VAT = ("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+            "def _l2_normalize(d):\n    d_reshaped = d.view(d.shape[0], -1)\n"
+            "    d /= torch.norm(d_reshaped, dim=1, keepdim=True) + 1e-8\n    return d\n\n\n"
+            "class VATLoss(nn.Module):\n    def __init__(self, xi=10.0, eps=1.0, ip=1):\n"
+            "        super().__init__()\n        self.xi, self.eps, self.ip = xi, eps, ip\n\n"
+            "    def forward(self, model, x):\n        with torch.no_grad():\n"
+            "            pred = F.softmax(model(x), dim=1)\n"
+            "        d = torch.rand(x.shape).sub(0.5).to(x.device)\n        d = _l2_normalize(d)\n"
+            "        for _ in range(self.ip):\n            d.requires_grad_()\n"
+            "            pred_hat = model(x + self.xi * d)\n"
+            "            adv_distance = F.kl_div(F.log_softmax(pred_hat, dim=1), pred, reduction=\"batchmean\")\n"
+            "            adv_distance.backward()\n            d = _l2_normalize(d.grad)\n"
+            "            model.zero_grad()\n        pred_hat = model(x + d * self.eps)\n"
+            "        return F.kl_div(F.log_softmax(pred_hat, dim=1), pred, reduction=\"batchmean\")\n\n\n")
     valid = (
         # A forward that is a whole training step with an optimizer the caller hands in, returning logging values
         # (stevenygd/PointFlow; bench/fresh24-false/01).
@@ -179,8 +274,27 @@ class BackwardInForward(Rule):
               "        aux_loss = self.aux(feats).pow(2).mean()\n        aux_loss.backward(retain_graph=True)\n"
               "        return self.head(feats)\n\n\nenc = nn.Linear(3, 3)\n"
               "out = DeepSupervision()(enc(torch.randn(2, 3)))\nout.sum().backward()\n"),
+        # The network and its input handed to a loss module whose backward probes a local perturbation's gradient;
+        # the caller's data carries no graph and its loss is built after the call (bench/fresh26-false/03).
+        Valid(_VAT + "model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))\n"
+              "optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)\nvat_loss = VATLoss()\n"
+              "for step in range(3):\n"
+              "    x_l, y_l, x_ul = torch.randn(4, 8), torch.randint(0, 4, (4,)), torch.randn(6, 8)\n"
+              "    optimizer.zero_grad()\n    lds = vat_loss(model, x_ul)\n"
+              "    loss = F.cross_entropy(model(x_l), y_l) + lds\n    loss.backward()\n"
+              "    optimizer.step()\n"),
     )
     invalid = (
+        # The look-alike: the same loss module handed an encoder's features. Its backward frees the encoder's graph,
+        # which the returned loss also runs through.
+        Invalid(_VAT + "encoder = nn.Sequential(nn.Linear(8, 16), nn.ReLU())\nmodel = nn.Linear(16, 4)\n"
+                "optimizer = torch.optim.Adam([*encoder.parameters(), *model.parameters()], lr=1e-3)\n"
+                "vat_loss = VATLoss()\nfor step in range(3):\n"
+                "    x_l, y_l, x_ul = torch.randn(4, 8), torch.randint(0, 4, (4,)), torch.randn(6, 8)\n"
+                "    optimizer.zero_grad()\n    lds = vat_loss(model, encoder(x_ul))\n"
+                "    loss = F.cross_entropy(model(encoder(x_l)), y_l) + lds\n    loss.backward()\n"
+                "    optimizer.step()\n",
+                line=26, also=(24, 42), runtime="raises: Trying to backward through the graph a second time"),
         # The look-alike: the optimizer is the module's own, and the caller backwards the returned score through
         # the encoder graph the inner backward freed.
         Invalid("import torch\nimport torch.nn as nn\n\n\nclass Critic(nn.Module):\n"
@@ -225,9 +339,9 @@ class BackwardInForward(Rule):
                 continue
             for func in cls.body:
                 if isinstance(func, ast.FunctionDef) and func.name == "forward" and len(func.args.args) > 1:
-                    self._check_forward(func, q, report)
+                    self._check_forward(cls, func, q, report)
 
-    def _check_forward(self, func: ast.FunctionDef, q, report) -> None:
+    def _check_forward(self, cls: ast.ClassDef, func: ast.FunctionDef, q, report) -> None:
         tainted = _tainted(func)
         returns = [r.value for r in ast.walk(func) if isinstance(r, ast.Return) and r.value is not None
                    and q.enclosing_function(r) is func]
@@ -256,6 +370,12 @@ class BackwardInForward(Rule):
                 # `(self.dis(fake.detach()) - self.dis(real)).mean()`: the loss detaches one input and reads another
                 # plainly, so the author cut the graph that input carries; the other is data (a loss module that
                 # updates its discriminator inside `forward`, EDSR's adversarial loss).
+                continue
+            if _probe(func, call, target) and not _graph_given(q, cls, func):
+                # `d.requires_grad_()`, a backward, then `d.grad`: the backward is taken for the gradient of a
+                # perturbation the forward makes and adds to the input it is handed, data fed to the network it is
+                # handed (lyakaap/VAT-pytorch's VATLoss; bench/fresh26-false/03). The caller's loss is built from
+                # what the forward returns, after the call.
                 continue
             if training_step:
                 # The forward is a training step that hands back a loss it backwarded (NVlabs' FUNIT:

@@ -22,12 +22,14 @@ _WRAPS = frozenset({"torch.from_numpy", "torch.tensor", "torch.as_tensor", "torc
 _DEPTH = 4  # how many calls deep a table's maker is followed (MAE's 2d -> from_grid -> 1d helpers)
 
 
-def _trainable_parameter(call: ast.AST, q) -> bool:
-    """`nn.Parameter(t)` (or `nn.Parameter(t, requires_grad=True)`): a parameter that requires grad."""
+def _trainable_by_default(call: ast.AST, q) -> bool:
+    """`nn.Parameter(t)`: a parameter that requires grad by default. One that spells out `requires_grad=True`
+    (which changes nothing) is left out: writing the keyword is the author saying the parameter is to be learned,
+    and a table copied into it is a learned embedding's starting value (ClimaX creates its `pos_embed`, `var_embed`
+    and queries so, where MAE, whose initialisation it copies, writes `requires_grad=False`)."""
     if not isinstance(call, ast.Call) or q.call_name(call) not in _PARAMETER or len(call.args) > 1:
         return False
-    return all(kw.arg != "requires_grad" or (isinstance(kw.value, ast.Constant) and kw.value.value is True)
-               for kw in call.keywords)
+    return all(kw.arg != "requires_grad" for kw in call.keywords)
 
 
 def _self_attr(node: ast.AST) -> Optional[tuple]:
@@ -72,7 +74,8 @@ class FixedTableParameterTrainable(Rule):
                "the optimizer changes the table.")
     events = (FileEvent,)
     what_it_does = ("Flags `self.p.data.copy_(table)` (or `self.p.copy_(table)` under `torch.no_grad()`) in a module "
-                    "class whose `self.p` is created as a trainable `nn.Parameter` (no `requires_grad=False`) when "
+                    "class whose `self.p` is created as a trainable `nn.Parameter` (no `requires_grad` keyword: an "
+                    "explicit `requires_grad=True` is a learned embedding started from the table on purpose) when "
                     "`table` is a sinusoidal table: made by a function (of this file or another file of the "
                     "workspace, followed a few calls deep) or by statements of the same method that compute both a "
                     "sine and a cosine, and the file never sets `requires_grad` on that attribute nor names it in a "
@@ -131,8 +134,29 @@ class FixedTableParameterTrainable(Rule):
               "            if n == \"pos\":\n                p.requires_grad_(False)\n\n    def forward(self, x):\n"
               "        return self.proj(x + self.pos)\n" + _TRAIN
               + "assert torch.equal(m.pos.data, sincos_table(16, 8))\n"),
+        # Created with `requires_grad=True` written out, as are the model's other learned embeddings: a learned
+        # embedding started from the table on purpose (microsoft/ClimaX arch.py; bench/fresh27-repro/03 part D).
+        Valid(_TABLE + "class ClimaX(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+              "        self.proj = nn.Linear(8, 8)\n"
+              "        self.var_query = nn.Parameter(torch.zeros(1, 1, 8), requires_grad=True)\n"
+              "        self.pos_embed = nn.Parameter(torch.zeros(1, 16, 8), requires_grad=True)\n"
+              "        self.initialize_weights()\n\n    def initialize_weights(self):\n"
+              "        pos_embed = sincos_table(16, 8)\n        self.pos_embed.data.copy_(pos_embed.float())\n\n"
+              "    def forward(self, x):\n        return self.proj(x + self.pos_embed) + self.var_query\n"
+              + _TRAIN.replace("PatchEmbed", "ClimaX")),
     )
     invalid = (
+        # The look-alike: the other learned embedding spells `requires_grad=True`, the table's parameter does not
+        # (the default, trainable): the optimizer moves the table.
+        Invalid(_TABLE + "class ClimaX(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                "        self.proj = nn.Linear(8, 8)\n"
+                "        self.var_query = nn.Parameter(torch.zeros(1, 1, 8), requires_grad=True)\n"
+                "        self.pos_embed = nn.Parameter(torch.zeros(1, 16, 8))\n"
+                "        self.initialize_weights()\n\n    def initialize_weights(self):\n"
+                "        pos_embed = sincos_table(16, 8)\n        self.pos_embed.data.copy_(pos_embed.float())\n\n"
+                "    def forward(self, x):\n        return self.proj(x + self.pos_embed) + self.var_query\n"
+                + _TRAIN.replace("PatchEmbed", "ClimaX"),
+                line=21, runtime="silent: not torch.equal(m.pos_embed.data, sincos_table(16, 8))"),
         Invalid(_TABLE + "class PatchEmbed(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
                 "        self.proj = nn.Linear(8, 8)\n        self.pos = nn.Parameter(torch.zeros(1, 16, 8))\n"
                 "        with torch.no_grad():\n            table = sincos_table(16, 8)\n"
@@ -224,7 +248,7 @@ class FixedTableParameterTrainable(Rule):
                     continue
                 if isinstance(n.value, ast.Constant) and n.value.value is None:
                     continue
-                if not _trainable_parameter(n.value, q):
+                if not _trainable_by_default(n.value, q):
                     return None
                 made = made or n
         return made
