@@ -9,7 +9,7 @@ from typing import Optional
 
 from .astwalk import children, sub_blocks, walk
 from .fresh_locals import fresh_writes
-from .guarded_reads import reads_after_binding
+from .guarded_reads import binding_layout, reads_after_binding
 from .loop_counts import SHAPE_QUERIES, same_count
 from . import torchdb as db
 from .report import Source, text
@@ -996,15 +996,15 @@ def _guarded_binds(loop: ast.AST, changes: tuple, mutations: tuple, nodes=walk) 
             bad.update(n.id for n in walk(node) if isinstance(n, ast.Name))
     binds = changes[0]
     out = {}
-    reads: list = []  # per top-level statement, in order: the plain names it reads (filled as far as asked)
+    reads, layouts = [], {}  # per top-level statement: the plain names it reads; its `binding_layout` (as asked)
     for name, tests in guarded.items():
         if name in bad or binds.get(name) != count[name]:
             continue
-        while len(reads) <= last[name]:
-            reads.append({n.id for n in nodes(body[len(reads)])
-                          if n.__class__ is ast.Name and n.ctx.__class__ is ast.Load})
-        if any(name in reads[j] for j in range(last[name])) or name in reads[last[name]] and not reads_after_binding(
-                body[last[name]], name):
+        j = last[name]
+        while len(reads) <= j:
+            reads.append({n.id for n in nodes(body[len(reads)]) if n.__class__ is ast.Name and n.ctx.__class__ is ast.Load})
+        if any(name in reads[k] for k in range(j)) or name in reads[j] and not reads_after_binding(
+                layouts[j] if j in layouts else layouts.setdefault(j, binding_layout(body[j], nodes)), name):
             continue
         out[name] = tuple(tests)
     return out
