@@ -27,10 +27,11 @@ def _first_use(tree: ast.AST, name: str, after: int, before: int) -> ast.AST | N
 
 # A PPO-style update loop whose later epochs re-run the model before the loss (Kaixhin's spinning-up-basic;
 # bench/fresh23-false/01): `{test}` tells the first epoch, which uses the rollout's output, from the others.
-_EPOCH_REFRESH = ("import torch\nimport torch.nn as nn\n\nnet = nn.Linear(3, 1)\n"
-                  "opt = torch.optim.SGD(net.parameters(), lr=0.1)\nfor batch in range(2):\n"
+_EPOCH_REFRESH = ("import torch\nimport torch.nn as nn\n\nnet, head = nn.Linear(3, 2), nn.Linear(2, 1)\n"
+                  "opt = torch.optim.SGD(list(net.parameters()) + list(head.parameters()), lr=0.1)\n"
+                  "for batch in range(2):\n"
                   "    x = torch.randn(4, 3)\n    out = net(x)\n    for epoch in range(5):\n"
-                  "        if {test}:\n            out = net(x)\n        loss = out.pow(2).mean()\n"
+                  "        if {test}:\n            out = net(x)\n        loss = head(out).pow(2).mean()\n"
                   "        opt.zero_grad()\n        loss.backward()\n        opt.step()\n")
 
 
