@@ -14,7 +14,7 @@ from .events import AccumulateEvent, LoopEvent
 from .interp_util import (LoopCtx, MAX_LOOP_ITERS, MAX_LOOP_NESTING, _has_backward, _holds_tensor, _loop_effects,
                           const_bool, key_of, widen, _guarded_binds, _invariant_test, _loop_changes, _may_guard,
                           _module_mutations, _backward_names, _loop_store_counts, _params_accumulated_into_self,
-                          _remade_before, _root_name)
+                          _name_binds, _remade_before, _root_name)
 from .paths import _assumed_key, _first_iteration_test, _last_iteration_test
 from .state import State
 from .values import UNKNOWN, BoundMethod, Fact, ModuleVal, ObjectVal, PyVal, SeqVal, TensorVal, Tri, join_all
@@ -685,7 +685,6 @@ def _runs_once(loop: ast.AST) -> bool:
 def _module_ints(tree: ast.Module) -> dict:
     """Module-level names bound exactly once in the module, by a top-level statement, to an integer constant
     (`N = 10`, `mb_size, N = 16, 10`), and never declared `global` in a function: name -> the integer."""
-    counts: dict = {}
     ints: dict = {}
     for stmt in tree.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
@@ -696,21 +695,15 @@ def _module_ints(tree: ast.Module) -> dict:
             for t, v in pairs:
                 if isinstance(t, ast.Name) and isinstance(v, ast.Constant) and type(v.value) is int:
                     ints[t.id] = v.value
-    for n in walk(tree):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
-            counts[n.id] = counts.get(n.id, 0) + 1
-        elif isinstance(n, ast.Global):
-            for name in n.names:
-                counts[name] = counts.get(name, 0) + 2
+    counts = _name_binds(tree)  # every binding anywhere in the module; a `global` declaration counts as unbounded
     return {k: v for k, v in ints.items() if counts.get(k) == 1}
 
 
 def _local_names(fn: ast.AST) -> frozenset:
-    """The names a function binds itself: its parameters and every name it stores (nested scopes included)."""
-    args = fn.args if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else None
-    params = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs] + \
-        [a.arg for a in (args.vararg, args.kwarg) if a is not None] if args is not None else []
-    return frozenset(params) | {n.id for n in walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    """The names a function binds itself: its parameters and every name bound under it (`_name_binds`)."""
+    a = fn.args
+    params = [x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x is not None]
+    return frozenset(params) | frozenset(_name_binds(fn))
 
 
 def _freeze_loop(loop: ast.AST):

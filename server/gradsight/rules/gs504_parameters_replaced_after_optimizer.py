@@ -7,6 +7,7 @@ from ..engine.report import text as msg
 from ..engine.events import ReassignEvent
 from ..engine.values import ModuleVal, Tri
 from ..findings import Severity
+from ._syntax import own_nodes
 from .base import Invalid, Rule, Valid, dotted_name, tree_query
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -35,17 +36,6 @@ def _scheduler(call: ast.Call, imports: dict) -> bool:
     return qual.startswith("torch.optim.lr_scheduler.")
 
 
-def _own_nodes(scope: ast.AST) -> list:
-    """The nodes of a function's (or the module's) body outside the functions, lambdas and classes defined in it."""
-    out, todo = [], list(scope.body)
-    while todo:
-        n = todo.pop()
-        out.append(n)
-        if not isinstance(n, _SCOPES):
-            todo.extend(ast.iter_child_nodes(n))
-    return out
-
-
 def _steps_only_before(tree: ast.Module, stmt: ast.stmt, built_line: int, rule) -> bool:
     """Whether no `step()` of the optimizer built at `built_line` can run after the replacement `stmt`: the optimizer
     is a plain local name bound in the same function (or module-level code) as the replacement, the code only calls
@@ -56,7 +46,7 @@ def _steps_only_before(tree: ast.Module, stmt: ast.stmt, built_line: int, rule) 
     scope = q.enclosing_function(stmt) or tree
     if isinstance(scope, (ast.Lambda, ast.ClassDef)):
         return False
-    nodes = _own_nodes(scope)
+    nodes = own_nodes(scope)
     built = [n for n in nodes if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.value, ast.Call)
              and n.value.lineno == built_line and isinstance(n.targets[0], ast.Name)]
     if len(built) != 1:
