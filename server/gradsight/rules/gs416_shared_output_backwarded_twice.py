@@ -217,6 +217,21 @@ class SharedOutputBackwardedTwice(Rule):
               "        loss_a = F.cross_entropy(head_a(feats), y)\n        loss_b = F.cross_entropy(head_b(feats), y)\n"
               "        opt.zero_grad()\n        loss_a.backward(retain_graph=True)\n        loss_b.backward()\n"
               "        opt.step()\n"),
+        # A loss object handed in returns the generator's and the discriminator's losses separately (VIBE's
+        # `VIBELoss` runs the discriminator again on `pred.detach()`): written for two backwards.
+        Valid("import torch\nimport torch.nn as nn\n\n\nclass Trainer:\n"
+              "    def __init__(self, gen, disc, criterion, gen_opt, dis_opt):\n"
+              "        self.gen, self.disc, self.criterion = gen, disc, criterion\n"
+              "        self.gen_opt, self.dis_opt = gen_opt, dis_opt\n\n    def step(self, x, real):\n"
+              "        preds = self.gen(x)\n        g_loss, d_loss, info = self.criterion(preds, real, self.disc)\n"
+              "        self.gen_opt.zero_grad()\n        g_loss.backward()\n        self.gen_opt.step()\n"
+              "        self.dis_opt.zero_grad()\n        d_loss.backward()\n        self.dis_opt.step()\n\n\n"
+              "def criterion(preds, real, disc):\n    g_loss = ((disc(preds) - 1) ** 2).mean()\n"
+              "    d_loss = (disc(preds.detach()) ** 2).mean() + ((disc(real) - 1) ** 2).mean()\n"
+              "    return g_loss, d_loss, {}\n\n\n"
+              "gen, disc = nn.Linear(4, 6), nn.Linear(6, 1)\n"
+              "Trainer(gen, disc, criterion, torch.optim.SGD(gen.parameters(), lr=0.1), "
+              "torch.optim.SGD(disc.parameters(), lr=0.1)).step(torch.randn(3, 4), torch.randn(3, 6))\n"),
         # The output is made again before the second loss.
         Valid(_head + "        d_loss = F.softplus(-D(real)).mean() + F.softplus(D(fake)).mean()\n"
               + _tail.replace("        g_loss = F.softplus", "        fake = G(torch.randn(4, 8))\n        g_loss = F.softplus")),
@@ -353,6 +368,12 @@ class SharedOutputBackwardedTwice(Rule):
                 made, stmt = bound_at.get(first, (len(body), None))
                 if made > i:
                     continue  # the first loss is not bound in this block before its backward
+                if stmt is not None and bound_at.get(second, (None, None))[1] is stmt \
+                        and isinstance(stmt.targets[0], ast.Tuple):
+                    # `g_loss, d_loss, info = self.criterion(...)`: a call handed in that returns its losses one
+                    # by one, each backwarded on its own, was written for separate backwards (VIBE's loss detaches
+                    # the discriminator's input inside); whether they share a node is not visible here.
+                    continue
                 stepped = any(_steps(s) for s in body[i + 1:j])
                 advice = (f"use `{out_name}.detach()` in `{first}` if it should not train the model that made "
                           f"`{out_name}`" if stepped else f"sum the losses and backward once, or pass "
