@@ -125,6 +125,15 @@ def _passed(call: ast.Call, fn: ast.AST, index: int, name: str):
     return defaults[index - first] if index >= first else None
 
 
+def _unpacked_together(bound_at: dict, first: str, second: str) -> bool:
+    """`g_loss, d_loss, info = self.criterion(...)`: both losses unpacked from one call handed in. A call that
+    returns its losses one by one, each backwarded on its own, was written for separate backwards (VIBE's loss
+    detaches the discriminator's input inside); whether they share a node is not visible here."""
+    stmt = bound_at.get(first, (None, None))[1]
+    return stmt is not None and bound_at.get(second, (None, None))[1] is stmt \
+        and isinstance(stmt.targets[0], ast.Tuple)
+
+
 def _steps(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
         and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "step" and not stmt.value.args
@@ -198,6 +207,19 @@ class SharedOutputBackwardedTwice(Rule):
             "m, a, b = nn.Sequential(nn.Linear(3, 3), nn.Tanh()), nn.Linear(3, 2), nn.Linear(3, 2)\n"
             "train(m, a, b, [(torch.randn(4, 3), torch.tensor([0, 1, 0, 1]))], "
             "torch.optim.SGD(list(m.parameters()) + list(a.parameters()) + list(b.parameters()), lr=0.1), True)\n")
+    _vibe = ("import torch\nimport torch.nn as nn\n\n\nclass Trainer:\n"
+             "    def __init__(self, gen, disc, criterion, gen_opt, dis_opt):\n"
+             "        self.gen, self.disc, self.criterion = gen, disc, criterion\n"
+             "        self.gen_opt, self.dis_opt = gen_opt, dis_opt\n\n    def step(self, x, real):\n"
+             "        preds = self.gen(x)\n        g_loss, d_loss, info = self.criterion(preds, real, self.disc)\n"
+             "        self.gen_opt.zero_grad()\n        g_loss.backward()\n        self.gen_opt.step()\n"
+             "        self.dis_opt.zero_grad()\n        d_loss.backward()\n        self.dis_opt.step()\n\n\n"
+             "def criterion(preds, real, disc):\n    g_loss = ((disc(preds) - 1) ** 2).mean()\n"
+             "    d_loss = (disc(preds.detach()) ** 2).mean() + ((disc(real) - 1) ** 2).mean()\n"
+             "    return g_loss, d_loss, {}\n\n\n"
+             "gen, disc = nn.Linear(4, 6), nn.Linear(6, 1)\n"
+             "Trainer(gen, disc, criterion, torch.optim.SGD(gen.parameters(), lr=0.1), "
+             "torch.optim.SGD(disc.parameters(), lr=0.1)).step(torch.randn(3, 4), torch.randn(3, 6))\n")
     valid = (
         Valid(_head + "        d_loss = F.softplus(-D(real)).mean() + F.softplus(D(fake.detach())).mean()\n" + _tail),
         # The generator's backward keeps the graph the helper backwards again.
@@ -218,20 +240,13 @@ class SharedOutputBackwardedTwice(Rule):
               "        opt.zero_grad()\n        loss_a.backward(retain_graph=True)\n        loss_b.backward()\n"
               "        opt.step()\n"),
         # A loss object handed in returns the generator's and the discriminator's losses separately (VIBE's
-        # `VIBELoss` runs the discriminator again on `pred.detach()`): written for two backwards.
-        Valid("import torch\nimport torch.nn as nn\n\n\nclass Trainer:\n"
-              "    def __init__(self, gen, disc, criterion, gen_opt, dis_opt):\n"
-              "        self.gen, self.disc, self.criterion = gen, disc, criterion\n"
-              "        self.gen_opt, self.dis_opt = gen_opt, dis_opt\n\n    def step(self, x, real):\n"
-              "        preds = self.gen(x)\n        g_loss, d_loss, info = self.criterion(preds, real, self.disc)\n"
-              "        self.gen_opt.zero_grad()\n        g_loss.backward()\n        self.gen_opt.step()\n"
-              "        self.dis_opt.zero_grad()\n        d_loss.backward()\n        self.dis_opt.step()\n\n\n"
-              "def criterion(preds, real, disc):\n    g_loss = ((disc(preds) - 1) ** 2).mean()\n"
-              "    d_loss = (disc(preds.detach()) ** 2).mean() + ((disc(real) - 1) ** 2).mean()\n"
-              "    return g_loss, d_loss, {}\n\n\n"
-              "gen, disc = nn.Linear(4, 6), nn.Linear(6, 1)\n"
-              "Trainer(gen, disc, criterion, torch.optim.SGD(gen.parameters(), lr=0.1), "
-              "torch.optim.SGD(disc.parameters(), lr=0.1)).step(torch.randn(3, 4), torch.randn(3, 6))\n"),
+        # `VIBELoss` runs the discriminator again on `pred.detach()`): written for two backwards, also when the
+        # discriminator's step runs only every k steps.
+        Valid(_vibe),
+        Valid(_vibe.replace("        self.dis_opt.zero_grad()\n        d_loss.backward()\n        self.dis_opt.step()\n",
+                            "        if self.k:\n            self.dis_opt.zero_grad()\n            d_loss.backward()\n"
+                            "            self.dis_opt.step()\n").replace("self.dis_opt = gen_opt, dis_opt\n",
+                                                              "self.dis_opt = gen_opt, dis_opt\n        self.k = 1\n")),
         # The output is made again before the second loss.
         Valid(_head + "        d_loss = F.softplus(-D(real)).mean() + F.softplus(D(fake)).mean()\n"
               + _tail.replace("        g_loss = F.softplus", "        fake = G(torch.randn(4, 8))\n        g_loss = F.softplus")),
@@ -368,11 +383,7 @@ class SharedOutputBackwardedTwice(Rule):
                 made, stmt = bound_at.get(first, (len(body), None))
                 if made > i:
                     continue  # the first loss is not bound in this block before its backward
-                if stmt is not None and bound_at.get(second, (None, None))[1] is stmt \
-                        and isinstance(stmt.targets[0], ast.Tuple):
-                    # `g_loss, d_loss, info = self.criterion(...)`: a call handed in that returns its losses one
-                    # by one, each backwarded on its own, was written for separate backwards (VIBE's loss detaches
-                    # the discriminator's input inside); whether they share a node is not visible here.
+                if _unpacked_together(bound_at, first, second):
                     continue
                 stepped = any(_steps(s) for s in body[i + 1:j])
                 advice = (f"use `{out_name}.detach()` in `{first}` if it should not train the model that made "
@@ -400,7 +411,7 @@ class SharedOutputBackwardedTwice(Rule):
         if kind == "nested":
             for second, kept in what:
                 shared = mine & history[j].get(second, frozenset())
-                if not shared:
+                if not shared or _unpacked_together(bound_at, first, second):
                     continue
                 out_name = sorted(shared, key=lambda s: s[1])[-1][0]
                 node = next(n for n in walk(body[j])
