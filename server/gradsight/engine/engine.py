@@ -20,6 +20,7 @@ from .events import DeadGradEvent, Event
 from .incremental import FileState, reparse
 from .interp import Interpreter, ModuleScope
 from .newsyntax import OLD_PYTHON, downgrade
+from .nograd_calls import dispatch_prefixes
 from .query import FileEvent, NodeMemo, Query
 from .relocate import located, plain
 from .report import Reporter, Source, split_lines
@@ -228,6 +229,12 @@ class Engine:
                     # Definitions that other files of the workspace call only under `no_grad` (`Model.generate` run by
                     # main.py's `@torch.no_grad()` inference): those files are dependencies of this analysis.
                     elsewhere, read = workspace.no_grad_callers(path, calls_without_grad_in)
+                    if scope.classes and dispatch_prefixes(interp, scope):
+                        # A method picked by a string (`getattr(self, '_' + mode)`): the strings any file hands to
+                        # a call under `no_grad` (`model(x, mode='sample')` in a trainer that imports nothing of it).
+                        strings, more = workspace.no_grad_strings(path, calls_without_grad_in)
+                        elsewhere = elsewhere | strings
+                        read = {**read, **more}
                     for other, digest in read.items():
                         used[other] = digest
                 analyse_definitions(interp, scope, reporter, module_key, digests, used, self.units, self.shift, self.stats,
@@ -332,6 +339,9 @@ class TrackingInterpreter(Interpreter):
     entries: Optional[list] = None
     # While a caller runs: class node id -> (attribute, truth) of a flag its objects keep for life (`reverse.py`).
     pinned_flags: Optional[dict] = None
+    # The analysed file's definitions it or other files may run where grad mode is off (`analyse_definitions`):
+    # a subclass's caller runs those inherited methods with grad mode unknown too (`reverse._run_inherited`).
+    no_grad_defs: frozenset = frozenset()
 
     def run_function(self, func, *args, **kwargs):
         if self.track is not None and func.module is self.home:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Optional
 
 from . import torchdb as db
 from .astwalk import children, walk
+from .interp_util import _class_methods
 from .report import split_lines
 
 if TYPE_CHECKING:
@@ -105,6 +106,12 @@ def called_without_grad(tree: ast.Module, qual, text: str, memo: Optional[Ordere
                                            in ("self", "cls")))
                     elif isinstance(f, ast.Attribute):
                         names.add(f.attr)
+                    # Constant strings handed to the call (`model(images, mode='sample')`), as "=sample": a method
+                    # that dispatches on one (`getattr(self, '_' + mode)(...)`) runs `_sample` here
+                    # (`reached_without_grad`).
+                    for arg in (*n.args, *(k.value for k in n.keywords)):
+                        if isinstance(arg, ast.Constant) and type(arg.value) is str and arg.value.isidentifier():
+                            names.add("=" + arg.value)
         # A module's `forward` runs through `model(x)` calls, which this scan does not tie to it: one explicit
         # `model.forward(x)` in evaluation code says nothing about the training calls.
         names.discard("forward")
@@ -207,6 +214,16 @@ def reached_without_grad(interp: Interpreter, scope: ModuleScope, names: frozens
         return frozenset(names) | frozenset(defs)
     out = set(names)
     todo = [n for n in names if n in defs]
+    strings = [n[1:] for n in names if n[:1] == "="]
+    if strings:
+        # Dispatch by name in a module's `forward` (`dispatch_prefixes`): `model(fc, att, mode='sample')` under
+        # `no_grad` runs `_sample`.
+        for prefix in dispatch_prefixes(interp, scope):
+            for s in strings:
+                callee = prefix + s
+                if callee in defs and callee not in out:
+                    out.add(callee)
+                    todo.append(callee)
     while todo:
         for node in defs[todo.pop()]:
             for callee in interp.durable("calls_by_name", node, _calls_by_name):
@@ -214,6 +231,46 @@ def reached_without_grad(interp: Interpreter, scope: ModuleScope, names: frozens
                     out.add(callee)
                     todo.append(callee)
     return frozenset(out)
+
+
+def dispatch_prefixes(interp: Interpreter, scope: ModuleScope) -> frozenset:
+    """The constant prefixes with which the `forward` of a class of the file, its own or inherited from another file,
+    picks a method of `self` by a string (`_dispatch_prefixes`): ImageCaptioning.pytorch's and R2Gen's
+    `CaptionModel.forward` runs `getattr(self, '_' + mode)(*args, **kwargs)`, so `model(x, mode='sample')` runs
+    `_sample` of the subclass."""
+    found: set = set()
+    for info in scope.classes.values():
+        fwd = info.methods.get("forward")
+        if fwd is None and info.bases:
+            fwd = _class_methods(info, interp.class_bases).get("forward")
+        node = getattr(fwd, "node", None)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found |= interp.durable("dispatch_prefixes", node, _dispatch_prefixes)
+    return frozenset(found)
+
+
+def _dispatch_prefixes(func: ast.AST) -> frozenset:
+    """The constant prefixes of the names `func` looks up on `self` with `getattr` (nested definitions apart):
+    `getattr(self, '_' + mode)` and `getattr(self, f'_{mode}')` give "_", `getattr(self, mode)` gives ""."""
+    found = set()
+    todo = list(children(func))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+                and len(node.args) >= 2 and isinstance(node.args[0], ast.Name) and node.args[0].id == "self":
+            key = node.args[1]
+            if isinstance(key, ast.BinOp) and isinstance(key.op, ast.Add) and isinstance(key.left, ast.Constant) \
+                    and type(key.left.value) is str:
+                found.add(key.left.value)
+            elif isinstance(key, ast.JoinedStr) and len(key.values) == 2 and isinstance(key.values[0], ast.Constant) \
+                    and isinstance(key.values[1], ast.FormattedValue):
+                found.add(key.values[0].value)
+            elif isinstance(key, ast.Name):
+                found.add("")
+        todo.extend(children(node))
+    return frozenset(found)
 
 
 def _calls_by_name(func: ast.AST) -> frozenset:

@@ -41,7 +41,7 @@ from .report import Note, Reporter
 from .state import State
 from .units import (Digests, RecordingDict, UnitCache, _current_entry, _isolated, _keep, _module_value, _read_result,
                     _ReadLog, _reads_current, import_digests, outline_key)
-from .values import UNKNOWN
+from .values import UNKNOWN, Tri
 
 MAX_FILES = 16  # importing files looked at per analysis
 MAX_UNITS = 12  # caller units run (or reused) per analysis
@@ -271,7 +271,10 @@ def run_callers(interp: Interpreter, scope: ModuleScope, reporter: Reporter, wor
                     direct.append((other, other_scope, digest, q, names))
                 continue
             own = {u[2] for u, _ in units if u[0] == "m" and u[1] == q[1]}
-            inherited.extend((other, other_scope, digest, ("sub", q[1], m), frozenset())
+            # (With "maybe" when the file runs that method where grad mode may be off: `_run_inherited`.)
+            off = getattr(interp, "no_grad_defs", frozenset())
+            inherited.extend((other, other_scope, digest, ("sub", q[1], m) + (("maybe",) if m in off else ()),
+                              frozenset())
                              for c in sorted(names & methods.keys()) for m in methods[c] if m not in own)
     flags = constant_flags(scope.tree, interp.durable)
     units = (direct + inherited)[:MAX_UNITS]
@@ -388,7 +391,8 @@ def _run_caller(interp: Interpreter, scope: ModuleScope, reporter: Reporter, wor
             return None
         info = other.classes.get(qual[1])
         if qual[0] == "sub":
-            return _run_inherited(interp, scope, other, info, qual[2], entries)
+            return _run_inherited(interp, scope, other, info, qual[2], entries,
+                                  State(grad=Tri.MAYBE) if qual[3:] == ("maybe",) else State())
         meth = info.methods.get(qual[2]) if info is not None else None
         if meth is None or any(type(d) is ast.Name and d.id in ("staticmethod", "classmethod")
                                for d in meth.node.decorator_list):
@@ -403,10 +407,12 @@ def _run_caller(interp: Interpreter, scope: ModuleScope, reporter: Reporter, wor
         interp.scope, interp.src, interp.resolve_module, interp.entries, reporter.via = saved
 
 
-def _run_inherited(interp: Interpreter, scope: ModuleScope, other: ModuleScope, info, name: str, entries: list) -> None:
+def _run_inherited(interp: Interpreter, scope: ModuleScope, other: ModuleScope, info, name: str, entries: list,
+                   entry: State) -> None:
     """A sensitive method of this file's class run on an instance of a subclass in `other` (what the subclass
     sets in its `__init__`, or the methods it overrides, are what the base method then uses). The subclass's class
-    line is the related place."""
+    line is the related place. `entry`: grad mode unknown where this file's definitions are run where it may be off
+    (`no_grad_defs`), as their own analysis starts them."""
     if info is None:
         return None
     meth = interp.find_method(info, name)
@@ -423,5 +429,5 @@ def _run_inherited(interp: Interpreter, scope: ModuleScope, other: ModuleScope, 
         return None
     entries.append((other, info.node))
     interp.scope, interp.src = scope, scope.source
-    interp.run_function(meth, self_val, [], {}, meth.node, State())
+    interp.run_function(meth, self_val, [], {}, meth.node, entry)
     return None

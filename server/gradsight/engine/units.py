@@ -901,6 +901,7 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
                                                                      cache.no_grad_calls,
                                                                      tuple(sorted(scope.imports.items())))) | elsewhere
     no_grad_callees = reached_without_grad(interp, scope, no_grad_callees)
+    interp.no_grad_defs = no_grad_callees
     module_optimized = dict(interp.optimized_modules)
     if file_salt is None or module_optimized:
         prefix = module_key

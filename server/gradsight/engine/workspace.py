@@ -340,6 +340,32 @@ class Workspace:
         self._callers[key] = (now, out, read, tuple(stems))
         return out, read
 
+    def no_grad_strings(self, path: str, scan: Callable) -> tuple[frozenset, dict]:
+        """The constant strings ("=sample") that the workspace's other files hand to calls where grad mode may be
+        off (`scan`: `nograd_calls.called_without_grad`, which names them so), with the files that hand any (path ->
+        digest). Asked only by a file that picks methods by a string (`getattr(self, '_' + mode)`), whose callers
+        need not import it (a trainer handed the model). Every file with a grad-mode word is read once per version
+        (`_off_calls`, shared with `no_grad_callers`)."""
+        key = str(pathlib.Path(path).resolve())
+        names: set = set()
+        read: dict = {}
+        for other, _text in self._worded_files():
+            if other == key:
+                continue
+            scope = self.scope_for(pathlib.Path(other))
+            digest = self.cached_digest(pathlib.Path(other))
+            if scope is None or digest is None:
+                continue
+            info = self._off_calls.get(other)
+            if info is None or info[0] != digest:
+                info = self._off_calls[other] = (digest, frozenset(scan(scope)),
+                                                 tuple(sorted(set(scope.imports.values()))))
+            strings = {n for n in info[1] if n[:1] == "="}
+            if strings:
+                names |= strings
+                read[other] = digest
+        return frozenset(names), read
+
     def _worded_files(self) -> list:
         """The workspace's Python files whose text holds a grad-mode word, as (path, text) (memoised per text)."""
         out = []

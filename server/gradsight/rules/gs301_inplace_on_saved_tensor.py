@@ -30,6 +30,9 @@ _SAMPLER = ("import torch\nimport torch.nn as nn\nimport torch.nn.functional as 
             "        sample_logprobs = logprobs.gather(1, it.unsqueeze(1))\n    return it, sample_logprobs\n\n")
 
 
+_DISPATCH = "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n\nclass Cap(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.lin = nn.Linear(8, 11)\n\n    def forward(self, *args, **kwargs):\n        mode = kwargs.get('mode', 'forward')\n        if 'mode' in kwargs:\n            del kwargs['mode']\n        return getattr(self, '_' + mode)(*args, **kwargs)\n\n    def _forward(self, x):\n        return F.log_softmax(self.lin(x), dim=-1)\n\n    def _sample(self, x):\n        logprobs = F.log_softmax(self.lin(x), dim=-1)\n        logprobs[:, [1, 2]] = logprobs[:, [1, 2]] - 0.5\n        return logprobs.argmax(-1), logprobs\n\n\n"
+
+
 class InplaceOnSavedTensor(Rule):
     code = "GS301"
     name = "inplace-on-saved-tensor"
@@ -212,8 +215,13 @@ class InplaceOnSavedTensor(Rule):
               "        self.sep = SepConv(c, activate_first=activate_first)\n\n    def forward(self, inp):\n"
               "        x = self.sep(inp)\n        x += inp\n        return x\n\n\n"
               "Block(2)(torch.randn(1, 2, 3, 3)).sum().backward()\n"),
+        # ImageCaptioning.pytorch's and R2Gen's `forward` picks `_sample` by a string (`getattr(self, '_' + mode)`),
+        # and every `mode='sample'` call runs under `no_grad`: the decoding's in-place writes free nothing needed.
+        Valid(_DISPATCH + "model = Cap()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor _ in range(3):\n    loss = -model(torch.randn(4, 8), mode='forward')[:, 0].mean()\n    opt.zero_grad()\n    loss.backward()\n    opt.step()\n    with torch.no_grad():\n        seq, _ = model(torch.randn(4, 8), mode='sample')\n"),
     )
     invalid = (
+        # The same sampler run in grad mode (self-critical training) and backwarded through its log-probs.
+        Invalid(_DISPATCH + "model = Cap()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor _ in range(3):\n    loss = -model(torch.randn(4, 8), mode='forward')[:, 0].mean()\n    opt.zero_grad()\n    loss.backward()\n    opt.step()\n    seq, logp = model(torch.randn(4, 8), mode='sample')\n    opt.zero_grad()\n    (-logp.max(-1)[0].mean()).backward()\n", line=22, runtime="raises: modified by an inplace operation"),
         # An L2-normalised embedding built on its base class's `forward` (through `super()`): `pow` saved the
         # output that the in-place division then overwrites.
         Invalid("import torch\nimport torch.nn as nn\n\n\nclass Embedding(nn.Module):\n    def __init__(self):\n"
