@@ -32,6 +32,7 @@ Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-p
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh25 # 48 more, fetched for the twenty-fifth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh26 # 52 more, fetched for the twenty-sixth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh27 # 47 more, fetched for the twenty-seventh fresh round
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh30 # 52 more, fetched for the thirtieth fresh round
 """
 
 from __future__ import annotations
@@ -603,6 +604,27 @@ FRESH27 = ("lxe/simple-llm-finetuner", "princeton-nlp/LESS", "dvlab-research/Lon
            "ybabakhin/kaggle-feedback-effectiveness-1st-place-solution", "BloodAxe/Kaggle-2020-Alaska2",
            "666DZY666/micronet", "mit-han-lab/amc", "jakc4103/DFQ", "TheoViel/kaggle_birdclef2024",
            "i-pan/kaggle-rsna-cspine")
+# 52 more, fetched for the thirtieth fresh round (fresh30; not under /work/.mirror
+# before, in no earlier list, not in /tmp/fetch_list.txt, not held out by issue 13, not in the parallel rounds fresh28 and
+# fresh29), chosen by name and description only: vision second pass (object tracking, person re-identification,
+# super-resolution and deblurring, OCR, face recognition and landmarks, depth and stereo, point clouds, image captioning,
+# human pose, action recognition), graph neural nets / knowledge graphs, and time-series forecasting, and read only to
+# measure (bench/fresh30-notes.md). `--fresh30`.
+FRESH30 = ("huanglianghua/siamfc-pytorch", "hyeonseobnam/py-MDNet", "rafellerc/Pytorch-SiamFC", "yxgeee/SpCL",
+           "alibaba/cluster-contrast-reid", "seathiefwang/MGN-pytorch", "CoinCheung/triplet-reid-pytorch",
+           "yjn870/ESPCN-pytorch", "yjn870/FSRCNN-pytorch", "VITA-Group/DeblurGANv2", "chosj95/MIMO-UNet",
+           "Paper99/SRFBN_CVPR19", "courao/ocr.pytorch", "Canjie-Luo/MORAN_v2", "wenwenyu/MASTER-pytorch",
+           "kingyiusuen/image-to-latex", "tamerthamoqa/facenet-pytorch-glint360k", "polarisZhao/PFLD-pytorch",
+           "MuggleWang/CosFace_pytorch", "natanielruiz/deep-head-pose", "HuangYG123/CurricularFace",
+           "JiaRenChang/PSMNet", "xy-guo/GwcNet", "ialhashim/DenseDepth", "shariqfarooq123/AdaBins",
+           "dwofk/fast-depth", "vinits5/pcrnet_pytorch", "AnTao97/UnsupervisedPointCloudReconstruction",
+           "tiangexiang/CurveNet", "qq456cvb/Point-Transformers", "zhjohnchan/R2Gen", "fawazsammani/show-edit-tell",
+           "weigq/3d_pose_baseline_pytorch", "zczcwh/PoseFormer", "jfzhang95/PoseAug", "anibali/margipose",
+           "kenziyuliu/MS-G3D", "Uason-Chen/CTR-GCN", "xudejing/video-clip-order-prediction",
+           "LingxiaoShawn/PairNorm", "jianhao2016/GPRGNN", "ChandlerBang/Pro-GNN", "mklimasz/TransE-PyTorch",
+           "MIRALab-USTC/KGE-HAKE", "deepakn97/relationPrediction", "kaize0409/GCN_AnomalyDetection_pytorch",
+           "oliverguhr/transformer-time-series-prediction", "KasperGroesLudvigsen/influenza_transformer",
+           "thuml/Nonstationary_Transformers", "aikunyi/FreTS", "salesforce/CoST", "lehaifeng/T-GCN")
 
 
 
@@ -694,6 +716,7 @@ def main() -> int:
     ap.add_argument("--fresh25", action="store_true", help="check the 48 repositories of FRESH25 instead")
     ap.add_argument("--fresh26", action="store_true", help="check the 52 repositories of FRESH26 instead")
     ap.add_argument("--fresh27", action="store_true", help="check the 47 repositories of FRESH27 instead")
+    ap.add_argument("--fresh30", action="store_true", help="check the 52 repositories of FRESH30 instead")
     ap.add_argument("--all-severities", metavar="FILE",
                     help="also write every finding (information and hints too), with its \"severity\", as JSON lines")
     args = ap.parse_args()
@@ -706,7 +729,7 @@ def main() -> int:
         FRESH17 if args.fresh17 else FRESH18 if args.fresh18 else FRESH19 if args.fresh19 else
         FRESH20 if args.fresh20 else FRESH21 if args.fresh21 else FRESH22 if args.fresh22 else
         FRESH23 if args.fresh23 else FRESH24 if args.fresh24 else FRESH25 if args.fresh25 else
-        FRESH26 if args.fresh26 else FRESH27 if args.fresh27 else REPOS)
+        FRESH26 if args.fresh26 else FRESH27 if args.fresh27 else FRESH30 if args.fresh30 else REPOS)
     found: list[dict] = []
     every: list[dict] = []
     lines = 0
