@@ -32,6 +32,7 @@ Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-p
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh25 # 48 more, fetched for the twenty-fifth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh26 # 52 more, fetched for the twenty-sixth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh27 # 47 more, fetched for the twenty-seventh fresh round
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh29 # 50 more, fetched for the twenty-ninth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh30 # 52 more, fetched for the thirtieth fresh round
 """
 
@@ -604,6 +605,26 @@ FRESH27 = ("lxe/simple-llm-finetuner", "princeton-nlp/LESS", "dvlab-research/Lon
            "ybabakhin/kaggle-feedback-effectiveness-1st-place-solution", "BloodAxe/Kaggle-2020-Alaska2",
            "666DZY666/micronet", "mit-han-lab/amc", "jakc4103/DFQ", "TheoViel/kaggle_birdclef2024",
            "i-pan/kaggle-rsna-cspine")
+# 50 more, fetched for the twenty-ninth fresh round (fresh29; not under /work/.mirror before, in no earlier list,
+# not in /tmp/fetch_list.txt, not held out by issue 13, not in the parallel rounds fresh28's and fresh30's lists), chosen
+# by name and description only: reinforcement learning, second pass (offline and model-based RL, imitation and inverse
+# RL, multi-agent, evolution strategies, world models, exploration, bandits, RL for games) and non-diffusion generative
+# models (VAEs, normalizing flows, energy-based models, autoregressive pixel models, 2017-2022 GAN variants), and read
+# only to measure (bench/fresh29-notes.md). `--fresh29`.
+FRESH29 = ("polixir/OfflineRL", "snu-mllab/EDAC", "Div99/XQL", "yihaosun1124/mobile", "nicklashansen/tdmpc2",
+           "YeWR/EfficientZero", "eloialonso/iris", "jrobine/twm", "robfiras/ls-iq", "Ericonaldo/ILSwiss",
+           "nav74neet/gail_gym", "TonghanWang/ROMA", "wendelinboehmer/dcg", "atgambardella/pytorch-es",
+           "Howuhh/evolution_strategies_openai", "staturecrane/PyTorch-ES", "denisyarats/proto",
+           "chagmgang/pytorch_ppo_rl", "sauxpa/neural_exploration", "uclaml/NeuralUCB", "kwai/DouZero",
+           "yfeng997/MadMario", "hijkzzz/alpha-zero-gomoku", "dome272/VQGAN-pytorch", "addtt/ladder-vae-pytorch",
+           "GuHongyang/VaDE-pytorch", "mhw32/multimodal-vae-public", "iffsid/mmvae", "andreas128/SRFlow",
+           "janosh/torch-mnf", "pclucas14/pytorch-glow", "rosinality/igebm-pytorch", "wgrathwohl/JEM",
+           "yilundu/improved_contrastive_divergence", "point0bar1/ebm-anatomy", "wgrathwohl/GWG_release",
+           "pclucas14/pixel-cnn-pp", "singh-hrituraj/PixelCNN-Pytorch", "kamenbliznashki/pixel_models",
+           "karpathy/pytorch-made", "EugenHotaj/pytorch-generative", "teddykoker/image-gpt",
+           "hanzhanggit/StackGAN-Pytorch", "tobran/DF-GAN", "MinfengZhu/DM-GAN",
+           "znxlwm/pytorch-MNIST-CelebA-cGAN-cDCGAN", "TeeyoHuang/conditional-GAN", "autonomousvision/giraffe",
+           "ZeroWeight/NeuralTS", "datamllab/rlcard")
 # 52 more, fetched for the thirtieth fresh round (fresh30; not under /work/.mirror
 # before, in no earlier list, not in /tmp/fetch_list.txt, not held out by issue 13, not in the parallel rounds fresh28 and
 # fresh29), chosen by name and description only: vision second pass (object tracking, person re-identification,
@@ -716,6 +737,7 @@ def main() -> int:
     ap.add_argument("--fresh25", action="store_true", help="check the 48 repositories of FRESH25 instead")
     ap.add_argument("--fresh26", action="store_true", help="check the 52 repositories of FRESH26 instead")
     ap.add_argument("--fresh27", action="store_true", help="check the 47 repositories of FRESH27 instead")
+    ap.add_argument("--fresh29", action="store_true", help="check the 50 repositories of FRESH29 instead")
     ap.add_argument("--fresh30", action="store_true", help="check the 52 repositories of FRESH30 instead")
     ap.add_argument("--all-severities", metavar="FILE",
                     help="also write every finding (information and hints too), with its \"severity\", as JSON lines")
@@ -729,7 +751,7 @@ def main() -> int:
         FRESH17 if args.fresh17 else FRESH18 if args.fresh18 else FRESH19 if args.fresh19 else
         FRESH20 if args.fresh20 else FRESH21 if args.fresh21 else FRESH22 if args.fresh22 else
         FRESH23 if args.fresh23 else FRESH24 if args.fresh24 else FRESH25 if args.fresh25 else
-        FRESH26 if args.fresh26 else FRESH27 if args.fresh27 else FRESH30 if args.fresh30 else REPOS)
+        FRESH26 if args.fresh26 else FRESH27 if args.fresh27 else FRESH29 if args.fresh29 else FRESH30 if args.fresh30 else REPOS)
     found: list[dict] = []
     every: list[dict] = []
     lines = 0
