@@ -128,7 +128,11 @@ class LoopsMixin:
         found = self.syntax("freeze_loop", stmt, _freeze_loop)
         if found is None:
             return
-        owner, flag, certain = found
+        owner, flag, certain, expr = found
+        if expr is not None:
+            val = self.eval(expr, state)
+            if isinstance(val, PyVal) and val.boolean and val.truth is not None:
+                flag, certain = val.truth, True
         if flag is not False:
             self.thaw_above(owner, state)
         mod = state.get(owner)
@@ -138,6 +142,13 @@ class LoopsMixin:
         if has is not mod.has_params:
             # Not `state.set`: what is known of its attributes (`m.fc`, `self.encoder`) stays.
             state.env[owner] = replace(mod, has_params=has)
+        if flag is False:
+            # `parameters()` covers the submodules: those known by name (`self.blocks`, `m.fc`) are frozen with it
+            # (pytorch-fid's InceptionV3 freezes itself at the end of `__init__`, then runs `self.blocks`).
+            for key in [k for k in state.env if k[len(owner):len(owner) + 1] in (".", "[") and k.startswith(owner)]:
+                sub = state.env[key]
+                if isinstance(sub, ModuleVal) and not sub.alts and sub.has_params is not Tri.NO:
+                    state.env[key] = replace(sub, has_params=Tri.NO if certain else sub.has_params.join(Tri.NO))
 
     def thaw_above(self, key: str, state: State) -> None:
         """Something below `key`'s modules may require grad again (`model.fc.requires_grad_(True)`, a new
@@ -732,11 +743,15 @@ def _freeze_loop(loop: ast.AST):
                                              and isinstance(t.value, ast.Name) and t.value.id == var
                                              for t in s.targets):
             flag = const_bool(s.value)
+            if flag is None:
+                values.append(s.value)
             return "?" if flag is None else flag
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Attribute) \
                 and s.value.func.attr == "requires_grad_" and isinstance(s.value.func.value, ast.Name) \
                 and s.value.func.value.id == var:
             flag = const_bool(s.value.args[0]) if s.value.args else True
+            if flag is None:
+                values.append(s.value.args[0])
             return "?" if flag is None else flag
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Attribute) \
                 and s.value.func.attr == "detach_" and not s.value.args and not s.value.keywords \
@@ -746,7 +761,9 @@ def _freeze_loop(loop: ast.AST):
             return False
         return None
 
+    values: list = []  # the expressions of the writes that set no constant
     direct = [w for w in (write(s) for s in loop.body) if w is not None]
+    values.clear()  # (the walk below sees the direct writes again)
     flags = set()
     exits = rebound = False
     for n in walk(loop):
@@ -763,4 +780,9 @@ def _freeze_loop(loop: ast.AST):
     if not flags:
         return None
     flag = next(iter(flags)) if len(flags) == 1 and "?" not in flags else None
-    return owner, flag, flag is not None and bool(direct) and not exits and not rebound
+    surely = bool(direct) and not exits and not rebound
+    # One write of a name or attribute (`param.requires_grad = requires_grad`, pytorch-fid's InceptionV3 with its
+    # default `requires_grad=False`): `freeze_after_loop` asks its value.
+    expr = values[0] if flags == {"?"} and len(values) == 1 and isinstance(values[0], (ast.Name, ast.Attribute)) \
+        else None
+    return owner, flag, flag is not None and surely, expr if surely else None

@@ -24,7 +24,10 @@ class NumpyOnGradTensor(Rule):
                   "`.numpy()` needs; the original tensor and its graph are untouched. (A CUDA tensor also needs "
                   "`.cpu()`; gradsight does not add it because it cannot see the device.)")
     references = ("https://pytorch.org/docs/stable/generated/torch.Tensor.numpy.html",)
+    _fid = 'import torch\nimport torch.nn as nn\n\n\nclass Inception(nn.Module):\n    def __init__(self, requires_grad=False):\n        super().__init__()\n        self.blocks = nn.Sequential(nn.Linear(3, 4), nn.ReLU())\n        for param in self.parameters():\n            param.requires_grad = requires_grad\n\n    def forward(self, x):\n        return self.blocks(x)\n\n\n'
     valid = (
+        # pytorch-fid's InceptionV3 freezes itself, submodules included, with its default `requires_grad=False`.
+        Valid(_fid + "print(Inception()(torch.randn(2, 3)).numpy())\n"),
         # `torch.set_grad_enabled(False)` as a statement in the constructor turns grad mode off for the thread, so the
         # later method runs without grad (ABSA-PyTorch's `Inferer`; bench/fresh22-false/01).
         Valid('import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\nclass Inferer:\n    def __init__(self):\n        self.model = nn.Linear(4, 3)\n        self.model.eval()\n        torch.autograd.set_grad_enabled(False)\n\n    def evaluate(self, x):\n        out = self.model(x)\n        return F.softmax(out, dim=-1).cpu().numpy()\n\n\nprobs = Inferer().evaluate(torch.randn(2, 4))\n'),
@@ -80,6 +83,9 @@ class NumpyOnGradTensor(Rule):
               "gen = Generator()\nwith torch.no_grad():\n    print(gen.rollout(3))\n"),
     )
     invalid = (
+        # The same network built with `requires_grad=True`.
+        Invalid(_fid + "print(Inception(requires_grad=True)(torch.randn(2, 3)).numpy())\n", line=16,
+                runtime="raises: Can't call numpy() on Tensor that requires grad"),
         # The constructor switches grad mode off and back on (statements, in that order): the method runs with it on.
         Invalid('import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\nclass Inferer:\n    def __init__(self):\n        self.model = nn.Linear(4, 3)\n        self.model.eval()\n        torch.autograd.set_grad_enabled(False)\n        self.model(torch.zeros(1, 4))\n        torch.autograd.set_grad_enabled(True)\n\n    def evaluate(self, x):\n        out = self.model(x)\n        return F.softmax(out, dim=-1).cpu().numpy()\n\n\nprobs = Inferer().evaluate(torch.randn(2, 4))\n', line=16, runtime="raises: Can't call numpy() on Tensor that requires grad"),
         # The same constructor with `set_grad_enabled(False)` as a `with` block: grad mode comes back on after it.
