@@ -32,6 +32,7 @@ Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-p
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh25 # 48 more, fetched for the twenty-fifth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh26 # 52 more, fetched for the twenty-sixth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh27 # 47 more, fetched for the twenty-seventh fresh round
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh28 # 46 more, fetched for the twenty-eighth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh29 # 50 more, fetched for the twenty-ninth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh30 # 52 more, fetched for the thirtieth fresh round
 """
@@ -605,6 +606,26 @@ FRESH27 = ("lxe/simple-llm-finetuner", "princeton-nlp/LESS", "dvlab-research/Lon
            "ybabakhin/kaggle-feedback-effectiveness-1st-place-solution", "BloodAxe/Kaggle-2020-Alaska2",
            "666DZY666/micronet", "mit-han-lab/amc", "jakc4103/DFQ", "TheoViel/kaggle_birdclef2024",
            "i-pan/kaggle-rsna-cspine")
+# 46 more, fetched for the twenty-eighth fresh round (fresh28; not under /work/.mirror
+# before, in no earlier list, not in /tmp/fetch_list.txt, not held out by issue 13, not in rounds fresh29/fresh30's lists),
+# chosen by name and description only: university course and homework solutions, blog-post and tutorial companion
+# code, PyTorch Lightning projects, Hydra-config research templates and small 2023-2025 research repositories, and
+# read only to measure (bench/fresh28-notes.md). `--fresh28`.
+FRESH28 = ("berkeleydeeprlcourse/homework_fall2021", "snoolimal/CS285-Fall2023-Homework",
+           "LeslieTrue/cs285_fall22_hw_sol", "ZacBi/CS224n-2019-solutions", "parachutel/cs224n-stanford-winter2021",
+           "cyingliu/CS224n-Efficient-MT-BERT", "ehersch/cs224n_gpt", "kennyleung-su/cs231n-sl-classification",
+           "Ivan-Zhou/cs236-project-conditional-gan", "uvadlc/uvadlc_practicals_2022",
+           "PacktPublishing/PyTorch-1.x-Reinforcement-Learning-Cookbook", "karpathy/lecun1989-repro",
+           "pbloem/former", "williamFalcon/pytorch-lightning-vae", "KellerJordan/cifar10-airbench",
+           "ashleve/lightning-hydra-template", "gorodnitskiy/yet-another-lightning-hydra-template",
+           "PyTorchLightning/deep-learning-project-template", "untitled-ai/self_supervised", "HazyResearch/safari",
+           "louaaron/Score-Entropy-Discrete-Diffusion", "kuleshov-group/bd3lms", "YannDubs/lossyless",
+           "gemelo-ai/vocos", "SalesforceAIResearch/uni2ts", "eloialonso/diamond", "MarkFzp/act-plus-plus",
+           "Guitaricet/relora", "Blealtan/efficient-kan", "yandex-research/tabular-dl-tabr",
+           "yandex-research/heterophilous-graphs", "VEWOXIC/FITS", "bowang-lab/MedSAM", "OpenGVLab/SAM-Med2D",
+           "HKUDS/LightGCL", "LUOyk1999/tunedGNN", "cvg/glue-factory", "JCruan519/VM-UNet", "Secilia-Cxy/SOFTS",
+           "kwuking/TimeMixer", "XiaoxinHe/G-Retriever", "p0p4k/vits2_pytorch", "ZhangXInFD/SpeechTokenizer",
+           "sfujim/TD7", "OpenLMLab/LOMO", "HKUDS/RLMRec")
 # 50 more, fetched for the twenty-ninth fresh round (fresh29; not under /work/.mirror before, in no earlier list,
 # not in /tmp/fetch_list.txt, not held out by issue 13, not in the parallel rounds fresh28's and fresh30's lists), chosen
 # by name and description only: reinforcement learning, second pass (offline and model-based RL, imitation and inverse
@@ -737,6 +758,7 @@ def main() -> int:
     ap.add_argument("--fresh25", action="store_true", help="check the 48 repositories of FRESH25 instead")
     ap.add_argument("--fresh26", action="store_true", help="check the 52 repositories of FRESH26 instead")
     ap.add_argument("--fresh27", action="store_true", help="check the 47 repositories of FRESH27 instead")
+    ap.add_argument("--fresh28", action="store_true", help="check the 46 repositories of FRESH28 instead")
     ap.add_argument("--fresh29", action="store_true", help="check the 50 repositories of FRESH29 instead")
     ap.add_argument("--fresh30", action="store_true", help="check the 52 repositories of FRESH30 instead")
     ap.add_argument("--all-severities", metavar="FILE",
@@ -751,7 +773,7 @@ def main() -> int:
         FRESH17 if args.fresh17 else FRESH18 if args.fresh18 else FRESH19 if args.fresh19 else
         FRESH20 if args.fresh20 else FRESH21 if args.fresh21 else FRESH22 if args.fresh22 else
         FRESH23 if args.fresh23 else FRESH24 if args.fresh24 else FRESH25 if args.fresh25 else
-        FRESH26 if args.fresh26 else FRESH27 if args.fresh27 else FRESH29 if args.fresh29 else FRESH30 if args.fresh30 else REPOS)
+        FRESH26 if args.fresh26 else FRESH27 if args.fresh27 else FRESH28 if args.fresh28 else FRESH29 if args.fresh29 else FRESH30 if args.fresh30 else REPOS)
     found: list[dict] = []
     every: list[dict] = []
     lines = 0
