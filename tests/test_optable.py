@@ -287,3 +287,27 @@ def test_paramless_losses() -> None:
                 with_tensor = cls(**{arg: torch.ones(3)})
                 assert list(with_tensor.buffers()), (name, arg)
     assert found == db.PARAMLESS_LOSSES
+
+
+def test_distribution_only_methods() -> None:
+    """`torchdb.DISTRIBUTION_ONLY` names no attribute of a tensor, each is a method of `torch.distributions`
+    objects, and `SAMPLES_WITHOUT_GRAD` are the ones whose result has no graph even from parameters with one (the
+    engine reads `dist.sample()` on a value it took for a tensor as a distribution's sample: fresh28-false/02)."""
+    torch = pytest.importorskip("torch")
+
+    from gradsight.engine import torchdb as db
+
+    loc = torch.zeros(2, requires_grad=True) * 1
+    normal = torch.distributions.Normal(loc, torch.ones(2))
+    categorical = torch.distributions.Categorical(logits=torch.zeros(3, requires_grad=True) * 1)
+    for name in db.DISTRIBUTION_ONLY:
+        assert not hasattr(torch.Tensor, name), name
+        assert hasattr(torch.distributions.Distribution, name), name
+    assert set(db.SAMPLES_WITHOUT_GRAD) <= set(db.DISTRIBUTION_ONLY)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert not normal.sample().requires_grad and not normal.sample_n(2).requires_grad
+        assert not categorical.sample().requires_grad and not categorical.enumerate_support().requires_grad
+    assert normal.rsample().requires_grad and normal.log_prob(torch.zeros(2)).requires_grad

@@ -143,6 +143,13 @@ class OpsMixin:
             self.backward(recv, recv_node, node, state, "Tensor.backward", kwargs, positional=len(args),
                           gradient=gradient)
             return PyVal()
+        if name in db.DISTRIBUTION_ONLY:
+            # No tensor has the method: the value taken for a tensor (a model's output `dist, value = model(s)`) is
+            # a distribution; its samples carry no graph, its `rsample()`/`log_prob()` depend on its parameters.
+            if name in db.SAMPLES_WITHOUT_GRAD:
+                return TensorVal(rg=Tri.NO, leaf=Tri.YES, origin=self.expr_fact(node),
+                                 nograd=self.expr_fact(node, "sampled"))
+            return UNKNOWN
         if name == "detach":
             for s in recv.sources:
                 self.cut_sources.setdefault(s, self.expr_fact(node))

@@ -47,6 +47,12 @@ MODULE_ONLY_METHODS = frozenset({
     "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook", "register_backward_hook",
 })
 
+# Methods of `torch.distributions` objects that no tensor has (tests/test_torchdb.py checks it under torch): called
+# on a value taken for a tensor, the value is a distribution. Sampling runs under `no_grad` (only `rsample` keeps a
+# graph).
+DISTRIBUTION_ONLY = frozenset({"sample", "sample_n", "rsample", "log_prob", "entropy", "cdf", "icdf",
+                               "enumerate_support", "perplexity"})
+SAMPLES_WITHOUT_GRAD = frozenset({"sample", "sample_n", "enumerate_support"})
 CUT_METHODS = {"item": "a Python number", "tolist": "Python lists", "numpy": "a NumPy array"}
 # Methods whose result never requires grad (integer/bool results or index results).
 NO_GRAD_METHODS = {
