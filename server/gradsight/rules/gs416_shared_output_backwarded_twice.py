@@ -157,7 +157,10 @@ class SharedOutputBackwardedTwice(Rule):
                     "given that output (`feature_loss(phi_real, phi_fake, backward=True)`; a call passing a false "
                     "constant to the parameter that guards the helper's backward is left alone): then the finding "
                     "stands on the first backward, where `retain_graph=True` goes. Where the models are visible "
-                    "the interpreter follows the graphs and GS402 reports it.")
+                    "the interpreter follows the graphs and GS402 reports it. Two losses unpacked one by one from "
+                    "one call handed in (`g_loss, d_loss, info = self.criterion(...)`, each backwarded on its own) "
+                    "are not taken for one graph: such a loss object was written for separate backwards (VIBE's "
+                    "detaches the discriminator's input inside), and what it shares is not visible.")
     why_bad = ("The model's part of the graph (the activations its layers saved) belongs to its output. The first "
                "backward frees those saved tensors; the second backward needs them again and raises \"Trying to "
                "backward through the graph a second time\". In a GAN the discriminator's step should see "
