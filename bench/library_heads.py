@@ -35,6 +35,7 @@ Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-p
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh28 # 46 more, fetched for the twenty-eighth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh29 # 50 more, fetched for the twenty-ninth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh30 # 52 more, fetched for the thirtieth fresh round
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh31 # 47 more, fetched for the thirty-first fresh round
 """
 
 from __future__ import annotations
@@ -667,6 +668,28 @@ FRESH30 = ("huanglianghua/siamfc-pytorch", "hyeonseobnam/py-MDNet", "rafellerc/P
            "MIRALab-USTC/KGE-HAKE", "deepakn97/relationPrediction", "kaize0409/GCN_AnomalyDetection_pytorch",
            "oliverguhr/transformer-time-series-prediction", "KasperGroesLudvigsen/influenza_transformer",
            "thuml/Nonstationary_Transformers", "aikunyi/FreTS", "salesforce/CoST", "lehaifeng/T-GCN")
+# 47 more, fetched for the thirty-first fresh round (fresh31; not under /work/.mirror
+# before, in no earlier list, not in /tmp/fetch_list.txt, not held out by issue 13), chosen by name and description
+# only: Kaggle and competition solutions (second pass), one-person paper re-implementations, community and tutorial
+# repositories from Chinese, Korean and Japanese developers, and scientific ML (physics, chemistry, biology, astronomy,
+# earth science, materials), and read only to measure (bench/fresh31-notes.md). `--fresh31`.
+FRESH31 = ("ChristofHenkel/kaggle-birdclef2021-2nd-place", "SeuTao/Kaggle_TGS2018_4th_solution",
+           "okotaku/kaggle_rsna2019_3rd_solution", "analokmaus/kaggle-g2net-public",
+           "4uiiurz1/kaggle-aptos2019-blindness-detection", "ybabakhin/kaggle_salt_bes_phalanx",
+           "robinniesert/kaggle-google-quest", "bamps53/kaggle-severstal",
+           "ildoonet/kaggle-human-protein-atlas-image-classification", "guoday/Tencent2020_Rank1st",
+           "sharathadavanne/seld-dcase2022", "qiuqiangkong/dcase2019_task4",
+           "yukkyo/Kaggle-Understanding-Clouds-69th-solution", "dragen1860/Deep-Learning-with-PyTorch-Tutorials",
+           "datawhalechina/dive-into-cv-pytorch", "yangjianxin1/CLIP-Chinese", "zhaogaofeng611/TextMatch",
+           "songyingxin/Bert-TextClassification", "likyoo/Siam-NestedUNet", "justchenhao/BIT_CD",
+           "g6ling/Reinforcement-Learning-Pytorch-Cartpole", "GunhoChoi/PyTorch-FastCampus", "jiwoon-ahn/psa",
+           "medipixel/rl_algorithms", "yu4u/age-estimation-pytorch", "hysts/pytorch_mpiigaze",
+           "4uiiurz1/pytorch-adacos", "iShohei220/torch-gqn", "1Konny/VIB-pytorch", "hongyi-zhang/mixup",
+           "alexis-jacq/Pytorch-DPPO", "neuraloperator/physics_informed",
+           "brandstetter-johannes/MP-Neural-PDE-Solvers", "brandstetter-johannes/LPSDA", "wengong-jin/hgraph2graph",
+           "txie-93/cdvae", "usnistgov/alignn", "CompRhys/roost", "HannesStark/3DInfomax", "kaist-amsg/LocalRetro",
+           "kratzert/ealstm_regional_modeling", "thunil/Deep-Flow-Prediction", "cics-nd/pde-surrogate",
+           "PolymathicAI/AstroCLIP", "cics-nd/cnn-surrogate", "chao1224/MoleculeSTM", "AlexHex7/Non-local_pytorch")
 
 
 
@@ -761,6 +784,7 @@ def main() -> int:
     ap.add_argument("--fresh28", action="store_true", help="check the 46 repositories of FRESH28 instead")
     ap.add_argument("--fresh29", action="store_true", help="check the 50 repositories of FRESH29 instead")
     ap.add_argument("--fresh30", action="store_true", help="check the 52 repositories of FRESH30 instead")
+    ap.add_argument("--fresh31", action="store_true", help="check the 47 repositories of FRESH31 instead")
     ap.add_argument("--all-severities", metavar="FILE",
                     help="also write every finding (information and hints too), with its \"severity\", as JSON lines")
     args = ap.parse_args()
@@ -773,7 +797,8 @@ def main() -> int:
         FRESH17 if args.fresh17 else FRESH18 if args.fresh18 else FRESH19 if args.fresh19 else
         FRESH20 if args.fresh20 else FRESH21 if args.fresh21 else FRESH22 if args.fresh22 else
         FRESH23 if args.fresh23 else FRESH24 if args.fresh24 else FRESH25 if args.fresh25 else
-        FRESH26 if args.fresh26 else FRESH27 if args.fresh27 else FRESH28 if args.fresh28 else FRESH29 if args.fresh29 else FRESH30 if args.fresh30 else REPOS)
+        FRESH26 if args.fresh26 else FRESH27 if args.fresh27 else FRESH28 if args.fresh28 else FRESH29 if args.fresh29 else FRESH30 if args.fresh30 else
+        FRESH31 if args.fresh31 else REPOS)
     found: list[dict] = []
     every: list[dict] = []
     lines = 0
