@@ -46,3 +46,51 @@ def reads_after_binding(layout: tuple, name: str) -> bool:
     spans, reads = layout
     mine = spans.get(name)
     return bool(mine) and all(any(after < pos <= end for after, end in mine) for pos in reads.get(name, ()))
+
+
+def chain_binds(stmt: ast.If, name_binds) -> dict:
+    """For an `if`/`elif` chain without a final `else`: name -> how often the chain binds it (`name_binds`), for the
+    names every arm binds in a simple statement of its own block (`if len(data) == 2: ... predictions = model(x)
+    elif len(data) == 3: ... predictions = model(x_d, x_s)`). A loop whose first run takes no arm reads such a name
+    unbound (NameError), so the chain is written to cover every case: `_guarded_binds` takes it for a guard."""
+    arms = []
+    cur = stmt
+    while True:
+        arms.append(cur.body)
+        if not cur.orelse:
+            break
+        if len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If):
+            cur = cur.orelse[0]
+            continue
+        return {}  # a final `else`: the names every branch binds are bound, not guarded
+    if len(arms) < 2:
+        return {}
+    common = None
+    for arm in arms:
+        names = {n for s in arm if isinstance(s, ast.stmt) for n in _bound_names(s)}
+        common = names if common is None else common & names
+        if not common:
+            return {}
+    counts = name_binds(stmt)
+    return {name: counts[name] for name in common if name in counts}
+
+
+def note_chain(stmt: ast.If, i: int, tests: tuple, guarded: dict, count: dict, last: dict, name_binds) -> None:
+    """`_guarded_binds`' bookkeeping for the names `chain_binds` finds in the `if` statement `stmt` (the `i`th of
+    the loop body, under the invariant `tests`)."""
+    for name, n in chain_binds(stmt, name_binds).items():
+        guarded.setdefault(name, []).extend(tests)
+        count[name], last[name] = count.get(name, 0) + n, i
+
+
+def _may_guard(loop: ast.AST) -> bool:
+    """Whether `_guarded_binds` can find anything in `loop`: an `if` reached from the body's top level through `if`
+    and `with` blocks only (without one, every binding is unguarded), found without walking expressions."""
+    todo = list(getattr(loop, "body", None) or [])
+    while todo:
+        stmt = todo.pop()
+        if isinstance(stmt, (ast.If, ast.For)):
+            return True
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            todo.extend(stmt.body)
+    return False

@@ -11,8 +11,9 @@ from typing import Optional
 
 from .astwalk import children, walk
 from .events import AccumulateEvent, LoopEvent
+from .guarded_reads import _may_guard
 from .interp_util import (LoopCtx, MAX_LOOP_ITERS, MAX_LOOP_NESTING, _has_backward, _holds_tensor, _loop_effects,
-                          const_bool, key_of, widen, _guarded_binds, _invariant_test, _loop_changes, _may_guard,
+                          const_bool, key_of, widen, _guarded_binds, _invariant_test, _loop_changes,
                           _module_mutations, _backward_names, _loop_store_counts, _params_accumulated_into_self,
                           _name_binds, _remade_before, _root_name)
 from .paths import _assumed_key, _first_iteration_test, _last_iteration_test

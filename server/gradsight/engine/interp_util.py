@@ -9,7 +9,7 @@ from typing import Optional
 
 from .astwalk import children, sub_blocks, walk
 from .fresh_locals import fresh_writes
-from .guarded_reads import binding_layout, reads_after_binding
+from .guarded_reads import binding_layout, note_chain, reads_after_binding
 from .loop_counts import SHAPE_QUERIES, same_count
 from . import torchdb as db
 from .report import Source, text
@@ -972,6 +972,8 @@ def _guarded_binds(loop: ast.AST, changes: tuple, mutations: tuple, nodes=walk) 
             for sub in stmt.body:
                 collect(sub, i, tests)
             return
+        if isinstance(stmt, ast.If):  # an `if`/`elif` chain every arm of which binds the name
+            note_chain(stmt, i, tests, guarded, count, last, _name_binds)
         if not tests or isinstance(stmt, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.FunctionDef,
                                           ast.AsyncFunctionDef, ast.ClassDef)) \
                 or (hasattr(ast, "Match") and isinstance(stmt, ast.Match)):
@@ -1008,19 +1010,6 @@ def _guarded_binds(loop: ast.AST, changes: tuple, mutations: tuple, nodes=walk) 
             continue
         out[name] = tuple(tests)
     return out
-
-
-def _may_guard(loop: ast.AST) -> bool:
-    """Whether `_guarded_binds` can find anything in `loop`: an `if` reached from the body's top level through `if`
-    and `with` blocks only (without one, every binding is unguarded), found without walking expressions."""
-    todo = list(getattr(loop, "body", None) or [])
-    while todo:
-        stmt = todo.pop()
-        if isinstance(stmt, (ast.If, ast.For)):
-            return True
-        if isinstance(stmt, (ast.With, ast.AsyncWith)):
-            todo.extend(stmt.body)
-    return False
 
 
 def _loop_changes(loop: ast.AST, nodes: Optional[list] = None) -> tuple:

@@ -104,6 +104,9 @@ class BackwardThroughFreedGraph(Rule):
                   "which parameters receive gradients, so review it.")
     references = ("https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html",)
     valid = (
+        # Every arm of an `if`/`elif` chain over the batch layout binds the prediction, and nothing did before the
+        # loop: a run taking no arm would raise NameError first (kratzert/ealstm_regional_modeling, fresh31-false/01).
+        Valid('import torch\nimport torch.nn as nn\n\nmodel = nn.Linear(3, 1)\nhead = nn.Linear(2, 1)\nopt = torch.optim.SGD(list(model.parameters()) + list(head.parameters()), lr=0.1)\nloader = [(torch.randn(4, 3), torch.randn(4, 1)), (torch.randn(4, 3), torch.randn(4, 2), torch.randn(4, 1))] * 2\nfor data in loader:\n    opt.zero_grad()\n    if len(data) == 2:\n        x, y = data\n        predictions = model(x)\n    elif len(data) == 3:\n        x, extra, y = data\n        predictions = model(x) + head(extra)\n    loss = ((predictions - y) ** 2).mean()\n    loss.backward()\n    opt.step()\n'),
         # A name bound under a setting the loop never changes, read later in its own block and under another
         # setting: every iteration binds it before reading it (consistency-regularization; bench/fresh26-false/02).
         Valid("import types\n\nimport torch\nimport torch.nn as nn\n\n\ndef fit(cfg, model, data):\n"
@@ -215,6 +218,10 @@ class BackwardThroughFreedGraph(Rule):
               "    loss = (mean.pow(2) + logvar.exp()).mean()\n    loss.backward()\n    opt.step()\n"),
     )
     invalid = (
+        # The same chain after a warm-up bound the prediction before the loop: a batch that takes no arm
+        # backwards the last one again.
+        Invalid('import torch\nimport torch.nn as nn\n\nmodel = nn.Linear(3, 1)\nhead = nn.Linear(1, 1)\nopt = torch.optim.SGD(list(model.parameters()) + list(head.parameters()), lr=0.1)\nloader = [(torch.randn(4, 3), torch.randn(4, 1)), (torch.randn(4, 3), torch.randn(4, 2), torch.randn(4, 1)),\n          (torch.randn(4, 3),)]\npredictions = model(loader[0][0])\nfor data in loader:\n    opt.zero_grad()\n    if len(data) == 2:\n        x, y = data\n        predictions = model(x)\n    elif len(data) == 3:\n        x, extra, y = data\n        predictions = model(x)\n    loss = ((head(predictions) - y) ** 2).mean()\n    loss.backward()\n    opt.step()\n', line=18,
+                runtime="raises: backward through the graph a second time"),
         # The look-alike: read before it is rebound, and rebound only every other iteration.
         Invalid("import types\n\nimport torch\nimport torch.nn as nn\n\n\ndef fit(cfg, model, data):\n"
                 "    opt = torch.optim.SGD(model.parameters(), lr=0.01)\n    aux = model(data)\n"
