@@ -36,6 +36,7 @@ Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-p
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh29 # 50 more, fetched for the twenty-ninth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh30 # 52 more, fetched for the thirtieth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh31 # 47 more, fetched for the thirty-first fresh round
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh32 # 50 more, fetched for the thirty-second fresh round
 """
 
 from __future__ import annotations
@@ -690,6 +691,28 @@ FRESH31 = ("ChristofHenkel/kaggle-birdclef2021-2nd-place", "SeuTao/Kaggle_TGS201
            "txie-93/cdvae", "usnistgov/alignn", "CompRhys/roost", "HannesStark/3DInfomax", "kaist-amsg/LocalRetro",
            "kratzert/ealstm_regional_modeling", "thunil/Deep-Flow-Prediction", "cics-nd/pde-surrogate",
            "PolymathicAI/AstroCLIP", "cics-nd/cnn-surrogate", "chao1224/MoleculeSTM", "AlexHex7/Non-local_pytorch")
+# 50 more, fetched for the thirty-second fresh round (fresh32; not under /work/.mirror
+# before, in no earlier list, not in /tmp/fetch_list.txt, not held out by issue 13), chosen by name and description
+# only: single-paper research code released by industry labs 2019-2024 (Meta/FAIR, Microsoft, NVIDIA, Salesforce,
+# Amazon, Tencent, ByteDance, Samsung, Sony, Huawei, Alibaba) and older PyTorch 0.3-1.2 era training code from
+# 2017-2019, and read only to measure (bench/fresh32-notes.md). `--fresh32`.
+FRESH32 = ("facebookresearch/ConvNeXt-V2", "facebookresearch/InvariantRiskMinimization",
+           "facebookresearch/DeeperCluster", "facebookresearch/svoice", "facebookresearch/CPC_audio",
+           "facebookresearch/adaptive-span", "facebookresearch/3detr", "facebookresearch/speech-resynthesis",
+           "microsoft/StyleSwin", "microsoft/denoised-smoothing", "microsoft/voxelpose-pytorch", "microsoft/UniVL",
+           "NVlabs/SCOPS", "NVlabs/Taylor_pruning", "NVIDIA/unsupervised-video-interpolation",
+           "NVIDIA/UnsupervisedLandmarkLearning", "salesforce/CoMatch", "salesforce/MoPro", "salesforce/ETSformer",
+           "salesforce/DeepTime", "amazon-science/patchcore-inspection",
+           "amazon-science/long-short-term-transformer", "TencentYoutuResearch/CrowdCounting-P2PNet",
+           "tencent-ailab/grover", "bytedance/music_source_separation", "bytedance/piano_transcription",
+           "SamsungLabs/ritm_interactive_segmentation", "saic-mdal/CIPS", "SamsungLabs/zero-cost-nas", "sony/sqvae",
+           "sony/hFT-Transformer", "huawei-noah/AdderNet", "damo-cv/TransReID",
+           "facebookresearch/end-to-end-negotiator", "facebookresearch/clevr-iep", "facebookresearch/odin",
+           "facebookresearch/InferSent", "NVIDIA/flownet2-pytorch", "salesforce/nonauto-nmt",
+           "salesforce/MultiHopKG", "kimhc6028/relational-networks", "AlexiaJM/Deep-learning-with-cats",
+           "ajbrock/SMASH", "ajbrock/FreezeOut", "clcarwin/sphereface_pytorch", "xingyizhou/pytorch-pose-hg-3d",
+           "Kaixhin/NoisyNet-A3C", "jhjacobsen/pytorch-i-revnet", "Eromera/erfnet_pytorch",
+           "xuanqing94/BayesianDefense")
 
 
 
@@ -785,6 +808,7 @@ def main() -> int:
     ap.add_argument("--fresh29", action="store_true", help="check the 50 repositories of FRESH29 instead")
     ap.add_argument("--fresh30", action="store_true", help="check the 52 repositories of FRESH30 instead")
     ap.add_argument("--fresh31", action="store_true", help="check the 47 repositories of FRESH31 instead")
+    ap.add_argument("--fresh32", action="store_true", help="check the 50 repositories of FRESH32 instead")
     ap.add_argument("--all-severities", metavar="FILE",
                     help="also write every finding (information and hints too), with its \"severity\", as JSON lines")
     args = ap.parse_args()
@@ -798,7 +822,7 @@ def main() -> int:
         FRESH20 if args.fresh20 else FRESH21 if args.fresh21 else FRESH22 if args.fresh22 else
         FRESH23 if args.fresh23 else FRESH24 if args.fresh24 else FRESH25 if args.fresh25 else
         FRESH26 if args.fresh26 else FRESH27 if args.fresh27 else FRESH28 if args.fresh28 else FRESH29 if args.fresh29 else FRESH30 if args.fresh30 else
-        FRESH31 if args.fresh31 else REPOS)
+        FRESH31 if args.fresh31 else FRESH32 if args.fresh32 else REPOS)
     found: list[dict] = []
     every: list[dict] = []
     lines = 0
