@@ -389,7 +389,7 @@ class StatementsMixin:
         target = stmt.target
         if isinstance(target, ast.Subscript):
             base = self.eval(target.value, state)
-            if isinstance(base, TensorVal):
+            if isinstance(base, TensorVal) and not _str_key(target):
                 if self.loops and isinstance(stmt.op, ast.Add) and self._tensor_buffer(target, state):
                     # `stats[0] += loss` into a tensor made before the loop: the buffer's history chains every step.
                     self.check_accumulate(stmt, target, rhs, stmt.value, state, "write")
@@ -906,7 +906,7 @@ class StatementsMixin:
         if isinstance(target, ast.Subscript):
             base = self.eval(target.value, state)
             self.eval(target.slice, state)
-            if isinstance(base, TensorVal):
+            if isinstance(base, TensorVal) and not _str_key(target):  # (`out[-1]['hm'] = ...`: a dict's entry)
                 self.inplace(target.value, base, "__setitem__", state, stmt, rhs=[value])
                 return
             if base is UNKNOWN and state.grad is Tri.YES and self.reporting:
@@ -1180,3 +1180,8 @@ def _values_indices(stmt: ast.AST, target: ast.AST) -> bool:
     if type(stmt) is not ast.Assign or len(stmt.targets) != 1 or stmt.targets[0] is not target:
         return False
     return values_indices_call(stmt.value)
+
+
+def _str_key(target: ast.Subscript) -> bool:
+    """A store through a string key: no tensor takes one, so the value taken for a tensor is a mapping."""
+    return isinstance(target.slice, ast.Constant) and type(target.slice.value) is str
