@@ -28,7 +28,8 @@ class DiscardedTensorResult(Rule):
                     "next operation mixing devices raises at once. So is a dropped `x.detach()` where the code "
                     "shows no graph for `x` (the statement is dead code, not a graph kept by mistake), and a dropped "
                     "`x.expand(a, b)` (`view`, `reshape`) right after `x = torch.zeros(a, b)` with the same sizes "
-                    "(`x` has that shape already).")
+                    "(`x` has that shape already), and a dropped `.float()` of a tensor the code shows is floating point already (a "
+                    "`torch.zeros(...)` after an in-place `scatter_`).")
     why_bad = ("These methods return a new tensor and leave their receiver alone; the in-place forms end in `_` "
                "(`mul_`, `detach_`, `clamp_`). As a statement the result is lost: a gradient meant to be negated "
                "keeps its sign, so the optimizer steps the wrong way (ShangtongZhang/DeepRL's policy gradient), a "
@@ -147,6 +148,13 @@ class DiscardedTensorResult(Rule):
         elif _already_shaped(report.tree, call):
             report.add(self, call, f"`.{method}()` returns a new tensor and this statement throws it away; `{text}` "
                                    f"already has that shape, so the statement does nothing. Remove it.",
+                       severity=Severity.INFORMATION)
+            return
+        elif method == "float" and event.receiver.is_int is Tri.NO:
+            # `x_onehot.scatter_(1, x, 1).float()` on a `torch.zeros(...)`: already floating point (float32 unless
+            # made float64), so the conversion is a no-op almost always (erfnet's iouEval, fresh32).
+            report.add(self, call, f"`.float()` returns a new tensor and this statement throws it away; `{text}` is "
+                                   f"already floating point, so the conversion changes nothing unless it is float64.",
                        severity=Severity.INFORMATION)
             return
         else:
