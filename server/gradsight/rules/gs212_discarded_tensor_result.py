@@ -28,8 +28,8 @@ class DiscardedTensorResult(Rule):
                     "next operation mixing devices raises at once. So is a dropped `x.detach()` where the code "
                     "shows no graph for `x` (the statement is dead code, not a graph kept by mistake), and a dropped "
                     "`x.expand(a, b)` (`view`, `reshape`) right after `x = torch.zeros(a, b)` with the same sizes "
-                    "(`x` has that shape already), and a dropped `.float()` of a tensor the code shows is floating point already (a "
-                    "`torch.zeros(...)` after an in-place `scatter_`).")
+                    "(`x` has that shape already), and a dropped `.float()` of a tensor the code shows is "
+                    "floating point already (a `torch.zeros(...)` after an in-place `scatter_`).")
     why_bad = ("These methods return a new tensor and leave their receiver alone; the in-place forms end in `_` "
                "(`mul_`, `detach_`, `clamp_`). As a statement the result is lost: a gradient meant to be negated "
                "keeps its sign, so the optimizer steps the wrong way (ShangtongZhang/DeepRL's policy gradient), a "
