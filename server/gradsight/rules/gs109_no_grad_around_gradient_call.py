@@ -213,6 +213,25 @@ def _guard_off(call: ast.Call, fn: ast.AST, guards: list, block: list = ()) -> b
     return False
 
 
+def _lifted(call: ast.Call, inner: ast.AST, guards: tuple, fn: ast.AST) -> tuple:
+    """The guards of `inner` (called by `call` in `fn`) on parameters that `call` hands a parameter of `fn`
+    unchanged (`inner(model, x, eval_only)` in `step(model, x, eval_only)`), as guards of `fn` on that parameter: a
+    constant given to `fn` then decides them as if given to `inner` (adaptive-span's `eval_only=True`, fresh32)."""
+    mine = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
+    params = [a.arg for a in inner.args.posonlyargs + inner.args.args]
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return ()
+    out = []
+    for guard in guards:
+        if guard == _OWN_OFF or guard[0] == _GATE:
+            continue
+        name, test, branch = guard
+        given = _given(call, name, params, {}, {})
+        if isinstance(given, ast.Name) and given.id in mine:
+            out.append((given.id, test, branch))
+    return tuple(out)
+
+
 def _off_calls(top) -> list:
     """A top-level statement's calls spelled like a grad-mode switch (`no_grad()`, `torch.inference_mode()`)."""
     out = []
@@ -302,6 +321,8 @@ class NoGradAroundGradientCall(Rule):
         Valid("import torch\nimport torch.nn as nn\n\n\ndef run(model, x, train):\n    loss = model(x).pow(2).mean()\n"
               "    if train:\n        loss.backward()\n    return loss.item()\n\n\nm = nn.Linear(3, 1)\n"
               "with torch.no_grad():\n    run(m, torch.randn(2, 3), False)\n"),
+        # The flag handed on unchanged by a pass-through function (adaptive-span's `eval_only=True`, fresh32).
+        Valid('import torch\nimport torch.nn as nn\n\n\ndef inner(model, x, eval_only):\n    loss = model(x).pow(2).mean()\n    if not eval_only:\n        loss.backward()\n    return loss.item()\n\n\ndef step(model, x, eval_only):\n    return inner(model, x, eval_only)\n\n\nm = nn.Linear(3, 1)\nwith torch.no_grad():\n    step(m, torch.randn(2, 3), True)\n'),
         # One function for the training and the validation pass, backwarding only `if model.training:`; the no_grad
         # block puts the model in eval mode first (UCTransNet; bench/fresh19-false/01).
         Valid(_EPOCH + "model = nn.Linear(3, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
@@ -309,6 +330,9 @@ class NoGradAroundGradientCall(Rule):
               "    val = epoch(model, opt)\n"),
     )
     invalid = (
+        # The same pass-through called with the flag that runs the backward.
+        Invalid('import torch\nimport torch.nn as nn\n\n\ndef inner(model, x, eval_only):\n    loss = model(x).pow(2).mean()\n    if not eval_only:\n        loss.backward()\n    return loss.item()\n\n\ndef step(model, x, eval_only):\n    return inner(model, x, eval_only)\n\n\nm = nn.Linear(3, 1)\nwith torch.no_grad():\n    step(m, torch.randn(2, 3), False)\n', line=17,
+                runtime="raises: element 0 of tensors does not require grad", also=(6,)),
         Invalid(_MODE_STEP.format(test='mode == "train"', mode='"train"'), line=21, also=(9,),
                 runtime="raises: element 0 of tensors does not require grad"),
         # The same function called under no_grad with the model still in training mode.
@@ -404,7 +428,8 @@ class NoGradAroundGradientCall(Rule):
                 chain = self._needs_grad(q, inner, depth + 1)
                 if chain is None or chain[0] and _guard_off(call, inner[0], chain[0]):
                     continue
-                self._summaries[key] = (guards, chain[1], (call.func.id,) + tuple(chain[2]))
+                self._summaries[key] = (guards + _lifted(call, inner[0], chain[0], fn), chain[1],
+                                        (call.func.id,) + tuple(chain[2]))
                 return self._summaries[key]
         return None
 
