@@ -229,6 +229,87 @@ def _unrolled(scope: ast.AST, spanning: list, name: str, event) -> bool:
                for s in own_nodes(scope)) and not _escapes(scope, name)
 
 
+def _remakes(stmt: ast.AST, name: str) -> bool:
+    """`name = []`, `name = 0`, ... (`_fresh_binding`) or `name.clear()`: what the accumulator held is dropped."""
+    if _fresh_binding(stmt, name):
+        return True
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and not stmt.value.args \
+        and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "clear" \
+        and isinstance(stmt.value.func.value, ast.Name) and stmt.value.func.value.id == name
+
+
+def _reads(node: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(node))
+
+
+def _consumes(stmts: list, name: str) -> bool:
+    """Whether these statements run a backward through what `name` holds (`sum(losses).backward()`,
+    `torch.autograd.grad(total, params)`), or hand it to a call and step an optimizer (`optimizer.pc_backward(losses)`,
+    then `optimizer.step()`: PCGrad's one backward per loss)."""
+    calls = [n for s in stmts for n in own_nodes(s) if isinstance(n, ast.Call)]
+    if any((is_backward_call(n) or _grad_call(n)) and _reads(n, name) for n in calls):
+        return True
+    return any(is_step_call(n) for n in calls) and any(
+        not is_step_call(n) and any(_reads(a, name) for a in [*n.args, *(k.value for k in n.keywords)]) for n in calls)
+
+
+def _changed_in(loop: ast.AST) -> set:
+    """The names a loop binds (its target included) or calls a method on (`losses.append(...)`): what an `if` test in
+    it can read to be true on some iterations and false on others."""
+    out = set(plain_names(loop.target)) if isinstance(loop, (ast.For, ast.AsyncFor)) else set()
+    for n in own_nodes(loop):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            out.add(n.id)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name):
+            out.add(n.func.value.id)
+    return out
+
+
+def _arms(loop: ast.AST, node: ast.AST) -> list | None:
+    """The `if` arms of `loop`'s body that hold `node`, innermost first, as (the `if`, "body" or "orelse"); None when
+    `node` is not in `loop` or sits in a loop inside it."""
+    parents = {}
+    for n in own_nodes(loop):
+        for c in ast.iter_child_nodes(n):
+            parents[id(c)] = n
+    out, child = [], node
+    while id(child) in parents:
+        parent = parents[id(child)]
+        if parent is loop:
+            return out
+        if isinstance(parent, (ast.For, ast.AsyncFor, ast.While)):
+            return None
+        if isinstance(parent, ast.If) and child is not parent.test:
+            out.append((parent, "body" if any(child is b for b in parent.body) else "orelse"))
+        child = parent
+    return None
+
+
+def _drained(loop: ast.AST, node: ast.AST, name: str) -> bool:
+    """Whether an `if` in `loop`'s body (`if step % 3 == 0:`), whose test reads a name the loop changes, first
+    consumes what `name` holds (`_consumes`) and then makes it anew (`losses = []`), on the arms of any `if`s around
+    it that also hold the accumulation `node` (`if args.pcgrad:` both times): the accumulator keeps the graphs of the
+    iterations since the last drain, for that drain's backward, and drops them there. PCGrad's loss buffer, appended
+    each step and handed to `pc_backward` every third."""
+    mine = _arms(loop, node)
+    if mine is None:
+        return False
+    changed = _changed_in(loop)
+    for drain in own_nodes(loop):
+        if not isinstance(drain, ast.If) or not any(isinstance(n, ast.Name) and n.id in changed
+                                                    for n in ast.walk(drain.test)):
+            continue
+        at = next((i for i, s in enumerate(drain.body) if _remakes(s, name)), None)
+        if at is None or not _consumes(drain.body[:at], name):
+            continue
+        around = _arms(loop, drain)
+        if around is not None and all(
+                any(outer is own and arm == own_arm or ast.dump(outer.test) == ast.dump(own.test) and arm == own_arm
+                    for own, own_arm in mine) for outer, arm in around):
+            return True
+    return False
+
+
 def bounded(tree: ast.AST | None, event, name: str) -> str | None:
     """Why what the accumulation keeps is bounded by the code rather than by the data, or None. The loops the
     accumulator lives across are those holding the statement, from the innermost out to the first whose body makes
@@ -238,6 +319,7 @@ def bounded(tree: ast.AST | None, event, name: str) -> str | None:
       steps summed into a total made anew each step), for a loop that calls backward; or, for a local of a function
       with one loop (or a total the re-making loop makes before its one inner loop), that loop is the micro-batches
       of one gradient-accumulation step (`_one_accumulation_step`); or
+    * an `if` in a loop around it consumes and empties it (`_drained`: PCGrad's `losses = []` every third step); or
     * every loop it lives across runs once per part of the model (`_iterates_parts`), or, in a loop without
       backward, combines values made before it without running a model (`_runs_no_model`); or it is a local kept
       across an unrolled computation (`_unrolled`).
@@ -252,6 +334,8 @@ def bounded(tree: ast.AST | None, event, name: str) -> str | None:
                     and inside(node, n)), key=lambda n: n.lineno)
     if not loops:
         return None
+    if any(_drained(loop, node, name) for loop in loops):
+        return "drained"
     spanning = [loops[-1]]
     home = None
     for outer in reversed(loops[:-1]):

@@ -330,7 +330,11 @@ class LossAccumulatesGraph(Rule):
                     "then `range(K)`) whose own backward (`inner_loss.backward(create_graph=True)`, "
                     "`loss.backward(retain_graph=True)`, `torch.autograd.grad`) runs through something else than what "
                     "is kept: an unrolled computation (MAML's meta-batch losses, fast weights) whose graphs are the "
-                    "call's result or die with it. A total made before the batch loop, or anew only per epoch, grows with the "
+                    "call's result or die with it. So is an accumulator that an `if` in the loop, whose test changes "
+                    "between iterations (`if step % 3 == 0:`), first backwards or hands to a call before an "
+                    "optimizer step and then makes anew (`optimizer.pc_backward(losses)`, `optimizer.step()`, "
+                    "`losses = []`: PCGrad's loss buffer), where the `if`s around that drain also hold the "
+                    "accumulation: it keeps the graphs since the last drain, for the drain's backward. A total made before the batch loop, or anew only per epoch, grows with the "
                     "data and stays flagged. Other loops without backward that append values with their graphs get "
                     "an information note, unless the values go on to a backward after the loop (also through a loop "
                     "over them: an actor-critic update walking the rollout backwards) or the function returns them "
@@ -580,6 +584,25 @@ class LossAccumulatesGraph(Rule):
               "            total_loss += loss\n            loss.backward()\n        self.opt.step()\n"
               "        self.opt.zero_grad()\n        return total_loss\n\n\ntrainer = Trainer()\n"
               "for i in range(3):\n    print(i, trainer.train_step().item())\n"),
+        # A loss buffer drained every third step (the multitask BERT's PCGrad loop, fresh28): appended on one arm of a
+        # flag whose other arm backwards each loss directly, handed to `pc_backward` (one backward per loss) and made
+        # anew in the `if step % 3 == 0:` that steps the optimizer: it never holds more than three graphs.
+        Valid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\nclass PCGrad:\n"
+              "    def __init__(self, optimizer):\n        self._optim = optimizer\n\n    def step(self):\n"
+              "        return self._optim.step()\n\n    def zero_grad(self):\n"
+              "        return self._optim.zero_grad()\n\n    def pc_backward(self, objectives):\n"
+              "        for obj in objectives:\n            obj.backward(retain_graph=True)\n\n\n"
+              "def train(model, optimizer, batches, pcgrad):\n    if pcgrad:\n"
+              "        optimizer = PCGrad(optimizer)\n    step = 1\n    losses = []\n    for x, y in batches:\n"
+              "        loss = F.mse_loss(model(x), y)\n        if pcgrad:\n            losses.append(loss)\n"
+              "        else:\n            loss.backward()\n        if pcgrad:\n            if step % 3 == 0:\n"
+              "                optimizer.pc_backward(losses)\n                optimizer.step()\n"
+              "                optimizer.zero_grad()\n                losses = []\n        else:\n"
+              "            optimizer.step()\n            optimizer.zero_grad()\n        step += 1\n"
+              "    return len(losses)\n\n\nmodel = nn.Linear(4, 1)\n"
+              "data = [(torch.randn(2, 4), torch.randn(2, 1)) for _ in range(7)]\n"
+              "assert train(model, torch.optim.SGD(model.parameters(), lr=0.1), data, True) == 1\n"
+              "train(model, torch.optim.SGD(model.parameters(), lr=0.1), data, False)\n"),
         # Bounded accumulations (fresh rounds' "true but harmless" GS404s): what is kept is bounded by the code, not by
         # the data. A total made anew on every step of a loop that itself backwards, summing k discriminator steps
         # (melgan's `loss_d_sum`); a list made anew per batch holding one loss per linear head (ibot's
@@ -900,6 +923,13 @@ class LossAccumulatesGraph(Rule):
                 '    return losses\n\n\nheads = [nn.Linear(4, 1) for _ in range(2)]\n'
                 'losses = train([torch.randn(8, 4) for _ in range(3)], heads, [torch.optim.SGD(h.parameters(), lr=0.1) for h in heads])\n',
                 line=13, runtime="silent: all(l.grad_fn is not None for l in losses)"),
+        # The buffer's look-alike that is never emptied: every third step backwards the whole list again, through
+        # the graphs the last drain freed (and keeps every step's graph alive until then).
+        Invalid("import torch\nimport torch.nn as nn\n\nmodel = nn.Linear(4, 1)\n"
+                "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nstep = 1\nlosses = []\n"
+                "for x in torch.randn(6, 2, 4):\n    losses.append(model(x).pow(2).mean())\n    if step % 3 == 0:\n"
+                "        sum(losses).backward()\n        opt.step()\n        opt.zero_grad()\n    step += 1\n",
+                line=9, runtime="raises: Trying to backward through the graph a second time"),
         # An epoch whose second batch loop backwards: the epoch is still no training step, the total grows with it.
         Invalid('import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 1)\n'
                 'opt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor epoch in range(2):\n    total_loss = 0\n'

@@ -128,6 +128,131 @@ def _is_unset_test(state: str, t: ast.AST) -> bool:
     return False
 
 
+def _flag(node: ast.AST) -> str | None:
+    """`self.is_training` as a test: the attribute's name."""
+    return _self_attr(node)
+
+
+def _off_if_true(test: ast.AST) -> set:
+    """Flags of `self` that are surely falsy where `test` is true: `not self.F`, `self.F is False`, `self.F == False`,
+    or a conjunct of an `and`."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _off_if_false(test.operand)
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return set().union(*(_off_if_true(v) for v in test.values))
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.Eq)) \
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is False:
+        flag = _flag(test.left)
+        return {flag} if flag else set()
+    return set()
+
+
+def _off_if_false(test: ast.AST) -> set:
+    """Flags of `self` that are surely falsy where `test` is false: `self.F`, a term of an `or`, `not <test true>`."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _off_if_true(test.operand)
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return set().union(*(_off_if_false(v) for v in test.values))
+    flag = _flag(test)
+    return {flag} if flag else set()
+
+
+def _read_guards(node: ast.AST, state: str, off: frozenset, out: list) -> None:
+    """For every read of `self.<state>` under `node`: the flags of `self` surely falsy where it runs (the tests of the
+    `if`s, conditional expressions and short-circuit operands around it). Nested definitions run elsewhere: a read in
+    one counts as unguarded."""
+    if isinstance(node, (ast.If, ast.IfExp)):
+        _read_guards(node.test, state, off, out)
+        body = node.body if isinstance(node.body, list) else [node.body]
+        orelse = node.orelse if isinstance(node.orelse, list) else [node.orelse]
+        for n in body:
+            _read_guards(n, state, off | _off_if_true(node.test), out)
+        for n in orelse:
+            _read_guards(n, state, off | _off_if_false(node.test), out)
+        return
+    if isinstance(node, ast.BoolOp):
+        acc = off
+        for v in node.values:
+            _read_guards(v, state, acc, out)
+            acc = acc | (_off_if_true(v) if isinstance(node.op, ast.And) else _off_if_false(v))
+        return
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+        off = frozenset()
+    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and _self_attr(node) == state:
+        out.append(off)
+        return
+    for child in ast.iter_child_nodes(node):
+        _read_guards(child, state, off, out)
+
+
+def _forward_calls(fn: ast.FunctionDef) -> list:
+    """The indices of `fn`'s top-level statements that run the module's `forward` (`self.forward(...)`, `self(...)`)."""
+    return [i for i, stmt in enumerate(fn.body) for c in walk(stmt) if isinstance(c, ast.Call)
+            and (_self_attr(c.func) == "forward" or isinstance(c.func, ast.Name) and c.func.id == "self")]
+
+
+def _flag_stores(fn: ast.AST, flag: str) -> list:
+    return [n for n in walk(fn) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete))
+            and any(_self_attr(t) == flag for tt in (n.targets if isinstance(n, (ast.Assign, ast.Delete))
+                                                     else [n.target]) for t in walk(tt))]
+
+
+def _flag_set_around_forward(flag: str, cls: ast.ClassDef) -> bool:
+    """Does every method of the class that changes `self.<flag>` (`__init__` apart) run `forward` and set the flag to a
+    constant in its own body, on before its first `forward` (`self.is_training = True`, then `self.forward(adj)`) or
+    off after its last (`self.forward(adj)`, then `self.is_training = False`), and does one set it on? Then a
+    `forward` that runs with the flag off comes after a method that turned it off right after its own `forward`:
+    what it reads back is the state that method's call stored, never a training step's; and every method that turns
+    the flag on recomputes before its `forward` reads anything."""
+    turned_on = False
+    for fn in cls.body:
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name == "__init__":
+            continue
+        stores = _flag_stores(fn, flag)
+        if not stores:
+            continue
+        runs = _forward_calls(fn)
+        if not runs:
+            return False
+        for store in stores:
+            at = next((i for i, stmt in enumerate(fn.body) if stmt is store), None)
+            if at is None or not isinstance(store, ast.Assign) or len(store.targets) != 1 \
+                    or not isinstance(store.value, ast.Constant) or not isinstance(store.value.value, bool):
+                return False
+            if store.value.value and at >= min(runs) or not store.value.value and at <= max(runs):
+                return False
+            turned_on = turned_on or store.value.value
+    return turned_on
+
+
+def _read_only_with_flag_off(state: str, forward: ast.FunctionDef, cls: ast.ClassDef, q) -> bool:
+    """Is `self.<state>` read only in `forward`, each read under a test that needs one flag of `self` off
+    (`if not self.is_training: return self.final_embeds[:n], ...`), a flag every method that turns it on does so before
+    its `forward`, and that is turned off only after a `forward` (`_flag_set_around_forward`)? A training step (a
+    method that turns the flag on) then never reads the state an earlier step stored: RLMRec's recommenders cache the
+    propagated embeddings for the evaluation batches that follow `full_predict`. Stores of the flag outside the class
+    (in this file or in the callers' files) leave its value unknown."""
+    guards: list = []
+    for fn in cls.body:
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found: list = []
+            _read_guards(fn, state, frozenset(), found)
+            if found and fn is not forward:
+                return False
+            guards += found
+    if not guards:
+        return False
+    inside = {id(n) for n in walk(cls)}
+    for flag in sorted(frozenset.intersection(*guards)):
+        if flag == state or q.stored_by_callers(flag):
+            continue
+        outside = [n for n in q.nodes() if isinstance(n, ast.Attribute) and n.attr == flag
+                   and isinstance(n.ctx, (ast.Store, ast.Del)) and id(n) not in inside]
+        if not outside and _flag_set_around_forward(flag, cls):
+            return True
+    return False
+
+
 # nn.Module's own methods that take an attribute's name: registering a buffer that way resets nothing.
 _TORCH_BY_NAME = frozenset(("register_buffer", "register_parameter", "register_module", "add_module", "get_buffer",
                             "get_parameter", "get_submodule", "__getattr__", "__getattribute__", "__setattr__"))
@@ -174,7 +299,13 @@ class ModuleStateKeepsGraph(Rule):
                     "cache its own machinery resets by name, like an incremental decoder's), and `forward` is not run under "
                     "`torch.no_grad()`. It stays quiet in a file that calls "
                     "backward itself: there the training loop is visible and GS402 follows the state through it "
-                    "and reports this statement when the carry really happens.")
+                    "and reports this statement when the carry really happens. Nor does it report a state "
+                    "read back only under a flag of the module that must be off (`if not self.is_training: return "
+                    "self.final_embeds[:n], ...`), where every method of the class that changes the flag runs "
+                    "`forward` and sets it to a constant in its own body, on before its first `forward` (the "
+                    "training entry) and off only after its last (`full_predict`), with no store of the flag "
+                    "outside the class: a training step never reads what an earlier one stored, only the "
+                    "evaluation batches after `full_predict` reuse its result.")
     why_bad = ("The stored state is the submodule's output, with the graph of this call. The next `forward` "
                "starts from it, so the next loss's graph reaches back into this step's graph, whose saved "
                "tensors the first `backward()` freed: the second training step raises \"Trying to backward "
@@ -206,6 +337,18 @@ class ModuleStateKeepsGraph(Rule):
             "    def __init__(self, coverage=True):\n        super().__init__()\n        self.attention = Attention()\n"
             "        self.coverage = coverage\n        self.cov = None\n\n")
     _ret = "        return (a.unsqueeze(-1) * enc).sum(1)\n"
+    # RLMRec's graph recommenders: `forward` caches the propagated embeddings and returns them while a flag is off.
+    _cache = ("import torch\nimport torch.nn as nn\n\n\nclass GCCF(nn.Module):\n    def __init__(self, n=5, d=4):\n"
+              "        super().__init__()\n        self.adj = torch.rand(n, n)\n"
+              "        self.embeds = nn.Parameter(torch.randn(n, d))\n        self.layer = nn.Linear(d, d)\n"
+              "        self.is_training = True\n\n    def forward(self):\n        if not self.is_training:\n"
+              "            return self.final_embeds\n"
+              "        embeds = torch.cat([self.embeds, self.layer(self.adj @ self.embeds)], -1)\n"
+              "        self.final_embeds = embeds\n        return embeds\n\n    def cal_loss(self, idx):\n"
+              "        self.is_training = True\n        embeds = self.forward()\n"
+              "        return embeds[idx].square().sum()\n\n    def full_predict(self, idx):\n"
+              "        embeds = self.forward()\n        self.is_training = False\n"
+              "        return embeds[idx] @ embeds.T\n")
     _att_probe = ("silent: (m := Decoder()) is not None and m(torch.randn(2, 5, 4)).sum().backward() is None "
                   "and m.cov.grad_fn is not None")
     valid = (
@@ -264,6 +407,11 @@ class ModuleStateKeepsGraph(Rule):
               "att = CachedAttention()\nx = nn.Parameter(torch.randn(1, 1, 4))\nwith att.statefulness():\n"
               "    for _ in range(3):\n        y = att(x, x * 2)\n"
               "assert y.grad_fn is not None and att.running_keys.grad_fn is None\n"),
+        # Read back only while the flag is off: the training entry turns it on before its `forward`, the evaluation
+        # entry off after its own (run under no_grad by the trainer), so no training step reads a stored graph.
+        Valid(_cache + "\n\nm = GCCF()\nloss = m.cal_loss(torch.arange(2))\nwith torch.no_grad():\n"
+              "    for users in (torch.arange(2), torch.arange(2, 4)):\n        preds = m.full_predict(users)\n"
+              "assert m.final_embeds.grad_fn is None and m.cal_loss(torch.arange(2)).grad_fn is not None\n"),
         # Inference only.
         Valid(_head + "    @torch.no_grad()\n    def forward(self, x):\n        out, self.hidden = self.lstm(x, self.hidden)\n"
               "        return out[:, -1, :]\n"),
@@ -296,6 +444,12 @@ class ModuleStateKeepsGraph(Rule):
                 "        if not hasattr(self, \"cov\"):\n"
                 "            self.cov = torch.zeros(enc.shape[0], enc.shape[1])\n"
                 "        a, self.cov = self.attention(enc, self.cov)\n" + _ret, line=25, runtime=_att_probe),
+        # The training entry never turns the flag back on: after an evaluation, every training step reads the
+        # embeddings the evaluation stored, whose graph the first backward frees (the second raises).
+        Invalid(_cache.replace("        self.is_training = True\n        embeds", "        embeds"), line=17,
+                runtime="silent: (m := GCCF()) is not None and m.full_predict(torch.arange(2)) is not None "
+                        "and m.cal_loss(torch.arange(2)).backward() is None and not m.is_training "
+                        "and m.final_embeds.grad_fn is not None"),
         # cnslab_fmri's fMRI_LSTM had this shape (its training loop was in another file).
         Invalid(_head + "    def forward(self, x):\n        out, self.hidden = self.lstm(x, self.hidden)\n"
                 "        return out[:, -1, :]\n", line=12, runtime=_probe),
@@ -355,7 +509,7 @@ class ModuleStateKeepsGraph(Rule):
                 fed = _fed_state(calls) if stmt.value in calls else _fed_state(
                     [c for c in walk(forward) if isinstance(c, ast.Call) and _self_attr(c.func) in subs])
             for state in sorted(stored & fed):
-                if not self._released(state, stmt, cls, q):
+                if not self._released(state, stmt, cls, q) and not _read_only_with_flag_off(state, forward, cls, q):
                     report.add(self, stmt,
                                f"`self.{state}` keeps this call's graph for the next `forward`, so the next "
                                f"step's backward raises. Store it detached (`.detach()`) or reset it each batch.")
@@ -379,7 +533,7 @@ class ModuleStateKeepsGraph(Rule):
         reads = [n for n in walk(forward) if isinstance(n, ast.Attribute) and n.attr == state
                  and isinstance(n.value, ast.Name) and n.value.id == "self" and isinstance(n.ctx, ast.Load)
                  and n.lineno <= end]
-        if not reads or self._released(state, event.node, cls, q):
+        if not reads or self._released(state, event.node, cls, q) or _read_only_with_flag_off(state, forward, cls, q):
             return
         report.add(self, event.node,
                    f"`self.{state}` keeps this call's graph for the next `forward`, so the next step's backward "

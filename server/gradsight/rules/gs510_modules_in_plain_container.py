@@ -42,7 +42,10 @@ class ModulesInPlainContainer(Rule):
                     "comprehensions) in an `nn.Module`, unless the container is later registered "
                     "(`nn.ModuleList(self.x)`, `nn.Sequential(*self.x)`, `add_module`) or handed to a submodule that may "
                     "register its modules (one whose `__init__` copies them into an `nn.ModuleDict`, or one imported "
-                    "from another file).")
+                    "from another file). A container deleted later in the block that builds it (`del self.x_proj`), "
+                    "whose every read is inside an `nn.Parameter(...)` stored on `self` before the `del` "
+                    "(`self.x_proj_weight = nn.Parameter(torch.stack([t.weight for t in self.x_proj]))`, VMamba's "
+                    "`SS2D`), leaves nothing unregistered: only the parameters built from it outlive the method.")
     why_bad = ("`nn.Module` registers submodules only when they are assigned as attributes directly or through "
                "`nn.ModuleList` / `nn.ModuleDict`. Modules in a plain list or dict are invisible to "
                "`model.parameters()`: the optimizer never updates them (their weights stay at their random "
@@ -55,6 +58,11 @@ class ModulesInPlainContainer(Rule):
     _tail = ("        self.fuse = nn.Linear(16, 1)\n\n    def forward(self, a, b):\n"
              "        return self.fuse(torch.cat([self.readers[0](a), self.readers[1](b)], 1))\n\n\n"
              "m = Multi()\nn_params = len(list(m.parameters()))\n")
+    _ss2d = ("import torch\nimport torch.nn as nn\n\n\nclass SS2D(nn.Module):\n    def __init__(self, d=8, n=4):\n"
+             "        super().__init__()\n"
+             "        self.x_proj = (nn.Linear(d, n, bias=False), nn.Linear(d, n, bias=False))\n"
+             "        self.x_proj_weight = {}\n        del self.x_proj\n\n    def forward(self, x):\n"
+             "        return torch.einsum(\"bd,kcd->bkc\", x, self.x_proj_weight)\n\n\nm = SS2D()\n")
     valid = (
         # The list's layers reach an `nn.Sequential` through a local (FrEIA's i-ResNet block): they are registered.
         Valid("import torch\nimport torch.nn as nn\n\n\nclass Block(nn.Module):\n    def __init__(self):\n"
@@ -73,6 +81,11 @@ class ModulesInPlainContainer(Rule):
               "    def forward(self, x):\n        return sum(f(x) for f in self.avgs)\n\n\n"
               "print(Multi([1, 3])(torch.randn(2, 4, 6)).shape)\n"),
         Valid(_head + "        self.readers = nn.ModuleList([nn.Linear(4, 8), nn.Linear(4, 8)])\n" + _tail),
+        # A tuple of layers that only initialises one stacked, registered parameter and is then deleted (VMamba's
+        # `SS2D.x_proj`): the parameter is what forward uses and the optimizer trains.
+        Valid(_ss2d.format("nn.Parameter(torch.stack([t.weight for t in self.x_proj], dim=0))")
+              + "assert not hasattr(m, \"x_proj\") and len(list(m.parameters())) == 1\n"
+              "m(torch.randn(2, 8)).sum().backward()\nassert m.x_proj_weight.grad is not None\n"),
         # A plain dict handed to submodules that copy its layers into an `nn.ModuleDict` (darts' TFT prescalers):
         # registered there, and trained.
         Valid("import torch\nimport torch.nn as nn\n\n\nclass Select(nn.Module):\n"
@@ -137,6 +150,10 @@ class ModulesInPlainContainer(Rule):
     invalid = (
         Invalid(_head + "        self.readers = [nn.Linear(4, 8), nn.Linear(4, 8)]\n" + _tail, line=8,
                 runtime="silent: n_params == 2"),
+        # The look-alike that stacks the weights into a plain tensor before deleting the tuple: forward uses the
+        # layers' weights through the stack's graph, and nothing registers them.
+        Invalid(_ss2d.format("torch.stack([t.weight for t in self.x_proj], dim=0)")
+                + "n_params = len(list(m.parameters()))\n", line=8, runtime="silent: n_params == 0"),
         Invalid(_head + "        self.readers = {0: nn.Linear(4, 8), 1: nn.Linear(4, 8)}\n" + _tail, line=8,
                 runtime="silent: n_params == 2"),
         Invalid(_head + "        self.readers = [nn.Linear(4, 8) for _ in range(2)]\n" + _tail, line=8,
@@ -193,7 +210,8 @@ class ModulesInPlainContainer(Rule):
             if target.attr in registered[id(cls)] or "*" in registered[id(cls)]:
                 continue
             modules = [e for e in _elements(node.value) if q.is_module_constructor(e)]
-            if modules and not all(_surely_stateless(q, e, set()) for e in modules):
+            if modules and not all(_surely_stateless(q, e, set()) for e in modules) \
+                    and not _dropped_into_parameters(q, cls, node, target.attr):
                 if "register_parameter" in q.attrs:  # rare: asked last, so the keystroke path seldom walks
                     if ("loop", id(cls)) not in registered:
                         registered["loop", id(cls)] = _parameters_registered_in_loop(cls)
@@ -252,6 +270,43 @@ class ModulesInPlainContainer(Rule):
 def _self_attr(node: ast.AST) -> str:
     return node.attr if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
         and node.value.id == "self" else ""
+
+
+_PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+
+
+def _block_after(fn: ast.AST, stmt: ast.stmt) -> list:
+    """The statements that follow `stmt` in its own block (they run whenever it ran, barring an exception)."""
+    for n in walk(fn):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(n, field, None)
+            if isinstance(block, list) and any(s is stmt for s in block):
+                return block[next(i for i, s in enumerate(block) if s is stmt) + 1:]
+    return []
+
+
+def _dropped_into_parameters(q, cls: ast.ClassDef, store: ast.Assign, attr: str) -> bool:
+    """`self.x_proj = (nn.Linear(...), ...)`, then `self.x_proj_weight = nn.Parameter(torch.stack([t.weight for t in
+    self.x_proj]))` and `del self.x_proj` later in the same block (VMamba's `SS2D.__init__`): the container is gone
+    once the method returns, and what its modules held lives on only in the registered parameters built from it,
+    which the optimizer trains. Every read of the attribute in the class must be inside an `nn.Parameter(...)`
+    that is stored on `self`, in that method between the store and the `del`; a plain `torch.stack(...)` kept
+    instead still uses the unregistered modules' weights (through its graph), and those are never trained."""
+    fn = q.enclosing_function(store)
+    if fn is None:
+        return False
+    dels = [s for s in _block_after(fn, store) if isinstance(s, ast.Delete) and any(_self_attr(t) == attr
+                                                                                    for t in s.targets)]
+    if not dels:
+        return False
+    end = dels[0].lineno
+    wrapped: set = set()
+    for n in walk(fn):
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and any(_self_attr(t) for t in n.targets) \
+                and q.call_name(n.value) in _PARAMETER:
+            wrapped |= {id(m) for m in walk(n.value)}
+    return all(id(n) in wrapped and store.lineno < n.lineno < end for n in q.subtree(cls)
+               if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and _self_attr(n) == attr)
 
 
 def _handed_to_registering_module(q, call: ast.Call, stored: bool) -> set:
