@@ -867,6 +867,96 @@ def calls_without_grad_in(scope: ModuleScope) -> frozenset:
     return called_without_grad(scope.tree, qual, scope.source.text)
 
 
+_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+# `torch.nn.Module`'s own methods: torch itself may call a subclass's override of one (`train` on every child,
+# `_load_from_state_dict`, `forward`), so no such name is ever taken as run only by `__init__`.
+_MODULE_API = frozenset((
+    "_apply", "_call_impl", "_get_backward_hooks", "_get_backward_pre_hooks", "_get_name", "_load_from_state_dict",
+    "_maybe_warn_non_full_backward_hook", "_named_members", "_register_load_state_dict_pre_hook",
+    "_register_state_dict_hook", "_replicate_for_data_parallel", "_save_to_state_dict", "_slow_forward",
+    "_wrapped_call_impl", "add_module", "apply", "bfloat16", "buffers", "children", "compile", "cpu", "cuda",
+    "double", "eval", "extra_repr", "float", "forward", "get_buffer", "get_extra_state", "get_parameter",
+    "get_submodule", "half", "ipu", "load_state_dict", "modules", "mtia", "named_buffers", "named_children",
+    "named_modules", "named_parameters", "parameters", "register_backward_hook", "register_buffer",
+    "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_full_backward_pre_hook", "register_load_state_dict_post_hook", "register_load_state_dict_pre_hook",
+    "register_module", "register_parameter", "register_state_dict_post_hook", "register_state_dict_pre_hook",
+    "requires_grad_", "set_extra_state", "set_submodule", "share_memory", "state_dict", "to", "to_empty", "train",
+    "type", "xpu", "zero_grad"))
+
+
+def _name_refs(stmt: ast.AST) -> dict:
+    """name -> how often a top-level statement names it: attributes (`x.reset()`, `self.reset`), names, and strings
+    (`getattr(m, "reset")`, `hasattr`)."""
+    out: dict = {}
+    for n in walk(stmt):
+        t = type(n)
+        key = n.attr if t is ast.Attribute else n.id if t is ast.Name else \
+            n.value if t is ast.Constant and type(n.value) is str else None
+        if key is not None:
+            out[key] = out.get(key, 0) + 1
+    return out
+
+
+def _self_calls(init: ast.AST) -> dict:
+    """name -> how often `__init__`'s own code (not nested functions or lambdas) calls `self.name(...)`."""
+    me = init.args.args[0].arg if init.args.args else None
+    out: dict = {}
+    for n in _own_nodes(init):
+        if type(n) is ast.Call and type(n.func) is ast.Attribute and type(n.func.value) is ast.Name \
+                and n.func.value.id == me:
+            out[n.func.attr] = out.get(n.func.attr, 0) + 1
+    return out
+
+
+def _plain_module_class(interp: Interpreter, info, depth: int = 0) -> bool:
+    """A module class whose bases are `nn.Module` itself or classes of this file of the same kind: no library base
+    whose code might call one of its methods unseen (a framework hook)."""
+    if depth > 4 or not info.bases:
+        return False
+    return all(b in _MODULE_BASES if isinstance(b, str) else
+               b.module is info.module and _plain_module_class(interp, b, depth + 1)
+               for b in interp.class_bases(info))
+
+
+def init_only_methods(interp: Interpreter, scope: ModuleScope, info) -> frozenset:
+    """The methods of the module class `info` that run only while its `__init__` builds the object: every mention
+    of the name in the file is a call `self.name(...)` in `__init__` of a class of the file that defines the
+    method (XQL's `LinearEnsemble.reset_parameters`, whose `for w in self.weight: w.transpose_(0, 1)` runs on the
+    plain tensor `__init__` made, and which then stores `self.weight = nn.Parameter(self.weight)`). Such a method
+    is analysed where `__init__` calls it, with the object's state at that call, and not on its own on the built
+    object: that would be a later call, which nothing in the file makes (callers in other files that import this
+    one run through the reverse direction). Not for `nn.Module`'s own method names, dunders, classes with a base
+    from a library, or a class that does not define `__init__` itself."""
+    init = info.methods.get("__init__")
+    if not info.is_module or init is None or not _plain_module_class(interp, info):
+        return frozenset()
+    names = [n for n in info.methods if not n.startswith("__") and n not in _MODULE_API]
+    if not names:
+        return frozenset()
+    refs, owned = interp.syntax("units.init-calls", scope.tree, lambda tree: _init_calls(interp, scope, tree))
+    return frozenset(n for n in names if owned.get(n, 0) and owned[n] == refs.get(n, 0)
+                     and n in interp.durable("units.self-calls", init.node, _self_calls))
+
+
+def _init_calls(interp: Interpreter, scope: ModuleScope, tree: ast.Module) -> tuple:
+    """(name -> how often the file names it, name -> how often `__init__` of a class defining a method of that name
+    calls `self.name(...)`), once per analysis from each top-level statement's kept counts."""
+    refs: dict = {}
+    for stmt in tree.body:
+        for name, count in interp.durable("units.name-refs", stmt, _name_refs).items():
+            refs[name] = refs.get(name, 0) + count
+    owned: dict = {}
+    for other in scope.classes.values():
+        init = other.methods.get("__init__")
+        if init is None or init.node is None:
+            continue
+        for name, count in interp.durable("units.self-calls", init.node, _self_calls).items():
+            if name in other.methods:
+                owned[name] = owned.get(name, 0) + count
+    return refs, owned
+
+
 def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Reporter, module_key: str,
                          digests: Digests, used: RecordingDict, cache: "UnitCache", shift: bool = True,
                          stats: Optional[dict] = None, elsewhere: frozenset = frozenset(),
@@ -985,7 +1075,11 @@ def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Repor
     for cname, info in scope.classes.items():
         # (self value, functions its __init__ ran, tree read, names, optimizer bookkeeping): made when a method needs it
         instance = None
+        # Methods only `__init__` runs are analysed in its run, with the state at its call (`init_only_methods`).
+        init_only = init_only_methods(interp, scope, info)
         for name, meth in info.methods.items():
+            if name in init_only:
+                continue
             entry = grad_for(name)
             key = unit_key(("m", cname, name, entry.grad.name), meth.node)
             cached = lookup(key)

@@ -29,7 +29,24 @@ class InplaceOnLeaf(Rule):
                   "updating the leaf, which avoids the error but means the original leaf is not changed. For "
                   "parameter updates, wrap the statement in `with torch.no_grad():` instead.")
     references = ("https://pytorch.org/docs/stable/notes/autograd.html#in-place-operations-with-autograd",)
+    # XQL's `LinearEnsemble`: `reset_parameters`, called only by `__init__`, initialises the plain tensor `__init__`
+    # made through in-place ops and wraps it in `nn.Parameter` afterwards; `{after}` runs after the wrap.
+    _ensemble = (
+        "import math\n\nimport torch\nfrom torch import nn\n\n\nclass LinearEnsemble(nn.Module):\n"
+        "    def __init__(self, in_features, out_features, ensemble_size=2):\n        super().__init__()\n"
+        "        self.weight = torch.empty((ensemble_size, in_features, out_features))\n"
+        "        self.bias = torch.zeros((ensemble_size, 1, out_features))\n        self.reset_parameters()\n\n"
+        "    def reset_parameters(self):\n        for w in self.weight:\n            w.transpose_(0, 1)\n"
+        "            nn.init.kaiming_uniform_(w, a=math.sqrt(5))\n            w.transpose_(0, 1)\n"
+        "        self.weight = nn.Parameter(self.weight)\n{after}        self.bias = nn.Parameter(self.bias)\n\n"
+        "    def forward(self, x):\n"
+        "        return torch.baddbmm(self.bias, x.repeat(self.weight.shape[0], 1, 1), self.weight)\n\n\n"
+        "net = LinearEnsemble(3, 2)\nopt = torch.optim.Adam(net.parameters(), lr=1e-3)\n"
+        "net(torch.randn(4, 3)).pow(2).mean().backward()\nopt.step()\n")
     valid = (
+        # XQL: the in-place writes run on the plain tensor before the Parameter exists; nothing calls
+        # `reset_parameters` on the built layer, so its later Parameter is not the value the loop sees.
+        Valid(_ensemble.format(after="")),
         # A move that always copies (a new dtype) gives a non-leaf with history: in place is allowed.
         Valid("import torch\nloss = torch.tensor(0.0, requires_grad=True).to(torch.float64)\n"
               "for w in [torch.randn(3, requires_grad=True)]:\n    loss += w.double().norm()\nloss.backward()\n"),
@@ -48,6 +65,9 @@ class InplaceOnLeaf(Rule):
               "    proto.weight.copy_(F.normalize(proto.weight.data.clone(), dim=-1))\n"),
     )
     invalid = (
+        # The look-alike scaling the weight in place after wrapping it: raises while `__init__` runs.
+        Invalid(_ensemble.format(after="        self.weight.div_(math.sqrt(self.weight.shape[1]))\n"), line=20,
+                runtime="raises: a leaf Variable that requires grad is being used in an in-place operation"),
         # NeuroTorch's Lp regulariser: `.to(device)` returns the same leaf on the CPU (on a GPU, a copy).
         Invalid("import torch\nimport torch.nn as nn\n\nparams = [nn.Parameter(torch.randn(3, 3)), nn.Parameter(torch.randn(3))]\n\n\n"
                 "def lp(p=2):\n    loss = torch.tensor(0.0, requires_grad=True).to(params[0].device)\n"

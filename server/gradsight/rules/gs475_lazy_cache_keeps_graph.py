@@ -116,7 +116,8 @@ def _model_call(n: ast.AST, me: str, stored: tuple) -> bool:
 
 
 def _bindings(own: list) -> dict:
-    """name -> the values the method assigns to it (tuple targets get the whole value)."""
+    """name -> (value, line) of each assignment to it in the method (tuple targets get the whole value, a `for`
+    target its iterable)."""
     out: dict = {}
     for n in own:
         if isinstance(n, ast.Assign):
@@ -130,21 +131,34 @@ def _bindings(own: list) -> dict:
         for t in targets:
             for x in ast.walk(t):
                 if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store):
-                    out.setdefault(x.id, []).append(value)
+                    out.setdefault(x.id, []).append((value, n.lineno))
     return out
 
 
-def _source_call(value: ast.AST, binds: dict, me: str, stored: tuple) -> Optional[ast.AST]:
-    """A model call (or parameter read) that `value` is computed from (method-local data flow, order ignored), or None."""
+def _loops(own: list) -> list:
+    """The line spans of the method's loops."""
+    return [(n.lineno, n.end_lineno) for n in own if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+
+
+def _reaches(line: int, read: int, loops: list) -> bool:
+    """Whether an assignment at `line` can give the value read at line `read`: it comes before the read, or a loop
+    holds both (the next iteration reads it). A later rebinding (`edge_index = self.encoder(x, edge_index, ...)`
+    after the cache is filled from the argument `edge_index`) does not."""
+    return line < read or any(a <= line <= b and a <= read <= b for a, b in loops)
+
+
+def _source_call(value: ast.AST, binds: dict, me: str, stored: tuple, loops: list = ()) -> Optional[ast.AST]:
+    """A model call (or parameter read) that `value` is computed from (method-local data flow through the
+    assignments that can reach each read), or None."""
     seen, todo = set(), [value]
     while todo:
         expr = todo.pop()
         for n in _reads(expr):
             if _model_call(n, me, stored):
                 return n
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in seen:
-                seen.add(n.id)
-                todo.extend(binds.get(n.id, ()))
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and (n.id, n.lineno) not in seen:
+                seen.add((n.id, n.lineno))
+                todo.extend(v for v, line in binds.get(n.id, ()) if _reaches(line, n.lineno, loops))
     return None
 
 
@@ -258,7 +272,7 @@ def _sites(q) -> Iterator[tuple]:
         stored = _stored(cls, attr, store)
         if stored is None:
             continue
-        call = _source_call(store.value, _bindings(own), me, (stored[0] - {attr}, stored[1] - {attr}))
+        call = _source_call(store.value, _bindings(own), me, (stored[0] - {attr}, stored[1] - {attr}), _loops(own))
         if call is None or any(a <= store.lineno <= b or a <= call.lineno <= b for a, b in _off_ranges(q, fn, own)):
             continue
         yield store, attr, call
@@ -274,7 +288,9 @@ class LazyCacheKeepsGraph(Rule):
                     "None:`) in a method "
                     "that reads `self.A` after the fill, when `v` is computed (method-local data flow, no "
                     "`.detach()`, `.data`, `.item()` on the way) from a call of the object's own network "
-                    "(`self(...)`, `self.net(...)`, `self.net.forward(...)`) or from one of its own "
+                    "(`self(...)`, `self.net(...)`, `self.net.forward(...)`; a local name counts through the "
+                    "assignments that can reach the read: earlier ones, or any in a loop holding both) or from one "
+                    "of its own "
                     "`nn.Parameter`s with grad on (no `torch.no_grad()` "
                     "block or decorator around the fill or the call). Where the engine also sees the second "
                     "backward through the cached value, GS402 stands on the same store: the same bug, one "
@@ -301,7 +317,29 @@ class LazyCacheKeepsGraph(Rule):
                 "        self.anchors = torch.randn(4, 3)\n        self._w = None\n\n    def predict(self, x):\n"
                 "        if self._w is None:\n            self._w = self.net(self.anchors)\n"
                 "        return x @ self._w.T\n")
+    # tunedGNN's graph model: an edge merger module and a linear layer; `{body}` is the start of `forward`.
+    _edges = ("import torch\nimport torch.nn as nn\n\n\ndef ring_edges(edge_index):\n"
+              "    n = int(edge_index.max()) + 1\n    senders = list(range(n))\n"
+              "    receivers = [(i + 1) % n for i in senders]\n"
+              "    return torch.tensor([senders, receivers], dtype=torch.long)\n\n\n"
+              "class EdgeMerger(nn.Module):\n    def forward(self, edge_index, extra):\n"
+              "        return torch.cat([edge_index, extra], dim=1)\n\n\n"
+              "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+              "        self.encoder = EdgeMerger()\n        self.lin = nn.Linear(3, 3)\n        self.{cache} = None\n\n"
+              "    def forward(self, x, edge_index):\n{body}\n\n\n"
+              "model = Net()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor _ in range(2):\n"
+              "    opt.zero_grad()\n"
+              "    model(torch.randn(4, 3), torch.tensor([[0, 1, 2], [1, 2, 3]])).pow(2).sum().backward()\n"
+              "    opt.step()\n")
     valid = (
+        # tunedGNN's expander edges: an integer tensor made from Python lists out of the `forward` argument
+        # `edge_index`, cached and handed to a submodule whose result is bound to `edge_index` only afterwards (a
+        # later rebinding never reaches the fill).
+        Valid(_edges.format(cache="extra", body=(
+            "        if self.extra is None:\n            self.extra = ring_edges(edge_index)\n"
+            "        edge_index = self.encoder(edge_index, self.extra)\n        src, dst = edge_index\n"
+            "        x = self.lin(x)\n        return x + torch.zeros_like(x).index_add(0, dst, x[src])"))
+              + "assert model.extra.grad_fn is None\n"),
         # An `is None` cache that the class empties again (`reset()` before each step): a per-step cache.
         Valid(_started + "\n    def reset(self):\n        self._w = None\n" + _tail
               + "for _ in range(2):\n    model.reset()\n    opt.zero_grad()\n"
@@ -327,6 +365,13 @@ class LazyCacheKeepsGraph(Rule):
                 "    opt.step()\n"),
     )
     invalid = (
+        # The look-alike whose name is rebound by the network before the fill: the cached gate holds the first
+        # call's graph.
+        Invalid(_edges.format(cache="gate", body=(
+            "        x = self.lin(x)\n        if self.gate is None:\n"
+            "            self.gate = torch.sigmoid(x).mean(1, keepdim=True)\n        src, dst = edge_index\n"
+            "        return (x + torch.zeros_like(x).index_add(0, dst, x[src])) * self.gate")),
+                line=27, runtime="raises: backward through the graph a second time", also=(27,)),
         Invalid(_head + "        if not hasattr(self, \"_w\"):\n            self._w = self.net(self.anchors)\n"
                 "        return x @ self._w.T\n" + _tail
                 + "for _ in range(2):\n    opt.zero_grad()\n    model.predict(torch.randn(2, 3)).pow(2).sum().backward()\n"
