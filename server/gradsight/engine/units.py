@@ -9,6 +9,7 @@ import bisect
 import dataclasses
 import hashlib
 import pathlib
+import re
 from collections import OrderedDict
 from typing import Optional
 
@@ -885,23 +886,20 @@ _MODULE_API = frozenset((
     "type", "xpu", "zero_grad"))
 
 
-def _name_refs(stmt: ast.AST) -> dict:
-    """name -> how often a top-level statement names it: attributes (`x.reset()`, `self.reset`), names, and strings
-    (`getattr(m, "reset")`, `hasattr`)."""
-    out: dict = {}
-    for n in walk(stmt):
-        t = type(n)
-        key = n.attr if t is ast.Attribute else n.id if t is ast.Name else \
-            n.value if t is ast.Constant and type(n.value) is str else None
-        if key is not None:
-            out[key] = out.get(key, 0) + 1
-    return out
-
-
-def _self_calls(init: ast.AST) -> dict:
-    """name -> how often `__init__`'s own code (not nested functions or lambdas) calls `self.name(...)`."""
+def _self_calls(init: ast.AST, lines: list) -> dict:
+    """name -> how often `__init__`'s own code (not nested functions or lambdas) calls `self.name(...)`. Read from
+    its text where it has neither (a keystroke re-reads the edited class's `__init__`); mentions in its comments or
+    strings count too, as they do in `_mentions`."""
     me = init.args.args[0].arg if init.args.args else None
-    out: dict = {}
+    if me is None:
+        return {}
+    seg = "\n".join(lines[init.lineno - 1:init.end_lineno or init.lineno])
+    if "lambda" not in seg and seg.count("def ") == 1:
+        out: dict = {}
+        for name in re.findall(rf"(?<![\w.]){re.escape(me)}\s*\.\s*(\w+)\s*\(", seg):
+            out[name] = out.get(name, 0) + 1
+        return out
+    out = {}
     for n in _own_nodes(init):
         if type(n) is ast.Call and type(n.func) is ast.Attribute and type(n.func.value) is ast.Name \
                 and n.func.value.id == me:
@@ -931,30 +929,42 @@ def init_only_methods(interp: Interpreter, scope: ModuleScope, info) -> frozense
     init = info.methods.get("__init__")
     if not info.is_module or init is None or not _plain_module_class(interp, info):
         return frozenset()
-    names = [n for n in info.methods if not n.startswith("__") and n not in _MODULE_API]
+    lines = scope.source.lines
+    calls = interp.durable("units.self-calls", init.node, lambda n: _self_calls(n, lines))
+    names = tuple(n for n in info.methods if n in calls and not n.startswith("__") and n not in _MODULE_API)
     if not names:
         return frozenset()
-    refs, owned = interp.syntax("units.init-calls", scope.tree, lambda tree: _init_calls(interp, scope, tree))
-    return frozenset(n for n in names if owned.get(n, 0) and owned[n] == refs.get(n, 0)
-                     and n in interp.durable("units.self-calls", init.node, _self_calls))
+    owned = interp.syntax("units.init-calls", scope.tree, lambda tree: _init_calls(interp, scope))
+    text = scope.source.text
+    return frozenset(n for n in names if owned.get(n, (0, 0))[0]
+                     and _mentions(text, n) == owned[n][0] + owned[n][1])
 
 
-def _init_calls(interp: Interpreter, scope: ModuleScope, tree: ast.Module) -> tuple:
-    """(name -> how often the file names it, name -> how often `__init__` of a class defining a method of that name
-    calls `self.name(...)`), once per analysis from each top-level statement's kept counts."""
-    refs: dict = {}
-    for stmt in tree.body:
-        for name, count in interp.durable("units.name-refs", stmt, _name_refs).items():
-            refs[name] = refs.get(name, 0) + count
+def _mentions(text: str, name: str) -> int:
+    """How often the file's text names `name` as a word (code, strings and comments alike: a mention in a comment or
+    a docstring only makes the method count as run elsewhere too, the conservative side)."""
+    return len(re.findall(rf"(?<!\w){re.escape(name)}(?!\w)", text))
+
+
+def _init_calls(interp: Interpreter, scope: ModuleScope) -> dict:
+    """name -> (how often `__init__` of a class defining a method of that name calls `self.name(...)`, how many
+    classes of the file define it), once per analysis."""
     owned: dict = {}
     for other in scope.classes.values():
         init = other.methods.get("__init__")
         if init is None or init.node is None:
             continue
-        for name, count in interp.durable("units.self-calls", init.node, _self_calls).items():
+        for name, count in interp.durable("units.self-calls", init.node,
+                                          lambda n: _self_calls(n, scope.source.lines)).items():
             if name in other.methods:
-                owned[name] = owned.get(name, 0) + count
-    return refs, owned
+                calls, defs = owned.get(name, (0, 0))
+                owned[name] = (calls + count, defs)
+    for other in scope.classes.values():
+        for name in other.methods:
+            if name in owned:
+                calls, defs = owned[name]
+                owned[name] = (calls, defs + 1)
+    return owned
 
 
 def analyse_definitions(interp: Interpreter, scope: ModuleScope, reporter: Reporter, module_key: str,
