@@ -720,10 +720,11 @@ def _local_names(fn: ast.AST) -> frozenset:
 
 def _freeze_loop(loop: ast.AST):
     """`for p in m.parameters(): p.requires_grad = False` (or `p.requires_grad_(False)`, `p.detach_()`, or
-    `for name, p in m.named_parameters():`): (owner key, flag, certain) where `flag` is the constant every write sets
-    (None when the writes disagree or set no constant) and `certain` says every parameter surely gets it (a write
-    directly in the body, no `break`/`continue`/`return`/`raise`, the loop variable never rebound). None for any other
-    loop."""
+    `for name, p in m.named_parameters():`): (owner key, flag, certain, expression) where `flag` is the constant every
+    write sets (None when the writes disagree or set no constant), `certain` says every parameter surely gets it (a
+    write directly in the body, no `break`/`continue`/`return`/`raise`, the loop variable never rebound), and
+    `expression` is the one name or attribute a sure loop writes instead of a constant (None otherwise). None for any
+    other loop."""
     it = getattr(loop, "iter", None)
     if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute)
             and it.func.attr in ("parameters", "named_parameters") and not it.args
@@ -737,43 +738,41 @@ def _freeze_loop(loop: ast.AST):
         return None
     var = target.id
 
-    def write(s: ast.AST):
-        """The flag `s` writes into the loop variable's `requires_grad`: True/False, "?" (not a constant), or None
-        when `s` is no such write."""
+    def write(s: ast.AST) -> tuple:
+        """(the flag `s` writes into the loop variable's `requires_grad`: True/False, "?" (not a constant), or None
+        when `s` is no such write; the expression it writes where that is no constant)."""
         if isinstance(s, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "requires_grad"
                                              and isinstance(t.value, ast.Name) and t.value.id == var
                                              for t in s.targets):
             flag = const_bool(s.value)
-            if flag is None:
-                values.append(s.value)
-            return "?" if flag is None else flag
+            return ("?", s.value) if flag is None else (flag, None)
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Attribute) \
                 and s.value.func.attr == "requires_grad_" and isinstance(s.value.func.value, ast.Name) \
                 and s.value.func.value.id == var:
             flag = const_bool(s.value.args[0]) if s.value.args else True
-            if flag is None:
-                values.append(s.value.args[0])
-            return "?" if flag is None else flag
+            return ("?", s.value.args[0]) if flag is None else (flag, None)
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Attribute) \
                 and s.value.func.attr == "detach_" and not s.value.args and not s.value.keywords \
                 and isinstance(s.value.func.value, ast.Name) and s.value.func.value.id == var:
             # A parameter is a leaf: `p.detach_()` makes it stop requiring grad, as `p.requires_grad_(False)` does
             # (the mean-teacher idiom `for param in teacher.parameters(): param.detach_()`).
-            return False
-        return None
+            return False, None
+        return None, None
 
-    values: list = []  # the expressions of the writes that set no constant
-    direct = [w for w in (write(s) for s in loop.body) if w is not None]
-    values.clear()  # (the walk below sees the direct writes again)
     flags = set()
+    values: list = []  # the expressions of the writes that set no constant
+    written: set = set()  # the writing statements
     exits = rebound = False
     for n in walk(loop):
         if n is loop:
             continue
         if isinstance(n, ast.stmt):
-            w = write(n)
+            w, value = write(n)
             if w is not None:
                 flags.add(w)
+                written.add(id(n))
+                if value is not None:
+                    values.append(value)
         if isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Raise)):
             exits = True
         elif isinstance(n, ast.Name) and n.id == var and isinstance(n.ctx, ast.Store) and n is not target:
@@ -781,7 +780,7 @@ def _freeze_loop(loop: ast.AST):
     if not flags:
         return None
     flag = next(iter(flags)) if len(flags) == 1 and "?" not in flags else None
-    surely = bool(direct) and not exits and not rebound
+    surely = any(id(s) in written for s in loop.body) and not exits and not rebound
     # One write of a name or attribute (`param.requires_grad = requires_grad`, pytorch-fid's InceptionV3 with its
     # default `requires_grad=False`): `freeze_after_loop` asks its value.
     expr = values[0] if flags == {"?"} and len(values) == 1 and isinstance(values[0], (ast.Name, ast.Attribute)) \

@@ -237,7 +237,11 @@ def dispatch_prefixes(interp: Interpreter, scope: ModuleScope) -> frozenset:
     """The constant prefixes with which the `forward` of a class of the file, its own or inherited from another file,
     picks a method of `self` by a string (`_dispatch_prefixes`): ImageCaptioning.pytorch's and R2Gen's
     `CaptionModel.forward` runs `getattr(self, '_' + mode)(*args, **kwargs)`, so `model(x, mode='sample')` runs
-    `_sample` of the subclass."""
+    `_sample` of the subclass. Asked by the engine and by `reached_without_grad`: once per analysis."""
+    return interp.syntax("file_dispatch_prefixes", scope.tree, lambda tree: _file_dispatch_prefixes(interp, scope))
+
+
+def _file_dispatch_prefixes(interp: Interpreter, scope: ModuleScope) -> frozenset:
     found: set = set()
     for info in scope.classes.values():
         fwd = info.methods.get("forward")
@@ -253,13 +257,9 @@ def _dispatch_prefixes(func: ast.AST) -> frozenset:
     """The constant prefixes of the names `func` looks up on `self` with `getattr` (nested definitions apart):
     `getattr(self, '_' + mode)` and `getattr(self, f'_{mode}')` give "_", `getattr(self, mode)` gives ""."""
     found = set()
-    todo = list(children(func))
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
-                and len(node.args) >= 2 and isinstance(node.args[0], ast.Name) and node.args[0].id == "self":
+    for node in _own_calls(func):
+        if isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2 \
+                and isinstance(node.args[0], ast.Name) and node.args[0].id == "self":
             key = node.args[1]
             if isinstance(key, ast.BinOp) and isinstance(key.op, ast.Add) and isinstance(key.left, ast.Constant) \
                     and type(key.left.value) is str:
@@ -269,26 +269,33 @@ def _dispatch_prefixes(func: ast.AST) -> frozenset:
                 found.add(key.values[0].value)
             elif isinstance(key, ast.Name):
                 found.add("")
-        todo.extend(children(node))
     return frozenset(found)
 
 
-def _calls_by_name(func: ast.AST) -> frozenset:
-    """Names the body of `func` calls as `name(...)` or `self.name(...)` (nested definitions apart; `forward` apart,
-    as in `called_without_grad`)."""
-    found = set()
+def _own_calls(func: ast.AST) -> list:
+    """The calls in `func` (its children down), nested definitions, lambdas and classes left out."""
+    out = []
     todo = list(children(func))
     while todo:
         node = todo.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue
         if isinstance(node, ast.Call):
-            f = node.func
-            if isinstance(f, ast.Name):
-                found.add(f.id)
-            elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
-                found.add(f.attr)
+            out.append(node)
         todo.extend(children(node))
+    return out
+
+
+def _calls_by_name(func: ast.AST) -> frozenset:
+    """Names the body of `func` calls as `name(...)` or `self.name(...)` (nested definitions apart; `forward` apart,
+    as in `called_without_grad`)."""
+    found = set()
+    for node in _own_calls(func):
+        f = node.func
+        if isinstance(f, ast.Name):
+            found.add(f.id)
+        elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
+            found.add(f.attr)
     found.discard("forward")
     return frozenset(found)
 

@@ -356,10 +356,7 @@ class Workspace:
             digest = self.cached_digest(pathlib.Path(other))
             if scope is None or digest is None:
                 continue
-            info = self._off_calls.get(other)
-            if info is None or info[0] != digest:
-                info = self._off_calls[other] = (digest, frozenset(scan(scope)),
-                                                 tuple(sorted(set(scope.imports.values()))))
+            info = self._off_info(other, scope, digest, scan)
             strings = {n for n in info[1] if n[:1] == "="}
             if strings:
                 names |= strings
@@ -396,14 +393,19 @@ class Workspace:
             found = self._naming_scope(other, stem, text, names_it)
             if found is None:
                 continue
-            scope, digest = found
-            info = self._off_calls.get(other)
-            if info is None or info[0] != digest:
-                info = self._off_calls[other] = (digest, frozenset(scan(scope)), tuple(sorted(set(scope.imports.values()))))
+            info = self._off_info(other, *found, scan)
             if not info[1] or not self._imports(info[2], other, target, stem):
                 continue
             names |= info[1]
-            read[other] = digest
+            read[other] = info[0]
+
+    def _off_info(self, other: str, scope, digest: str, scan: Callable) -> tuple:
+        """(digest, what `scan` finds the file `other` calling where grad mode may be off, its imports), kept per
+        version in `_off_calls`."""
+        info = self._off_calls.get(other)
+        if info is None or info[0] != digest:
+            info = self._off_calls[other] = (digest, frozenset(scan(scope)), tuple(sorted(set(scope.imports.values()))))
+        return info
 
     def _naming_scope(self, other: str, stem: str, text: str, names_it) -> Optional[tuple]:
         """(scope, digest) of the file `other` when its text imports the module `stem` (`names_it`, memoised per
