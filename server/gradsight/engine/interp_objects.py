@@ -16,7 +16,8 @@ from .interp_util import (BUILTINS, MAX_CALL_DEPTH, _class_methods, _constant_de
                           flat_tensors, key_of, layers_have_params, map_tensors, param_defaults, with_carried)
 from .state import State
 from .values import (GRAD_MODE_OFF, ONLY_FROM_NO_GRAD, UNKNOWN, USE, ClassInfo, FuncVal, ModuleVal, ObjectVal,
-                     OptimizerVal, ParamsVal, NameOf, PyVal, SeqVal, TensorVal, Tri, Value, graph_free, join_values)
+                     OptimizerVal, ParamsVal, NameOf, PyVal, SeqVal, TensorVal, Tri, Value, frozen_layers, graph_free,
+                     join_values)
 
 
 # Decorators (qualified-name prefixes) that never change grad mode around the function they wrap.
@@ -196,14 +197,14 @@ class ObjectsMixin:
                 return UNKNOWN
             val: Value = args[0][1]
             arg_node = args[0][0]
-            for layer in _frozen_layers(mod, mod.layers):
+            for layer in frozen_layers(mod, mod.layers):
                 val = self.call_module(layer, [(arg_node, val)], {}, node, state)
                 arg_node = node
             return val
         if short == "Sequential" and mod.head and args:
             # Known children, then one gradsight cannot see: they run on the input (and save it), the rest is unknown.
             val, arg_node = args[0][1], args[0][0]
-            for layer in _frozen_layers(mod, mod.head):
+            for layer in frozen_layers(mod, mod.head):
                 val = self.call_module(layer, [(arg_node, val)], {}, node, state)
                 arg_node = node
             return UNKNOWN
@@ -1189,12 +1190,3 @@ def _handed_segs(node: ast.AST, arg_vals, kw_vals, self_import) -> set:
                 handed.add(t.saved_seg)
     return handed
 
-
-def _frozen_layers(mod: ModuleVal, layers: tuple) -> tuple:
-    """The children a Sequential runs: frozen with it where it is frozen (`seq.requires_grad_(False)`, a loop setting
-    every parameter's `requires_grad = False` or detaching it in place), since that reached every child's
-    parameters; the children keep their own state otherwise."""
-    if mod.has_params is not Tri.NO:
-        return layers
-    return tuple(replace(l, has_params=Tri.NO) if isinstance(l, ModuleVal) and l.has_params is not Tri.NO else l
-                 for l in layers)

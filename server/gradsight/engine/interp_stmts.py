@@ -22,7 +22,7 @@ from .interp_util import (_const_key, bool_compare_truth, REQUIRES_GRAD_SPELLING
 from .paths import _test_key, _block_tests, _block_path, _mentions, _rebuilt_before_use, _assumed_key
 from .state import State
 from .values import (UNKNOWN, BoundMethod, ClassInfo, ClassVal, Fact, FuncVal, GradModeCtx, MapVal, ModuleVal, ObjectVal,
-                     OptimizerVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value, join_all, summarise)
+                     OptimizerVal, ParamsVal, PyVal, SeqVal, TensorVal, Tri, Value, frozen_layers, join_all, summarise)
 
 
 _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ()))  # never library models
@@ -1090,7 +1090,8 @@ class StatementsMixin:
         if isinstance(value, TensorVal):
             return self_view(value)
         if isinstance(value, ModuleVal) and value.layers:
-            return join_all(value.layers)
+            # Iterating a frozen container (`for block in self.blocks:`) yields children frozen with it.
+            return join_all(frozen_layers(value, value.layers))
         return UNKNOWN
 
 

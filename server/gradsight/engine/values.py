@@ -559,6 +559,17 @@ def _joined_seg(a: "TensorVal", b: "TensorVal") -> Optional[tuple]:
     return None
 
 
+def frozen_layers(mod: ModuleVal, layers: tuple) -> tuple:
+    """The children a Sequential runs: frozen with it where it is frozen (`seq.requires_grad_(False)`, a loop setting
+    every parameter's `requires_grad = False` or detaching it in place), since that reached every child's
+    parameters; the children keep their own state otherwise."""
+    if mod.has_params is not Tri.NO:
+        return layers
+    return tuple(replace(l, has_params=Tri.NO) if isinstance(l, ModuleVal) and l.has_params is not Tri.NO else l
+                 for l in layers)
+
+
+
 def join_all(values) -> Value:
     """The join of a non-empty sequence of values."""
     out = values[0]

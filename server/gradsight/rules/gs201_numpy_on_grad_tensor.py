@@ -25,6 +25,8 @@ class NumpyOnGradTensor(Rule):
                   "`.cpu()`; gradsight does not add it because it cannot see the device.)")
     references = ("https://pytorch.org/docs/stable/generated/torch.Tensor.numpy.html",)
     _fid = 'import torch\nimport torch.nn as nn\n\n\nclass Inception(nn.Module):\n    def __init__(self, requires_grad=False):\n        super().__init__()\n        self.blocks = nn.Sequential(nn.Linear(3, 4), nn.ReLU())\n        for param in self.parameters():\n            param.requires_grad = requires_grad\n\n    def forward(self, x):\n        return self.blocks(x)\n\n\n'
+    # pytorch-fid's own shape: the blocks kept in an `nn.ModuleList` the forward iterates, outputs collected in a list.
+    _fid_list = 'import torch\nimport torch.nn as nn\n\n\nclass Inception(nn.Module):\n    def __init__(self, requires_grad=False):\n        super().__init__()\n        self.blocks = nn.ModuleList()\n        self.blocks.append(nn.Sequential(nn.Linear(3, 4), nn.ReLU()))\n        for param in self.parameters():\n            param.requires_grad = requires_grad\n\n    def forward(self, x):\n        outp = []\n        for block in self.blocks:\n            x = block(x)\n            outp.append(x)\n        return outp\n\n\n'
     _dist = 'import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\nclass ActorCritic(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.mu = nn.Linear(2, 1)\n        self.value = nn.Linear(2, 1)\n        self.distribution = torch.distributions.Normal\n\n    def forward(self, x):\n        mu = torch.tanh(self.mu(x))\n        return self.distribution(mu, torch.ones_like(mu)), self.value(x)\n\n\nclass Policy:\n    def __init__(self):\n        self.model = ActorCritic()\n        self.optimizer = torch.optim.Adam(self.model.parameters(), 0.001)\n\n    def predict(self, s):\n        self.model.training = False\n        return self.model(torch.Tensor(s))\n\n    def get_action(self, s):\n        dist, value = self.predict(s)\n        return dist.sample().numpy(), value\n\n\n'
     valid = (
         # A distribution returned next to a value head (the RL cookbook's actor-critic): `sample()` runs under
@@ -32,6 +34,8 @@ class NumpyOnGradTensor(Rule):
         Valid(_dist + "print(Policy().get_action([0.1, -0.2])[0])\n"),
         # pytorch-fid's InceptionV3 freezes itself, submodules included, with its default `requires_grad=False`.
         Valid(_fid + "print(Inception()(torch.randn(2, 3)).numpy())\n"),
+        # The same with the frozen blocks iterated (`for block in self.blocks:`; bench/fresh29-false/02).
+        Valid(_fid_list + "print(Inception()(torch.randn(2, 3))[0].numpy())\n"),
         # `torch.set_grad_enabled(False)` as a statement in the constructor turns grad mode off for the thread, so the
         # later method runs without grad (ABSA-PyTorch's `Inferer`; bench/fresh22-false/01).
         Valid('import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\nclass Inferer:\n    def __init__(self):\n        self.model = nn.Linear(4, 3)\n        self.model.eval()\n        torch.autograd.set_grad_enabled(False)\n\n    def evaluate(self, x):\n        out = self.model(x)\n        return F.softmax(out, dim=-1).cpu().numpy()\n\n\nprobs = Inferer().evaluate(torch.randn(2, 4))\n'),
@@ -93,6 +97,8 @@ class NumpyOnGradTensor(Rule):
                 runtime="raises: Can't call numpy() on Tensor that requires grad"),
         # The same network built with `requires_grad=True`.
         Invalid(_fid + "print(Inception(requires_grad=True)(torch.randn(2, 3)).numpy())\n", line=16,
+                runtime="raises: Can't call numpy() on Tensor that requires grad"),
+        Invalid(_fid_list + "print(Inception(requires_grad=True)(torch.randn(2, 3))[0].numpy())\n", line=21,
                 runtime="raises: Can't call numpy() on Tensor that requires grad"),
         # The constructor switches grad mode off and back on (statements, in that order): the method runs with it on.
         Invalid('import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\nclass Inferer:\n    def __init__(self):\n        self.model = nn.Linear(4, 3)\n        self.model.eval()\n        torch.autograd.set_grad_enabled(False)\n        self.model(torch.zeros(1, 4))\n        torch.autograd.set_grad_enabled(True)\n\n    def evaluate(self, x):\n        out = self.model(x)\n        return F.softmax(out, dim=-1).cpu().numpy()\n\n\nprobs = Inferer().evaluate(torch.randn(2, 4))\n', line=16, runtime="raises: Can't call numpy() on Tensor that requires grad"),
