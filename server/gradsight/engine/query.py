@@ -469,7 +469,8 @@ class Query:
         return False
 
     def _handed_in(self, cls: Optional[ast.ClassDef]) -> set:
-        """Attributes `cls.__init__` sets straight from one of its parameters (`self.model = model`), or from a call
+        """Attributes `cls.__init__` sets straight from one of its parameters (`self.model = model`, also
+        `self.gen, self.disc = gen, disc`), or from a call
         of a method of `cls` that does nothing, a hook its subclasses fill in (`self.netD = self.getNetD()` where
         `def getNetD(self): pass`): either way an object the class's own code cannot see into."""
         if cls is None:
@@ -487,12 +488,16 @@ class Query:
             for n in ast.walk(init):
                 if not isinstance(n, ast.Assign):
                     continue
-                v = n.value
-                if isinstance(v, ast.Name) and v.id in params or isinstance(v, ast.Call) and not v.args \
-                        and not v.keywords and isinstance(v.func, ast.Attribute) and v.func.attr in hooks \
-                        and isinstance(v.func.value, ast.Name) and v.func.value.id == "self":
-                    out |= {t.attr for t in n.targets if isinstance(t, ast.Attribute)
-                            and isinstance(t.value, ast.Name) and t.value.id == "self"}
+                pairs = [(t, n.value) for t in n.targets]
+                # `self.gen, self.disc = gen, disc`: element by element.
+                pairs += [(t, v) for tup in n.targets if isinstance(tup, ast.Tuple) and isinstance(n.value, ast.Tuple)
+                          and len(tup.elts) == len(n.value.elts) for t, v in zip(tup.elts, n.value.elts)]
+                for t, v in pairs:
+                    if (isinstance(v, ast.Name) and v.id in params or isinstance(v, ast.Call) and not v.args
+                            and not v.keywords and isinstance(v.func, ast.Attribute) and v.func.attr in hooks
+                            and isinstance(v.func.value, ast.Name) and v.func.value.id == "self") \
+                            and isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                        out.add(t.attr)
         self._handed[id(cls)] = out
         return out
 
