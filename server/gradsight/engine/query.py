@@ -136,6 +136,66 @@ class Query:
                     todo.append((b, where_b, depth + 1))
         return None
 
+    def plain_object(self, name: ast.Name) -> bool:
+        """Is `name` surely an object of a plain class (not an `nn.Module`): every binding of it in the innermost
+        enclosing function (or the module) that binds it calls a class of this file or of another workspace file
+        (`mask_generator = mask_gen.BoxMaskGenerator(...)`) that is not a module, at any depth of its bases."""
+        kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+        scope = self.enclosing(name, kinds)
+        while True:
+            if scope is not None and name.id in {a.arg for a in [*scope.args.posonlyargs, *scope.args.args,
+                                                                  *scope.args.kwonlyargs, scope.args.vararg,
+                                                                  scope.args.kwarg] if a is not None}:
+                return False  # handed in
+            found = []
+            for n in self._walker(scope if scope is not None else self.tree):
+                t = type(n)
+                if t is ast.Assign:
+                    for target in n.targets:
+                        if type(target) is ast.Name and target.id == name.id:
+                            found.append(n.value)
+                        elif type(target) is not ast.Name and any(type(m) is ast.Name and m.id == name.id
+                                                                  for m in ast.walk(target)):
+                            return False
+                else:
+                    targets = [i.optional_vars for i in n.items] if t in (ast.With, ast.AsyncWith) \
+                        else [n.target] if t in (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr,
+                                                 ast.comprehension) else ()
+                    if any(x is not None and any(type(m) is ast.Name and m.id == name.id for m in ast.walk(x))
+                           for x in targets):
+                        return False
+            if found or scope is None:
+                break
+            scope = self.enclosing(scope, kinds)
+        return bool(found) and all(isinstance(v, ast.Call) and self._plain_class(v.func) for v in found)
+
+    def _plain_class(self, func: ast.AST) -> bool:
+        """Does `func` name a class known in the workspace that is not an `nn.Module`?"""
+        if isinstance(func, ast.Name) and func.id in self._classes:
+            info = self._classes[func.id]
+            return not getattr(info, "is_module", True) and self._bases_plain(info, 0)
+        qual = self.qualname(func)
+        if qual is None:
+            return False
+        info, _ = self._imported_class(qual, None)
+        return info is not None and not getattr(info, "is_module", True) and self._bases_plain(info, 0)
+
+    def _bases_plain(self, info, depth: int) -> bool:
+        """Whether no base of a class (followed a few levels, into other workspace files) may be a module: bases
+        are this workspace's plain classes or `object`."""
+        if depth > 4:
+            return False
+        for b in info.bases:
+            if isinstance(b, str):
+                if b == "object":
+                    continue
+                found, _ = self._imported_class(b, getattr(info, "module", None))
+                if found is None or getattr(found, "is_module", True) or not self._bases_plain(found, depth + 1):
+                    return False
+            elif getattr(b, "is_module", True) or not self._bases_plain(b, depth + 1):
+                return False
+        return True
+
     def _imported_class(self, qual: str, where) -> tuple:
         """(ClassInfo, its module scope) of the class a base's qualified name names in another workspace file."""
         if self._resolve is None or "." not in qual or qual.startswith(("torch.", "typing.", "abc.", "numpy.")):

@@ -38,15 +38,20 @@ def _names(node: ast.AST) -> set:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
+_CUTTING_METHODS = frozenset({"detach", "size", "dim", "numel", "item", "tolist"})
+_CUTTING_ATTRS = frozenset({"data", "shape", "dtype", "device", "ndim"})
+
+
 def _stops_grad(expr: ast.AST) -> bool:
-    """`x.detach()`, `x.data`, `x.detach().clone()[:n]`: the outer chain of the value cuts the graph."""
+    """`x.detach()`, `x.data`, `x.detach().clone()[:n]`: the outer chain of the value cuts the graph; so do what
+    is no tensor at all, a shape, a size, a number (`x.shape[2:4]`, `x.size(0)`, `x.item()`)."""
     while True:
         if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
-            if expr.func.attr == "detach":
+            if expr.func.attr in _CUTTING_METHODS:
                 return True
             expr = expr.func.value
         elif isinstance(expr, ast.Attribute):
-            if expr.attr == "data":
+            if expr.attr in _CUTTING_ATTRS:
                 return True
             expr = expr.value
         elif isinstance(expr, ast.Subscript):
@@ -196,8 +201,15 @@ class TargetDetachedOnOnePathOnly(Rule):
               "masks = (torch.rand(2, 1, 6, 6) > 0.5).float()\nfor mix in (True, False):\n"
               "    loss, target = consistency(x0, x1, masks, mix)\n    assert not target.requires_grad\n"
               "    loss.backward()\n"),
+        # The mix path's masks come from a method of a plain class's object, given the batch's mask parameters
+        # (`next(...)` of a data iterator) and the images' shape: no network, no graph (the repository's own
+        # train_seg_semisup_mask_mt.py:438; bench/fresh26-notes.md).
+        Valid('import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\ntorch.manual_seed(0)\n\n\nclass BoxMaskGenerator(object):\n    def torch_masks_from_params(self, params, shape, device):\n        return (params.view(-1, 1, 1, 1) > 0.5).float().expand(-1, 1, *shape).to(device)\n\n\nmask_generator = BoxMaskGenerator()\nstudent_net = nn.Conv2d(3, 4, 1)\nteacher_net = student_net\ndata = {"image0": torch.randn(2, 3, 6, 6), "image1": torch.randn(2, 3, 6, 6), "mask_params": torch.rand(2)}\ntrain_iter = iter([data, data])\n\n\ndef consistency(mask_mix):\n    batch = next(train_iter)\n    x0, x1 = batch["image0"].to("cpu"), batch["image1"].to("cpu")\n    if mask_mix:\n        mask_params = batch["mask_params"].to("cpu")\n        masks = mask_generator.torch_masks_from_params(mask_params, x0.shape[2:4], "cpu")\n        with torch.no_grad():\n            logits_u0_tea = teacher_net(x0).detach()\n            logits_u1_tea = teacher_net(x1).detach()\n        logits_cons_stu = student_net(x0 * (1 - masks) + x1 * masks)\n        logits_cons_tea = logits_u0_tea * (1 - masks) + logits_u1_tea * masks\n    else:\n        with torch.no_grad():\n            logits_cons_tea = teacher_net(x0).detach()\n        logits_cons_stu = student_net(x0)\n    loss = F.smooth_l1_loss(logits_cons_stu, logits_cons_tea, reduction="none")\n    return loss.sum(dim=1).mean(), logits_cons_tea\n\n\nfor mix in (True, False):\n    loss, target = consistency(mix)\n    assert not target.requires_grad\n    loss.backward()\n'),
     )
     invalid = (
+        # The look-alike: the mask generator is a module with a learnt scale, so the mixed target keeps its graph.
+        Invalid('import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\ntorch.manual_seed(0)\n\n\nclass BoxMaskGenerator(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.scale = nn.Parameter(torch.ones(1))\n\n    def torch_masks_from_params(self, params, shape, device):\n        return torch.sigmoid(self.scale * params.view(-1, 1, 1, 1)).expand(-1, 1, *shape).to(device)\n\n\nmask_generator = BoxMaskGenerator()\nstudent_net = nn.Conv2d(3, 4, 1)\nteacher_net = student_net\ndata = {"image0": torch.randn(2, 3, 6, 6), "image1": torch.randn(2, 3, 6, 6), "mask_params": torch.rand(2)}\ntrain_iter = iter([data, data])\n\n\ndef consistency(mask_mix):\n    batch = next(train_iter)\n    x0, x1 = batch["image0"].to("cpu"), batch["image1"].to("cpu")\n    if mask_mix:\n        mask_params = batch["mask_params"].to("cpu")\n        masks = mask_generator.torch_masks_from_params(mask_params, x0.shape[2:4], "cpu")\n        with torch.no_grad():\n            logits_u0_tea = teacher_net(x0).detach()\n            logits_u1_tea = teacher_net(x1).detach()\n        logits_cons_stu = student_net(x0 * (1 - masks) + x1 * masks)\n        logits_cons_tea = logits_u0_tea * (1 - masks) + logits_u1_tea * masks\n    else:\n        with torch.no_grad():\n            logits_cons_tea = teacher_net(x0).detach()\n        logits_cons_stu = student_net(x0)\n    loss = F.smooth_l1_loss(logits_cons_stu, logits_cons_tea, reduction="none")\n    return loss.sum(dim=1).mean(), logits_cons_tea\n\n\nloss, target_mix = consistency(True)\nloss.backward()\n',
+                line=39, runtime="silent: target_mix.requires_grad"),
         # The look-alike: one of the mixed teacher outputs is computed outside no_grad without `.detach()` (the
         # teacher is the student), so the mix path's target keeps the graph.
         Invalid("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n"
@@ -503,6 +515,8 @@ def _network_calls(q, expr, bound, depth=3) -> bool:
             spelled = dotted_name(f)
             if spelled is None or spelled in _BUILTINS or spelled.split(".")[0] in _LIBRARY_ALIASES:
                 continue
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and q.plain_object(f.value):
+                continue  # a method of a plain class's object (`mask_generator.torch_masks_from_params(...)`)
             qual = q.qualname(f) or ""
             if qual.split(".")[0] in _LIBRARIES:
                 continue
@@ -517,7 +531,7 @@ _LIBRARIES = frozenset({"torch", "numpy", "math", "random", "scipy", "einops", "
 _LIBRARY_ALIASES = frozenset({"torch", "F", "nn", "np", "numpy", "math", "random"})
 _BUILTINS = frozenset({"len", "int", "float", "range", "list", "tuple", "dict", "min", "max", "sum", "abs", "zip",
                        "enumerate", "isinstance", "getattr", "print", "str", "bool", "round", "sorted", "super",
-                       "type", "map", "any", "all"})
+                       "type", "map", "any", "all", "next", "iter"})
 
 
 def _bound_values(q, stmts) -> dict:
