@@ -968,7 +968,7 @@ class OpsMixin:
         def consume(val: TensorVal) -> TensorVal:
             if val.saved is not None and val.saved_seg is not None and val.saved_seg in target.segs:
                 # The graph that saved this value is gone: modifying it in place is harmless now.
-                val = val.with_(saved=None, saved_seg=None)
+                val = val.with_(saved=None, saved_seg=None, saved_gone=line_fact)
             shared = val.segs & target.segs
             if wanted is not None and shared:
                 mine = grad_origins(val, partial=True)

@@ -201,6 +201,10 @@ class TensorVal(Value):
     retains: bool = False  # retain_grad() was called: `.grad` of this non-leaf is populated
     leaf_view: bool = False  # a view of a leaf that requires grad (in-place on it raises)
     saved_seg: Optional[tuple] = None  # graph segment (op site) of the op that saved it
+    # A backward consumed the graph that saved this value on some path here (`if model.training: loss.backward()`
+    # before a write into the model's output): with `saved_sure` False, the paths that still hold the save are
+    # the ones that skipped that backward.
+    saved_gone: Optional[Fact] = None
     gained: bool = False  # history starts here (a module's parameters met inputs without grad); for inlay hints
     psaved: frozenset = frozenset()  # sites of modules (and parameters) whose parameters an op in this graph saved
     stepped: Optional[Fact] = None  # an `optimizer.step()` updated parameters this live graph saved
@@ -243,6 +247,7 @@ class TensorVal(Value):
             # The save's graph segment goes with it where only one path saved (or both paths saved at one site), so
             # a save whose graph dies with a call's locals is pruned whichever branch of the callee made the value.
             saved_seg=_joined_seg(self, other),
+            saved_gone=_first(self.saved_gone, other.saved_gone),
             saved_sure=(self.saved_sure and other.saved_sure) if self.saved is None and other.saved is None
             else bool(self.saved and other.saved and self.saved_sure and other.saved_sure),
             freed=freed,
@@ -283,8 +288,11 @@ class TensorVal(Value):
         )
 
     def with_(self, **changes: Any) -> "TensorVal":
-        if "saved" in changes and "saved_sure" not in changes:
-            changes["saved_sure"] = True  # a new save (or none) is certain on this path
+        if "saved" in changes:
+            if "saved_sure" not in changes:
+                changes["saved_sure"] = True  # a new save (or none) is certain on this path
+            if "saved_gone" not in changes:
+                changes["saved_gone"] = None
         return _remake(self, changes)
 
     def __hash__(self) -> int:
