@@ -36,6 +36,21 @@ def _scheduler(call: ast.Call, imports: dict) -> bool:
     return qual.startswith("torch.optim.lr_scheduler.")
 
 
+# `nn.Module` methods that change the module in place and return it (`Module.to` moves the parameters' data, the
+# `Parameter` objects an optimizer holds stay the same).
+_RETURNS_SELF = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "type", "train", "eval",
+                           "requires_grad_", "apply", "share_memory", "xpu", "ipu", "mtia"})
+
+
+def _same_module(stmt: ast.AST, key: str) -> bool:
+    """`key = key.cuda()` (also `.to(dev)`, `.cpu()`, `.train()`, chained): the module rebinds itself."""
+    value = getattr(stmt, "value", None) if isinstance(stmt, ast.Assign) else None
+    seen = False
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _RETURNS_SELF:
+        value, seen = value.func.value, True
+    return seen and dotted_name(value) == key
+
+
 def _steps_only_before(tree: ast.Module, stmt: ast.stmt, built_line: int, rule) -> bool:
     """Whether no `step()` of the optimizer built at `built_line` can run after the replacement `stmt`: the optimizer
     is a plain local name bound in the same function (or module-level code) as the replacement, the code only calls
@@ -131,8 +146,17 @@ class ParametersReplacedAfterOptimizer(Rule):
              # The best weight reloaded after the training loop, then only evaluated: no `step()` can run after the
              # replacement (gaopengcuhk/Tip-Adapter main.py; bench/fresh27-repro/03 part E).
              Valid(_ADAPTER + _RELOAD + "    return adapter(feats).argmax(1)\n\n\ntorch.manual_seed(0)\n"
-                   "preds = run_adapter(torch.randn(4, 3), torch.randn(8, 4), torch.randint(0, 3, (8,)), 3)\n"),)
-    invalid = (Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Sequential(nn.Linear(2, 2))\n"
+                   "preds = run_adapter(torch.randn(4, 3), torch.randn(8, 4), torch.randint(0, 3, (8,)), 3)\n"),
+             # `Module.to` / `.cuda()` / `.float()` / `.train()` move the module's own parameters and hand the same
+             # module back: the optimizer still holds every parameter (HLTCHKUST/PAML's `self.x = self.x.cuda()`;
+             # bench/fresh33-false/01).
+             Valid('import torch\nimport torch.nn as nn\n\n\nclass Transformer(nn.Module):\n    def __init__(self, dev):\n        super().__init__()\n        self.encoder = nn.Linear(4, 4)\n        self.decoder = nn.Linear(4, 2)\n        self.optimizer = torch.optim.Adam(self.parameters(), lr=1e-3)\n        self.encoder = self.encoder.to(dev)\n        self.decoder = self.decoder.float().train()\n\n\nm = Transformer("cpu")\n'
+                   "assert not all(p is not m.encoder.weight for g in m.optimizer.param_groups for p in g['params'])\n"),)
+    invalid = (
+               # The look-alike: a new module moved to the device replaces the one the optimizer holds.
+               Invalid('import torch\nimport torch.nn as nn\n\n\nclass Transformer(nn.Module):\n    def __init__(self, dev):\n        super().__init__()\n        self.encoder = nn.Linear(4, 4)\n        self.decoder = nn.Linear(4, 2)\n        self.optimizer = torch.optim.Adam(self.parameters(), lr=1e-3)\n        self.encoder = nn.Linear(4, 4).to(dev)\n        self.decoder = self.decoder.float().train()\n\n\nm = Transformer("cpu")\n', line=11,
+                       runtime="silent: all(p is not m.encoder.weight for g in m.optimizer.param_groups for p in g['params'])"),
+               Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Sequential(nn.Linear(2, 2))\n"
                        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel.head = nn.Linear(2, 1)\n", line=5,
                        runtime="silent: all(p is not model.head.weight for g in opt.param_groups for p in g['params'])"),
                # The look-alike: the step's optimizer is built before the swap, then trains without the new layer.
@@ -160,6 +184,8 @@ class ParametersReplacedAfterOptimizer(Rule):
     def check(self, event: ReassignEvent, report) -> None:
         if event.optimizer_at is None or not isinstance(event.new, ModuleVal) or event.new.has_params is not Tri.YES:
             return
+        if _same_module(event.node, event.key):
+            return  # `self.enc = self.enc.cuda()`: the module moved its own parameters and handed itself back
         # The tree is read only here, for a replacement after an optimizer was built (rare).
         tree = report.tree
         if event.optimizer_at.path is None and tree is not None and isinstance(event.node, ast.stmt) \
