@@ -37,6 +37,7 @@ Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-p
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh30 # 52 more, fetched for the thirtieth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh31 # 47 more, fetched for the thirty-first fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh32 # 50 more, fetched for the thirty-second fresh round
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh33 # 51 more, fetched for the thirty-third fresh round
 """
 
 from __future__ import annotations
@@ -713,6 +714,25 @@ FRESH32 = ("facebookresearch/ConvNeXt-V2", "facebookresearch/InvariantRiskMinimi
            "ajbrock/SMASH", "ajbrock/FreezeOut", "clcarwin/sphereface_pytorch", "xingyizhou/pytorch-pose-hg-3d",
            "Kaixhin/NoisyNet-A3C", "jhjacobsen/pytorch-i-revnet", "Eromera/erfnet_pytorch",
            "xuanqing94/BayesianDefense")
+# 51 more, fetched for the thirty-third fresh round (fresh33; not under /work/.mirror
+# before, in no earlier list, not in /tmp/fetch_list.txt, not held out by issue 13), chosen by name and description
+# only: NLP fine-tuning and training scripts by individuals and small labs (BERT/T5/GPT-2/LLaMA fine-tuning, NER,
+# relation extraction, QA, summarization, translation, dialogue, sentence embeddings, dense retrieval), and read
+# only to measure (bench/fresh33-notes.md). `--fresh33`.
+FRESH33 = ("jasonwu0731/trade-dst", "jasonwu0731/GLMP", "HLTCHKUST/Mem2Seq", "HLTCHKUST/PAML",
+           "ywk991112/pytorch-chatbot", "wzhouad/RE_improved_baseline", "qipeng/gcn-over-pruned-trees",
+           "Cartus/AGGCN", "zjunlp/DocuNet", "zjunlp/KnowPrompt", "xinyadu/eeqa", "cambridgeltl/sapbert",
+           "cambridgeltl/mirror-bert", "yxuansu/TaCL", "seanie12/neural-question-generation", "magic282/NQG",
+           "rabeehk/hyperformer", "AsaCooperStickland/Bert-n-Pals",
+           "yangkevin2/naacl-2021-fudge-controlled-generation", "princeton-nlp/CoFiPruning", "Shark-NLP/DiffuSeq",
+           "liucongg/GPT2-NewsTitle", "yangjianxin1/CPM", "dmis-lab/BioSyn", "kexinhuang12345/clinicalBERT",
+           "kh-kim/simple-nmt", "dsindex/ntagger", "zphang/bert_on_stilts", "ielab/TILDE",
+           "allanj/pytorch_neural_crf", "luyug/Condenser", "sebastian-hofstaetter/matchmaker", "jingtaozhan/DRhard",
+           "jingtaozhan/RepBERT-Index", "ChenRocks/fast_abs_rl", "howardhsu/BERT-for-RRC-ABSA", "GeneZC/ASGCN",
+           "HSLCY/ABSA-BERT-pair", "matthew-z/R-net", "andy840314/QANet-pytorch-",
+           "ThilinaRajapakse/pytorch-transformers-classification", "princeton-nlp/PURE", "rabeehk/compacter",
+           "tunz/transformer-pytorch", "pcyin/pytorch_basic_nmt", "zihangdai/mos", "yumeng5/LOTClass",
+           "GanjinZero/RRHF", "hppRC/simple-simcse", "yixinL7/BRIO", "maszhongming/MatchSum")
 
 
 
@@ -809,6 +829,7 @@ def main() -> int:
     ap.add_argument("--fresh30", action="store_true", help="check the 52 repositories of FRESH30 instead")
     ap.add_argument("--fresh31", action="store_true", help="check the 47 repositories of FRESH31 instead")
     ap.add_argument("--fresh32", action="store_true", help="check the 50 repositories of FRESH32 instead")
+    ap.add_argument("--fresh33", action="store_true", help="check the 51 repositories of FRESH33 instead")
     ap.add_argument("--all-severities", metavar="FILE",
                     help="also write every finding (information and hints too), with its \"severity\", as JSON lines")
     args = ap.parse_args()
@@ -822,7 +843,7 @@ def main() -> int:
         FRESH20 if args.fresh20 else FRESH21 if args.fresh21 else FRESH22 if args.fresh22 else
         FRESH23 if args.fresh23 else FRESH24 if args.fresh24 else FRESH25 if args.fresh25 else
         FRESH26 if args.fresh26 else FRESH27 if args.fresh27 else FRESH28 if args.fresh28 else FRESH29 if args.fresh29 else FRESH30 if args.fresh30 else
-        FRESH31 if args.fresh31 else FRESH32 if args.fresh32 else REPOS)
+        FRESH31 if args.fresh31 else FRESH32 if args.fresh32 else FRESH33 if args.fresh33 else REPOS)
     found: list[dict] = []
     every: list[dict] = []
     lines = 0
