@@ -370,3 +370,64 @@ def bounded(tree: ast.AST | None, event, name: str) -> str | None:
     if event.backward_in_loop is None and all(_iterates_parts(loop) or _runs_no_model(loop) for loop in spanning):
         return "items"
     return None
+
+
+def _size_expr(node: ast.AST) -> bool:
+    """`x.shape`, `x.shape[k]`, `x.size()`, `x.size(k)`: a tensor's extent."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Attribute) and node.attr == "shape":
+        return True
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size"
+
+
+def _size_names(scope: ast.AST) -> set:
+    """The names `scope` binds only from a tensor's extent (`seq_length, batch_size = mask.shape`,
+    `T = x.size(0)`), never otherwise."""
+    good, bad = set(), set()
+    for n in own_nodes(scope):
+        if isinstance(n, ast.Assign):
+            from_size = _size_expr(n.value)
+            for t in n.targets:
+                (good if from_size else bad).update(plain_names(t))
+        elif isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With, ast.NamedExpr)):
+            for t in ([n.target] if not isinstance(n, ast.With) else [i.optional_vars for i in n.items]):
+                if t is not None:
+                    bad.update(plain_names(t))
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        bad |= {a.arg for a in scope.args.posonlyargs + scope.args.args + scope.args.kwonlyargs}
+    return good - bad
+
+
+def over_positions(tree: ast.AST | None, node: ast.AST) -> bool:
+    """Whether every loop holding `node` in its function walks the positions of a tensor: `for i in range(1,
+    seq_length)` where the bounds are constants, a tensor's extent, or names the function binds only from one
+    (`seq_length, batch_size = mask.shape`). A value chained through such loops grows with one input's length, like
+    any forward over a sequence, and lives as long as the call that made it: no growth across the steps of training."""
+    if tree is None:
+        return False
+    funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and inside(node, n)]
+    if not funcs:
+        return False
+    scope = max(funcs, key=lambda n: n.lineno)
+    loops = [n for n in own_nodes(scope) if isinstance(n, (ast.For, ast.AsyncFor, ast.While)) and inside(node, n)]
+    if not loops:
+        return False
+    sizes = None
+    for loop in loops:
+        if not (isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name)
+                and loop.iter.func.id == "range" and loop.iter.args and not loop.iter.keywords):
+            return False
+        for a in loop.iter.args:
+            for part in ([a.left, a.right] if isinstance(a, ast.BinOp) else [a]):
+                if isinstance(part, ast.Constant) and type(part.value) is int or _size_expr(part):
+                    continue
+                if isinstance(part, ast.Name):
+                    sizes = _size_names(scope) if sizes is None else sizes
+                    if part.id in sizes:
+                        continue
+                return False
+        if not any(_size_expr(p) or isinstance(p, ast.Name) for a in loop.iter.args
+                   for p in ([a.left, a.right] if isinstance(a, ast.BinOp) else [a])):
+            return False  # `range(3)`: a count the code fixes, not positions of a tensor
+    return True

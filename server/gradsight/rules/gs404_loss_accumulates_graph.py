@@ -6,7 +6,7 @@ from ..engine.events import AccumulateEvent
 from ..engine.report import insert_after, make_fix, Note, text as msg
 from ..engine.values import Tri
 from ..findings import Applicability, Severity
-from ._gs404_bounds import bounded, is_step_call, own_nodes, plain_names
+from ._gs404_bounds import bounded, is_step_call, over_positions, own_nodes, plain_names
 from .base import Invalid, Rule, Valid
 
 
@@ -956,14 +956,21 @@ class LossAccumulatesGraph(Rule):
             if event.dropped:
                 # The function never backwards and every graph it builds dies with its locals: what the loop keeps
                 # grows with every iteration, and nothing can ever use it.
-                if event.how == "carry":
+                severity = None
+                if event.how == "carry" and over_positions(report.tree, event.node):
+                    # A chain over the positions of one input (a Viterbi decode): it grows with that input's length
+                    # and dies with the call, like any forward over a sequence; only the work is wasted.
+                    text = (f"`{event.target_expr}` chains a graph through this loop that nothing backwards; it "
+                            f"lives until the function returns. Run the loop under `torch.no_grad()` to save it.")
+                    severity = Severity.INFORMATION
+                elif event.how == "carry":
                     text = (f"`{event.target_expr}` feeds its graph into the next step for nothing: memory grows "
                             f"every step. Nothing backwards it; run the loop under `torch.no_grad()`.")
                 else:
                     text = (f"`{event.target_expr}` keeps every iteration's graph for nothing: memory grows every "
                             f"step. Nothing backwards it; run the loop under `torch.no_grad()`.")
                 origin = event.value.origin
-                report.add(self, event.node, text,
+                report.add(self, event.node, text, severity=severity,
                            related=[origin] if origin is not None
                            and origin.line != report.source.span(event.node)[0] else [])
             elif event.eval_at is not None and event.eval_at.kind == "evaluation-function":
