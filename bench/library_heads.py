@@ -37,6 +37,7 @@ Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-p
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh30 # 52 more, fetched for the thirtieth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh31 # 47 more, fetched for the thirty-first fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh32 # 50 more, fetched for the thirty-second fresh round
+    .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh36 # 54 more, fetched for the thirty-sixth fresh round
 """
 
 from __future__ import annotations
@@ -713,6 +714,25 @@ FRESH32 = ("facebookresearch/ConvNeXt-V2", "facebookresearch/InvariantRiskMinimi
            "ajbrock/SMASH", "ajbrock/FreezeOut", "clcarwin/sphereface_pytorch", "xingyizhou/pytorch-pose-hg-3d",
            "Kaixhin/NoisyNet-A3C", "jhjacobsen/pytorch-i-revnet", "Eromera/erfnet_pytorch",
            "xuanqing94/BayesianDefense")
+# 54 more, fetched for the thirty-sixth fresh round (fresh36; not under /work/.mirror
+# before, in no earlier list, not in /tmp/fetch_list.txt, not held out by issue 13), chosen by name and description
+# only: media generation and 3D (NeRF and neural rendering, 3D reconstruction and generation, video prediction,
+# audio generation and separation, image-to-image translation, style transfer, inpainting, diffusion
+# re-implementations by individuals), and read only to measure (bench/fresh36-notes.md). `--fresh36`.
+FRESH36 = ("sxyu/svox2", "apchenstu/mvsnerf", "facebookresearch/NSVF", "ActiveVisionLab/nerfmm", "quan-meng/gnerf",
+           "ventusff/neurecon", "lioryariv/idr", "autonomousvision/graf", "marcoamonteiro/pi-GAN",
+           "zju3dv/neuralbody", "albertpumarola/D-NeRF", "vsitzmann/scene-representation-networks",
+           "vsitzmann/siren", "cvg/nice-slam", "chenhsuanlin/bundle-adjusting-NeRF",
+           "luost26/diffusion-point-cloud", "alexzhou907/PVD", "jchibane/if-net", "ranahanocka/MeshCNN",
+           "ranahanocka/point2mesh", "czq142857/BSP-NET-pytorch", "ChrisWu1997/DeepCAD", "shunsukesaito/PIFu",
+           "threedle/text2mesh", "jthsieh/DDPAE-video-prediction", "sergeytulyakov/mocogan", "wilson1yan/VideoGPT",
+           "vincent-leguen/PhyDNet", "A4Bio/SimVP", "voletiv/mcvd-pytorch", "NVIDIA/radtts", "rishikksh20/VocGAN",
+           "rishikksh20/iSTFTNet-pytorch", "f90/Wave-U-Net-Pytorch", "kuielab/mdx-net", "haoheliu/voicefixer",
+           "Rongjiehuang/FastDiff", "acids-ircam/RAVE", "keonlee9420/DiffGAN-TTS", "KevinMIN95/StyleSpeech",
+           "znxlwm/pytorch-CartoonGAN", "jiupinjia/stylized-neural-painting", "yuval-alaluf/restyle-encoder",
+           "irasin/Pytorch_AdaIN", "czczup/URST", "Huage001/AdaAttN", "pkuanjie/ArtFlow", "NVIDIA/partialconv",
+           "researchmm/AOT-GAN-for-Inpainting", "researchmm/STTN", "lyndonzheng/Pluralistic-Inpainting",
+           "csqiangwen/DeepFillv2_Pytorch", "zoubohao/DenoisingDiffusionProbabilityModel-ddpm-", "FutureXiang/ddae")
 
 
 
@@ -809,6 +829,7 @@ def main() -> int:
     ap.add_argument("--fresh30", action="store_true", help="check the 52 repositories of FRESH30 instead")
     ap.add_argument("--fresh31", action="store_true", help="check the 47 repositories of FRESH31 instead")
     ap.add_argument("--fresh32", action="store_true", help="check the 50 repositories of FRESH32 instead")
+    ap.add_argument("--fresh36", action="store_true", help="check the 54 repositories of FRESH36 instead")
     ap.add_argument("--all-severities", metavar="FILE",
                     help="also write every finding (information and hints too), with its \"severity\", as JSON lines")
     args = ap.parse_args()
@@ -822,7 +843,7 @@ def main() -> int:
         FRESH20 if args.fresh20 else FRESH21 if args.fresh21 else FRESH22 if args.fresh22 else
         FRESH23 if args.fresh23 else FRESH24 if args.fresh24 else FRESH25 if args.fresh25 else
         FRESH26 if args.fresh26 else FRESH27 if args.fresh27 else FRESH28 if args.fresh28 else FRESH29 if args.fresh29 else FRESH30 if args.fresh30 else
-        FRESH31 if args.fresh31 else FRESH32 if args.fresh32 else REPOS)
+        FRESH31 if args.fresh31 else FRESH32 if args.fresh32 else FRESH36 if args.fresh36 else REPOS)
     found: list[dict] = []
     every: list[dict] = []
     lines = 0
