@@ -38,6 +38,7 @@ Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-p
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh31 # 47 more, fetched for the thirty-first fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh32 # 50 more, fetched for the thirty-second fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh33 # 51 more, fetched for the thirty-third fresh round
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh36 # 54 more, fetched for the thirty-sixth fresh round
 """
 
 from __future__ import annotations
@@ -733,6 +734,25 @@ FRESH33 = ("jasonwu0731/trade-dst", "jasonwu0731/GLMP", "HLTCHKUST/Mem2Seq", "HL
            "ThilinaRajapakse/pytorch-transformers-classification", "princeton-nlp/PURE", "rabeehk/compacter",
            "tunz/transformer-pytorch", "pcyin/pytorch_basic_nmt", "zihangdai/mos", "yumeng5/LOTClass",
            "GanjinZero/RRHF", "hppRC/simple-simcse", "yixinL7/BRIO", "maszhongming/MatchSum")
+# 54 more, fetched for the thirty-sixth fresh round (fresh36; not under /work/.mirror
+# before, in no earlier list, not in /tmp/fetch_list.txt, not held out by issue 13), chosen by name and description
+# only: media generation and 3D (NeRF and neural rendering, 3D reconstruction and generation, video prediction,
+# audio generation and separation, image-to-image translation, style transfer, inpainting, diffusion
+# re-implementations by individuals), and read only to measure (bench/fresh36-notes.md). `--fresh36`.
+FRESH36 = ("sxyu/svox2", "apchenstu/mvsnerf", "facebookresearch/NSVF", "ActiveVisionLab/nerfmm", "quan-meng/gnerf",
+           "ventusff/neurecon", "lioryariv/idr", "autonomousvision/graf", "marcoamonteiro/pi-GAN",
+           "zju3dv/neuralbody", "albertpumarola/D-NeRF", "vsitzmann/scene-representation-networks",
+           "vsitzmann/siren", "cvg/nice-slam", "chenhsuanlin/bundle-adjusting-NeRF",
+           "luost26/diffusion-point-cloud", "alexzhou907/PVD", "jchibane/if-net", "ranahanocka/MeshCNN",
+           "ranahanocka/point2mesh", "czq142857/BSP-NET-pytorch", "ChrisWu1997/DeepCAD", "shunsukesaito/PIFu",
+           "threedle/text2mesh", "jthsieh/DDPAE-video-prediction", "sergeytulyakov/mocogan", "wilson1yan/VideoGPT",
+           "vincent-leguen/PhyDNet", "A4Bio/SimVP", "voletiv/mcvd-pytorch", "NVIDIA/radtts", "rishikksh20/VocGAN",
+           "rishikksh20/iSTFTNet-pytorch", "f90/Wave-U-Net-Pytorch", "kuielab/mdx-net", "haoheliu/voicefixer",
+           "Rongjiehuang/FastDiff", "acids-ircam/RAVE", "keonlee9420/DiffGAN-TTS", "KevinMIN95/StyleSpeech",
+           "znxlwm/pytorch-CartoonGAN", "jiupinjia/stylized-neural-painting", "yuval-alaluf/restyle-encoder",
+           "irasin/Pytorch_AdaIN", "czczup/URST", "Huage001/AdaAttN", "pkuanjie/ArtFlow", "NVIDIA/partialconv",
+           "researchmm/AOT-GAN-for-Inpainting", "researchmm/STTN", "lyndonzheng/Pluralistic-Inpainting",
+           "csqiangwen/DeepFillv2_Pytorch", "zoubohao/DenoisingDiffusionProbabilityModel-ddpm-", "FutureXiang/ddae")
 
 
 
@@ -830,6 +850,7 @@ def main() -> int:
     ap.add_argument("--fresh31", action="store_true", help="check the 47 repositories of FRESH31 instead")
     ap.add_argument("--fresh32", action="store_true", help="check the 50 repositories of FRESH32 instead")
     ap.add_argument("--fresh33", action="store_true", help="check the 51 repositories of FRESH33 instead")
+    ap.add_argument("--fresh36", action="store_true", help="check the 54 repositories of FRESH36 instead")
     ap.add_argument("--all-severities", metavar="FILE",
                     help="also write every finding (information and hints too), with its \"severity\", as JSON lines")
     args = ap.parse_args()
@@ -843,7 +864,7 @@ def main() -> int:
         FRESH20 if args.fresh20 else FRESH21 if args.fresh21 else FRESH22 if args.fresh22 else
         FRESH23 if args.fresh23 else FRESH24 if args.fresh24 else FRESH25 if args.fresh25 else
         FRESH26 if args.fresh26 else FRESH27 if args.fresh27 else FRESH28 if args.fresh28 else FRESH29 if args.fresh29 else FRESH30 if args.fresh30 else
-        FRESH31 if args.fresh31 else FRESH32 if args.fresh32 else FRESH33 if args.fresh33 else REPOS)
+        FRESH31 if args.fresh31 else FRESH32 if args.fresh32 else FRESH33 if args.fresh33 else FRESH36 if args.fresh36 else REPOS)
     found: list[dict] = []
     every: list[dict] = []
     lines = 0
