@@ -8,7 +8,7 @@ from ..engine.report import make_fix
 from ..engine.values import Tri
 from ..findings import Applicability, Edit, Severity
 from . import _fixes
-from .base import Invalid, Rule, Valid, at
+from .base import Invalid, Rule, Valid, at, tree_query
 
 _MSG = "\"one of the variables needed for gradient computation has been modified by an inplace operation\""
 
@@ -48,7 +48,10 @@ class InplaceOnSavedTensor(Rule):
                     "(`scripts/gen_optable.py`).")
     why_bad = ("Backward needs the saved value; the in-place op bumps the tensor's version counter and "
                f"backward raises {_MSG}. In-place ops are otherwise fine: `y = x * 2; y += 1` is correct because "
-               "multiplying by a Python number saves nothing, and `nn.Linear`'s output is not saved either.")
+               "multiplying by a Python number saves nothing, and `nn.Linear`'s output is not saved either. A write in an "
+               "arm only evaluation mode runs (`else:` of `if self.training:`, where models keep an in-place form "
+               "to save memory under `no_grad`) is information: it raises only when a backward runs through the "
+               "module in eval mode.")
     example = "g = torch.sigmoid(self.proj(x))\ng *= 2.0   # sigmoid saved g for its backward\nreturn x * g"
     use_instead = "g = torch.sigmoid(self.proj(x))\ng = g * 2.0\nreturn x * g"
     fix_safety = ("Safe for a plain local name: the out-of-place form computes the same values and leaves the "
@@ -489,7 +492,15 @@ class InplaceOnSavedTensor(Rule):
             text = src.segment(node)
             what = f"`{text}`" if len(text) < 60 and "\n" not in text else f"`{event.op}`"
         when = ""
-        if "Dropout" in event.op or "dropout" in event.op:
+        severity = None
+        if event.module is None and report.tree is not None and _eval_only_arm(tree_query(self, report.tree),
+                                                                               event.node):
+            # The write sits in an arm only evaluation mode runs (`else:` of `if self.training:`), the in-place form
+            # a model keeps to save memory when it is not trained (MVSNet's cost volume): it raises only where a
+            # backward runs through the model in eval mode.
+            when = " when a backward runs through this module in eval mode"
+            severity = Severity.INFORMATION
+        elif "Dropout" in event.op or "dropout" in event.op:
             # Dropout only writes when it is active: training mode with p > 0.
             when = " when dropout is active (training mode, p > 0)"
         elif not event.target.saved_sure:
@@ -499,4 +510,38 @@ class InplaceOnSavedTensor(Rule):
                    msg(f"This in-place write overwrites a tensor saved for backward, so backward raises{when}. ", what,
                        f" modifies `{event.expr}`, {saved.text} at ", at(saved), f"; PyTorch says {_MSG}."),
                    related=[saved, saved.parent if saved.parent is not None
-                            and saved.parent.kind in ("grad-tested", "out-of-place-twin") else None], fix=fix, span=span)
+                            and saved.parent.kind in ("grad-tested", "out-of-place-twin") else None], fix=fix, span=span,
+                   severity=severity)
+
+
+def _training_test(test: ast.AST):
+    """True for `self.training` (and `self.training is True` / `== True`), False for `not self.training` (and
+    `is False` / `== False`); None for any other test."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _training_test(test.operand)
+        return None if inner is None else not inner
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.Eq)) \
+            and isinstance(test.comparators[0], ast.Constant) and isinstance(test.comparators[0].value, bool):
+        inner = _training_test(test.left)
+        return None if inner is None else inner == test.comparators[0].value
+    if isinstance(test, ast.Attribute) and test.attr == "training" and isinstance(test.value, ast.Name) \
+            and test.value.id == "self":
+        return True
+    return None
+
+
+def _eval_only_arm(q, node: ast.AST) -> bool:
+    """Whether `node` runs only while its module is in evaluation mode: it lies in the arm of an `if` on
+    `self.training` that the test sends evaluation to, within the same function."""
+    child = node
+    for anc in q.ancestors(node):
+        if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            return False
+        if isinstance(anc, ast.If):
+            sense = _training_test(anc.test)
+            if sense is not None and child is not anc.test:
+                in_body = any(child is b for b in anc.body)
+                if in_body != sense:  # the body of `if not self.training:`, the else of `if self.training:`
+                    return True
+        child = anc
+    return False
