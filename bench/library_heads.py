@@ -39,6 +39,7 @@ Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-p
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh32 # 50 more, fetched for the thirty-second fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh33 # 51 more, fetched for the thirty-third fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh36 # 54 more, fetched for the thirty-sixth fresh round
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh35 # 47 more, fetched for the thirty-fifth fresh round
 """
 
 from __future__ import annotations
@@ -754,6 +755,25 @@ FRESH36 = ("sxyu/svox2", "apchenstu/mvsnerf", "facebookresearch/NSVF", "ActiveVi
            "researchmm/AOT-GAN-for-Inpainting", "researchmm/STTN", "lyndonzheng/Pluralistic-Inpainting",
            "csqiangwen/DeepFillv2_Pytorch", "zoubohao/DenoisingDiffusionProbabilityModel-ddpm-", "FutureXiang/ddae")
 
+# 47 more, fetched for the thirty-fifth fresh round (fresh35; not under /work/.mirror
+# before, in no earlier list, not in /tmp/fetch_list.txt, not held out by issue 13), chosen by name and description
+# only: efficiency and robustness (pruning, quantization-aware training, NAS, adversarial training and attacks,
+# certified robustness, federated learning, differential privacy, uncertainty and Bayesian nets, calibration), and
+# read only to measure (bench/fresh35-notes.md). `--fresh35`.
+FRESH35 = ("ganguli-lab/Synaptic-Flow", "rahulvigneswaran/Lottery-Ticket-Hypothesis-in-Pytorch", "lmbxmu/HRankPlus",
+           "VITA-Group/GraNet", "MingSun-Tse/Regularization-Pruning", "youzhonghui/gate-decorator-pruning",
+           "liuzechun/MetaPruning", "alinlab/lookahead_pruning", "hustzxd/LSQuantization", "Zhen-Dong/HAWQ",
+           "itayhubara/BinaryNet.pytorch", "htqin/IR-Net", "wimh966/QDrop", "zzzxxxttt/pytorch_DoReFaNet",
+           "deJQK/AdaBits", "mit-han-lab/haq", "ShunLu91/Single-Path-One-Shot-NAS", "SNAS-Series/SNAS-Series",
+           "xiaomi-automl/FairDARTS", "ruocwang/darts-pt", "automl/RobustDARTS", "VITA-Group/TENAS",
+           "BorealisAI/mma_training", "sarathknv/adversarial-examples-pytorch", "jhayes14/adversarial-patch",
+           "gmh14/RobNets", "cg563/simple-blackbox-attack", "locuslab/convex_adversarial", "eth-sri/colt",
+           "jh-jeong/smoothing-consistency", "zbh2047/L_inf-dist-net", "tonyduan/rs4a",
+           "wenzhu23333/Differential-Privacy-Based-Federated-Learning", "vaseline555/Federated-Learning-in-PyTorch",
+           "JonasGeiping/invertinggradients", "omarfoq/FedEM", "ebagdasa/backdoors101", "ftramer/Handcrafted-DP",
+           "DingfanChen/GS-WGAN", "dougbrion/pytorch-classification-uncertainty",
+           "y0ast/deterministic-uncertainty-quantification", "omegafragger/DDU", "bayesgroup/pytorch-ensembles",
+           "ruqizhang/csgmcmc", "torrvision/focal_calibration", "by-liu/MbLS", "ondrejbohdal/meta-calibration")
 
 
 
@@ -851,6 +871,7 @@ def main() -> int:
     ap.add_argument("--fresh32", action="store_true", help="check the 50 repositories of FRESH32 instead")
     ap.add_argument("--fresh33", action="store_true", help="check the 51 repositories of FRESH33 instead")
     ap.add_argument("--fresh36", action="store_true", help="check the 54 repositories of FRESH36 instead")
+    ap.add_argument("--fresh35", action="store_true", help="check the 47 repositories of FRESH35 instead")
     ap.add_argument("--all-severities", metavar="FILE",
                     help="also write every finding (information and hints too), with its \"severity\", as JSON lines")
     args = ap.parse_args()
@@ -864,7 +885,7 @@ def main() -> int:
         FRESH20 if args.fresh20 else FRESH21 if args.fresh21 else FRESH22 if args.fresh22 else
         FRESH23 if args.fresh23 else FRESH24 if args.fresh24 else FRESH25 if args.fresh25 else
         FRESH26 if args.fresh26 else FRESH27 if args.fresh27 else FRESH28 if args.fresh28 else FRESH29 if args.fresh29 else FRESH30 if args.fresh30 else
-        FRESH31 if args.fresh31 else FRESH32 if args.fresh32 else FRESH33 if args.fresh33 else FRESH36 if args.fresh36 else REPOS)
+        FRESH31 if args.fresh31 else FRESH32 if args.fresh32 else FRESH33 if args.fresh33 else FRESH36 if args.fresh36 else FRESH35 if args.fresh35 else REPOS)
     found: list[dict] = []
     every: list[dict] = []
     lines = 0

@@ -1,0 +1,19 @@
+# Reported by the base engine (GS109 at the no_grad line); runs under torch.
+import torch
+
+
+def attack(x):
+    d = torch.zeros_like(x).uniform_(-1, 1).requires_grad_(True)
+    loss = ((x + d) ** 2).sum()
+    loss.backward()
+    return d.grad
+
+
+def main(x):
+    with torch.no_grad():
+        with torch.enable_grad():
+            g = attack(x)
+    return g
+
+
+main(torch.randn(3))
