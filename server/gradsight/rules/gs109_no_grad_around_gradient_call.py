@@ -232,6 +232,24 @@ def _lifted(call: ast.Call, inner: ast.AST, guards: tuple, fn: ast.AST) -> tuple
     return tuple(out)
 
 
+def _manager(func: ast.AST) -> bool:
+    """`torch.enable_grad`, `enable_grad`, `torch.set_grad_enabled`, `torch.autograd.set_grad_enabled`, ..."""
+    spelled = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    return spelled in _MANAGES
+
+
+def _nested_withs(body: list) -> list:
+    """The `with` statements under `body` (not in nested functions or classes)."""
+    out, todo = [], list(body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.With, ast.AsyncWith)):
+            out.append(n)
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(c for c in ast.iter_child_nodes(n) if isinstance(c, ast.stmt))
+    return out
+
+
 def _off_calls(top) -> list:
     """A top-level statement's calls spelled like a grad-mode switch (`no_grad()`, `torch.inference_mode()`)."""
     out = []
@@ -272,7 +290,8 @@ class NoGradAroundGradientCall(Rule):
                     "(this file's, or imported from another workspace file, followed through up to four calls) that "
                     "runs `torch.autograd.grad(out, ...)` or `out.backward()` on a value it computes itself (a call "
                     "or arithmetic: `out = D(G(z))`, `loss.sum()`). Functions that switch grad mode themselves "
-                    "(`torch.enable_grad()`, `set_grad_enabled`) are not followed, nor calls inside a callee's own "
+                    "(`torch.enable_grad()`, `set_grad_enabled`) are not followed, nor calls the block makes inside its "
+                    "own `with torch.enable_grad():` (or `set_grad_enabled`), nor calls inside a callee's own "
                     "`no_grad` block (that block is what to change, in its file); a call whose constant arguments "
                     "make an `if` test on a parameter around the differentiation false (`train=False`, `opt=None` "
                     "for `if opt is not None:`, `mode=\"val\"` for `if mode == \"train\":`, either operand of "
@@ -328,8 +347,15 @@ class NoGradAroundGradientCall(Rule):
         Valid(_EPOCH + "model = nn.Linear(3, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
               "model.train(True)\nepoch(model, opt)\nwith torch.no_grad():\n    model.eval()\n"
               "    val = epoch(model, opt)\n"),
+        # `torch.enable_grad()` inside the `no_grad` block turns grad mode back on for the call (eth-sri/colt's
+        # verifier; bench/fresh35-false/04).
+        Valid('import torch\nimport torch.nn as nn\n\n\ndef run(model, x, train):\n    loss = model(x).pow(2).mean()\n    if train:\n        loss.backward()\n    return loss.item()\n\n\nm = nn.Linear(3, 1)\nwith torch.no_grad():\n    x = torch.randn(2, 3) * 2\n    with torch.enable_grad():\n        run(m, x, True)\n'),
     )
     invalid = (
+        # The sampler called after an `enable_grad` block, still under `no_grad`.
+        Invalid(_helpers + "with torch.no_grad():\n    with torch.enable_grad():\n        z = torch.randn(2, 4)\n"
+                "    images = sample(G, D, z, True)\n", line=20,
+                runtime="raises: does not require grad", also=(8,)),
         # The same pass-through called with the flag that runs the backward.
         Invalid('import torch\nimport torch.nn as nn\n\n\ndef inner(model, x, eval_only):\n    loss = model(x).pow(2).mean()\n    if not eval_only:\n        loss.backward()\n    return loss.item()\n\n\ndef step(model, x, eval_only):\n    return inner(model, x, eval_only)\n\n\nm = nn.Linear(3, 1)\nwith torch.no_grad():\n    step(m, torch.randn(2, 3), False)\n', line=17,
                 runtime="raises: element 0 of tensors does not require grad", also=(6,)),
@@ -365,7 +391,13 @@ class NoGradAroundGradientCall(Rule):
                 self._with(node, q, report)
 
     def _with(self, node, q, report) -> None:
+        # A `with torch.enable_grad():` (or `set_grad_enabled(...)`) inside the block sets grad mode again for what
+        # it holds (colt's attack under the verifier's no_grad).
+        reset = [(w.body[0].lineno, w.end_lineno or w.lineno) for w in _nested_withs(node.body)
+                 if any(isinstance(i.context_expr, ast.Call) and _manager(i.context_expr.func) for i in w.items)]
         for call in own_name_calls([*node.body]):
+            if any(first <= call.lineno <= last for first, last in reset):
+                continue
             found = q.function_def_in(call.func.id, None)
             if found is None:
                 continue
