@@ -73,6 +73,12 @@ class CallsMixin:
                 psaved = frozenset({_init_site(call)})
         if trained is None:
             return UNKNOWN
+        stmt = self.current_stmt
+        if type(stmt) is ast.Assign and stmt.value is node and trained.line > node.lineno \
+                and any(key_of(t) == model_key for t in stmt.targets):
+            # `model = model(num_classes=10)` (a factory looked up by name, then called): the optimizer built after
+            # it trains what the call made, not what was called.
+            return UNKNOWN
         return TensorVal(rg=Tri.YES, leaf=Tri.NO, evidence=True, psrc_partial=True, psaved=psaved, psrc=psrc,
                          origin=self.fact(node, "runs-trained-model", trained, expr=self.seg(node), model=model_key))
 

@@ -53,8 +53,15 @@ class ModuleMethodOnTensor(Rule):
               "                l1 += (p * temperature).sigmoid().sum()\n        return l1\n\n\n"
               "net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))\n"
               "(L1RegLoss()(net) * 1e-8).backward()\n"),
+        # A factory looked up by name and called under the same name (`model = models.__dict__[arch]; model =
+        # model(num_classes=10)`, itayhubara/BinaryNet.pytorch; bench/fresh35-false/07): the optimizer built after it
+        # trains the module the call made.
+        Valid('import torch\nimport torch.nn as nn\n\n\ndef build(num_classes):\n    return nn.Linear(4, num_classes)\n\n\nFACTORIES = {\'linear\': build}\n\n\ndef main(name):\n    model = FACTORIES[name]\n    model = model(num_classes=10)\n    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n    print("OK:", type(model).__name__)\n\n\nif __name__ == \'__main__\':\n    main(\'linear\')\n'),
     )
     invalid = (
+        # The look-alike: the optimizer built first, then the name rebound to the model's output.
+        Invalid('import torch\nimport torch.nn as nn\n\n\ndef main(model, x):\n    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n    model = model(x)\n    model.zero_grad()\n    return optimizer\n\n\nmain(nn.Linear(4, 2), torch.randn(3, 4))\n', line=8,
+                runtime="raises: has no attribute 'zero_grad'"),
         # DeepRobust's DeepFool: the input's gradient cleared between per-class backwards with a module method.
         Invalid("import copy\nimport torch\nimport torch.nn as nn\n\n\ndef deepfool(model, image, num_classes):\n"
                 "    x = copy.deepcopy(image).requires_grad_(True)\n    fs = model.forward(x)\n"
