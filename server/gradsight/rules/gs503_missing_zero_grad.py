@@ -505,6 +505,29 @@ def _rebuilt_optimizers(region: ast.AST, loop: ast.AST, scan: _LoopScan, steps: 
     return {k: v for k, v in out.items() if k not in bad}
 
 
+def _breaks_after(loop: ast.AST, call: ast.Call) -> bool:
+    """Whether the statement holding `call` is followed, in its own block, by a `break` of `loop` (not of a loop
+    nested in it): `opt.step(); break` steps once per entry into the loop."""
+    todo = [loop.body]
+    while todo:
+        block = todo.pop()
+        for i, stmt in enumerate(block):
+            if stmt.lineno <= call.lineno <= (stmt.end_lineno or stmt.lineno) and not isinstance(
+                    stmt, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if any(isinstance(later, ast.Break) for later in block[i + 1:]):
+                    return True
+            if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef,
+                                 ast.ClassDef)):
+                continue  # a `break` there ends another loop
+            for field in ("body", "orelse", "finalbody"):
+                sub = getattr(stmt, field, None)
+                if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
+                    todo.append(sub)
+            for h in getattr(stmt, "handlers", ()):
+                todo.append(h.body)
+    return False
+
+
 def _arms(stmts: list, loop: ast.AST, scan: _LoopScan):
     """(`if` statement, arm, how the arm's condition reads) for each arm of the `if`/`elif`/`else` chains among `stmts` (a loop's own statements)
     whose tests are fixed for the whole loop (`_fixed_in_loop`: a mode, a configuration): every iteration runs the
@@ -824,8 +847,14 @@ class MissingZeroGrad(Rule):
         Valid("import torch\nimport torch.nn as nn\nm = nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
               "n = 3\nfor i in range(n):\n    m(torch.ones(3, 2)).sum().backward()\n    if i < n - 1:\n"
               "        opt.step()\n        opt.zero_grad()\n    else:\n        opt.step()\n"),
+        # The inner loop steps once and leaves (`opt.step(); break`), after the outer iteration's `zero_grad()`
+        # (eth-sri/colt's learner; bench/fresh35-false/03).
+        Valid('import torch\n\n\ndef learn(w, blocks, x, refine):\n    opt = torch.optim.SGD([w], lr=0.0)\n    for it in range(3):\n        cur = x\n        opt.zero_grad()\n        for j, layer in enumerate(blocks):\n            if j >= refine:\n                (cur.detach().sum() + w.sum()).backward()\n                opt.step()\n                break\n            cur = layer(cur)\n\n\nblocks = [torch.nn.Linear(3, 3) for _ in range(4)]\nw = torch.zeros(3, requires_grad=True)\nlearn(w, blocks, torch.randn(2, 3), 2)\n'),
     )
     invalid = (
+        # The look-alike without the `break`: two steps per `zero_grad()`, the second on both backwards' gradients.
+        Invalid('import torch\n\n\ndef learn(w, blocks, x, refine):\n    opt = torch.optim.SGD([w], lr=0.0)\n    for it in range(3):\n        cur = x\n        opt.zero_grad()\n        for j, layer in enumerate(blocks):\n            if j >= refine:\n                (cur.detach().sum() + w.sum()).backward()\n                opt.step()\n            cur = layer(cur)\n\n\nblocks = [torch.nn.Linear(3, 3) for _ in range(4)]\nw = torch.zeros(3, requires_grad=True)\nlearn(w, blocks, torch.randn(2, 3), 2)\n', line=8,
+                runtime="silent: bool((w.grad == 2).all())"),
         # The look-alike: its `step()` reads the teacher's gradients, which nothing zeroes.
         Invalid(_TEACHER.format(cls="MirrorDescent", freeze="",
                                 body="            tgt_p.data.add_(tgt_p.grad, alpha=-0.0)"), line=24,
@@ -1164,6 +1193,8 @@ class MissingZeroGrad(Rule):
         if zeroes is False:
             if _discarded_training(loop, steps, tree):
                 return None  # a benchmark: what the loop trains is thrown away with the function's locals
+            if all(_breaks_after(loop, c) for c in steps):
+                return None  # each step ends the loop (`opt.step(); break`): one step per entry, zeroed before it
             first = min(backwards, key=lambda c: (c.lineno, c.col_offset))
             # The optimizer's only `zero_grad()` stands before the loop (it was meant to run every iteration): the
             # fix moves that statement, so the finding stands on it. Not where the backward sits in an accumulation
