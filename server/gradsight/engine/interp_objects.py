@@ -10,6 +10,7 @@ from . import torchdb as db
 from .astwalk import walk
 from .call_writes import written_in_call
 from .nograd_calls import switches_grad_mode
+from .rebinding import _number_expr, _returns_numbers
 from .events import InferenceSaveEvent
 from .interp_util import (BUILTINS, MAX_CALL_DEPTH, _class_methods, _constant_default, _graph_homes, _graph_homes_fresh, _has_backward,
                           _is_static, _is_staticmethod, _msite, own_mutations, _pcut_of, _plain_class, const_bool,
@@ -974,18 +975,34 @@ class ObjectsMixin:
             owners = groups.get(seg)
             return site + (tuple(owners),) if owners else site
 
+        handed_cells = None
+
+        def own_cell(cell) -> bool:
+            # A tensor the body allocated (not one it was handed): each call site gets a cell of its own, so the
+            # outputs of two calls of one function (two instances of one wrapper module) are no aliases.
+            nonlocal handed_cells
+            if not (type(cell) is tuple and len(cell) >= 3 and cell[0] == path and first <= cell[1] <= last):
+                return False
+            if handed_cells is None:
+                handed_cells = {t.storage for v in list(arg_vals) + list(kw_vals.values())
+                                + [v for _, v in (self_import or ())] for _, t in flat_tensors([(node, v)])}
+            return cell not in handed_cells
+
         def local(v: TensorVal) -> TensorVal:
             new = frozenset(s for s in v.segs if inner(s))
             moved = v.saved_seg is not None and inner(v.saved_seg)
-            if not new and not moved:
+            cell = v.storage is not None and own_cell(v.storage)
+            if not new and not moved and not cell:
                 return v
             return v.with_(segs=(v.segs - new) | {at_site(s) for s in new} if new else v.segs,
-                           saved_seg=at_site(v.saved_seg) if moved else v.saved_seg)
+                           saved_seg=at_site(v.saved_seg) if moved else v.saved_seg,
+                           storage=site + (v.storage,) if cell else v.storage)
 
         if isinstance(result, Value):
             result = map_tensors(result, local)
         exports = tuple((k, map_tensors(v, local)) for k, v in exports)
-        saves = tuple((storage, op, at_site(seg) if inner(seg) else seg) for storage, op, seg in saves)
+        saves = tuple((site + (storage,) if own_cell(storage) else storage, op, at_site(seg) if inner(seg) else seg)
+                      for storage, op, seg in saves)
         return result, exports, saves
 
     def settle_inplace(self, pending: list, fn: ast.AST, flags: dict, rets: list, envs: list) -> None:
@@ -1105,41 +1122,6 @@ class ObjectsMixin:
             base = self.static_qual(node.value)
             return f"{base}.{node.attr}" if base else None
         return None
-
-
-_NUMBER_METHODS = frozenset({"item", "tolist"})
-_NUMBER_FUNCS = frozenset({"float", "int", "bool", "str", "len", "round", "repr"})
-
-
-def _number_expr(node) -> bool:
-    """Whether the expression surely makes no tensor with a graph, whatever its operands are: `x.item()`,
-    `float(x)`, a comparison, a formatted string, arithmetic and tuples of such."""
-    if node is None or isinstance(node, (ast.Constant, ast.JoinedStr, ast.Compare)):
-        return True
-    if isinstance(node, ast.Call):
-        f = node.func
-        return isinstance(f, ast.Attribute) and f.attr in _NUMBER_METHODS and not node.args \
-            or isinstance(f, ast.Name) and f.id in _NUMBER_FUNCS
-    if isinstance(node, ast.BinOp):
-        return _number_expr(node.left) and _number_expr(node.right)
-    if isinstance(node, ast.UnaryOp):
-        return _number_expr(node.operand)
-    if isinstance(node, (ast.Tuple, ast.List)):
-        return all(_number_expr(e) for e in node.elts)
-    return False
-
-
-def _returns_numbers(fn: ast.AST) -> bool:
-    """Whether every `return` of `fn` (not of functions nested in it) hands back numbers, by its spelling
-    (`return total.item() / len(batches)`, `return f"{loss:.3f}"`), or nothing."""
-    todo = list(ast.iter_child_nodes(fn))
-    while todo:
-        n = todo.pop()
-        if isinstance(n, ast.Return) and not _number_expr(n.value):
-            return False
-        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            todo.extend(ast.iter_child_nodes(n))
-    return True
 
 
 _STORING_METHODS = frozenset({"append", "extend", "insert", "update", "add", "setdefault", "put", "put_nowait"})

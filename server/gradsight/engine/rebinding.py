@@ -1,12 +1,12 @@
 """Which assignments rebind a backwarded name to something that is no longer that loss (`loss = loss.item()`, `loss =
-loss.item() / params.window`): pure functions of the syntax, read by `StatementsMixin.surely_grad_loss`."""
+loss.item() / params.window`), and which expressions and functions surely give numbers (`_number_expr`,
+`_returns_numbers`): pure functions of the syntax, read by `StatementsMixin.surely_grad_loss` and the call summaries."""
 
 from __future__ import annotations
 
 import ast
 
 from .astwalk import walk
-from .interp_objects import _number_expr
 
 
 def _number_bindings(region: ast.AST) -> dict:
@@ -45,3 +45,38 @@ def _cut_rebinding(name: str, value: ast.AST) -> bool:
         and n.id == name}
     reads = [n for n in walk(value) if isinstance(n, ast.Name) and n.id == name]
     return bool(reads) and all(id(n) in cut_reads for n in reads)
+
+
+_NUMBER_METHODS = frozenset({"item", "tolist"})
+_NUMBER_FUNCS = frozenset({"float", "int", "bool", "str", "len", "round", "repr"})
+
+
+def _number_expr(node) -> bool:
+    """Whether the expression surely makes no tensor with a graph, whatever its operands are: `x.item()`,
+    `float(x)`, a comparison, a formatted string, arithmetic and tuples of such."""
+    if node is None or isinstance(node, (ast.Constant, ast.JoinedStr, ast.Compare)):
+        return True
+    if isinstance(node, ast.Call):
+        f = node.func
+        return isinstance(f, ast.Attribute) and f.attr in _NUMBER_METHODS and not node.args \
+            or isinstance(f, ast.Name) and f.id in _NUMBER_FUNCS
+    if isinstance(node, ast.BinOp):
+        return _number_expr(node.left) and _number_expr(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return _number_expr(node.operand)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(_number_expr(e) for e in node.elts)
+    return False
+
+
+def _returns_numbers(fn: ast.AST) -> bool:
+    """Whether every `return` of `fn` (not of functions nested in it) hands back numbers, by its spelling
+    (`return total.item() / len(batches)`, `return f"{loss:.3f}"`), or nothing."""
+    todo = list(ast.iter_child_nodes(fn))
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Return) and not _number_expr(n.value):
+            return False
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(n))
+    return True
