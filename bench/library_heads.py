@@ -37,6 +37,7 @@ Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-p
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh30 # 52 more, fetched for the thirtieth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh31 # 47 more, fetched for the thirty-first fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh32 # 50 more, fetched for the thirty-second fresh round
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh34 # 50 more, fetched for the thirty-fourth fresh round
 """
 
 from __future__ import annotations
@@ -713,6 +714,27 @@ FRESH32 = ("facebookresearch/ConvNeXt-V2", "facebookresearch/InvariantRiskMinimi
            "ajbrock/SMASH", "ajbrock/FreezeOut", "clcarwin/sphereface_pytorch", "xingyizhou/pytorch-pose-hg-3d",
            "Kaixhin/NoisyNet-A3C", "jhjacobsen/pytorch-i-revnet", "Eromera/erfnet_pytorch",
            "xuanqing94/BayesianDefense")
+# 50 more, fetched for the thirty-fourth fresh round (fresh34; not under /work/.mirror
+# before, in no earlier list, not in /tmp/fetch_list.txt, not held out by issue 13), chosen by name and description
+# only: representation learning (self-supervised / contrastive), knowledge distillation, continual learning,
+# domain adaptation and generalization, semi-supervised learning, noisy labels and long-tailed recognition,
+# and read only to measure (bench/fresh34-notes.md). `--fresh34`.
+FRESH34 = ("ssnl/align_uniform", "Philip-Bachman/amdim-public", "dvlab-research/ReviewKD", "winycg/HSAKD",
+           "Hao840/OFAKD", "xuguodong03/SSKD", "donlee90/icarl", "JH-LEE-KR/dualprompt-pytorch",
+           "GT-RIPL/CODA-Prompt", "rahafaljundi/MAS-Memory-Aware-Synapses", "arthurdouillard/dytox",
+           "arthurdouillard/CVPR2021_PLOP", "DenisDsh/PyTorch-Deep-CORAL", "KaiyangZhou/mixstyle-release",
+           "thuml/Universal-Domain-Adaptation", "VisionLearningGroup/DANCE", "VisionLearningGroup/SSDA_MME",
+           "yueatsprograms/ttt_cifar_release", "mr-eggplant/SAR", "NaJaeMin92/FixBi", "fmcarlucci/JigenDG",
+           "DeLightCMU/RSC", "YugeTen/fish", "khanrc/swad", "ildoonet/unsupervised-data-augmentation",
+           "LiheYoung/ST-PlusPlus", "Haochen-Wang409/U2PL",
+           "iBelieveCJM/Tricks-of-Semi-supervisedDeepLeanring-Pytorch", "zijian-hu/SimPLE",
+           "amazon-science/exponential-moving-average-normalization", "xingruiyu/coteaching_plus", "shengliu66/ELR",
+           "HanxunH/Active-Passive-Losses", "AlanChou/Truncated-Loss", "yikun2019/PENCIL", "LiJunnan1992/MLNT",
+           "danieltan07/learning-to-reweight-examples", "xjtushujun/meta-weight-net", "UCSC-REAL/cores",
+           "pxiangwu/PLC", "EricArazo/PseudoLabeling", "DaikiTanaka-UT/JointOptimization", "xiaoboxia/T-Revision",
+           "zhmiao/OpenLongTailRecognition-OLTR", "facebookresearch/classifier-balancing", "Megvii-Nanjing/BBN",
+           "frank-xwang/RIDE-LongTailRecognition", "YyzHarry/imbalanced-regression", "naver-ai/cmo",
+           "dvlab-research/MiSLAS")
 
 
 
@@ -809,6 +831,7 @@ def main() -> int:
     ap.add_argument("--fresh30", action="store_true", help="check the 52 repositories of FRESH30 instead")
     ap.add_argument("--fresh31", action="store_true", help="check the 47 repositories of FRESH31 instead")
     ap.add_argument("--fresh32", action="store_true", help="check the 50 repositories of FRESH32 instead")
+    ap.add_argument("--fresh34", action="store_true", help="check the 50 repositories of FRESH34 instead")
     ap.add_argument("--all-severities", metavar="FILE",
                     help="also write every finding (information and hints too), with its \"severity\", as JSON lines")
     args = ap.parse_args()
@@ -822,7 +845,7 @@ def main() -> int:
         FRESH20 if args.fresh20 else FRESH21 if args.fresh21 else FRESH22 if args.fresh22 else
         FRESH23 if args.fresh23 else FRESH24 if args.fresh24 else FRESH25 if args.fresh25 else
         FRESH26 if args.fresh26 else FRESH27 if args.fresh27 else FRESH28 if args.fresh28 else FRESH29 if args.fresh29 else FRESH30 if args.fresh30 else
-        FRESH31 if args.fresh31 else FRESH32 if args.fresh32 else REPOS)
+        FRESH31 if args.fresh31 else FRESH32 if args.fresh32 else FRESH34 if args.fresh34 else REPOS)
     found: list[dict] = []
     every: list[dict] = []
     lines = 0
