@@ -40,6 +40,7 @@ Run: .venv/bin/python bench/library_heads.py --mirrors /work/.mirror [--engine-p
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh33 # 51 more, fetched for the thirty-third fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh36 # 54 more, fetched for the thirty-sixth fresh round
      .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh35 # 47 more, fetched for the thirty-fifth fresh round
+     .venv/bin/python bench/library_heads.py --mirrors /work/.mirror --fresh34 # 50 more, fetched for the thirty-fourth fresh round
 """
 
 from __future__ import annotations
@@ -754,6 +755,27 @@ FRESH36 = ("sxyu/svox2", "apchenstu/mvsnerf", "facebookresearch/NSVF", "ActiveVi
            "irasin/Pytorch_AdaIN", "czczup/URST", "Huage001/AdaAttN", "pkuanjie/ArtFlow", "NVIDIA/partialconv",
            "researchmm/AOT-GAN-for-Inpainting", "researchmm/STTN", "lyndonzheng/Pluralistic-Inpainting",
            "csqiangwen/DeepFillv2_Pytorch", "zoubohao/DenoisingDiffusionProbabilityModel-ddpm-", "FutureXiang/ddae")
+# 50 more, fetched for the thirty-fourth fresh round (fresh34; not under /work/.mirror
+# before, in no earlier list, not in /tmp/fetch_list.txt, not held out by issue 13), chosen by name and description
+# only: representation learning (self-supervised / contrastive), knowledge distillation, continual learning,
+# domain adaptation and generalization, semi-supervised learning, noisy labels and long-tailed recognition,
+# and read only to measure (bench/fresh34-notes.md). `--fresh34`.
+FRESH34 = ("ssnl/align_uniform", "Philip-Bachman/amdim-public", "dvlab-research/ReviewKD", "winycg/HSAKD",
+           "Hao840/OFAKD", "xuguodong03/SSKD", "donlee90/icarl", "JH-LEE-KR/dualprompt-pytorch",
+           "GT-RIPL/CODA-Prompt", "rahafaljundi/MAS-Memory-Aware-Synapses", "arthurdouillard/dytox",
+           "arthurdouillard/CVPR2021_PLOP", "DenisDsh/PyTorch-Deep-CORAL", "KaiyangZhou/mixstyle-release",
+           "thuml/Universal-Domain-Adaptation", "VisionLearningGroup/DANCE", "VisionLearningGroup/SSDA_MME",
+           "yueatsprograms/ttt_cifar_release", "mr-eggplant/SAR", "NaJaeMin92/FixBi", "fmcarlucci/JigenDG",
+           "DeLightCMU/RSC", "YugeTen/fish", "khanrc/swad", "ildoonet/unsupervised-data-augmentation",
+           "LiheYoung/ST-PlusPlus", "Haochen-Wang409/U2PL",
+           "iBelieveCJM/Tricks-of-Semi-supervisedDeepLeanring-Pytorch", "zijian-hu/SimPLE",
+           "amazon-science/exponential-moving-average-normalization", "xingruiyu/coteaching_plus", "shengliu66/ELR",
+           "HanxunH/Active-Passive-Losses", "AlanChou/Truncated-Loss", "yikun2019/PENCIL", "LiJunnan1992/MLNT",
+           "danieltan07/learning-to-reweight-examples", "xjtushujun/meta-weight-net", "UCSC-REAL/cores",
+           "pxiangwu/PLC", "EricArazo/PseudoLabeling", "DaikiTanaka-UT/JointOptimization", "xiaoboxia/T-Revision",
+           "zhmiao/OpenLongTailRecognition-OLTR", "facebookresearch/classifier-balancing", "Megvii-Nanjing/BBN",
+           "frank-xwang/RIDE-LongTailRecognition", "YyzHarry/imbalanced-regression", "naver-ai/cmo",
+           "dvlab-research/MiSLAS")
 
 # 47 more, fetched for the thirty-fifth fresh round (fresh35; not under /work/.mirror
 # before, in no earlier list, not in /tmp/fetch_list.txt, not held out by issue 13), chosen by name and description
@@ -872,6 +894,7 @@ def main() -> int:
     ap.add_argument("--fresh33", action="store_true", help="check the 51 repositories of FRESH33 instead")
     ap.add_argument("--fresh36", action="store_true", help="check the 54 repositories of FRESH36 instead")
     ap.add_argument("--fresh35", action="store_true", help="check the 47 repositories of FRESH35 instead")
+    ap.add_argument("--fresh34", action="store_true", help="check the 50 repositories of FRESH34 instead")
     ap.add_argument("--all-severities", metavar="FILE",
                     help="also write every finding (information and hints too), with its \"severity\", as JSON lines")
     args = ap.parse_args()
@@ -885,7 +908,7 @@ def main() -> int:
         FRESH20 if args.fresh20 else FRESH21 if args.fresh21 else FRESH22 if args.fresh22 else
         FRESH23 if args.fresh23 else FRESH24 if args.fresh24 else FRESH25 if args.fresh25 else
         FRESH26 if args.fresh26 else FRESH27 if args.fresh27 else FRESH28 if args.fresh28 else FRESH29 if args.fresh29 else FRESH30 if args.fresh30 else
-        FRESH31 if args.fresh31 else FRESH32 if args.fresh32 else FRESH33 if args.fresh33 else FRESH36 if args.fresh36 else FRESH35 if args.fresh35 else REPOS)
+        FRESH31 if args.fresh31 else FRESH32 if args.fresh32 else FRESH33 if args.fresh33 else FRESH36 if args.fresh36 else FRESH35 if args.fresh35 else FRESH34 if args.fresh34 else REPOS)
     found: list[dict] = []
     every: list[dict] = []
     lines = 0
