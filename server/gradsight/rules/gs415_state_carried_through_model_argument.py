@@ -38,6 +38,16 @@ def _released(name: str, loop: ast.AST, carry: ast.Assign) -> bool:
     return False
 
 
+
+_OPTIMIZER_USES = frozenset({"step", "zero_grad", "param_groups", "add_param_group"})
+
+
+def _optimizers(fn: ast.AST) -> set:
+    """Names `fn` uses as optimizers (`opt.zero_grad()`, `opt.step()`, `opt.param_groups`): `optimizer =
+    lr_scheduler(optimizer, epoch, lr)` hands an optimizer back, no state of a model (MAS; bench/fresh34-false/01)."""
+    return {n.value.id for n in ast.walk(fn) if isinstance(n, ast.Attribute) and n.attr in _OPTIMIZER_USES
+            and isinstance(n.value, ast.Name)} if fn is not None else set()
+
 class StateCarriedThroughModelArgument(Rule):
     code = "GS415"
     name = "state-carried-through-model-argument"
@@ -85,8 +95,14 @@ class StateCarriedThroughModelArgument(Rule):
         # No backward in the loop: evaluation carries the state on purpose.
         Valid("import torch\n\n\ndef run(model, xs):\n    h = None\n    outs = []\n    for x in xs:\n"
               "        out, h = model(x, h)\n        outs.append(out)\n    return outs\n"),
+        # A learning-rate helper handed in that returns the optimizer it was given (`optimizer =
+        # lr_scheduler(optimizer, epoch, lr)`, MAS-Memory-Aware-Synapses; bench/fresh34-false/01): no model state.
+        Valid('import torch\n\n\ndef exp_lr_scheduler(optimizer, epoch, init_lr=0.0004, lr_decay_epoch=54):\n    lr = init_lr * (0.1 ** (epoch // lr_decay_epoch))\n    for param_group in optimizer.param_groups:\n        param_group[\'lr\'] = lr\n    return optimizer\n\n\ndef train_model(model, criterion, optimizer, lr_scheduler, lr, loader, num_epochs):\n    for epoch in range(num_epochs):\n        optimizer = lr_scheduler(optimizer, epoch, lr)\n        for inputs, labels in loader:\n            optimizer.zero_grad()\n            loss = criterion(model(inputs), labels)\n            loss.backward()\n            optimizer.step()\n    return model\n\n\nif __name__ == "__main__":\n    net = torch.nn.Linear(3, 2)\n    opt = torch.optim.SGD(net.parameters(), lr=0.1)\n    data = [(torch.randn(4, 3), torch.randint(0, 2, (4,))) for _ in range(2)]\n    train_model(net, torch.nn.CrossEntropyLoss(), opt, exp_lr_scheduler, 0.1, data, 3)\n    print("runs: every backward in every epoch")\n'),
     )
     invalid = (
+        # The look-alike: the callable handed in is a recurrent cell, and its state is carried.
+        Invalid("import torch\n\n\ndef train_model(model, criterion, optimizer, cell, loader, num_epochs):\n    state = torch.zeros(4, 3)\n    for epoch in range(num_epochs):\n        for inputs, labels in loader:\n            optimizer.zero_grad()\n            state = cell(inputs, state)\n            loss = criterion(model(state), labels)\n            loss.backward()\n            optimizer.step()\n    return model\n\n\nnet, rnn = torch.nn.Linear(3, 2), getattr(torch.nn, 'RNNCell')(3, 3)\nopt = torch.optim.SGD(list(net.parameters()) + list(rnn.parameters()), lr=0.1)\ndata = [(torch.randn(4, 3), torch.randint(0, 2, (4,))) for _ in range(2)]\ntrain_model(net, torch.nn.CrossEntropyLoss(), opt, rnn, data, 3)\n", line=9,
+                runtime="raises: backward through the graph a second time"),
         Invalid(_head + "        out, hidden = model(x, hidden)\n" + _tail, line=20,
                 runtime="raises: backward through the graph a second time"),
         # The same in a trainer class that was handed the model.
@@ -120,7 +136,7 @@ class StateCarriedThroughModelArgument(Rule):
             loop = q.enclosing(stmt, (ast.For, ast.AsyncFor, ast.While))
             if loop is None or q.enclosing_function(loop) is not fn or not _backwards(loop):
                 continue
-            for name in sorted(carried):
+            for name in sorted(carried - _optimizers(fn)):
                 if not _released(name, loop, stmt):
                     report.add(self, stmt,
                                f"`{name}` carries this step's graph into the next iteration, whose backward then "
