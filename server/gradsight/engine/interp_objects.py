@@ -999,11 +999,23 @@ class ObjectsMixin:
                            storage=site + (v.storage,) if cell else v.storage)
 
         if isinstance(result, Value):
-            result = map_tensors(result, local)
+            result = self.own_modules(map_tensors(result, local), path, first, last, node)
         exports = tuple((k, map_tensors(v, local)) for k, v in exports)
         saves = tuple((site + (storage,) if own_cell(storage) else storage, op, at_site(seg) if inner(seg) else seg)
                       for storage, op, seg in saves)
         return result, exports, saves
+
+    def own_modules(self, result: Value, path: str, first: int, last: int, node: ast.AST) -> Value:
+        """A module a factory function builds (`def make_net(): return Net()`) is a new module at each call: made
+        where the call is, so two nets from two calls train apart (co-teaching's `clf1`, `clf2`)."""
+        def own(v):
+            o = v.origin if isinstance(v, ModuleVal) else None
+            if o is not None and o.path is None and path == self.scope.path and first <= o.line <= last:
+                return replace(v, origin=self.expr_fact(node))
+            return v
+        if isinstance(result, SeqVal) and not result.homog:
+            return SeqVal(tuple(own(v) for v in result.items))
+        return own(result)
 
     def settle_inplace(self, pending: list, fn: ast.AST, flags: dict, rets: list, envs: list) -> None:
         """At a function's end, the in-place writes on saved tensors its body (and its callees) made, as (event, line
