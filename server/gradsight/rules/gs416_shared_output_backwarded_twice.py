@@ -12,11 +12,26 @@ from ._calls import own_name_calls
 
 # Reading these does not carry the graph on: `v.detach()`, `v.item()`, ... (and `v.data`, see `_loads`)
 _CUTS = ("detach", "item", "tolist", "numpy")
+# Calls whose results are indices or truth values (no graph), whatever their arguments carry.
+_INDEX_METHODS = frozenset({"argmax", "argmin", "argsort", "nonzero", "size", "dim", "numel"})
+_INDEX_FUNCS = frozenset({"argmax", "argmin", "argsort", "nonzero", "where", "isnan", "isinf", "isfinite",
+                          "eq", "ne", "lt", "le", "gt", "ge", "equal"})
+
+
+def _indices(n: ast.AST) -> bool:
+    """`torch.where(cond)` (one argument), `x.argmax(1)`, `torch.nonzero(m)`, `a < b`: no graph."""
+    if isinstance(n, ast.Compare):
+        return True
+    if not isinstance(n, ast.Call) or not isinstance(n.func, ast.Attribute):
+        return False
+    if isinstance(n.func.value, ast.Name) and n.func.value.id == "torch" and n.func.attr in _INDEX_FUNCS:
+        return n.func.attr != "where" or (len(n.args) == 1 and not n.keywords)
+    return n.func.attr in _INDEX_METHODS
 
 
 def _loads(expr: ast.AST) -> set:
     """Names whose graph `expr` carries on: every name it loads, except through `.detach()`, `.item()`, `.data`,
-    ... (their results have no history)."""
+    ... and index or truth results (`torch.where(cond)`, `x.argmax(1)`, `a < b`), which have no history."""
     out: set = set()
     todo = [expr]
     while todo:
@@ -24,6 +39,8 @@ def _loads(expr: ast.AST) -> set:
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _CUTS:
             todo.extend(n.args)
             todo.extend(k.value for k in n.keywords)
+            continue
+        if _indices(n):
             continue
         if isinstance(n, ast.Attribute) and n.attr == "data":
             continue
@@ -253,8 +270,14 @@ class SharedOutputBackwardedTwice(Rule):
         # The output is made again before the second loss.
         Valid(_head + "        d_loss = F.softplus(-D(real)).mean() + F.softplus(D(fake)).mean()\n"
               + _tail.replace("        g_loss = F.softplus", "        fake = G(torch.randn(4, 8))\n        g_loss = F.softplus")),
+        # The second loss indexed by `torch.where(...)` of the first's entropies: indices carry no graph (SAR's
+        # sharpness-aware adaptation; bench/fresh34-false/03).
+        Valid('import torch\n\n\ndef softmax_entropy(x: torch.Tensor) -> torch.Tensor:\n    return -(x.softmax(1) * x.log_softmax(1)).sum(1)\n\n\ndef forward_and_adapt(x, model, optimizer, margin):\n    optimizer.zero_grad()\n    outputs = model(x)\n    entropys = softmax_entropy(outputs)\n    filter_ids_1 = torch.where(entropys < margin)\n    entropys = entropys[filter_ids_1]\n    loss = entropys.mean(0)\n    loss.backward()\n\n    optimizer.step()\n    entropys2 = softmax_entropy(model(x))\n    entropys2 = entropys2[filter_ids_1]\n    loss_second = entropys2.mean(0)\n    loss_second.backward()\n    optimizer.step()\n    return outputs\n\n\nif __name__ == "__main__":\n    model = torch.nn.Linear(5, 4)\n    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n    for _ in range(3):\n        forward_and_adapt(torch.randn(6, 5), model, optimizer, 100.0)\n'),
     )
     invalid = (
+        # The look-alike: the second loss computed from the first forward's output.
+        Invalid('import torch\n\n\ndef softmax_entropy(x: torch.Tensor) -> torch.Tensor:\n    return -(x.softmax(1) * x.log_softmax(1)).sum(1)\n\n\ndef forward_and_adapt(x, model, optimizer, margin):\n    optimizer.zero_grad()\n    outputs = model(x)\n    entropys = softmax_entropy(outputs)\n    filter_ids_1 = torch.where(entropys < margin)\n    entropys = entropys[filter_ids_1]\n    loss = entropys.mean(0)\n    loss.backward()\n\n    optimizer.step()\n    entropys2 = softmax_entropy(outputs)\n    entropys2 = entropys2[filter_ids_1]\n    loss_second = entropys2.mean(0)\n    loss_second.backward()\n    optimizer.step()\n    return outputs\n\n\nif __name__ == "__main__":\n    model = getattr(torch.nn, \'Linear\')(5, 4)\n    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n    for _ in range(3):\n        forward_and_adapt(torch.randn(6, 5), model, optimizer, 100.0)\n', line=14,
+                runtime="raises: backward through the graph a second time"),
         Invalid(_gan, line=39, runtime="raises: backward through the graph a second time", also=(9,)),
         Invalid(_aux, line=9, runtime="raises: backward through the graph a second time", also=(14,)),
         # The same step in a trainer class that was handed its models.
