@@ -30,6 +30,8 @@ _TENSOR_CLASSES = frozenset({"torch.Tensor", "torch.autograd.Variable", "torch.a
 _NOT_TENSOR_CLASSES = frozenset({"numpy.ndarray", "numpy.generic", "builtins.list", "builtins.tuple", "builtins.dict",
                                  "builtins.int", "builtins.float", "builtins.str", "builtins.bool", "builtins.bytes",
                                  "builtins.set", "numbers.Number"})
+_PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+_MODULE_CLASSES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 
 
 def _with_flattened(stmts: list[ast.stmt]):
@@ -733,6 +735,13 @@ class StatementsMixin:
                 val = state.get(key) if key is not None else None
                 if isinstance(val, TensorVal) and quals and all(q in _NOT_TENSOR_CLASSES for q in quals):
                     return False
+                if quals in ([q] for q in _PARAMETER_CLASSES) and (isinstance(val, ModuleVal) or isinstance(
+                        val, TensorVal) and (val.param or val.leaf is Tri.NO)):
+                    # `isinstance(m, nn.Parameter)`: a module or a computed tensor is none, a parameter is one
+                    # (dytox's `freeze_parameters(m)` handed either).
+                    return isinstance(val, TensorVal) and val.param
+                if quals in ([q] for q in _MODULE_CLASSES) and isinstance(val, (ModuleVal, TensorVal)):
+                    return isinstance(val, ModuleVal)
             return None
         bool_test = bool_compare_truth(test, state)
         if bool_test is not None:

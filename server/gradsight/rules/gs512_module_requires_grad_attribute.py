@@ -81,6 +81,9 @@ class ModuleRequiresGradAttribute(Rule):
               "        return self.skip * x\n\n\n"
               "g = GSkip('constant', 4)\nx = torch.randn(2, 4, 3, requires_grad=True)\ng(x).sum().backward()\n"
               "assert g.skip.grad is None and x.grad is not None\n"),
+        # `m.requires_grad = ...` in the arm `isinstance(m, nn.Parameter)` selects: a parameter, frozen so (dytox's
+        # `freeze_parameters`, handed parameters and modules; bench/fresh34-false/02).
+        Valid('import torch\nfrom torch import nn\n\n\ndef freeze_parameters(m, requires_grad=False):\n    if m is None:\n        return\n\n    if isinstance(m, nn.Parameter):\n        m.requires_grad = requires_grad\n    else:\n        for p in m.parameters():\n            p.requires_grad = requires_grad\n\n\nclass Tiny(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.pos_embed = nn.Parameter(torch.zeros(1, 5, 4))\n        self.norm = nn.LayerNorm(4)\n\n\nm = Tiny()\nfreeze_parameters(m)\nfreeze_parameters(m.pos_embed)\nfreeze_parameters(m.norm)\n'),
     )
     invalid = (
         # A "freeze" loop over the layers a model's `.children()` gives (catalyst's `ResnetEncoder`): each is a
@@ -153,7 +156,7 @@ class ModuleRequiresGradAttribute(Rule):
                 if not (in_module or owner in modules or self._attr_of_module(owner, modules)
                         or id(node) in in_child_loops):
                     continue
-                if _tensor_just_bound(q, node, owner):
+                if _tensor_just_bound(q, node, owner) or _tensor_arm(q, node, owner):
                     continue
                 flag = report.source.segment(node.value)
                 flag = flag if flag and len(flag) <= 30 and "\n" not in flag else "False"
@@ -268,3 +271,24 @@ def _child_loop_assigns(q) -> set:
                         and t.value.id == var for t in sub.targets):
                     found.add(id(sub))
     return found
+
+
+_TENSOR_TYPES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.Tensor"})
+
+
+def _tensor_arm(q, node: ast.AST, owner: str) -> bool:
+    """Whether `node` runs only where `owner` is a tensor: in the body of `if isinstance(owner, nn.Parameter):` (or
+    `torch.Tensor`), as dytox's `freeze_parameters(m)` handles a parameter and a module in two arms."""
+    child = node
+    for anc in q.ancestors(node)[1:]:
+        if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            return False
+        test = getattr(anc, "test", None)
+        if isinstance(anc, ast.If) and any(child is b for b in anc.body) and isinstance(test, ast.Call) \
+                and isinstance(test.func, ast.Name) and test.func.id == "isinstance" and len(test.args) == 2 \
+                and dotted_name(test.args[0]) == owner:
+            classes = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+            if all(q.qualname(c) in _TENSOR_TYPES for c in classes):
+                return True
+        child = anc
+    return False
