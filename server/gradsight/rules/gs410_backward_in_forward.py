@@ -20,14 +20,50 @@ def _tainted(func: ast.FunctionDef, seeds: set | None = None, before: int | None
         names -= _made_leaf(func)
     else:
         names = set(seeds)
+    ints = _integer_names(func)
     for node in ast.walk(func):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None \
                 and (before is None or node.lineno < before):
-            if _reads(node.value, names) and not _detached(node.value):
+            if _reads(node.value, names) and not _detached(node.value) and not _integer(node.value):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for t in targets:
+                    if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in ints:
+                        continue  # written into an integer tensor: indices carry no graph
                     names |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
     return names
+
+
+_INT_METHODS = frozenset({"long", "int", "bool", "byte", "short", "argmax", "argmin", "argsort", "nonzero"})
+_INT_FUNCS = frozenset({"one_hot", "argmax", "argmin", "argsort", "nonzero", "randint", "randperm"})
+_INT_DTYPES = frozenset({"long", "int", "int64", "int32", "int16", "int8", "uint8", "bool"})
+
+
+def _integer(expr: ast.AST) -> bool:
+    """An expression that makes an integer (or bool) tensor, which never carries a graph, or a float copy of one:
+    `x.long()`, `F.one_hot(gt).float()`, `torch.ones(n, dtype=torch.long)`, `a > b`."""
+    if isinstance(expr, ast.Compare):
+        return True
+    if not isinstance(expr, ast.Call):
+        return False
+    f = expr.func
+    if isinstance(f, ast.Attribute) and f.attr in ("float", "double", "half", "to", "type") and _integer(f.value):
+        return True  # `F.one_hot(gt, 3).float()`: a float copy of integers still has no graph
+    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+    if isinstance(f, ast.Attribute) and name in _INT_METHODS or name in _INT_FUNCS:
+        return True
+    return any(k.arg == "dtype" and isinstance(k.value, ast.Attribute) and k.value.attr in _INT_DTYPES
+               for k in expr.keywords)
+
+
+def _integer_names(func: ast.FunctionDef) -> set:
+    """Names every plain assignment of `func` binds to an integer tensor (`sp_i = torch.ones([2, n]).long()`)."""
+    ints, other = set(), set()
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    (ints if _integer(node.value) else other).add(t.id)
+    return ints - other
 
 
 def _made_leaf(func: ast.FunctionDef) -> set:
@@ -283,8 +319,14 @@ class BackwardInForward(Rule):
               "    optimizer.zero_grad()\n    lds = vat_loss(model, x_ul)\n"
               "    loss = F.cross_entropy(model(x_l), y_l) + lds\n    loss.backward()\n"
               "    optimizer.step()\n"),
+        # A backward inside `forward` on a fresh leaf (`x.clone().detach().requires_grad_(True)`), weighted by a
+        # one-hot of the integer labels: nothing reaches the caller's graph (DeLightCMU/RSC; bench/fresh34-false/04).
+        Valid('import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.class_classifier = nn.Linear(4, 3)\n\n    def forward(self, x, gt=None, flag=None):\n        if flag:\n            x_new = x.clone().detach().requires_grad_(True)\n            output = self.class_classifier(x_new)\n            one_hot_sparse = torch.nn.functional.one_hot(gt, 3).float()\n            one_hot = torch.sum(output * one_hot_sparse)\n            self.zero_grad()\n            one_hot.backward()\n            self.zero_grad()\n        return self.class_classifier(x)\n\n\nif __name__ == "__main__":\n    net = Net()\n    opt = torch.optim.SGD(net.parameters(), lr=0.1)\n    for _ in range(2):\n        x = torch.nn.Linear(4, 4)(torch.randn(5, 4))   # the caller\'s graph, as the backbone\'s output would be\n        gt = torch.randint(0, 3, (5,))\n        opt.zero_grad()\n        torch.nn.functional.cross_entropy(net(x, gt, True), gt).backward()\n        opt.step()\n'),
     )
     invalid = (
+        # The look-alike: the classifier runs on the input itself, whose graph the inner backward frees.
+        Invalid('import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.class_classifier = nn.Linear(4, 3)\n\n    def forward(self, x, gt=None, flag=None):\n        if flag:\n            x_new = x.clone().detach().requires_grad_(True)\n            output = self.class_classifier(x)\n            one_hot_sparse = torch.nn.functional.one_hot(gt, 3).float()\n            one_hot = torch.sum(output * one_hot_sparse)\n            self.zero_grad()\n            one_hot.backward()\n            self.zero_grad()\n        return self.class_classifier(x)\n\n\nif __name__ == "__main__":\n    net = Net()\n    opt = torch.optim.SGD(net.parameters(), lr=0.1)\n    for _ in range(2):\n        x = torch.nn.Linear(4, 4)(torch.randn(5, 4))   # the caller\'s graph, as the backbone\'s output would be\n        gt = torch.randint(0, 3, (5,))\n        opt.zero_grad()\n        torch.nn.functional.cross_entropy(net(x, gt, True), gt).backward()\n        opt.step()\n', line=17,
+                runtime="raises: backward through the graph a second time", also=(29,)),
         # The look-alike: the same loss module handed an encoder's features. Its backward frees the encoder's graph,
         # which the returned loss also runs through.
         Invalid(_VAT + "encoder = nn.Sequential(nn.Linear(8, 16), nn.ReLU())\nmodel = nn.Linear(16, 4)\n"
