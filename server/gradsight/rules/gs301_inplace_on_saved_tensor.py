@@ -232,8 +232,15 @@ class InplaceOnSavedTensor(Rule):
         # `self.module.forward(*args)`): each call's output is a tensor of its own, no alias of the other's
         # (bench/fresh35-false/05).
         Valid('import torch\nimport torch.nn as nn\n\n\nclass Wrap(nn.Module):\n    def __init__(self, module):\n        super().__init__()\n        self.module = module\n\n    def forward(self, *args):\n        return self.module.forward(*args)\n\n\nclass Disc(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 8)\n        self.linear = Wrap(nn.Linear(8, 1))\n        self.linear_y = Wrap(nn.Embedding(10, 8))\n\n    def forward(self, x, y):\n        h = self.fc(x)\n        out = self.linear(h)\n        out += torch.sum(self.linear_y(y) * h, dim=1, keepdim=True)\n        return out.view(-1)\n\n\nDisc()(torch.randn(4, 8), torch.randint(0, 10, (4,))).sum().backward()\n'),
+        # The product that saved the mask is kept only for a number (`after.sum().item()`): its graph dies with the
+        # call, so the later write into the mask changes nothing a backward reads (DeLightCMU/RSC's
+        # self-challenging mask; bench/fresh34-false/04).
+        Valid('import torch\n\n\ndef mask_step(x, idx):\n    x_new = x.clone().detach().requires_grad_(True)\n    mask_all = torch.where(x_new > 0, torch.zeros(x.shape), torch.ones(x.shape))\n    after = x_new * mask_all\n    mask_all[idx, :] = 1\n    return x * mask_all, after.sum().item()\n\n\nif __name__ == "__main__":\n    w = torch.randn(4, 3, requires_grad=True)\n    out = mask_step(w * 2, torch.tensor([0, 2]))\n    out = out[0] if isinstance(out, tuple) else out\n    out.sum().backward()\n'),
     )
     invalid = (
+        # The look-alike: the product is returned and backwarded with the masked input.
+        Invalid('import torch\n\n\ndef mask_step(x, idx):\n    x_new = x.clone().detach().requires_grad_(True)\n    mask_all = torch.where(x_new > 0, torch.zeros(x.shape), torch.ones(x.shape))\n    after = x_new * mask_all\n    mask_all[idx, :] = 1\n    return x * mask_all, after.sum()\n\n\nif __name__ == "__main__":\n    w = torch.randn(4, 3, requires_grad=True)\n    out = mask_step(w * 2, torch.tensor([0, 2]))\n    (out[0].sum() + out[1]).backward()\n', line=8,
+                runtime="raises: modified by an inplace operation"),
         # The look-alike: the embedding's own output is written after the product saved it.
         Invalid('import torch\nimport torch.nn as nn\n\n\nclass Wrap(nn.Module):\n    def __init__(self, module):\n        super().__init__()\n        self.module = module\n\n    def forward(self, *args):\n        return self.module.forward(*args)\n\n\nclass Disc(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 8)\n        self.linear = Wrap(nn.Linear(8, 1))\n        self.linear_y = Wrap(nn.Embedding(10, 8))\n\n    def forward(self, x, y):\n        h = self.fc(x)\n        out = self.linear(h)\n        emb = self.linear_y(y)\n        out = out + torch.sum(emb * h, dim=1, keepdim=True)\n        emb += 1\n        return out.view(-1)\n\n\nDisc()(torch.randn(4, 8), torch.randint(0, 10, (4,))).sum().backward()\n', line=26,
                 runtime="raises: modified by an inplace operation"),
@@ -455,6 +462,8 @@ class InplaceOnSavedTensor(Rule):
         if event.target.leaf is Tri.YES and event.target.rg is Tri.YES and event.grad_mode is not Tri.NO:
             return  # PyTorch raises the leaf error first (GS302)
         t = event.target
+        if saved.path is None and report.tree is not None and _kept_for_numbers(tree_query(self, report.tree), saved):
+            return  # the saving product is read only for numbers and indices: no backward ever runs through it
         if t.saved_gone is not None and not t.saved_sure and t.freed is not None and not t.freed_sure:
             # Written after a backward that consumed the saving graph on some path (`if model.training:
             # loss.backward()`, then a metric thresholds the output in place): the paths that still hold the save
@@ -552,3 +561,58 @@ def _eval_only_arm(q, node: ast.AST) -> bool:
                     return True
         child = anc
     return False
+
+
+# A chain reaching one of these methods (or a comparison) makes numbers or indices: no graph goes on.
+_NUMBER_METHODS = frozenset({"item", "tolist", "numpy", "nonzero", "argmax", "argmin", "argsort", "numel", "size",
+                             "any", "all", "gt", "lt", "ge", "le", "eq", "ne", "long", "int", "bool", "byte",
+                             "multinomial"})
+_MAX_NAMES = 24  # names followed from the saving product before giving up (a long function stays cheap)
+
+
+def _kept_for_numbers(q, saved) -> bool:
+    """Whether the op that saved the tensor is the whole value of `name = <op>` in a function, and what flows from
+    `name` there (through calls, arithmetic and names bound from it) ends only in numbers, indices or truth values
+    (`after.sum().item()`, `change.gt(th).long()`, `(p > t).nonzero()`): that graph is never differentiated, so a
+    write in place into what it saved changes nothing a backward reads (DeLightCMU/RSC's self-challenging masks;
+    bench/fresh34-false/04). Anything returned, stored, handed to `backward` or bound otherwise keeps the finding."""
+    stmt = next((n for n in q.assigns if n.lineno == saved.line and len(n.targets) == 1
+                 and isinstance(n.targets[0], ast.Name) and n.value.lineno == saved.line
+                 and n.value.col_offset in (saved.column, saved.column - 1)), None)
+    fn = q.enclosing_function(stmt) if stmt is not None else None
+    if fn is None:
+        return False
+    todo, seen = [(stmt.targets[0].id, stmt.lineno)], set()
+    while todo:
+        name, since = todo.pop()
+        if (name, since) in seen:
+            continue
+        seen.add((name, since))
+        if len(seen) > _MAX_NAMES:
+            return False
+        reads = [n for n in q.names_loaded(fn, name) if n.lineno > since]
+        for n in reads:
+            node, numbers, handed = n, False, False
+            while not numbers:
+                up = q.parent(node)
+                if isinstance(up, ast.Call) and up.func is not node:
+                    handed = True  # an argument: the callee could keep it (`outs.append(after)`)
+                if isinstance(up, ast.Call) and up.func is node:
+                    numbers = isinstance(node, ast.Attribute) and node.attr in _NUMBER_METHODS
+                    if isinstance(node, ast.Attribute) and node.attr in ("backward", "register_hook"):
+                        return False
+                elif isinstance(up, ast.keyword):
+                    up = q.parent(up)
+                elif not (isinstance(up, (ast.Attribute, ast.Subscript, ast.BinOp, ast.UnaryOp, ast.Call))
+                          or isinstance(up, (ast.Tuple, ast.List)) and isinstance(up.ctx, ast.Load)):
+                    break
+                node = up
+            up = q.parent(node)
+            if numbers or isinstance(up, ast.Compare) or isinstance(up, ast.Expr) and not handed \
+                    or isinstance(up, ast.If) and up.test is node:
+                continue
+            if isinstance(up, ast.Assign) and up.value is node and all(isinstance(t, ast.Name) for t in up.targets):
+                todo.extend((t.id, up.lineno) for t in up.targets)
+                continue
+            return False
+    return True
