@@ -130,8 +130,14 @@ class ModuleNameRebound(Rule):
         # A parameter called like a module (e.g. `F` as an argument) is the function's own name.
         Valid("import torch\nimport torch.nn.functional as F\n\n\ndef act(x, F=F):\n    return F.relu(x)\n\n\n"
               "y = act(torch.randn(3))\n"),
+        # Each arm of an `if` rebinds the module alias as its own loop's batch and reads it there
+        # (omegafragger/DDU's `for data, _ in pool_loader:`; bench/fresh35-false/06).
+        Valid('import torch\nimport torch.utils.data as data\n\nds = data.TensorDataset(torch.randn(8, 2), torch.zeros(8))\nloader = data.DataLoader(ds, batch_size=4)\nmodel = torch.nn.Linear(2, 3)\nfor flag in ["ensemble", "other"]:\n    if flag == "ensemble":\n        with torch.no_grad():\n            for data, _ in loader:\n                data = data.to("cpu")\n                model(data)\n    else:\n        logits = []\n        with torch.no_grad():\n            for data, _ in loader:\n                data = data.to("cpu")\n                logits.append(model(data))\n'),
     )
     invalid = (
+        # The look-alike: the module is used again after the loops, where `data` is the last batch.
+        Invalid('import torch\nimport torch.utils.data as data\n\nds = data.TensorDataset(torch.randn(8, 2), torch.zeros(8))\nloader = data.DataLoader(ds, batch_size=4)\nmodel = torch.nn.Linear(2, 3)\nfor flag in ["ensemble", "other"]:\n    if flag == "ensemble":\n        with torch.no_grad():\n            for data, _ in loader:\n                data = data.to("cpu")\n                model(data)\n    else:\n        logits = []\n        with torch.no_grad():\n            for data, _ in loader:\n                data = data.to("cpu")\n                logits.append(model(data))\nloader = data.DataLoader(ds, batch_size=2)\n', line=10,
+                runtime="raises: has no attribute 'DataLoader'"),
         Invalid(_fn.format(line="torch = torch.relu(t)"), line=7,
                 runtime="raises: cannot access local variable 'torch'"),
         Invalid(_fn.format(line="F = F.relu(t)"), line=7, runtime="raises: cannot access local variable 'F'"),
@@ -198,6 +204,12 @@ class ModuleNameRebound(Rule):
 
     def _module_level(self, report, name: str, stmt: ast.stmt, scope) -> None:
         later = [a for a in self._attribute_reads(scope, name) if _pos(a) > (stmt.end_lineno, stmt.end_col_offset)]
+        # A read inside a `for` whose own target binds the name reads that loop's value (DDU's `for data, _ in
+        # pool_loader:` in each arm of an `if`; bench/fresh35-false/06).
+        loops = [n for n in ast.walk(scope) if isinstance(n, (ast.For, ast.AsyncFor))
+                 and any(isinstance(t, ast.Name) and t.id == name for t in ast.walk(n.target))]
+        later = [a for a in later if not any(_pos(loop) < _pos(a) and (a.lineno, a.col_offset) <= (
+            loop.end_lineno, loop.end_col_offset) for loop in loops)]
         if _constructed(getattr(stmt, "value", None)):
             # `optim = torch.optim.Adam(...)` then `optim.step()`: the name now holds an object made from one of
             # the module's classes, and lower-case attributes are that object's methods, used on purpose. Only
