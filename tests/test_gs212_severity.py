@@ -37,3 +37,32 @@ def test_torch_agrees():
     out = subprocess.run([sys.executable, "-c", INT + "print(counts.dtype)\n"], capture_output=True, text=True,
                          timeout=120)
     assert out.stdout.strip() == "torch.int64", out.stderr
+
+
+# A trained parameter is floating point (only floating tensors can require grad): QDrop's
+# `self.zero_point.data.clamp_(lo, hi).float()` (bench/fresh35-repro/02) is information; the same statement on an
+# integer parameter made with `requires_grad=False` stays a warning.
+PARAM = ("import torch\n\n\nclass FQ(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+         "        self.zero_point = torch.nn.Parameter(torch.tensor([0.0]))\n\n    def forward(self, x):\n"
+         "        self.zero_point.data.clamp_(0, 255).float()\n        return x * self.zero_point\n\n\n"
+         "fq = FQ()\nfq(torch.randn(3)).sum().backward()\n")
+INT_PARAM = PARAM.replace("torch.nn.Parameter(torch.tensor([0.0]))",
+                          "torch.nn.Parameter(torch.tensor([0]), requires_grad=False)").replace(
+    "fq(torch.randn(3)).sum().backward()\n", "fq(torch.randn(3))\n")
+
+
+def test_a_float_of_a_trained_parameter_is_information():
+    assert gs212(PARAM) == [(10, Severity.INFORMATION)]
+
+
+def test_a_float_of_an_integer_parameter_stays_a_warning():
+    assert gs212(INT_PARAM) == [(10, Severity.WARNING)]
+
+
+@pytest.mark.torch
+def test_torch_agrees_on_parameters():
+    pytest.importorskip("torch")
+    for src, dtype in ((PARAM, "torch.float32"), (INT_PARAM, "torch.int64")):
+        out = subprocess.run([sys.executable, "-c", src + "print(fq.zero_point.dtype)\n"], capture_output=True,
+                             text=True, timeout=120)
+        assert out.stdout.strip() == dtype, out.stderr

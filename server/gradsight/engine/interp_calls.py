@@ -692,8 +692,10 @@ class CallsMixin:
                 flag = const_bool((args[1][0] if len(args) > 1 else kwargs["requires_grad"][0]))
                 rg = Tri.of(flag)
             src = args[0][1] if args else UNKNOWN
+            # Only floating tensors can require grad: a trained parameter is no integer tensor.
             leaf = self.new_leaf(node, rg, param=True, shape=src.shape if isinstance(src, TensorVal) else None,
-                                 label="nn.Parameter", name_hint=None)
+                                 is_int=Tri.NO if rg is Tri.YES else src.is_int if isinstance(src, TensorVal)
+                                 else Tri.MAYBE, label="nn.Parameter", name_hint=None)
             return leaf.with_(psrc=frozenset({_fsite(leaf.origin)})) if rg is Tri.YES else leaf
         if qual.startswith("torch.nn.init."):
             if short.endswith("_") and not short.startswith("_"):
