@@ -582,7 +582,12 @@ def _kept_for_numbers(q, saved) -> bool:
     fn = q.enclosing_function(stmt) if stmt is not None else None
     if fn is None:
         return False
-    todo, seen = [(stmt.targets[0].id, stmt.lineno)], set()
+    loop = q.enclosing(stmt, (ast.For, ast.AsyncFor, ast.While))
+    if loop is not None and q.enclosing_function(loop) is fn:
+        # In a loop, the next iteration reads what this one bound, above the binding too.
+        todo, seen = [(stmt.targets[0].id, loop.lineno - 1)], set()
+    else:
+        todo, seen = [(stmt.targets[0].id, stmt.lineno)], set()
     while todo:
         name, since = todo.pop()
         if (name, since) in seen:
