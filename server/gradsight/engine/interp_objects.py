@@ -13,7 +13,7 @@ from .nograd_calls import switches_grad_mode
 from .rebinding import _number_expr, _returns_numbers
 from .events import InferenceSaveEvent
 from .interp_util import (BUILTINS, MAX_CALL_DEPTH, _class_methods, _constant_default, _graph_homes, _graph_homes_fresh, _has_backward,
-                          _fsite, _is_static, _is_staticmethod, _msite, own_mutations, _pcut_of, _plain_class, const_bool,
+                          _is_static, _is_staticmethod, _msite, own_mutations, _pcut_of, _plain_class, const_bool,
                           flat_tensors, key_of, layers_have_params, map_tensors, param_defaults, with_carried)
 from .state import State
 from .values import (GRAD_MODE_OFF, ONLY_FROM_NO_GRAD, UNKNOWN, USE, ClassInfo, FuncVal, ModuleVal, ObjectVal,
@@ -1007,11 +1007,10 @@ class ObjectsMixin:
 
     def own_modules(self, result: Value, path: str, first: int, last: int, node: ast.AST) -> Value:
         """A module a factory function builds and returns alone (`def make_net(): return Net()`) is a new module at
-        each call: made where the call is, so two nets from two calls train apart (co-teaching's `clf1`, `clf2`).
-        Not where the body also handed it to an optimizer (which names the module by where the body built it)."""
+        each call: made where the call is, so two nets from two calls train apart (co-teaching's `clf1`, `clf2`,
+        `PreActResNet18()` from another file)."""
         o = result.origin if isinstance(result, ModuleVal) else None
-        if o is not None and o.path is None and path == self.scope.path and first <= o.line <= last \
-                and NameOf(_fsite(o)) not in self.optimized_modules:
+        if o is not None and (o.path is None and path == self.scope.path or o.path == path) and first <= o.line <= last:
             return replace(result, origin=self.expr_fact(node))
         return result
 
