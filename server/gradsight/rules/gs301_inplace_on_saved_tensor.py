@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from ..engine.report import text as msg
 from ..engine.events import InplaceEvent
@@ -462,7 +463,8 @@ class InplaceOnSavedTensor(Rule):
         if event.target.leaf is Tri.YES and event.target.rg is Tri.YES and event.grad_mode is not Tri.NO:
             return  # PyTorch raises the leaf error first (GS302)
         t = event.target
-        if saved.path is None and report.tree is not None and _kept_for_numbers(tree_query(self, report.tree), saved):
+        if saved.path is None and _numbers_in_text(report.source, saved) and report.tree is not None \
+                and _kept_for_numbers(tree_query(self, report.tree), saved):
             return  # the saving product is read only for numbers and indices: no backward ever runs through it
         if t.saved_gone is not None and not t.saved_sure and t.freed is not None and not t.freed_sure:
             # Written after a backward that consumed the saving graph on some path (`if model.training:
@@ -509,8 +511,8 @@ class InplaceOnSavedTensor(Rule):
             what = f"`{text}`" if len(text) < 60 and "\n" not in text else f"`{event.op}`"
         when = ""
         severity = None
-        if event.module is None and report.tree is not None and _eval_only_arm(tree_query(self, report.tree),
-                                                                               event.node):
+        if event.module is None and _training_in_text(report.source, event.node) and report.tree is not None \
+                and _eval_only_arm(tree_query(self, report.tree), event.node):
             # The write sits in an arm only evaluation mode runs (`else:` of `if self.training:`), the in-place form
             # a model keeps to save memory when it is not trained (MVSNet's cost volume): it raises only where a
             # backward runs through the model in eval mode.
@@ -528,6 +530,29 @@ class InplaceOnSavedTensor(Rule):
                    related=[saved, saved.parent if saved.parent is not None
                             and saved.parent.kind in ("grad-tested", "out-of-place-twin") else None], fix=fix, span=span,
                    severity=severity)
+
+
+# Reading `report.tree` makes the unit depend on the whole file's text (re-run on every keystroke): the syntax checks
+# below run only where the text around the write can hold what they look for.
+_NUMBER_USE = r"\b{name}\b[\w.\[\]()]*\.(?:item|tolist|numpy|nonzero|arg(?:max|min|sort)|numel|size|long|int|bool|byte" \
+              r"|gt|lt|ge|le|eq|ne|any|all|multinomial)\(|\b{name}\b\s*(?:[<>]=?|[!=]=)"
+_ASSIGNED = re.compile(r"\s*([A-Za-z_]\w*)\s*=(?!=)")
+
+
+def _training_in_text(source, node: ast.AST) -> bool:
+    """Whether `self.training` is spelled in the 200 lines above the write."""
+    line = getattr(node, "lineno", 0)
+    return any("training" in source.line_text(n) for n in range(max(1, line - 200), line + 1))
+
+
+def _numbers_in_text(source, saved) -> bool:
+    """Whether the saving line binds a name that some later line (within 300) reads for numbers or compares."""
+    m = _ASSIGNED.match(source.line_text(saved.line))
+    if m is None:
+        return False
+    use = re.compile(_NUMBER_USE.format(name=re.escape(m.group(1))))
+    last = min(len(source.lines), saved.line + 300)
+    return any(use.search(source.line_text(n)) for n in range(saved.line, last + 1))
 
 
 def _training_test(test: ast.AST):
