@@ -735,12 +735,12 @@ class StatementsMixin:
                 val = state.get(key) if key is not None else None
                 if isinstance(val, TensorVal) and quals and all(q in _NOT_TENSOR_CLASSES for q in quals):
                     return False
-                if quals in ([q] for q in _PARAMETER_CLASSES) and (isinstance(val, ModuleVal) or isinstance(
+                if set(quals) <= _PARAMETER_CLASSES and (isinstance(val, ModuleVal) or isinstance(
                         val, TensorVal) and (val.param or val.leaf is Tri.NO)):
                     # `isinstance(m, nn.Parameter)`: a module or a computed tensor is none, a parameter is one
                     # (dytox's `freeze_parameters(m)` handed either).
                     return isinstance(val, TensorVal) and val.param
-                if quals in ([q] for q in _MODULE_CLASSES) and isinstance(val, (ModuleVal, TensorVal)):
+                if set(quals) <= _MODULE_CLASSES and isinstance(val, (ModuleVal, TensorVal)):
                     return isinstance(val, ModuleVal)
             return None
         bool_test = bool_compare_truth(test, state)

@@ -46,3 +46,16 @@ def own_nodes(fn: ast.AST, with_defs: bool = True) -> list:
         out.append(n)
         todo.extend(ast.iter_child_nodes(n))
     return out
+
+
+def enclosing_arms(q, node: ast.AST):
+    """(`if` statement, True where its body holds `node` / False where its `else` does) for each `if` around `node`,
+    innermost first, up to the function that holds it (an `if` whose test holds `node` is left out)."""
+    child = node
+    for anc in q.ancestors(node)[1:]:
+        if isinstance(anc, _DEFS):
+            return
+        if isinstance(anc, ast.If) and child is not anc.test:
+            yield anc, any(child is b for b in anc.body)
+        child = anc
+

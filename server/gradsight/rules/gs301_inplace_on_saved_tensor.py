@@ -9,6 +9,7 @@ from ..engine.report import make_fix
 from ..engine.values import Tri
 from ..findings import Applicability, Edit, Severity
 from . import _fixes
+from ._syntax import enclosing_arms
 from .base import Invalid, Rule, Valid, at, tree_query
 
 _MSG = "\"one of the variables needed for gradient computation has been modified by an inplace operation\""
@@ -573,19 +574,10 @@ def _training_test(test: ast.AST):
 
 def _eval_only_arm(q, node: ast.AST) -> bool:
     """Whether `node` runs only while its module is in evaluation mode: it lies in the arm of an `if` on
-    `self.training` that the test sends evaluation to, within the same function."""
-    child = node
-    for anc in q.ancestors(node):
-        if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            return False
-        if isinstance(anc, ast.If):
-            sense = _training_test(anc.test)
-            if sense is not None and child is not anc.test:
-                in_body = any(child is b for b in anc.body)
-                if in_body != sense:  # the body of `if not self.training:`, the else of `if self.training:`
-                    return True
-        child = anc
-    return False
+    `self.training` that the test sends evaluation to, within the same function (the body of `if not
+    self.training:`, the `else` of `if self.training:`)."""
+    return any(sense is not None and in_body != sense
+               for stmt, in_body in enclosing_arms(q, node) for sense in (_training_test(stmt.test),))
 
 
 # A chain reaching one of these methods (or a comparison) makes numbers or indices: no graph goes on.

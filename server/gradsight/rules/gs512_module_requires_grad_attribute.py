@@ -4,6 +4,7 @@ import ast
 
 from ..engine.query import FileEvent
 from ..findings import Severity
+from ._syntax import enclosing_arms
 from .base import Invalid, Rule, Valid, dotted_name
 
 
@@ -279,16 +280,11 @@ _TENSOR_TYPES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter",
 def _tensor_arm(q, node: ast.AST, owner: str) -> bool:
     """Whether `node` runs only where `owner` is a tensor: in the body of `if isinstance(owner, nn.Parameter):` (or
     `torch.Tensor`), as dytox's `freeze_parameters(m)` handles a parameter and a module in two arms."""
-    child = node
-    for anc in q.ancestors(node)[1:]:
-        if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            return False
-        test = getattr(anc, "test", None)
-        if isinstance(anc, ast.If) and any(child is b for b in anc.body) and isinstance(test, ast.Call) \
-                and isinstance(test.func, ast.Name) and test.func.id == "isinstance" and len(test.args) == 2 \
-                and dotted_name(test.args[0]) == owner:
+    for stmt, in_body in enclosing_arms(q, node):
+        test = stmt.test
+        if in_body and isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" \
+                and len(test.args) == 2 and dotted_name(test.args[0]) == owner:
             classes = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
             if all(q.qualname(c) in _TENSOR_TYPES for c in classes):
                 return True
-        child = anc
     return False
